@@ -1,0 +1,179 @@
+#include "db.h"
+#include "embedded.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const struct mfu_embedded *embedded_find(const struct mfu_embedded *files, const char *name)
+{
+	for (const struct mfu_embedded *f = files; f->name; f++)
+		if (strcmp(f->name, name) == 0)
+			return f;
+	return NULL;
+}
+
+int db_schema_version(void)
+{
+	int v = 0;
+	for (const struct mfu_embedded *f = mfu_schema_files; f->name; f++)
+		v = atoi(f->name) > v ? atoi(f->name) : v; /* names are NNN.sql by construction */
+	return v;
+}
+
+int db_exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		strbuf(err, errlen, "%s", msg ? msg : sqlite3_errmsg(db));
+		sqlite3_free(msg);
+		return -EIO;
+	}
+	return 0;
+}
+
+int db_create(const char *path, sqlite3 **out, char *err, size_t errlen)
+{
+	struct stat st;
+	sqlite3 *db = NULL;
+	char old[4096];
+	int fd, rc;
+
+	*out = NULL;
+	if (lstat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			strbuf(err, errlen, "%s is a directory", path);
+			return -EISDIR;
+		}
+		if (strbuf(old, sizeof(old), "%s.old", path)) {
+			strbuf(err, errlen, "%s: path too long", path);
+			return -ENAMETOOLONG;
+		}
+		if (rename(path, old) < 0) {
+			rc = -errno;
+			strbuf(err, errlen, "cannot keep the existing %s as %s: %s", path, old, strerror(-rc));
+			return rc;
+		}
+		/* SQLite's side files belong to the old database; drop them. */
+		for (const char *sfx = "-wal"; sfx; sfx = strcmp(sfx, "-wal") == 0 ? "-shm" : NULL) {
+			char side[4096];
+			if (!strbuf(side, sizeof(side), "%s%s", path, sfx))
+				unlink(side);
+		}
+	}
+	/* O_EXCL|O_NOFOLLOW: never write through a symlink planted at @path. */
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc = -errno;
+		strbuf(err, errlen, "cannot create %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	close(fd);
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+		strbuf(err, errlen, "cannot open %s: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+		rc = -EIO;
+		goto fail;
+	}
+	rc = db_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", err, errlen);
+	if (rc)
+		goto fail;
+	rc = db_exec(db, "BEGIN", err, errlen);
+	if (rc)
+		goto fail;
+	for (const struct mfu_embedded *f = mfu_schema_files; f->name; f++) {
+		rc = db_exec(db, f->text, err, errlen);
+		if (rc) {
+			char msg[512];
+			strbuf(msg, sizeof(msg), "schema %s: %s", f->name, err);
+			strbuf(err, errlen, "%s", msg);
+			goto fail;
+		}
+	}
+	rc = db_exec(db, "COMMIT", err, errlen);
+	if (rc)
+		goto fail;
+	*out = db;
+	return 0;
+fail:
+	sqlite3_close(db);
+	return rc;
+}
+
+int db_open_readonly(const char *path, sqlite3 **out, char *err, size_t errlen)
+{
+	struct stat st;
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st_ver = NULL;
+	int rc, version, has_run = 0;
+
+	*out = NULL;
+	if (stat(path, &st) < 0) {
+		rc = -errno;
+		strbuf(err, errlen, "%s: %s", path, rc == -ENOENT ? "no such file (record one with mfu-record -o FILE -- COMMAND)" : strerror(-rc));
+		return rc;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		strbuf(err, errlen, "%s: is a directory, not an mfu database", path);
+		return -EISDIR;
+	}
+	if (access(path, R_OK) < 0) {
+		rc = -errno;
+		strbuf(err, errlen, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (st.st_size == 0) {
+		strbuf(err, errlen, "%s: empty file, not an mfu database", path);
+		return -EPROTO;
+	}
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		strbuf(err, errlen, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+		rc = -EIO;
+		goto fail;
+	}
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st_ver, NULL) != SQLITE_OK ||
+	    sqlite3_step(st_ver) != SQLITE_ROW) {
+		int code = sqlite3_errcode(db);
+		strbuf(err, errlen, "%s: %s", path,
+		       code == SQLITE_NOTADB ? "not an SQLite database, so not an mfu database"
+		       : code == SQLITE_CORRUPT ? "the database is corrupt (truncated or damaged)"
+						: sqlite3_errmsg(db));
+		rc = -EPROTO;
+		goto fail;
+	}
+	version = sqlite3_column_int(st_ver, 0);
+	sqlite3_finalize(st_ver);
+	st_ver = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='run'", -1, &st_ver, NULL) == SQLITE_OK &&
+	    sqlite3_step(st_ver) == SQLITE_ROW)
+		has_run = 1;
+	else if (sqlite3_errcode(db) == SQLITE_CORRUPT || sqlite3_errcode(db) == SQLITE_NOTADB) {
+		strbuf(err, errlen, "%s: the database is corrupt (truncated or damaged)", path);
+		rc = -EPROTO;
+		goto fail;
+	}
+	sqlite3_finalize(st_ver);
+	st_ver = NULL;
+	if (version == 0 || !has_run) {
+		strbuf(err, errlen, "%s: an SQLite database, but not one written by mfu-record", path);
+		rc = -EPROTO;
+		goto fail;
+	}
+	if (version > db_schema_version()) {
+		strbuf(err, errlen, "%s: schema version %d is newer than this mfu (knows up to %d); use a newer mfu-report",
+		       path, version, db_schema_version());
+		rc = -ENOTSUP;
+		goto fail;
+	}
+	*out = db;
+	return 0;
+fail:
+	sqlite3_finalize(st_ver);
+	sqlite3_close(db);
+	return rc;
+}

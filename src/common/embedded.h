@@ -1,0 +1,20 @@
+/* Text files (SQL) compiled into the programs by tools/embed.py. */
+#ifndef MFU_EMBEDDED_H
+#define MFU_EMBEDDED_H
+
+#include <stddef.h>
+
+struct mfu_embedded {
+	const char *name; /* base name, e.g. "001.sql" */
+	const char *text;
+};
+
+/* schema/NNN.sql, sorted by name; terminated by a {NULL, NULL} entry. */
+extern const struct mfu_embedded mfu_schema_files[];
+/* analyses/NAME.sql, sorted by name; terminated by a {NULL, NULL} entry. */
+extern const struct mfu_embedded mfu_analysis_files[];
+
+/* The entry called @name in @files, or NULL. */
+const struct mfu_embedded *embedded_find(const struct mfu_embedded *files, const char *name);
+
+#endif

@@ -1,0 +1,91 @@
+/*
+ * The machine model: what CPU this is (cpuid), which CPUs the target may use
+ * (affinity, capped by a cgroup CPU quota), and the spec peak FLOP/s per
+ * dtype and peak memory bandwidth, each with its source.
+ */
+#ifndef MFU_MACHINE_H
+#define MFU_MACHINE_H
+
+#include <stddef.h>
+
+/* ISA features that change the peak (bit flags of machine.isa). */
+#define MACHINE_ISA_SSE2        (1u << 0)
+#define MACHINE_ISA_AVX         (1u << 1)
+#define MACHINE_ISA_FMA         (1u << 2)
+#define MACHINE_ISA_AVX2        (1u << 3)
+#define MACHINE_ISA_AVX512F     (1u << 4)
+#define MACHINE_ISA_AVX512_BF16 (1u << 5)
+#define MACHINE_ISA_AVX512_FP16 (1u << 6)
+#define MACHINE_ISA_AMX_BF16    (1u << 7)
+#define MACHINE_ISA_AMX_TILE    (1u << 8)
+#define MACHINE_ISA_AVX_VNNI    (1u << 9)
+#define MACHINE_ISA_HYBRID      (1u << 10) /* Intel hybrid (P+E cores) */
+#define MACHINE_ISA_AMX_FP16    (1u << 11) /* AMX FP16 tiles (Granite Rapids) */
+
+enum machine_dtype {
+	MACHINE_FP64 = 0,
+	MACHINE_FP32,
+	MACHINE_BF16,
+	MACHINE_FP16,
+	MACHINE_NDTYPES,
+};
+
+struct machine {
+	char vendor[16];        /* "GenuineIntel", "AuthenticAMD", ... */
+	int family;             /* display family (base + extended) */
+	int model;              /* display model (base + extended << 4) */
+	int stepping;
+	char name[64];          /* brand string, trimmed */
+	char uarch[32];         /* e.g. "sapphire_rapids", "zen4"; "unknown" */
+	unsigned isa;           /* MACHINE_ISA_* */
+	double nominal_hz;      /* nominal (base) frequency in Hz, 0 if unknown */
+	char nominal_hz_source[64]; /* "cpuid leaf 0x16", "brand string", "tsc", ... */
+	char allowed_cpus[256]; /* CPU list, e.g. "0-3,8" */
+	int ncpu_affinity;      /* CPUs in the affinity mask */
+	double cpu_quota;       /* cgroup CPU quota in CPUs, 0 if none */
+	double ncpu;            /* min(ncpu_affinity, cpu_quota if set) */
+	int sockets;            /* sockets the allowed CPUs span (>= 1) */
+};
+
+/* Fill @m for this host and this process's affinity mask and cgroup.
+ * Returns 0 or -errno. Unknown parts are left 0 / "unknown", never guessed. */
+int machine_probe(struct machine *m);
+
+/* Parse "fp64", "fp32", "bf16", "fp16"; returns the dtype or -EINVAL. */
+int machine_dtype_parse(const char *s);
+const char *machine_dtype_name(enum machine_dtype d);
+
+/* ISA features as a space-separated list ("avx2 fma avx512f ..."). */
+void machine_isa_string(unsigned isa, char *buf, size_t len);
+
+/* Spec FLOPs per cycle per core for @dtype on this microarchitecture and ISA,
+ * with a short description of the basis (e.g. "2x AVX-512 FMA units: 2 x 8
+ * lanes x 2"). Returns 0, or -ENOENT when the dtype has no hardware support
+ * or the microarchitecture is unknown (then *fpc is 0). */
+int machine_flops_per_cycle(const struct machine *m, enum machine_dtype dtype,
+			    double *fpc, char *detail, size_t len);
+
+/* Spec peak FLOP/s for @dtype over @ncpu CPUs (ncpu x nominal_hz x FLOPs per
+ * cycle). Returns 0 or -ENOENT (unknown frequency, uarch or dtype); @detail
+ * receives the formula with its numbers. */
+int machine_peak_flops(const struct machine *m, enum machine_dtype dtype, double ncpu,
+		       double *flops, char *detail, size_t len);
+
+/* Spec peak DRAM bandwidth in bytes/s for the sockets the allowed CPUs span
+ * (channels x transfer rate x 8 bytes per socket, from the uarch table).
+ * Returns 0 or -ENOENT; @detail receives the basis. */
+int machine_peak_bw(const struct machine *m, double *bytes_per_s, char *detail, size_t len);
+
+/* Parse a CPU list ("0-3,8,10-11") into the number of CPUs; -EINVAL if bad.
+ * Exposed for tests. */
+int machine_cpulist_count(const char *list);
+
+/* Read the cgroup CPU quota (in CPUs) for the cgroup of this process, looking
+ * at cgroup v2 cpu.max and v1 cpu.cfs_quota_us/cpu.cfs_period_us under
+ * @root (normally "/sys/fs/cgroup") and /proc/self/cgroup. The smallest quota
+ * on the path to the root wins. Returns 0 with *cpus = 0 when there is none,
+ * or -errno. @proc_cgroup is the path of the cgroup file (normally
+ * "/proc/self/cgroup"); both parameters exist so tests can use fixtures. */
+int machine_cgroup_quota(const char *root, const char *proc_cgroup, double *cpus);
+
+#endif

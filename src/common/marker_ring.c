@@ -1,0 +1,121 @@
+/* The marker ring, see marker_ring.h. Compiled into libmfu and mfu-record. */
+#include "marker_ring.h"
+
+#include <errno.h>
+#include <string.h>
+
+static inline struct mring_record *slot(void *mem, uint64_t pos)
+{
+	struct mring_header *h = mem;
+	return (struct mring_record *)((char *)mem + h->header_size) + (pos & (h->nslots - 1));
+}
+
+size_t mring_size(uint64_t nslots)
+{
+	return sizeof(struct mring_header) + nslots * sizeof(struct mring_record);
+}
+
+void mring_init(void *mem, uint64_t nslots, uint32_t ncounters0, uint32_t ncounters1)
+{
+	struct mring_header *h = mem;
+	h->magic = MRING_MAGIC;
+	h->version = MRING_VERSION;
+	h->header_size = sizeof(*h);
+	h->record_size = sizeof(struct mring_record);
+	h->ncounters = ncounters0;
+	h->ncounters1 = ncounters1;
+	h->nslots = nslots;
+	for (uint64_t i = 0; i < nslots; i++)
+		__atomic_store_n(&slot(mem, i)->seq, i, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->head, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->tail, 0, __ATOMIC_RELEASE);
+}
+
+int mring_check(const void *mem, size_t size)
+{
+	const struct mring_header *h = mem;
+	if (size < sizeof(*h))
+		return -EINVAL;
+	if (h->magic != MRING_MAGIC || h->version != MRING_VERSION ||
+	    h->header_size != sizeof(*h) || h->record_size != sizeof(struct mring_record))
+		return -EPROTO;
+	if (h->nslots == 0 || (h->nslots & (h->nslots - 1)) != 0 ||
+	    h->ncounters + (uint64_t)h->ncounters1 > MRING_MAX_COUNTERS || mring_size(h->nslots) > size)
+		return -EINVAL;
+	return 0;
+}
+
+struct mring_record *mring_claim(void *mem, uint64_t *pos)
+{
+	struct mring_header *h = mem;
+	uint64_t p = __atomic_load_n(&h->head, __ATOMIC_RELAXED);
+	for (;;) {
+		struct mring_record *r = slot(mem, p);
+		uint64_t seq = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE);
+		int64_t diff = (int64_t)(seq - p);
+		if (diff == 0) {
+			if (__atomic_compare_exchange_n(&h->head, &p, p + 1, 1,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+				*pos = p;
+				return r;
+			}
+			/* p was reloaded by the failed CAS */
+		} else if (diff < 0) {
+			/* the slot still holds a record from the previous lap: full */
+			__atomic_fetch_add(&h->lost, 1, __ATOMIC_RELAXED);
+			return NULL;
+		} else {
+			p = __atomic_load_n(&h->head, __ATOMIC_RELAXED);
+		}
+	}
+}
+
+void mring_publish(struct mring_record *r, uint64_t pos)
+{
+	__atomic_store_n(&r->seq, pos + 1, __ATOMIC_RELEASE);
+}
+
+const struct mring_record *mring_peek(void *mem)
+{
+	struct mring_header *h = mem;
+	uint64_t t = __atomic_load_n(&h->tail, __ATOMIC_RELAXED);
+	struct mring_record *r = slot(mem, t);
+	if (__atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) != t + 1)
+		return NULL;
+	return r;
+}
+
+void mring_release(void *mem)
+{
+	struct mring_header *h = mem;
+	uint64_t t = __atomic_load_n(&h->tail, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot(mem, t)->seq, t + h->nslots, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->tail, t + 1, __ATOMIC_RELEASE);
+}
+
+uint64_t mring_pending(const void *mem)
+{
+	const struct mring_header *h = mem;
+	return __atomic_load_n(&h->head, __ATOMIC_ACQUIRE) -
+	       __atomic_load_n(&h->tail, __ATOMIC_ACQUIRE);
+}
+
+int mring_skip_hole(void *mem)
+{
+	struct mring_header *h = mem;
+	if (mring_pending(mem) == 0)
+		return 0;
+	uint64_t t = __atomic_load_n(&h->tail, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&slot(mem, t)->seq, __ATOMIC_ACQUIRE) == t + 1)
+		return 0; /* published after all */
+	__atomic_fetch_add(&h->lost, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot(mem, t)->seq, t + h->nslots, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->tail, t + 1, __ATOMIC_RELEASE);
+	return 1;
+}
+
+uint64_t mring_lost(const void *mem)
+{
+	const struct mring_header *h = mem;
+	return __atomic_load_n(&h->lost, __ATOMIC_ACQUIRE);
+}

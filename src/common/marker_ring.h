@@ -1,0 +1,125 @@
+/*
+ * The marker ring: a shared-memory ring of fixed-size marker records, written
+ * by libmfu inside the target (many threads, possibly many processes) and
+ * drained by mfu-record.
+ *
+ * It is a bounded multi-producer queue (Vyukov's design): each slot carries a
+ * sequence number; a producer claims position p with one compare-and-swap on
+ * `head` when slot p's sequence says it is free, writes the record, then
+ * publishes it by storing p + 1 in the slot's sequence. The consumer reads
+ * slot `tail` when its sequence is tail + 1, then frees it by storing
+ * tail + nslots. A producer never waits: if the ring is full it counts the
+ * record in `lost` and returns. A producer killed between claim and publish
+ * leaves a hole that the consumer counts as lost once the target has gone.
+ *
+ * Everything here crosses a process boundary: the header and record carry a
+ * magic, a version and their sizes, and tests/unit/test_marker_ring.c pins
+ * the layout.
+ */
+#ifndef MFU_MARKER_RING_H
+#define MFU_MARKER_RING_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#define MRING_MAGIC 0x676e69725566d6dULL /* "mfUring" */
+#define MRING_VERSION 1
+#define MRING_MAX_COUNTERS 14
+#define MRING_NAME_MAX 56 /* bytes in a record's name, with the NUL */
+
+/* Environment variables through which mfu-record hands its resources to the
+ * target: the marker ring's memfd and the fds of the counter group leaders,
+ * "G0" or "G0,G1": group 0 holds the software events, group 1 (if any) the
+ * hardware events, which are kept apart so that a hardware group the PMU
+ * cannot schedule never stops the software counts. */
+#define MFU_ENV_RING_FD "MFU_RING_FD"
+#define MFU_ENV_GROUP_FD "MFU_GROUP_FD"
+
+enum mring_kind {
+	MRING_STEP_BEGIN = 1,
+	MRING_STEP_END = 2,
+	MRING_STEP_MODEL = 3,
+	MRING_PHASE_BEGIN = 4,
+	MRING_PHASE_END = 5,
+	MRING_PHASE_MODEL = 6,
+};
+
+/* record flags */
+#define MRING_F_NAME_TRUNCATED 0x1 /* the name was longer than the field */
+#define MRING_F_NO_COUNTERS 0x2    /* the counter group could not be read */
+#define MRING_F_NULL_NAME 0x4      /* a NULL name was passed */
+
+/* One marker record: 256 bytes. nr, time_enabled, time_running and values
+ * are laid out exactly as perf's read() of a PERF_FORMAT_GROUP |
+ * PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING group, so
+ * the marker reads the counters straight into the slot. */
+struct mring_record {
+	uint64_t seq;          /* ring sequence (written last, release) */
+	uint16_t kind;         /* enum mring_kind */
+	uint16_t flags;        /* MRING_F_* */
+	uint16_t name_len;     /* bytes of name (without NUL) */
+	uint16_t reserved;
+	int32_t pid;
+	int32_t tid;
+	uint64_t time_ns;      /* CLOCK_MONOTONIC, taken right after the read */
+	double a;              /* model FLOPs for *_MODEL */
+	double b;              /* model bytes for *_MODEL */
+	uint64_t nr;           /* counter values in values[] (0: not read) */
+	uint64_t time_enabled; /* of the counter group, ns */
+	uint64_t time_running; /* of the counter group, ns */
+	uint64_t values[MRING_MAX_COUNTERS]; /* values of group 0, then of group 1 */
+	uint64_t time_enabled1; /* of counter group 1 (hardware), ns */
+	uint64_t time_running1;
+	char name[MRING_NAME_MAX];            /* phase name, NUL-terminated */
+};
+
+/* The ring's header, at offset 0 of the shared memory; the slots follow at
+ * offset header_size. head and tail sit on their own cache lines. */
+struct mring_header {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t header_size; /* sizeof(struct mring_header) */
+	uint32_t record_size; /* sizeof(struct mring_record) */
+	uint32_t ncounters;   /* counters in group 0 */
+	uint64_t nslots;      /* a power of two */
+	uint64_t lost;        /* records producers dropped because the ring was full */
+	uint64_t writers;     /* producers that attached (processes) */
+	uint32_t ncounters1;  /* counters in group 1 (hardware) */
+	uint32_t reserved;
+	uint8_t pad0[64 - 56];
+	uint64_t head;        /* next position to claim (producers) */
+	uint8_t pad1[56];
+	uint64_t tail;        /* next position to read (consumer) */
+	uint8_t pad2[56];
+};
+
+/* Bytes of shared memory for a ring of @nslots records. */
+size_t mring_size(uint64_t nslots);
+
+/* Initialise a ring in @mem (mring_size(nslots) bytes, zeroed) for
+ * @ncounters0 + @ncounters1 <= MRING_MAX_COUNTERS counter values. */
+void mring_init(void *mem, uint64_t nslots, uint32_t ncounters0, uint32_t ncounters1);
+
+/* Check that @mem (of @size bytes) holds a ring this code understands.
+ * Returns 0 or -EPROTO / -EINVAL. */
+int mring_check(const void *mem, size_t size);
+
+/* Producer: claim a slot. Returns the record to fill, or NULL when the ring
+ * is full (the loss is already counted). Fill everything but seq, then call
+ * mring_publish() with the same record. */
+struct mring_record *mring_claim(void *mem, uint64_t *pos);
+void mring_publish(struct mring_record *r, uint64_t pos);
+
+/* Consumer: the next published record, or NULL if none is ready. The record
+ * stays valid until mring_release(). */
+const struct mring_record *mring_peek(void *mem);
+void mring_release(void *mem);
+
+/* Consumer: positions claimed but not yet read (published or not). */
+uint64_t mring_pending(const void *mem);
+/* Consumer, once no producer can be running: skip one unpublished slot at
+ * the tail; returns 1 if one was skipped (it counts as lost), else 0. */
+int mring_skip_hole(void *mem);
+uint64_t mring_lost(const void *mem);
+
+#endif

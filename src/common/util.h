@@ -1,0 +1,31 @@
+/* Small checked helpers shared by the programs. */
+#ifndef MFU_UTIL_H
+#define MFU_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Checked parsing: the whole string must be a number in range.
+ * Return 0 or -EINVAL (garbage, empty) / -ERANGE. */
+int safe_atoi(const char *s, int *out);
+int safe_atou64(const char *s, uint64_t *out);
+int safe_atod(const char *s, double *out);
+/* A positive quantity with an optional SI suffix (k, M, G, T, P; powers of
+ * 1000), e.g. "1.5T" -> 1.5e12. Non-finite and <= 0 values are -ERANGE. */
+int parse_si(const char *s, double *out);
+
+/* CLOCK_MONOTONIC / CLOCK_REALTIME in nanoseconds. */
+uint64_t now_ns(void);
+uint64_t realtime_ns(void);
+
+/* snprintf that always terminates and reports truncation as -ENOSPC. */
+int strbuf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Append @s to the growing JSON string being built in *buf (a malloc'd
+ * buffer of *cap bytes, *len used) as a quoted, escaped JSON string.
+ * Returns 0 or -ENOMEM. */
+int json_append_string(char **buf, size_t *len, size_t *cap, const char *s);
+
+#endif

@@ -1,0 +1,217 @@
+#include "launch.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int set_cloexec(int fd, int on)
+{
+	int flags = fcntl(fd, F_GETFD);
+	if (flags < 0)
+		return -errno;
+	flags = on ? flags | FD_CLOEXEC : flags & ~FD_CLOEXEC;
+	return fcntl(fd, F_SETFD, flags) < 0 ? -errno : 0;
+}
+
+static ssize_t write_full(int fd, const void *buf, size_t len)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = write(fd, (const char *)buf + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+/* Send @cs and the fds of its opened counters in one message. */
+static int send_counters(int sock, const struct counters *cs)
+{
+	int fds[COUNTERS_MAX], nfds = 0;
+	char ctrl[CMSG_SPACE(sizeof(fds))];
+	struct iovec iov = { .iov_base = (void *)cs, .iov_len = sizeof(*cs) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	for (int i = 0; i < cs->n; i++)
+		if (cs->c[i].opened)
+			fds[nfds++] = cs->c[i].fd;
+	if (nfds) {
+		memset(ctrl, 0, sizeof(ctrl));
+		msg.msg_control = ctrl;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
+	}
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof(*cs) ? 0 : -errno;
+}
+
+static int recv_counters(int sock, struct counters *cs)
+{
+	int fds[COUNTERS_MAX], nfds = 0, k = 0;
+	char ctrl[CMSG_SPACE(sizeof(fds))];
+	struct iovec iov = { .iov_base = cs, .iov_len = sizeof(*cs) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = ctrl, .msg_controllen = sizeof(ctrl) };
+	ssize_t n;
+
+	do
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n != (ssize_t)sizeof(*cs) || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+		return -EPROTO;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+			nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			memcpy(fds, CMSG_DATA(cm), sizeof(int) * (size_t)nfds);
+		}
+	}
+	for (int i = 0; i < cs->n; i++) {
+		cs->c[i].fd = -1;
+		if (cs->c[i].opened) {
+			if (k >= nfds)
+				return -EPROTO;
+			cs->c[i].fd = fds[k++];
+		}
+	}
+	return k == nfds ? 0 : -EPROTO;
+}
+
+static void child(char *const argv[], int ring_fd, struct counters *cs, const sigset_t *mask,
+		  int sock, int exec_fd)
+{
+	char buf[64], groups[48];
+	int err = 0;
+	char go;
+
+	/* The recorder only blocks signals (it reads them from a signalfd) and
+	 * changes no disposition, so restoring the mask gives the target what
+	 * mfu-record itself was given (an ignored SIGHUP under nohup stays so). */
+	sigprocmask(SIG_SETMASK, mask, NULL);
+
+	counters_open_self(cs);
+	if (send_counters(sock, cs) < 0)
+		_exit(127);
+	if (read(sock, &go, 1) != 1)
+		_exit(127); /* the recorder gave up */
+	close(sock);
+
+	snprintf(buf, sizeof(buf), "%d", ring_fd);
+	groups[0] = '\0';
+	for (int g = 0; g < 2; g++) {
+		int li = cs->leader[g];
+		if (li < 0)
+			continue;
+		size_t len = strlen(groups);
+		snprintf(groups + len, sizeof(groups) - len, "%s%d", g ? "," : "", cs->c[li].fd);
+		set_cloexec(cs->c[li].fd, 0);
+	}
+	if (set_cloexec(ring_fd, 0) == 0 && setenv(MFU_ENV_RING_FD, buf, 1) == 0 &&
+	    (cs->leader[0] < 0 || setenv(MFU_ENV_GROUP_FD, groups, 1) == 0))
+		execvp(argv[0], argv);
+	err = errno;
+	write_full(exec_fd, &err, sizeof(err));
+	_exit(127);
+}
+
+int launch_prepare(struct launch *l, char *const argv[], int ring_fd, struct counters *cs,
+		   const sigset_t *child_mask, char *err, size_t errlen)
+{
+	int sp[2] = { -1, -1 }, ep[2] = { -1, -1 };
+	int rc;
+
+	l->pid = -1;
+	l->sock = l->exec_pipe = -1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
+		rc = -errno;
+		strbuf(err, errlen, "cannot create the handshake channel: %s", strerror(-rc));
+		goto fail;
+	}
+	l->pid = fork();
+	if (l->pid < 0) {
+		rc = -errno;
+		strbuf(err, errlen, "cannot fork: %s", strerror(-rc));
+		goto fail;
+	}
+	if (l->pid == 0) {
+		close(sp[0]);
+		close(ep[0]);
+		child(argv, ring_fd, cs, child_mask, sp[1], ep[1]);
+	}
+	close(sp[1]);
+	close(ep[1]);
+	sp[1] = ep[1] = -1;
+	l->sock = sp[0];
+	l->exec_pipe = ep[0];
+	rc = recv_counters(l->sock, cs);
+	if (rc) {
+		strbuf(err, errlen, "the target process did not report its counters: %s", strerror(-rc));
+		launch_abort(l);
+		return rc;
+	}
+	return 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (sp[i] >= 0)
+			close(sp[i]);
+		if (ep[i] >= 0)
+			close(ep[i]);
+	}
+	return rc;
+}
+
+int launch_go(struct launch *l)
+{
+	char go = 'g';
+	int child_err = 0;
+	ssize_t n;
+
+	if (write_full(l->sock, &go, 1) < 0) {
+		launch_abort(l);
+		return -EPIPE;
+	}
+	close(l->sock);
+	l->sock = -1;
+	do
+		n = read(l->exec_pipe, &child_err, sizeof(child_err));
+	while (n < 0 && errno == EINTR);
+	close(l->exec_pipe);
+	l->exec_pipe = -1;
+	if (n == (ssize_t)sizeof(child_err)) {
+		int status;
+		while (waitpid(l->pid, &status, 0) < 0 && errno == EINTR)
+			;
+		l->pid = -1;
+		return -(child_err ? child_err : ENOEXEC);
+	}
+	return 0;
+}
+
+void launch_abort(struct launch *l)
+{
+	if (l->sock >= 0)
+		close(l->sock);
+	if (l->exec_pipe >= 0)
+		close(l->exec_pipe);
+	l->sock = l->exec_pipe = -1;
+	if (l->pid > 0) {
+		int status;
+		kill(l->pid, SIGKILL);
+		while (waitpid(l->pid, &status, 0) < 0 && errno == EINTR)
+			;
+		l->pid = -1;
+	}
+}

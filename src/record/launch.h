@@ -1,0 +1,36 @@
+/*
+ * Launch: fork the target, open its counters in the child before exec, hand
+ * copies of the counter fds to the recorder over a socket (SCM_RIGHTS), then
+ * exec on the recorder's "go". The counters therefore exist before the
+ * target's first instruction and count from exec on (enable_on_exec).
+ */
+#ifndef MFU_LAUNCH_H
+#define MFU_LAUNCH_H
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include "counters.h"
+
+struct launch {
+	pid_t pid;
+	int sock;      /* recorder's end of the handshake socket */
+	int exec_pipe; /* read end: EOF on successful exec, else the child's errno */
+};
+
+/* Fork the target (@argv, searched in PATH). In the child: restore
+ * @child_mask, open @cs's counters, send the
+ * results and fds, wait for go, exec. In the parent: receive the counters'
+ * state and fds into @cs. Returns 0 or -errno (message in @err). */
+int launch_prepare(struct launch *l, char *const argv[], int ring_fd, struct counters *cs,
+		   const sigset_t *child_mask, char *err, size_t errlen);
+
+/* Tell the child to exec and wait for the outcome. Returns 0 when the exec
+ * succeeded, else the child's -errno (the child has then exited with 127 and
+ * been reaped). */
+int launch_go(struct launch *l);
+
+/* Kill and reap a prepared child that will not be started. */
+void launch_abort(struct launch *l);
+
+#endif

@@ -1,0 +1,538 @@
+/*
+ * mfu-record: run a program under perf_event counters and record its marked
+ * steps and phases into an SQLite database.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "counters.h"
+#include "db.h"
+#include "launch.h"
+#include "machine.h"
+#include "marker_ring.h"
+#include "markers.h"
+#include "util.h"
+#include "writer.h"
+
+#define PROG "mfu-record"
+#define COMMIT_INTERVAL_NS 250000000ull /* a killed recorder loses at most this much */
+
+struct options {
+	const char *output;
+	const char *dtype;
+	double peak_flops, peak_bw;
+	uint64_t ring_records;
+	int quiet;
+	char **argv;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: " PROG " [options] [--] COMMAND [ARGS...]\n"
+		"\n"
+		"Run COMMAND under perf_event counters and record the steps and phases it marks\n"
+		"(libmfu, mfu.py) into an SQLite database; read it with mfu-report.\n"
+		"\n"
+		"options:\n"
+		"  -o, --output FILE       database to write (default run.sqlite); an existing\n"
+		"                          FILE is kept as FILE.old\n"
+		"      --dtype DTYPE       precision of the peak used for MFU: fp64, fp32 (default),\n"
+		"                          bf16, fp16\n"
+		"      --peak-flops FLOPS  peak FLOP/s to use instead of the spec peak, e.g. 1.5T\n"
+		"      --peak-bw BYTES     peak memory bandwidth in bytes/s, e.g. 200G\n"
+		"      --ring-records N    marker ring capacity in records (default 32768, a power\n"
+		"                          of two, 256 bytes each)\n"
+		"  -q, --quiet             do not print the closing summary line\n"
+		"  -h, --help              show this help\n"
+		"      --version           show the version\n"
+		"\n"
+		"The exit status is COMMAND's own (128 + N if signal N killed it); 125 if\n"
+		"mfu-record itself failed, 126 if COMMAND could not be executed, 127 if it was\n"
+		"not found, 2 for bad usage. SIGINT, SIGTERM and SIGHUP sent to mfu-record are\n"
+		"passed to COMMAND, and the database is completed when it exits.\n");
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	enum { OPT_DTYPE = 256, OPT_PEAK_FLOPS, OPT_PEAK_BW, OPT_RING, OPT_VERSION };
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "dtype", required_argument, NULL, OPT_DTYPE },
+		{ "peak-flops", required_argument, NULL, OPT_PEAK_FLOPS },
+		{ "peak-bw", required_argument, NULL, OPT_PEAK_BW },
+		{ "ring-records", required_argument, NULL, OPT_RING },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ 0, 0, 0, 0 },
+	};
+	int c;
+
+	o->output = "run.sqlite";
+	o->dtype = "fp32";
+	o->ring_records = 32768;
+	while ((c = getopt_long(argc, argv, "+o:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!*optarg) {
+				fprintf(stderr, PROG ": -o needs a file name\n");
+				return 2;
+			}
+			o->output = optarg;
+			break;
+		case OPT_DTYPE:
+			if (machine_dtype_parse(optarg) < 0) {
+				fprintf(stderr, PROG ": unknown dtype '%s' (use fp64, fp32, bf16 or fp16)\n", optarg);
+				return 2;
+			}
+			o->dtype = optarg;
+			break;
+		case OPT_PEAK_FLOPS:
+		case OPT_PEAK_BW: {
+			double v;
+			if (parse_si(optarg, &v) != 0) {
+				fprintf(stderr, PROG ": --%s '%s': expected a positive number, optionally with "
+					"a k, M, G, T or P suffix (e.g. 1.5T)\n",
+					c == OPT_PEAK_FLOPS ? "peak-flops" : "peak-bw", optarg);
+				return 2;
+			}
+			if (c == OPT_PEAK_FLOPS)
+				o->peak_flops = v;
+			else
+				o->peak_bw = v;
+			break;
+		}
+		case OPT_RING: {
+			uint64_t v;
+			if (safe_atou64(optarg, &v) != 0 || v < 64 || v > (1u << 24) || (v & (v - 1))) {
+				fprintf(stderr, PROG ": --ring-records '%s': expected a power of two from 64 to 16777216\n",
+					optarg);
+				return 2;
+			}
+			o->ring_records = v;
+			break;
+		}
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case OPT_VERSION:
+			printf(PROG " %s\n", MFU_VERSION);
+			exit(0);
+		default:
+			fprintf(stderr, "Try '" PROG " --help'.\n");
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, PROG ": no command to record\nusage: " PROG " [options] [--] COMMAND [ARGS...]\n");
+		return 2;
+	}
+	o->argv = argv + optind;
+	return 0;
+}
+
+static char *command_json(char **argv)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	if (json_append_string(&buf, &len, &cap, "") < 0)
+		return NULL;
+	len = 0;
+	buf[len++] = '[';
+	for (int i = 0; argv[i]; i++) {
+		if (i) {
+			if (json_append_string(&buf, &len, &cap, "") < 0)
+				goto oom;
+			len -= 2;
+			buf[len++] = ',';
+		}
+		if (json_append_string(&buf, &len, &cap, argv[i]) < 0)
+			goto oom;
+	}
+	if (json_append_string(&buf, &len, &cap, "") < 0)
+		goto oom;
+	len -= 2;
+	buf[len++] = ']';
+	buf[len] = '\0';
+	return buf;
+oom:
+	free(buf);
+	return NULL;
+}
+
+/* The peaks this run uses and the ones it knows, stored with their sources. */
+static int store_peaks(struct writer *w, const struct machine *m, const struct options *o,
+		       struct run_info *ri, char *flops_src, char *bw_src, size_t srclen)
+{
+	int dtype = machine_dtype_parse(o->dtype);
+	char detail[512];
+	double v;
+	int rc;
+
+	for (int d = 0; d < MACHINE_NDTYPES; d++) {
+		const char *scope[2] = { "core", "all" };
+		double ncpu[2] = { 1, m->ncpu };
+		for (int s = 0; s < 2; s++) {
+			if (machine_peak_flops(m, (enum machine_dtype)d, ncpu[s], &v, detail, sizeof(detail)) != 0)
+				continue;
+			rc = writer_peak(w, "flops", machine_dtype_name((enum machine_dtype)d), scope[s], v, "spec", detail);
+			if (rc)
+				return rc;
+			if (d == dtype && s == 1 && o->peak_flops <= 0) {
+				ri->peak_flops = v;
+				strbuf(flops_src, srclen, "%s", detail);
+			}
+		}
+	}
+	if (machine_peak_bw(m, &v, detail, sizeof(detail)) == 0) {
+		rc = writer_peak(w, "bandwidth", NULL, "all", v, "spec", detail);
+		if (rc)
+			return rc;
+		if (o->peak_bw <= 0) {
+			ri->peak_bw = v;
+			strbuf(bw_src, srclen, "%s", detail);
+		}
+	}
+	if (o->peak_flops > 0) {
+		ri->peak_flops = o->peak_flops;
+		strbuf(flops_src, srclen, "user: --peak-flops %.6g", o->peak_flops);
+		rc = writer_peak(w, "flops", o->dtype, "all", o->peak_flops, "user", flops_src);
+		if (rc)
+			return rc;
+	}
+	if (o->peak_bw > 0) {
+		ri->peak_bw = o->peak_bw;
+		strbuf(bw_src, srclen, "user: --peak-bw %.6g", o->peak_bw);
+		rc = writer_peak(w, "bandwidth", NULL, "all", o->peak_bw, "user", bw_src);
+		if (rc)
+			return rc;
+	}
+	ri->peak_flops_source = ri->peak_flops > 0 ? flops_src : NULL;
+	ri->peak_bw_source = ri->peak_bw > 0 ? bw_src : NULL;
+	return 0;
+}
+
+/* Read each opened group's totals through the recorder's fds. */
+static int store_totals(struct writer *w, const struct counters *cs)
+{
+	for (int g = 0; g < 2; g++) {
+		uint64_t buf[3 + COUNTERS_MAX];
+		int li = cs->leader[g];
+		if (li < 0)
+			continue;
+		ssize_t n = read(cs->c[li].fd, buf, sizeof(buf));
+		if (n < (ssize_t)(3 * sizeof(uint64_t)))
+			continue;
+		for (int i = 0, k = 0; i < cs->n; i++) {
+			const struct counter *c = &cs->c[i];
+			if (!c->opened || c->group != g)
+				continue;
+			if ((uint64_t)k < buf[0]) {
+				int rc = writer_counter_total(w, i, buf[3 + k], buf[1], buf[2]);
+				if (rc)
+					return rc;
+			}
+			k++;
+		}
+	}
+	return 0;
+}
+
+struct drain {
+	void *ring;
+	struct markers *markers;
+	struct writer *writer;
+	int failed; /* the database stopped accepting rows */
+	uint64_t records;
+};
+
+/* Move every published record from the ring into the database. */
+static int drain_ring(struct drain *d)
+{
+	const struct mring_record *r;
+	int n = 0;
+
+	while ((r = mring_peek(d->ring))) {
+		if (!d->failed) {
+			int rc = markers_feed(d->markers, r);
+			if (rc) {
+				d->failed = rc;
+				fprintf(stderr, PROG ": cannot store markers: %s; recording stops here, "
+					"the target goes on\n",
+					rc == -ENOMEM ? "out of memory" : writer_error(d->writer));
+			}
+		}
+		mring_release(d->ring);
+		n++;
+	}
+	d->records += (uint64_t)n;
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { 0 };
+	struct machine m;
+	struct counters cs;
+	struct launch l = { .pid = -1, .sock = -1, .exec_pipe = -1 };
+	struct run_info ri = { 0 };
+	struct drain d = { 0 };
+	sigset_t block, old;
+	sqlite3 *db = NULL;
+	char err[512], flops_src[512] = "", bw_src[512] = "", cwd[PATH_MAX];
+	char *cmd = NULL;
+	void *ring = MAP_FAILED;
+	size_t ring_size = 0;
+	int ring_fd = -1, sfd = -1, exit_code = 125, rc, status = 0;
+	int exit_status = -1, exit_signal = -1, interrupted = 0, had_old = 0;
+	uint64_t last_commit, end_ns;
+	struct markers_sink sink;
+	struct stat lst;
+
+	rc = parse_options(argc, argv, &o);
+	if (rc)
+		return rc;
+
+	rc = machine_probe(&m);
+	if (rc) {
+		fprintf(stderr, PROG ": cannot read this machine's CPU description: %s\n", strerror(-rc));
+		return 125;
+	}
+	counters_plan(&cs, o.dtype, "/sys/bus/event_source/devices");
+
+	cmd = command_json(o.argv);
+	if (!cmd) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return 125;
+	}
+
+	had_old = lstat(o.output, &lst) == 0;
+	rc = db_create(o.output, &db, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, PROG ": %s\n", err);
+		goto out;
+	}
+	rc = writer_open(&d.writer, db, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, PROG ": %s: %s\n", o.output, err);
+		goto out;
+	}
+
+	ring_size = mring_size(o.ring_records);
+	ring_fd = memfd_create("mfu-marker-ring", MFD_CLOEXEC);
+	if (ring_fd < 0 || ftruncate(ring_fd, (off_t)ring_size) < 0 ||
+	    (ring = mmap(NULL, ring_size, PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd, 0)) == MAP_FAILED) {
+		fprintf(stderr, PROG ": cannot create the marker ring (%zu bytes): %s\n", ring_size, strerror(errno));
+		goto out;
+	}
+	/* Counter indexes are known only after the child opened them; the ring
+	 * header is filled in before the go, below. */
+
+	/* Block the signals we handle before forking, so none is lost between
+	 * fork and the signalfd; the child restores the old mask. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGCHLD);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	sfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		fprintf(stderr, PROG ": signalfd: %s\n", strerror(errno));
+		goto out;
+	}
+
+	rc = launch_prepare(&l, o.argv, ring_fd, &cs, &old, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, PROG ": %s\n", err);
+		goto out;
+	}
+	mring_init(ring, o.ring_records, (uint32_t)cs.nopen[0], (uint32_t)cs.nopen[1]);
+
+	rc = writer_counters(d.writer, &cs);
+	if (!rc && cs.hw_missing[0])
+		rc = writer_note(d.writer, "missing_counters", cs.hw_missing);
+	for (int i = 0; !rc && i < cs.n; i++) {
+		if (!cs.c[i].opened && !(cs.hw_missing[0] && strcmp(cs.c[i].kind, "hardware") == 0)) {
+			char note[400];
+			strbuf(note, sizeof(note), "counter '%s' could not be opened: %s", cs.c[i].name, cs.c[i].reason);
+			rc = writer_note(d.writer, "missing_counters", note);
+		} else if (cs.c[i].user_only && (cs.c[i].col == COL_CTX_SWITCHES || cs.c[i].col == COL_CPU_MIGRATIONS)) {
+			char note[400];
+			strbuf(note, sizeof(note), "counter '%s' counts user mode only (perf_event_paranoid >= 2) "
+			       "and reads 0 there, so it is reported as unknown; run as root for it", cs.c[i].name);
+			rc = writer_note(d.writer, "missing_counters", note);
+		}
+	}
+	if (!rc)
+		rc = store_peaks(d.writer, &m, &o, &ri, flops_src, bw_src, sizeof(flops_src));
+	if (!rc && ri.peak_flops <= 0) {
+		char note[256];
+		strbuf(note, sizeof(note), "no %s peak FLOP/s is known for this CPU (%s); MFU and HFU are unknown: "
+		       "pass --peak-flops", o.dtype, m.uarch);
+		fprintf(stderr, PROG ": %s\n", note);
+		rc = writer_note(d.writer, "missing_peak", note);
+	}
+	if (rc) {
+		fprintf(stderr, PROG ": %s: %s\n", o.output, writer_error(d.writer));
+		launch_abort(&l);
+		goto out;
+	}
+
+	ri.command_json = cmd;
+	ri.cwd = getcwd(cwd, sizeof(cwd)) ? cwd : NULL;
+	ri.machine = &m;
+	ri.dtype = o.dtype;
+	ri.target_pid = l.pid;
+	ri.start_unix_ns = realtime_ns();
+	ri.start_ns = now_ns();
+	rc = launch_go(&l);
+	if (rc) {
+		fprintf(stderr, PROG ": cannot run '%s': %s\n", o.argv[0], strerror(-rc));
+		exit_code = rc == -ENOENT ? 127 : 126;
+		/* Nothing ran: leave no half-made database behind. */
+		writer_close(d.writer);
+		d.writer = NULL;
+		sqlite3_close(db);
+		db = NULL;
+		unlink(o.output);
+		if (had_old) {
+			char old_path[PATH_MAX];
+			if (strbuf(old_path, sizeof(old_path), "%s.old", o.output) == 0)
+				rename(old_path, o.output);
+		}
+		goto out;
+	}
+	/* Say once what will be missing and why. */
+	for (int i = 0; i < cs.n; i++)
+		if (!cs.c[i].opened && !(cs.hw_missing[0] && strcmp(cs.c[i].kind, "hardware") == 0))
+			fprintf(stderr, PROG ": cannot open counter '%s': %s\n", cs.c[i].name, cs.c[i].reason);
+	if (cs.hw_missing[0])
+		fprintf(stderr, PROG ": %s\n", cs.hw_missing);
+
+	rc = writer_run_begin(d.writer, &ri);
+	if (!rc)
+		rc = writer_commit(d.writer);
+	if (rc) {
+		fprintf(stderr, PROG ": %s: %s\n", o.output, writer_error(d.writer));
+		d.failed = rc;
+	}
+
+	sink = (struct markers_sink){ .ctx = d.writer, .step = writer_step, .phase = writer_phase,
+				      .anomaly = writer_anomaly };
+	d.ring = ring;
+	d.markers = markers_new(&cs, &sink);
+	if (!d.markers) {
+		fprintf(stderr, PROG ": out of memory\n");
+		d.failed = -ENOMEM;
+	}
+
+	last_commit = now_ns();
+	for (;;) {
+		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
+		struct signalfd_siginfo si;
+		int drained = d.markers ? drain_ring(&d) : 0;
+
+		/* A busy ring is drained again at once; an idle one every 5 ms. */
+		poll(&pfd, 1, drained > 64 ? 0 : 5);
+		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			if (si.ssi_signo == SIGCHLD)
+				continue;
+			/* A terminal's ^C reaches the whole foreground process group,
+			 * the target included: pass on only signals sent to us alone. */
+			if (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE || si.ssi_signo != SIGINT) {
+				if (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE)
+					kill(l.pid, (int)si.ssi_signo);
+			}
+			interrupted = 1;
+		}
+		pid_t w = waitpid(l.pid, &status, WNOHANG);
+		if (w == l.pid)
+			break;
+		if (!d.failed && now_ns() - last_commit >= COMMIT_INTERVAL_NS) {
+			rc = writer_commit(d.writer);
+			if (rc) {
+				fprintf(stderr, PROG ": cannot write %s: %s; recording stops here, the target goes on\n",
+					o.output, writer_error(d.writer));
+				d.failed = rc;
+			}
+			last_commit = now_ns();
+		}
+	}
+	end_ns = now_ns();
+	if (WIFEXITED(status)) {
+		exit_status = WEXITSTATUS(status);
+		exit_code = exit_status;
+	} else if (WIFSIGNALED(status)) {
+		exit_signal = WTERMSIG(status);
+		exit_code = 128 + exit_signal;
+	}
+
+	/* Final drain; slots claimed but never published (a writer killed
+	 * mid-record, or a child process still running) count as lost. */
+	if (d.markers) {
+		drain_ring(&d);
+		while (mring_skip_hole(ring))
+			drain_ring(&d);
+	}
+	if (!d.failed) {
+		uint64_t lost = mring_lost(ring);
+		rc = d.markers ? markers_finish(d.markers) : 0;
+		if (!rc)
+			rc = store_totals(d.writer, &cs);
+		if (!rc && lost) {
+			char note[256];
+			strbuf(note, sizeof(note), "%llu marker records were lost (the marker ring was full); "
+			       "steps and phases around them may be missing or incomplete: try --ring-records",
+			       (unsigned long long)lost);
+			fprintf(stderr, PROG ": %s\n", note);
+			rc = writer_note(d.writer, "lost_records", note);
+		}
+		if (!rc)
+			rc = writer_run_end(d.writer, end_ns, exit_status, exit_signal, lost,
+					    interrupted ? "interrupted" : "complete");
+		if (!rc)
+			rc = writer_commit(d.writer);
+		if (rc)
+			fprintf(stderr, PROG ": cannot complete %s: %s\n", o.output, writer_error(d.writer));
+		else if (!o.quiet)
+			fprintf(stderr, PROG ": %llu steps, %llu marker records, %llu lost, %llu anomalies -> %s\n",
+				(unsigned long long)(d.markers ? markers_steps(d.markers) : 0),
+				(unsigned long long)d.records, (unsigned long long)lost,
+				(unsigned long long)(d.markers ? markers_anomalies(d.markers) : 0), o.output);
+	}
+out:
+	markers_free(d.markers);
+	writer_close(d.writer);
+	if (db) {
+		/* Leave a plain rollback-journal file: readers then need no -wal or
+		 * -shm files and create none. */
+		sqlite3_exec(db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+		sqlite3_close(db);
+	}
+	if (ring != MAP_FAILED)
+		munmap(ring, ring_size);
+	if (ring_fd >= 0)
+		close(ring_fd);
+	if (sfd >= 0)
+		close(sfd);
+	free(cmd);
+	return exit_code;
+}

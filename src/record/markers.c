@@ -1,0 +1,463 @@
+#include "markers.h"
+#include "util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH 64
+
+struct open_phase {
+	int64_t id;
+	int64_t step;
+	char name[MRING_NAME_MAX];
+	uint64_t begin_ns;
+	int has_model;
+	double flops, bytes;
+	struct counter_reading begin;
+};
+
+struct thread {
+	int32_t tid;            /* 0: empty hash slot */
+	int32_t pid;
+	int depth;
+	int cap;
+	struct open_phase *stack;
+};
+
+struct proc {
+	int32_t pid;
+	int open;               /* a step is open */
+	int64_t step;
+	int32_t tid;
+	uint64_t begin_ns;
+	int has_model;
+	double flops, bytes;
+	struct counter_reading begin;
+};
+
+struct markers {
+	const struct counters *cs;
+	struct markers_sink sink;
+	struct proc *procs;
+	int nprocs, cap_procs;
+	struct thread *threads; /* open-addressing hash on tid */
+	size_t nthreads, cap_threads;
+	int64_t next_step;
+	int64_t next_phase;
+	uint64_t anomalies;
+};
+
+struct markers *markers_new(const struct counters *cs, const struct markers_sink *sink)
+{
+	struct markers *m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->cs = cs;
+	m->sink = *sink;
+	m->cap_threads = 64;
+	m->threads = calloc(m->cap_threads, sizeof(*m->threads));
+	if (!m->threads) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void markers_free(struct markers *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->cap_threads; i++)
+		free(m->threads[i].stack);
+	free(m->threads);
+	free(m->procs);
+	free(m);
+}
+
+uint64_t markers_steps(const struct markers *m)
+{
+	return (uint64_t)m->next_step;
+}
+
+uint64_t markers_anomalies(const struct markers *m)
+{
+	return m->anomalies;
+}
+
+static int anomaly(struct markers *m, const struct mring_record *r, const char *kind,
+		   int64_t step, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static int anomaly(struct markers *m, const struct mring_record *r, const char *kind,
+		   int64_t step, const char *fmt, ...)
+{
+	char detail[256];
+	va_list ap;
+	struct anomaly_row row = {
+		.time_ns = r ? r->time_ns : 0,
+		.pid = r ? r->pid : 0,
+		.tid = r ? r->tid : 0,
+		.kind = kind,
+		.step = step,
+		.detail = detail,
+	};
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	m->anomalies++;
+	return m->sink.anomaly ? m->sink.anomaly(m->sink.ctx, &row) : 0;
+}
+
+static struct proc *proc_get(struct markers *m, int32_t pid)
+{
+	for (int i = 0; i < m->nprocs; i++)
+		if (m->procs[i].pid == pid)
+			return &m->procs[i];
+	if (m->nprocs == m->cap_procs) {
+		int ncap = m->cap_procs ? m->cap_procs * 2 : 4;
+		struct proc *np = realloc(m->procs, (size_t)ncap * sizeof(*np));
+		if (!np)
+			return NULL;
+		m->procs = np;
+		m->cap_procs = ncap;
+	}
+	struct proc *p = &m->procs[m->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	return p;
+}
+
+static size_t tid_hash(int32_t tid, size_t cap)
+{
+	return ((uint32_t)tid * 2654435761u) & (cap - 1);
+}
+
+static int threads_grow(struct markers *m)
+{
+	size_t ncap = m->cap_threads * 2;
+	struct thread *nt = calloc(ncap, sizeof(*nt));
+	if (!nt)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->cap_threads; i++) {
+		struct thread *t = &m->threads[i];
+		if (!t->tid)
+			continue;
+		size_t h = tid_hash(t->tid, ncap);
+		while (nt[h].tid)
+			h = (h + 1) & (ncap - 1);
+		nt[h] = *t;
+	}
+	free(m->threads);
+	m->threads = nt;
+	m->cap_threads = ncap;
+	return 0;
+}
+
+/* The thread @tid (of @pid): a tid reused by another process is a new thread. */
+static struct thread *thread_get(struct markers *m, int32_t pid, int32_t tid)
+{
+	size_t h;
+
+	if (tid == 0)
+		tid = -1; /* 0 marks an empty slot */
+	if ((m->nthreads + 1) * 2 > m->cap_threads && threads_grow(m))
+		return NULL;
+	h = tid_hash(tid, m->cap_threads);
+	while (m->threads[h].tid && m->threads[h].tid != tid)
+		h = (h + 1) & (m->cap_threads - 1);
+	struct thread *t = &m->threads[h];
+	if (!t->tid) {
+		t->tid = tid;
+		t->pid = pid;
+		m->nthreads++;
+	}
+	t->pid = pid;
+	return t;
+}
+
+static void fill_delta(struct markers *m, const struct counter_reading *a,
+		       const struct mring_record *r, struct counter_delta *d)
+{
+	struct counter_reading b;
+	counters_reading_from_record(&b, r);
+	counters_delta(m->cs, a, &b, d);
+}
+
+/* 0 if the model values are usable, 1 if not (anomaly recorded), < 0 on error. */
+static int check_model(struct markers *m, const struct mring_record *r, int64_t step)
+{
+	int err;
+
+	if (isfinite(r->a) && isfinite(r->b) && r->a >= 0 && r->b >= 0)
+		return 0;
+	err = anomaly(m, r, "bad_model_value", step,
+		      "model FLOPs %g and bytes %g: each must be finite and >= 0; ignored", r->a, r->b);
+	return err ? err : 1;
+}
+
+static int emit_step(struct markers *m, struct proc *p, const struct mring_record *end)
+{
+	struct interval_row row = {
+		.id = p->step,
+		.step = p->step,
+		.parent = -1,
+		.pid = p->pid,
+		.tid = p->tid,
+		.end_tid = end ? end->tid : 0,
+		.begin_ns = p->begin_ns,
+		.end_ns = end ? end->time_ns : 0,
+		.complete = end != NULL,
+		.has_model = p->has_model,
+		.model_flops = p->flops,
+		.model_bytes = p->bytes,
+	};
+	if (end)
+		fill_delta(m, &p->begin, end, &row.d);
+	p->open = 0;
+	return m->sink.step ? m->sink.step(m->sink.ctx, &row) : 0;
+}
+
+static int emit_phase(struct markers *m, struct thread *t, int idx, const struct mring_record *end)
+{
+	struct open_phase *op = &t->stack[idx];
+	struct interval_row row = {
+		.id = op->id,
+		.step = op->step,
+		.parent = idx > 0 ? t->stack[idx - 1].id : -1,
+		.depth = idx,
+		.name = op->name,
+		.pid = t->pid,
+		.tid = t->tid,
+		.end_tid = t->tid,
+		.begin_ns = op->begin_ns,
+		.end_ns = end ? end->time_ns : 0,
+		.complete = end != NULL,
+		.has_model = op->has_model,
+		.model_flops = op->flops,
+		.model_bytes = op->bytes,
+	};
+	if (end)
+		fill_delta(m, &op->begin, end, &row.d);
+	return m->sink.phase ? m->sink.phase(m->sink.ctx, &row) : 0;
+}
+
+static int on_step_begin(struct markers *m, const struct mring_record *r)
+{
+	struct proc *p = proc_get(m, r->pid);
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	if (p->open) {
+		err = anomaly(m, r, "step_begin_while_open", p->step,
+			      "step %lld was still open when a new step began; it is kept as incomplete",
+			      (long long)p->step);
+		if (err)
+			return err;
+		err = emit_step(m, p, NULL);
+		if (err)
+			return err;
+	}
+	p->open = 1;
+	p->step = m->next_step++;
+	p->tid = r->tid;
+	p->begin_ns = r->time_ns;
+	p->has_model = 0;
+	p->flops = p->bytes = 0;
+	counters_reading_from_record(&p->begin, r);
+	return 0;
+}
+
+static int on_step_end(struct markers *m, const struct mring_record *r)
+{
+	struct proc *p = proc_get(m, r->pid);
+	if (!p)
+		return -ENOMEM;
+	if (!p->open)
+		return anomaly(m, r, "step_end_without_begin", -1,
+			       "mfu_step_end() with no open step in process %d; ignored", (int)r->pid);
+	return emit_step(m, p, r);
+}
+
+static int on_step_model(struct markers *m, const struct mring_record *r)
+{
+	struct proc *p = proc_get(m, r->pid);
+	int bad;
+
+	if (!p)
+		return -ENOMEM;
+	if (!p->open)
+		return anomaly(m, r, "model_outside_step", -1,
+			       "mfu_step_model(%g, %g) with no open step; ignored", r->a, r->b);
+	bad = check_model(m, r, p->step);
+	if (bad)
+		return bad < 0 ? bad : 0;
+	p->has_model = 1;
+	p->flops += r->a;
+	p->bytes += r->b;
+	return 0;
+}
+
+static int push_phase(struct markers *m, struct thread *t, const struct mring_record *r,
+		      const char *name)
+{
+	struct proc *p = proc_get(m, r->pid);
+
+	if (!p)
+		return -ENOMEM;
+	if (t->depth >= MAX_DEPTH)
+		return anomaly(m, r, "phase_too_deep", p->open ? p->step : -1,
+			       "phase '%s' would nest deeper than %d; ignored", name, MAX_DEPTH);
+	if (t->depth == t->cap) {
+		int ncap = t->cap ? t->cap * 2 : 8;
+		struct open_phase *ns = realloc(t->stack, (size_t)ncap * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		t->stack = ns;
+		t->cap = ncap;
+	}
+	struct open_phase *op = &t->stack[t->depth++];
+	op->id = m->next_phase++;
+	op->step = p->open ? p->step : -1;
+	strbuf(op->name, sizeof(op->name), "%s", name);
+	op->begin_ns = r->time_ns;
+	op->has_model = 0;
+	op->flops = op->bytes = 0;
+	counters_reading_from_record(&op->begin, r);
+	return 0;
+}
+
+static int on_phase_begin(struct markers *m, const struct mring_record *r)
+{
+	struct thread *t = thread_get(m, r->pid, r->tid);
+	const char *name = (r->flags & MRING_F_NULL_NAME) ? "(null)" : r->name;
+	int err = 0;
+
+	if (!t)
+		return -ENOMEM;
+	if (r->flags & MRING_F_NULL_NAME)
+		err = anomaly(m, r, "phase_null_name", -1, "mfu_phase_begin(NULL): recorded as '(null)'");
+	else if (r->flags & MRING_F_NAME_TRUNCATED)
+		err = anomaly(m, r, "name_truncated", -1,
+			      "phase name longer than %d bytes, kept as '%s'", MRING_NAME_MAX - 1, r->name);
+	return err ? err : push_phase(m, t, r, name);
+}
+
+static int on_phase_end(struct markers *m, const struct mring_record *r)
+{
+	struct thread *t = thread_get(m, r->pid, r->tid);
+	int idx, err;
+
+	if (!t)
+		return -ENOMEM;
+	if (t->depth == 0)
+		return anomaly(m, r, "phase_end_without_begin", -1,
+			       "mfu_phase_end('%s') with no open phase in thread %d; ignored",
+			       (r->flags & MRING_F_NULL_NAME) ? "(null)" : r->name, (int)r->tid);
+	if (r->flags & MRING_F_NULL_NAME) {
+		idx = t->depth - 1;
+	} else {
+		for (idx = t->depth - 1; idx >= 0; idx--)
+			if (strcmp(t->stack[idx].name, r->name) == 0)
+				break;
+		if (idx < 0)
+			return anomaly(m, r, "phase_end_without_begin", t->stack[t->depth - 1].step,
+				       "mfu_phase_end('%s') but the open phase is '%s'; ignored", r->name,
+				       t->stack[t->depth - 1].name);
+	}
+	/* Phases opened inside the one being ended and never closed. */
+	while (t->depth - 1 > idx) {
+		struct open_phase *op = &t->stack[t->depth - 1];
+		err = anomaly(m, r, "phase_end_mismatch", op->step,
+			      "phase '%s' was still open when its enclosing phase '%s' ended; "
+			      "kept as incomplete", op->name, t->stack[idx].name);
+		if (!err)
+			err = emit_phase(m, t, t->depth - 1, NULL);
+		if (err)
+			return err;
+		t->depth--;
+	}
+	err = emit_phase(m, t, idx, r);
+	t->depth--;
+	return err;
+}
+
+static int on_phase_model(struct markers *m, const struct mring_record *r)
+{
+	struct thread *t = thread_get(m, r->pid, r->tid);
+	int bad;
+
+	if (!t)
+		return -ENOMEM;
+	if (t->depth == 0)
+		return anomaly(m, r, "model_outside_phase", -1,
+			       "mfu_phase_model(%g, %g) with no open phase in thread %d; ignored",
+			       r->a, r->b, (int)r->tid);
+	struct open_phase *op = &t->stack[t->depth - 1];
+	bad = check_model(m, r, op->step);
+	if (bad)
+		return bad < 0 ? bad : 0;
+	op->has_model = 1;
+	op->flops += r->a;
+	op->bytes += r->b;
+	return 0;
+}
+
+int markers_feed(struct markers *m, const struct mring_record *r)
+{
+	if (r->flags & MRING_F_NO_COUNTERS) {
+		int err = anomaly(m, r, "counter_read_failed", -1,
+				  "the marker could not read the counter group (the target closed its fd?); "
+				  "counts of the intervals that use this boundary are unknown");
+		if (err)
+			return err;
+	}
+	switch (r->kind) {
+	case MRING_STEP_BEGIN: return on_step_begin(m, r);
+	case MRING_STEP_END: return on_step_end(m, r);
+	case MRING_STEP_MODEL: return on_step_model(m, r);
+	case MRING_PHASE_BEGIN: return on_phase_begin(m, r);
+	case MRING_PHASE_END: return on_phase_end(m, r);
+	case MRING_PHASE_MODEL: return on_phase_model(m, r);
+	default:
+		return anomaly(m, r, "bad_record", -1, "unknown marker record kind %u; ignored",
+			       (unsigned)r->kind);
+	}
+}
+
+int markers_finish(struct markers *m)
+{
+	int err;
+
+	for (size_t i = 0; i < m->cap_threads; i++) {
+		struct thread *t = &m->threads[i];
+		while (t->tid && t->depth > 0) {
+			struct open_phase *op = &t->stack[t->depth - 1];
+			struct mring_record fake = { .pid = t->pid, .tid = t->tid, .time_ns = op->begin_ns };
+			err = anomaly(m, &fake, "phase_open_at_exit", op->step,
+				      "phase '%s' was never ended; kept as incomplete", op->name);
+			if (!err)
+				err = emit_phase(m, t, t->depth - 1, NULL);
+			if (err)
+				return err;
+			t->depth--;
+		}
+	}
+	for (int i = 0; i < m->nprocs; i++) {
+		struct proc *p = &m->procs[i];
+		if (!p->open)
+			continue;
+		struct mring_record fake = { .pid = p->pid, .tid = p->tid, .time_ns = p->begin_ns };
+		err = anomaly(m, &fake, "step_open_at_exit", p->step,
+			      "step %lld was never ended; kept as incomplete", (long long)p->step);
+		if (!err)
+			err = emit_step(m, p, NULL);
+		if (err)
+			return err;
+	}
+	return 0;
+}

@@ -1,0 +1,60 @@
+/*
+ * Markers: turns the stream of marker records (begin/end/model of steps and
+ * phases, from any thread of any process of the target) into step rows,
+ * phase rows and anomaly rows. Steps belong to a process; phases nest per
+ * thread. Misuse never stops the stream: it becomes an anomaly.
+ */
+#ifndef MFU_MARKERS_H
+#define MFU_MARKERS_H
+
+#include <stdint.h>
+
+#include "counters.h"
+#include "marker_ring.h"
+
+struct interval_row {
+	int64_t id;             /* step number, or phase id */
+	int64_t step;           /* for phases: the step open at begin, -1 if none */
+	int64_t parent;         /* for phases: enclosing phase id, -1 if none */
+	int depth;
+	const char *name;       /* phase name (NULL for steps) */
+	int32_t pid, tid, end_tid;
+	uint64_t begin_ns, end_ns;
+	int complete;           /* 0: never ended (end_ns and counters unknown) */
+	int has_model;
+	double model_flops, model_bytes;
+	struct counter_delta d;
+};
+
+struct anomaly_row {
+	uint64_t time_ns;
+	int32_t pid, tid;
+	const char *kind;
+	int64_t step;           /* -1 if none */
+	const char *detail;
+};
+
+struct markers_sink {
+	void *ctx;
+	int (*step)(void *ctx, const struct interval_row *row);
+	int (*phase)(void *ctx, const struct interval_row *row);
+	int (*anomaly)(void *ctx, const struct anomaly_row *row);
+};
+
+struct markers;
+
+struct markers *markers_new(const struct counters *cs, const struct markers_sink *sink);
+void markers_free(struct markers *m);
+
+/* Process one record. Returns 0, or the first non-zero sink return / -ENOMEM. */
+int markers_feed(struct markers *m, const struct mring_record *r);
+
+/* The target has ended: every open step and phase becomes an incomplete row
+ * and an anomaly. Returns 0 or a sink error. */
+int markers_finish(struct markers *m);
+
+/* Counts for the run summary. */
+uint64_t markers_steps(const struct markers *m);
+uint64_t markers_anomalies(const struct markers *m);
+
+#endif

@@ -1,0 +1,377 @@
+#include "writer.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum stmt_id { S_STEP, S_PHASE, S_ANOMALY, S_NOTE, S_PEAK, S_COUNTER, S_TOTAL, S_N };
+
+static const char *const stmt_sql[S_N] = {
+	[S_STEP] = "INSERT INTO step (step, pid, tid, end_tid, begin_ns, end_ns, wall_ns, model_flops, "
+		   "model_bytes, cpu_ns, ctx_switches, cpu_migrations, page_faults, cycles, instructions, "
+		   "hw_flops, complete) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[S_PHASE] = "INSERT INTO phase (id, step, name, pid, tid, depth, parent, begin_ns, end_ns, wall_ns, "
+		    "model_flops, model_bytes, cpu_ns, ctx_switches, cpu_migrations, page_faults, cycles, "
+		    "instructions, hw_flops, complete) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[S_ANOMALY] = "INSERT INTO anomaly (time_ns, pid, tid, kind, step, detail) VALUES (?,?,?,?,?,?)",
+	[S_NOTE] = "INSERT INTO note (kind, text) VALUES (?,?)",
+	[S_PEAK] = "INSERT INTO peak (kind, dtype, scope, value, source, detail) VALUES (?,?,?,?,?,?)",
+	[S_COUNTER] = "INSERT INTO counter (id, name, kind, unit, opened, reason, encoding) VALUES (?,?,?,?,?,?,?)",
+	[S_TOTAL] = "UPDATE counter SET total = ?, time_enabled = ?, time_running = ? WHERE id = ?",
+};
+
+struct writer {
+	sqlite3 *db;
+	sqlite3_stmt *st[S_N];
+	int in_txn;
+	char err[256];
+};
+
+static int fail(struct writer *w)
+{
+	strbuf(w->err, sizeof(w->err), "%s", sqlite3_errmsg(w->db));
+	int code = sqlite3_errcode(w->db);
+	return code == SQLITE_FULL ? -ENOSPC : code == SQLITE_NOMEM ? -ENOMEM : -EIO;
+}
+
+const char *writer_error(const struct writer *w)
+{
+	return w->err;
+}
+
+static int exec(struct writer *w, const char *sql)
+{
+	if (sqlite3_exec(w->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return fail(w);
+	return 0;
+}
+
+int writer_open(struct writer **out, sqlite3 *db, char *err, size_t errlen)
+{
+	struct writer *w = calloc(1, sizeof(*w));
+	int rc;
+
+	*out = NULL;
+	if (!w)
+		return -ENOMEM;
+	w->db = db;
+	for (int i = 0; i < S_N; i++) {
+		if (sqlite3_prepare_v3(db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &w->st[i], NULL) != SQLITE_OK) {
+			strbuf(err, errlen, "cannot prepare statement: %s", sqlite3_errmsg(db));
+			rc = -EIO;
+			goto fail;
+		}
+	}
+	rc = exec(w, "BEGIN");
+	if (rc) {
+		strbuf(err, errlen, "%s", w->err);
+		goto fail;
+	}
+	w->in_txn = 1;
+	*out = w;
+	return 0;
+fail:
+	for (int i = 0; i < S_N; i++)
+		sqlite3_finalize(w->st[i]);
+	free(w);
+	return rc;
+}
+
+int writer_commit(struct writer *w)
+{
+	int rc;
+	if (w->in_txn) {
+		rc = exec(w, "COMMIT");
+		if (rc)
+			return rc;
+		w->in_txn = 0;
+	}
+	rc = exec(w, "BEGIN");
+	if (rc == 0)
+		w->in_txn = 1;
+	return rc;
+}
+
+void writer_close(struct writer *w)
+{
+	if (!w)
+		return;
+	if (w->in_txn)
+		exec(w, "COMMIT");
+	for (int i = 0; i < S_N; i++)
+		sqlite3_finalize(w->st[i]);
+	free(w);
+}
+
+static int run_stmt(struct writer *w, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE)
+		return fail(w);
+	return 0;
+}
+
+static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void bind_pos_or_null(sqlite3_stmt *st, int i, double v)
+{
+	if (v > 0)
+		sqlite3_bind_double(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+int writer_run_begin(struct writer *w, const struct run_info *ri)
+{
+	const struct machine *m = ri->machine;
+	char isa[256];
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	machine_isa_string(m->isa, isa, sizeof(isa));
+	if (sqlite3_prepare_v2(w->db,
+		"INSERT INTO run (id, mfu_version, command, cwd, start_unix_ns, start_ns, host, kernel, "
+		"cpu_vendor, cpu_family, cpu_model, cpu_stepping, cpu_name, uarch, isa, nominal_hz, "
+		"nominal_hz_source, allowed_cpus, ncpu_affinity, cpu_quota, ncpu, dtype, peak_flops, "
+		"peak_flops_source, peak_bw, peak_bw_source, target_pid, state) VALUES "
+		"(1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'recording')",
+		-1, &st, NULL) != SQLITE_OK)
+		return fail(w);
+	char host[256] = "", kernel[256] = "";
+	FILE *f;
+	if ((f = fopen("/proc/sys/kernel/hostname", "r"))) {
+		if (fgets(host, sizeof(host), f))
+			host[strcspn(host, "\n")] = '\0';
+		fclose(f);
+	}
+	if ((f = fopen("/proc/sys/kernel/osrelease", "r"))) {
+		if (fgets(kernel, sizeof(kernel), f))
+			kernel[strcspn(kernel, "\n")] = '\0';
+		fclose(f);
+	}
+	int i = 1;
+	sqlite3_bind_text(st, i++, MFU_VERSION, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, i++, ri->command_json, -1, SQLITE_TRANSIENT);
+	bind_text_or_null(st, i++, ri->cwd);
+	sqlite3_bind_int64(st, i++, (sqlite3_int64)ri->start_unix_ns);
+	sqlite3_bind_int64(st, i++, (sqlite3_int64)ri->start_ns);
+	bind_text_or_null(st, i++, host[0] ? host : NULL);
+	bind_text_or_null(st, i++, kernel[0] ? kernel : NULL);
+	bind_text_or_null(st, i++, m->vendor[0] ? m->vendor : NULL);
+	sqlite3_bind_int(st, i++, m->family);
+	sqlite3_bind_int(st, i++, m->model);
+	sqlite3_bind_int(st, i++, m->stepping);
+	bind_text_or_null(st, i++, m->name[0] ? m->name : NULL);
+	bind_text_or_null(st, i++, m->uarch[0] ? m->uarch : NULL);
+	sqlite3_bind_text(st, i++, isa, -1, SQLITE_TRANSIENT);
+	bind_pos_or_null(st, i++, m->nominal_hz);
+	bind_text_or_null(st, i++, m->nominal_hz_source[0] ? m->nominal_hz_source : NULL);
+	bind_text_or_null(st, i++, m->allowed_cpus);
+	sqlite3_bind_int(st, i++, m->ncpu_affinity);
+	bind_pos_or_null(st, i++, m->cpu_quota);
+	sqlite3_bind_double(st, i++, m->ncpu);
+	sqlite3_bind_text(st, i++, ri->dtype, -1, SQLITE_TRANSIENT);
+	bind_pos_or_null(st, i++, ri->peak_flops);
+	bind_text_or_null(st, i++, ri->peak_flops_source);
+	bind_pos_or_null(st, i++, ri->peak_bw);
+	bind_text_or_null(st, i++, ri->peak_bw_source);
+	sqlite3_bind_int(st, i++, ri->target_pid);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int writer_run_end(struct writer *w, uint64_t end_ns, int exit_status, int exit_signal,
+		   uint64_t lost_records, const char *state)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(w->db,
+		"UPDATE run SET end_ns = ?, exit_status = ?, exit_signal = ?, lost_records = ?, state = ? WHERE id = 1",
+		-1, &st, NULL) != SQLITE_OK)
+		return fail(w);
+	if (end_ns)
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)end_ns);
+	if (exit_status >= 0)
+		sqlite3_bind_int(st, 2, exit_status);
+	if (exit_signal >= 0)
+		sqlite3_bind_int(st, 3, exit_signal);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)lost_records);
+	sqlite3_bind_text(st, 5, state, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int writer_counters(struct writer *w, const struct counters *cs)
+{
+	for (int i = 0; i < cs->n; i++) {
+		const struct counter *c = &cs->c[i];
+		sqlite3_stmt *st = w->st[S_COUNTER];
+		char reason[320];
+		const char *why = c->opened ? NULL : c->reason;
+
+		if (c->opened && c->user_only) {
+			strbuf(reason, sizeof(reason), "user-mode only (perf_event_paranoid >= 2)%s",
+			       c->col == COL_CTX_SWITCHES || c->col == COL_CPU_MIGRATIONS
+				       ? ": the kernel counts this in kernel mode, so it is not reported"
+				       : "");
+			why = reason;
+		}
+		sqlite3_bind_int(st, 1, i);
+		sqlite3_bind_text(st, 2, c->name, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 3, c->kind, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, c->unit, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 5, c->opened);
+		bind_text_or_null(st, 6, why);
+		sqlite3_bind_text(st, 7, c->encoding, -1, SQLITE_TRANSIENT);
+		int rc = run_stmt(w, st);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int writer_counter_total(struct writer *w, int id, uint64_t total, uint64_t enabled, uint64_t running)
+{
+	sqlite3_stmt *st = w->st[S_TOTAL];
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)total);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)enabled);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)running);
+	sqlite3_bind_int(st, 4, id);
+	return run_stmt(w, st);
+}
+
+int writer_peak(struct writer *w, const char *kind, const char *dtype, const char *scope,
+		double value, const char *source, const char *detail)
+{
+	sqlite3_stmt *st = w->st[S_PEAK];
+	sqlite3_bind_text(st, 1, kind, -1, SQLITE_TRANSIENT);
+	bind_text_or_null(st, 2, dtype);
+	sqlite3_bind_text(st, 3, scope, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_double(st, 4, value);
+	sqlite3_bind_text(st, 5, source, -1, SQLITE_TRANSIENT);
+	bind_text_or_null(st, 6, detail);
+	return run_stmt(w, st);
+}
+
+int writer_note(struct writer *w, const char *kind, const char *text)
+{
+	sqlite3_stmt *st = w->st[S_NOTE];
+	sqlite3_bind_text(st, 1, kind, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, text, -1, SQLITE_TRANSIENT);
+	return run_stmt(w, st);
+}
+
+/* Bind the counter columns of @row starting at parameter @i. */
+static int bind_counters(sqlite3_stmt *st, int i, const struct interval_row *row)
+{
+	static const enum counter_col int_cols[] = {
+		COL_CPU_NS, COL_CTX_SWITCHES, COL_CPU_MIGRATIONS, COL_PAGE_FAULTS, COL_CYCLES, COL_INSTRUCTIONS,
+	};
+	for (size_t k = 0; k < ARRAY_SIZE(int_cols); k++, i++) {
+		if (row->complete && row->d.has[int_cols[k]])
+			sqlite3_bind_int64(st, i, (sqlite3_int64)(row->d.v[int_cols[k]] + 0.5));
+		else
+			sqlite3_bind_null(st, i);
+	}
+	if (row->complete && row->d.has[COL_FLOPS])
+		sqlite3_bind_double(st, i, row->d.v[COL_FLOPS]);
+	else
+		sqlite3_bind_null(st, i);
+	return i + 1;
+}
+
+static void bind_interval(sqlite3_stmt *st, int *i, const struct interval_row *row)
+{
+	sqlite3_bind_int64(st, (*i)++, (sqlite3_int64)row->begin_ns);
+	if (row->complete) {
+		sqlite3_bind_int64(st, (*i)++, (sqlite3_int64)row->end_ns);
+		sqlite3_bind_int64(st, (*i)++, (sqlite3_int64)(row->end_ns - row->begin_ns));
+	} else {
+		sqlite3_bind_null(st, (*i)++);
+		sqlite3_bind_null(st, (*i)++);
+	}
+	if (row->has_model) {
+		sqlite3_bind_double(st, (*i)++, row->model_flops);
+		sqlite3_bind_double(st, (*i)++, row->model_bytes);
+	} else {
+		sqlite3_bind_null(st, (*i)++);
+		sqlite3_bind_null(st, (*i)++);
+	}
+}
+
+int writer_step(void *ctx, const struct interval_row *row)
+{
+	struct writer *w = ctx;
+	sqlite3_stmt *st = w->st[S_STEP];
+	int i = 1;
+
+	sqlite3_bind_int64(st, i++, row->id);
+	sqlite3_bind_int(st, i++, row->pid);
+	sqlite3_bind_int(st, i++, row->tid);
+	if (row->complete)
+		sqlite3_bind_int(st, i++, row->end_tid);
+	else
+		sqlite3_bind_null(st, i++);
+	bind_interval(st, &i, row);
+	i = bind_counters(st, i, row);
+	sqlite3_bind_int(st, i++, row->complete);
+	return run_stmt(w, st);
+}
+
+int writer_phase(void *ctx, const struct interval_row *row)
+{
+	struct writer *w = ctx;
+	sqlite3_stmt *st = w->st[S_PHASE];
+	int i = 1;
+
+	sqlite3_bind_int64(st, i++, row->id);
+	if (row->step >= 0)
+		sqlite3_bind_int64(st, i++, row->step);
+	else
+		sqlite3_bind_null(st, i++);
+	sqlite3_bind_text(st, i++, row->name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, i++, row->pid);
+	sqlite3_bind_int(st, i++, row->tid);
+	sqlite3_bind_int(st, i++, row->depth);
+	if (row->parent >= 0)
+		sqlite3_bind_int64(st, i++, row->parent);
+	else
+		sqlite3_bind_null(st, i++);
+	bind_interval(st, &i, row);
+	i = bind_counters(st, i, row);
+	sqlite3_bind_int(st, i++, row->complete);
+	return run_stmt(w, st);
+}
+
+int writer_anomaly(void *ctx, const struct anomaly_row *row)
+{
+	struct writer *w = ctx;
+	sqlite3_stmt *st = w->st[S_ANOMALY];
+
+	if (row->time_ns)
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)row->time_ns);
+	else
+		sqlite3_bind_null(st, 1);
+	sqlite3_bind_int(st, 2, row->pid);
+	sqlite3_bind_int(st, 3, row->tid);
+	sqlite3_bind_text(st, 4, row->kind, -1, SQLITE_STATIC);
+	if (row->step >= 0)
+		sqlite3_bind_int64(st, 5, row->step);
+	else
+		sqlite3_bind_null(st, 5);
+	sqlite3_bind_text(st, 6, row->detail, -1, SQLITE_TRANSIENT);
+	return run_stmt(w, st);
+}

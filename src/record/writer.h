@@ -1,0 +1,56 @@
+/*
+ * The writer: everything mfu-record stores in the run database, through
+ * prepared statements inside batched transactions. writer_commit() ends the
+ * current batch (mfu-record calls it about 4 times a second, so a killed
+ * recorder loses at most the last batch) and starts the next.
+ */
+#ifndef MFU_WRITER_H
+#define MFU_WRITER_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "counters.h"
+#include "machine.h"
+#include "markers.h"
+
+struct writer;
+
+struct run_info {
+	const char *command_json;
+	const char *cwd;
+	uint64_t start_unix_ns, start_ns;
+	const struct machine *machine;
+	const char *dtype;
+	double peak_flops;      /* 0: unknown */
+	const char *peak_flops_source;
+	double peak_bw;         /* 0: unknown */
+	const char *peak_bw_source;
+	int target_pid;
+};
+
+int writer_open(struct writer **out, sqlite3 *db, char *err, size_t errlen);
+/* Commit the pending batch and close; the database stays open (caller's). */
+void writer_close(struct writer *w);
+
+int writer_run_begin(struct writer *w, const struct run_info *ri);
+/* exit_status/exit_signal < 0: unknown. state: complete, interrupted, failed. */
+int writer_run_end(struct writer *w, uint64_t end_ns, int exit_status, int exit_signal,
+		   uint64_t lost_records, const char *state);
+int writer_counters(struct writer *w, const struct counters *cs);
+/* Store the counters' whole-run totals (read by the recorder after the end). */
+int writer_counter_total(struct writer *w, int id, uint64_t total, uint64_t enabled, uint64_t running);
+int writer_peak(struct writer *w, const char *kind, const char *dtype, const char *scope,
+		double value, const char *source, const char *detail);
+int writer_note(struct writer *w, const char *kind, const char *text);
+
+/* markers_sink callbacks (ctx = the writer) */
+int writer_step(void *w, const struct interval_row *row);
+int writer_phase(void *w, const struct interval_row *row);
+int writer_anomaly(void *w, const struct anomaly_row *row);
+
+int writer_commit(struct writer *w);
+/* The last SQLite error, for messages. */
+const char *writer_error(const struct writer *w);
+
+#endif

@@ -1,0 +1,56 @@
+"""Shared helpers for the end-to-end tests: where the programs are, running
+the recorder, and reading a run database."""
+import os
+import sqlite3
+import subprocess
+import tempfile
+import unittest
+
+SRCDIR = os.environ.get('MFU_SRCDIR', os.path.join(os.path.dirname(__file__), '..', '..'))
+
+
+def prog(var):
+    path = os.environ.get(var)
+    if not path or not os.path.exists(path):
+        raise unittest.SkipTest('%s is not set (run through meson test)' % var) if False else \
+            RuntimeError('%s is not set or missing: run the tests through meson test' % var)
+    return path
+
+
+def record(args, cmd, cwd=None, env=None, timeout=120, **kw):
+    """Run mfu-record ARGS -- CMD; returns the CompletedProcess."""
+    full = [prog('MFU_RECORD')] + list(args) + ['--'] + list(cmd)
+    return subprocess.run(full, cwd=cwd, env=env, timeout=timeout,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def query(db, sql, args=()):
+    con = sqlite3.connect('file:%s?mode=ro' % db, uri=True)
+    try:
+        con.row_factory = sqlite3.Row
+        return [dict(r) for r in con.execute(sql, args)]
+    finally:
+        con.close()
+
+
+def read_clock(path):
+    """The steps workload's own readings: {step: (t0, t1, cpu0, cpu1)} in ns."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            s, t0, t1, c0, c1 = (int(x) for x in line.split())
+            out[s] = (t0, t1, c0, c1)
+    return out
+
+
+class TempDirTest(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix='mfu-test-')
+        self.dir = self._tmp.name
+        os.chmod(self.dir, 0o777)
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir, name)

@@ -1,0 +1,334 @@
+"""mfu-record end to end: real workloads, checked against their own clocks."""
+import json
+import os
+import pwd
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from mfutest import TempDirTest, prog, query, read_clock, record  # noqa: E402
+
+
+def wl(name):
+    return prog('MFU_WL_' + name.upper())
+
+
+class RecordSteps(TempDirTest):
+    def test_steps_wall_and_cpu_against_own_clock(self):
+        db, clk = self.path('run.sqlite'), self.path('clock.txt')
+        p = record(['-o', db], [wl('steps'), '--steps', '20', '--busy-us', '3000',
+                                '--sleep-us', '2000', '--clock', clk, '--flops', '123456789',
+                                '--bytes', '4096'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        own = read_clock(clk)
+        steps = query(db, 'SELECT * FROM step ORDER BY step')
+        self.assertEqual(len(steps), 20)
+        self.assertEqual(len(own), 20)
+        for s in steps:
+            t0, t1, c0, c1 = own[s['step']]
+            self.assertEqual(s['complete'], 1)
+            self.assertEqual(s['wall_ns'], s['end_ns'] - s['begin_ns'])
+            # the markers' times lie inside the workload's readings around them
+            self.assertGreaterEqual(s['begin_ns'], t0)
+            self.assertLessEqual(s['end_ns'], t1)
+            own_wall = t1 - t0
+            self.assertLessEqual(abs(s['wall_ns'] - own_wall), max(0.01 * own_wall, 50000),
+                                 'step %d: recorded %d ns, own clock %d ns' % (s['step'], s['wall_ns'], own_wall))
+            # task-clock over all threads vs CLOCK_PROCESS_CPUTIME_ID
+            own_cpu = c1 - c0
+            self.assertLessEqual(abs(s['cpu_ns'] - own_cpu), max(0.02 * own_cpu, 100000),
+                                 'step %d: cpu %d vs own %d' % (s['step'], s['cpu_ns'], own_cpu))
+            # declared model values are stored exactly
+            self.assertEqual(s['model_flops'], 123456789.0)
+            self.assertEqual(s['model_bytes'], 4096.0)
+        run = query(db, 'SELECT * FROM run')[0]
+        self.assertEqual(run['state'], 'complete')
+        self.assertEqual(run['exit_status'], 0)
+        self.assertIsNone(run['exit_signal'])
+        self.assertEqual(run['lost_records'], 0)
+        self.assertEqual(json.loads(run['command'])[1:], ['--steps', '20', '--busy-us', '3000',
+                                                          '--sleep-us', '2000', '--clock', clk,
+                                                          '--flops', '123456789', '--bytes', '4096'])
+        self.assertEqual(run['dtype'], 'fp32')
+        self.assertGreater(run['ncpu'], 0)
+        self.assertTrue(run['kernel'])
+        self.assertLessEqual(run['start_ns'], steps[0]['begin_ns'])
+        self.assertGreaterEqual(run['end_ns'], steps[-1]['end_ns'])
+        counters = {c['name']: c for c in query(db, 'SELECT * FROM counter')}
+        for name in ('task-clock', 'context-switches', 'cpu-migrations', 'page-faults'):
+            self.assertEqual(counters[name]['opened'], 1, counters[name])
+        # no PMU here: the hardware counters are missing, with a reason
+        if not os.path.exists('/sys/bus/event_source/devices/cpu'):
+            notes = query(db, "SELECT text FROM note WHERE kind = 'missing_counters'")
+            self.assertTrue(any('no hardware PMU' in n['text'] for n in notes), notes)
+            self.assertIsNone(steps[0]['hw_flops'])
+            self.assertIsNone(steps[0]['cycles'])
+            self.assertEqual(p.stderr.count('no hardware PMU'), 1, p.stderr)
+
+    def test_phases_and_sleep(self):
+        db = self.path('run.sqlite')
+        p = record(['-o', db], [wl('steps'), '--steps', '5', '--busy-us', '2000', '--sleep-us', '10000',
+                                '--phases'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        phases = query(db, 'SELECT * FROM phase ORDER BY id')
+        self.assertEqual(len(phases), 10)
+        self.assertEqual([ph['name'] for ph in phases[:2]], ['compute', 'wait'])
+        for ph in phases:
+            self.assertEqual(ph['complete'], 1)
+            self.assertIsNotNone(ph['step'])
+            if ph['name'] == 'wait':
+                # a 10 ms sleep: wall about 10 ms, hardly any CPU
+                self.assertGreaterEqual(ph['wall_ns'], 10_000_000)
+                self.assertLess(ph['wall_ns'], 10_000_000 * 1.5)
+                self.assertLess(ph['cpu_ns'], 0.2 * ph['wall_ns'])
+                self.assertGreaterEqual(ph['ctx_switches'], 1)
+            else:
+                self.assertGreaterEqual(ph['wall_ns'], 2_000_000)
+                self.assertGreater(ph['cpu_ns'], 0.8 * ph['wall_ns'])
+
+    def test_two_threads_cpu_utilization(self):
+        ncpu = len(os.sched_getaffinity(0))
+        db, clk = self.path('run.sqlite'), self.path('clock.txt')
+        p = record(['-o', db], [wl('steps'), '--steps', '5', '--cpu-us', '50000', '--threads', '2',
+                                '--clock', clk])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        own = read_clock(clk)
+        run = query(db, 'SELECT ncpu FROM run')[0]
+        self.assertEqual(run['ncpu'], ncpu)
+        for s in query(db, 'SELECT * FROM step'):
+            t0, t1, c0, c1 = own[s['step']]
+            util = s['cpu_ns'] / (s['wall_ns'] * run['ncpu'])
+            own_util = (c1 - c0) / ((t1 - t0) * ncpu)
+            # the same as the workload's own clocks say...
+            self.assertAlmostEqual(util, own_util, delta=0.03, msg=str(s))
+            # ...and near 2/ncpu: two threads each used 50 ms of CPU (less
+            # only if something else took a CPU meanwhile)
+            self.assertGreater(util, 0.75 * min(2, ncpu) / ncpu, msg=str(s))
+            self.assertLessEqual(util, 1.0 + 1e-6)
+
+    def test_existing_file_kept_as_old(self):
+        db = self.path('run.sqlite')
+        with open(db, 'w') as f:
+            f.write('precious')
+        p = record(['-o', db], [wl('steps'), '--steps', '1'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(db + '.old') as f:
+            self.assertEqual(f.read(), 'precious')
+        self.assertEqual(len(query(db, 'SELECT * FROM step')), 1)
+
+    def test_no_side_files_left(self):
+        db = self.path('run.sqlite')
+        record(['-o', db], [wl('steps'), '--steps', '1'])
+        self.assertEqual(sorted(os.listdir(self.dir)), ['run.sqlite'])
+
+
+class RecordExit(TempDirTest):
+    def test_exit_code_propagates(self):
+        db = self.path('run.sqlite')
+        p = record(['-o', db], [wl('steps'), '--steps', '2', '--exit', '7'])
+        self.assertEqual(p.returncode, 7)
+        run = query(db, 'SELECT * FROM run')[0]
+        self.assertEqual(run['exit_status'], 7)
+        self.assertEqual(run['state'], 'complete')
+
+    def test_killing_signal_propagates(self):
+        for sig in (signal.SIGKILL, signal.SIGSEGV, signal.SIGTERM):
+            db = self.path('run-%d.sqlite' % sig)
+            p = record(['-o', db], [wl('steps'), '--steps', '2', '--raise', str(int(sig))])
+            self.assertEqual(p.returncode, 128 + sig, p.stderr)
+            run = query(db, 'SELECT * FROM run')[0]
+            self.assertEqual(run['exit_signal'], sig)
+            self.assertIsNone(run['exit_status'])
+            self.assertEqual(len(query(db, 'SELECT * FROM step WHERE complete = 1')), 2)
+
+    def test_command_not_found(self):
+        db = self.path('run.sqlite')
+        with open(db, 'w') as f:
+            f.write('precious')
+        p = record(['-o', db], [self.path('no-such-program')])
+        self.assertEqual(p.returncode, 127)
+        self.assertIn("cannot run", p.stderr)
+        self.assertEqual(p.stderr.count('\n'), 1, p.stderr)
+        # nothing ran: the previous file is back in place
+        with open(db) as f:
+            self.assertEqual(f.read(), 'precious')
+        self.assertFalse(os.path.exists(db + '.old'))
+
+    def test_command_not_executable(self):
+        script = self.path('not-exec')
+        with open(script, 'w') as f:
+            f.write('#!/bin/sh\n')
+        p = record(['-o', self.path('run.sqlite')], [script])
+        self.assertEqual(p.returncode, 126)
+
+    def test_sigint_to_recorder_completes_database(self):
+        db = self.path('run.sqlite')
+        proc = subprocess.Popen([prog('MFU_RECORD'), '-o', db, '--', wl('steps'), '--forever',
+                                 '--busy-us', '1000'], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        time.sleep(0.6)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 128 + signal.SIGINT, err)
+        con = sqlite3.connect('file:%s?mode=ro' % db, uri=True)
+        self.assertEqual(con.execute('PRAGMA integrity_check').fetchone()[0], 'ok')
+        con.close()
+        run = query(db, 'SELECT * FROM run')[0]
+        self.assertEqual(run['state'], 'interrupted')
+        self.assertEqual(run['exit_signal'], signal.SIGINT)
+        self.assertIsNotNone(run['end_ns'])
+        steps = query(db, 'SELECT complete, count(*) AS n FROM step GROUP BY complete')
+        complete = sum(r['n'] for r in steps if r['complete'] == 1)
+        self.assertGreater(complete, 50)
+        # the step cut by the signal is kept, flagged, with its anomaly
+        incomplete = sum(r['n'] for r in steps if r['complete'] == 0)
+        self.assertLessEqual(incomplete, 1)
+        self.assertEqual(incomplete, len(query(db, "SELECT * FROM anomaly WHERE kind = 'step_open_at_exit'")))
+
+    def test_sigkill_of_recorder_leaves_readable_database(self):
+        db = self.path('run.sqlite')
+        proc = subprocess.Popen([prog('MFU_RECORD'), '-o', db, '--', wl('steps'), '--steps', '1500',
+                                 '--busy-us', '1000'], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        time.sleep(1.0)
+        # the target is the recorder's child: find it before killing the recorder
+        children = open('/proc/%d/task/%d/children' % (proc.pid, proc.pid)).read().split()
+        proc.kill()
+        proc.wait()
+        for c in children:
+            try:
+                os.kill(int(c), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        run = query(db, 'SELECT * FROM run')[0]
+        self.assertEqual(run['state'], 'recording')
+        n = query(db, 'SELECT count(*) AS n FROM step')[0]['n']
+        # about 1 s of 1 ms steps ran; at most the last 0.25 s batch is lost
+        self.assertGreater(n, 300)
+
+
+class RecordMisuse(TempDirTest):
+    def test_misuse_becomes_anomalies(self):
+        db = self.path('run.sqlite')
+        p = record(['-o', db], [wl('misuse')])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        kinds = [a['kind'] for a in query(db, 'SELECT kind FROM anomaly ORDER BY id')]
+        self.assertEqual(kinds, [
+            'step_end_without_begin', 'model_outside_step', 'phase_end_without_begin',
+            'bad_model_value', 'bad_model_value', 'step_begin_while_open', 'phase_end_mismatch',
+            'phase_null_name', 'name_truncated', 'model_outside_phase', 'phase_open_at_exit',
+            'step_open_at_exit'])
+        steps = query(db, 'SELECT * FROM step ORDER BY step')
+        self.assertEqual([s['complete'] for s in steps], [0, 1, 0])
+        self.assertEqual(steps[0]['model_flops'], 100.0)
+        names = [ph['name'] for ph in query(db, 'SELECT name FROM phase ORDER BY id')]
+        self.assertIn('(null)', names)
+        self.assertIn('x' * 55, names)
+
+
+class RecordRing(TempDirTest):
+    def test_overflow_is_counted_exactly(self):
+        db = self.path('run.sqlite')
+        p = record(['-o', db, '--ring-records', '64'], [wl('storm'), '--threads', '2', '--steps', '200000'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        m = re.search(r'(\d+) marker records, (\d+) lost', p.stderr)
+        self.assertTrue(m, p.stderr)
+        got, lost = int(m.group(1)), int(m.group(2))
+        self.assertEqual(got + lost, 2 * 2 * 200000)
+        self.assertGreater(lost, 0)
+        run = query(db, 'SELECT lost_records FROM run')[0]
+        self.assertEqual(run['lost_records'], lost)
+
+    def test_sustained_rate_without_loss(self):
+        db = self.path('run.sqlite')
+        # 100,000 boundaries per second for 1 s (the 200k/s figure is a benchmark)
+        p = record(['-o', db], [wl('storm'), '--steps', '50000', '--rate', '100000'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(query(db, 'SELECT lost_records FROM run')[0]['lost_records'], 0)
+        self.assertEqual(query(db, 'SELECT count(*) AS n FROM phase WHERE complete = 1')[0]['n'], 50000)
+
+
+class RecordUsage(TempDirTest):
+    def run_rec(self, *args):
+        return subprocess.run([prog('MFU_RECORD')] + list(args), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, cwd=self.dir, timeout=60)
+
+    def test_help(self):
+        p = self.run_rec('--help')
+        self.assertEqual(p.returncode, 0)
+        self.assertIn('usage: mfu-record', p.stdout)
+        self.assertEqual(p.stderr, '')
+
+    def test_bad_options(self):
+        for args in (['--dtype', 'fp8', 'true'], ['--peak-flops', '-1', 'true'],
+                     ['--peak-flops', '1e400', 'true'], ['--peak-bw', '12X', 'true'],
+                     ['--ring-records', '100', 'true'], ['--nope', 'true'], []):
+            p = self.run_rec(*args)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertTrue(p.stderr.startswith('mfu-record: ') or 'Try' in p.stderr, p.stderr)
+            self.assertFalse(os.path.exists(self.path('run.sqlite')), args)
+
+    def test_unwritable_output(self):
+        p = self.run_rec('-o', '/proc/no/such/dir/run.sqlite', 'true')
+        self.assertEqual(p.returncode, 125)
+        self.assertIn('cannot create', p.stderr)
+
+    def test_symlink_not_followed(self):
+        target = self.path('victim')
+        with open(target, 'w') as f:
+            f.write('keep')
+        os.symlink(target, self.path('run.sqlite'))
+        p = self.run_rec('-o', 'run.sqlite', '--', wl('steps'), '--steps', '1')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(target) as f:
+            self.assertEqual(f.read(), 'keep')
+        self.assertTrue(os.path.islink(self.path('run.sqlite.old')))
+
+    def test_user_peak_overrides(self):
+        db = self.path('run.sqlite')
+        p = record(['-o', db, '--peak-flops', '2.5T', '--peak-bw', '100G', '--dtype', 'fp64'],
+                   [wl('steps'), '--steps', '1'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        run = query(db, 'SELECT * FROM run')[0]
+        self.assertEqual(run['peak_flops'], 2.5e12)
+        self.assertEqual(run['peak_bw'], 100e9)
+        self.assertEqual(run['dtype'], 'fp64')
+        self.assertTrue(run['peak_flops_source'].startswith('user'))
+        spec = query(db, "SELECT * FROM peak WHERE source = 'spec' AND kind = 'flops' AND dtype = 'fp64' AND scope = 'all'")
+        if run['uarch'] != 'unknown':
+            self.assertEqual(len(spec), 1)
+
+
+@unittest.skipUnless(os.geteuid() == 0, 'needs root to switch to an unprivileged user')
+class RecordUnprivileged(TempDirTest):
+    def test_as_nobody(self):
+        nobody = pwd.getpwnam('nobody')
+        db = self.path('run.sqlite')
+        clk = self.path('clock.txt')
+        cmd = ['setpriv', '--reuid=%d' % nobody.pw_uid, '--regid=%d' % nobody.pw_gid, '--clear-groups',
+               prog('MFU_RECORD'), '-o', db, '--', wl('steps'), '--steps', '5', '--busy-us', '2000',
+               '--sleep-us', '1000', '--clock', clk]
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        steps = query(db, 'SELECT * FROM step ORDER BY step')
+        own = read_clock(clk)
+        self.assertEqual(len(steps), 5)
+        for s in steps:
+            t0, t1, c0, c1 = own[s['step']]
+            self.assertLessEqual(abs(s['wall_ns'] - (t1 - t0)), max(0.01 * (t1 - t0), 50000))
+            self.assertLessEqual(abs(s['cpu_ns'] - (c1 - c0)), max(0.02 * (c1 - c0), 100000))
+        paranoid = int(open('/proc/sys/kernel/perf_event_paranoid').read())
+        if paranoid >= 2:
+            # user-mode-only switch counts would read 0: unknown, not 0
+            self.assertIsNone(steps[0]['ctx_switches'])
+            notes = [n['text'] for n in query(db, 'SELECT text FROM note')]
+            self.assertTrue(any('context-switches' in n for n in notes), notes)
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)

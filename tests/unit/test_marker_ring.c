@@ -1,0 +1,184 @@
+/* The marker ring: layout pinned (it crosses a process boundary), order,
+ * multi-producer correctness, and exact loss counting when full. */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "marker_ring.h"
+
+static void test_layout(void)
+{
+	/* Changing any of these needs MRING_VERSION + 1. */
+	CHECK_EQ_INT(sizeof(struct mring_record), 256);
+	CHECK_EQ_INT(sizeof(struct mring_header), 192);
+	CHECK_EQ_INT(offsetof(struct mring_record, seq), 0);
+	CHECK_EQ_INT(offsetof(struct mring_record, kind), 8);
+	CHECK_EQ_INT(offsetof(struct mring_record, pid), 16);
+	CHECK_EQ_INT(offsetof(struct mring_record, time_ns), 24);
+	CHECK_EQ_INT(offsetof(struct mring_record, a), 32);
+	CHECK_EQ_INT(offsetof(struct mring_record, nr), 48);
+	/* perf's PERF_FORMAT_GROUP|TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING layout */
+	CHECK_EQ_INT(offsetof(struct mring_record, time_enabled), 56);
+	CHECK_EQ_INT(offsetof(struct mring_record, time_running), 64);
+	CHECK_EQ_INT(offsetof(struct mring_record, values), 72);
+	CHECK_EQ_INT(offsetof(struct mring_record, time_enabled1), 72 + 8 * MRING_MAX_COUNTERS);
+	CHECK_EQ_INT(offsetof(struct mring_record, name), 256 - MRING_NAME_MAX);
+	CHECK_EQ_INT(offsetof(struct mring_header, head), 64);
+	CHECK_EQ_INT(offsetof(struct mring_header, tail), 128);
+}
+
+static void *new_ring(uint64_t nslots)
+{
+	void *mem = calloc(1, mring_size(nslots));
+	mring_init(mem, nslots, 4, 0);
+	return mem;
+}
+
+static void test_check(void)
+{
+	void *mem = new_ring(8);
+	struct mring_header *h = mem;
+	CHECK_EQ_INT(mring_check(mem, mring_size(8)), 0);
+	CHECK(mring_check(mem, mring_size(8) - 1) < 0);
+	CHECK(mring_check(mem, 10) < 0);
+	h->version = 99;
+	CHECK(mring_check(mem, mring_size(8)) < 0);
+	h->version = MRING_VERSION;
+	h->nslots = 6; /* not a power of two */
+	CHECK(mring_check(mem, mring_size(8)) < 0);
+	h->nslots = 8;
+	h->ncounters = MRING_MAX_COUNTERS + 1;
+	CHECK(mring_check(mem, mring_size(8)) < 0);
+	free(mem);
+}
+
+static void test_fifo_and_full(void)
+{
+	void *mem = new_ring(8);
+	uint64_t pos;
+
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 8; i++) {
+			struct mring_record *r = mring_claim(mem, &pos);
+			CHECK(r != NULL);
+			if (!r)
+				return;
+			r->time_ns = (uint64_t)(round * 100 + i);
+			mring_publish(r, pos);
+		}
+		/* full: the next claims fail and are counted */
+		CHECK(mring_claim(mem, &pos) == NULL);
+		CHECK(mring_claim(mem, &pos) == NULL);
+		CHECK_EQ_INT(mring_lost(mem), (uint64_t)(2 * (round + 1)));
+		CHECK_EQ_INT(mring_pending(mem), 8);
+		for (int i = 0; i < 8; i++) {
+			const struct mring_record *r = mring_peek(mem);
+			CHECK(r != NULL);
+			if (r)
+				CHECK_EQ_INT(r->time_ns, (uint64_t)(round * 100 + i));
+			mring_release(mem);
+		}
+		CHECK(mring_peek(mem) == NULL);
+	}
+	free(mem);
+}
+
+static void test_hole(void)
+{
+	void *mem = new_ring(8);
+	uint64_t p0, p1;
+	struct mring_record *a = mring_claim(mem, &p0); /* claimed, never published */
+	struct mring_record *b = mring_claim(mem, &p1);
+	(void)a;
+	mring_publish(b, p1);
+	CHECK(mring_peek(mem) == NULL); /* blocked behind the hole */
+	CHECK_EQ_INT(mring_skip_hole(mem), 1);
+	CHECK_EQ_INT(mring_lost(mem), 1);
+	CHECK(mring_peek(mem) == b);
+	mring_release(mem);
+	CHECK_EQ_INT(mring_skip_hole(mem), 0);
+	free(mem);
+}
+
+#define PRODUCERS 4
+#define PER_PRODUCER 200000
+
+struct prod { void *mem; int id; uint64_t written; };
+static int finished;
+
+static void *producer(void *arg)
+{
+	struct prod *p = arg;
+	for (uint64_t i = 0; i < PER_PRODUCER; i++) {
+		uint64_t pos;
+		struct mring_record *r = mring_claim(p->mem, &pos);
+		if (!r)
+			continue;
+		r->pid = p->id;
+		r->time_ns = i;
+		mring_publish(r, pos);
+		p->written++;
+	}
+	__atomic_fetch_add(&finished, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_concurrent(void)
+{
+	void *mem = new_ring(1024);
+	pthread_t t[PRODUCERS];
+	struct prod p[PRODUCERS];
+	uint64_t last[PRODUCERS], got = 0, written = 0;
+	int order_ok = 1, done = 0;
+
+	for (int i = 0; i < PRODUCERS; i++) {
+		p[i] = (struct prod){ mem, i, 0 };
+		last[i] = 0;
+		pthread_create(&t[i], NULL, producer, &p[i]);
+	}
+	/* consume while they produce; each producer's records arrive in order */
+	uint64_t seen_first[PRODUCERS] = { 0 };
+	while (!done) {
+		const struct mring_record *r;
+		while ((r = mring_peek(mem))) {
+			int id = r->pid;
+			if (id < 0 || id >= PRODUCERS) {
+				order_ok = 0;
+			} else {
+				if (seen_first[id] && r->time_ns <= last[id])
+					order_ok = 0;
+				seen_first[id] = 1;
+				last[id] = r->time_ns;
+			}
+			got++;
+			mring_release(mem);
+		}
+		done = __atomic_load_n(&finished, __ATOMIC_ACQUIRE) == PRODUCERS;
+		if (done) {
+			for (int i = 0; i < PRODUCERS; i++)
+				pthread_join(t[i], NULL);
+			while ((r = mring_peek(mem))) {
+				got++;
+				mring_release(mem);
+			}
+		}
+	}
+	for (int i = 0; i < PRODUCERS; i++)
+		written += p[i].written;
+	CHECK(order_ok);
+	CHECK_EQ_INT(got, written);
+	CHECK_EQ_INT(written + mring_lost(mem), (uint64_t)PRODUCERS * PER_PRODUCER);
+	free(mem);
+}
+
+int main(void)
+{
+	test_layout();
+	test_check();
+	test_fifo_and_full();
+	test_hole();
+	test_concurrent();
+	return check_status();
+}

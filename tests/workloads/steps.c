@@ -1,0 +1,166 @@
+/*
+ * steps: a configurable step loop for the end-to-end tests. It reads its own
+ * clocks around every marker so tests can compare the recorder's numbers
+ * with the workload's.
+ *
+ *   --steps N        steps to run (default 10)
+ *   --busy-us US     spin this long inside each step (CLOCK_MONOTONIC)
+ *   --cpu-us US      spin until each thread has used this much CPU time
+ *                    (CLOCK_THREAD_CPUTIME_ID), however busy the machine is
+ *   --sleep-us US    sleep this long inside each step
+ *   --gap-us US      sleep this long between steps
+ *   --threads T      spin in T threads at once during the busy part
+ *   --flops F        declare F model FLOPs (and --bytes B) per step
+ *   --phases         wrap the busy part in phase "compute" and the sleep in "wait"
+ *   --clock FILE     write "step t_before_begin t_after_end cpu_before cpu_after"
+ *                    per step (ns; CLOCK_MONOTONIC and CLOCK_PROCESS_CPUTIME_ID)
+ *   --exit CODE      exit with CODE at the end
+ *   --raise SIG      kill itself with SIG at the end
+ *   --forever        keep stepping until a signal arrives
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mfu.h"
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void spin_us(long us)
+{
+	uint64_t end = clock_ns(CLOCK_MONOTONIC) + (uint64_t)us * 1000;
+	while (clock_ns(CLOCK_MONOTONIC) < end)
+		;
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static void spin_cpu_us(long us)
+{
+	uint64_t end = clock_ns(CLOCK_THREAD_CPUTIME_ID) + (uint64_t)us * 1000;
+	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end)
+		;
+}
+
+static long busy_us, cpu_us;
+
+static void busy(void)
+{
+	if (busy_us)
+		spin_us(busy_us);
+	if (cpu_us)
+		spin_cpu_us(cpu_us);
+}
+
+static void *spinner(void *arg)
+{
+	(void)arg;
+	busy();
+	return NULL;
+}
+
+static long num(const char *opt, const char *s)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s ? s : "", &end, 10);
+	if (!s || !*s || *end || errno || v < 0) {
+		fprintf(stderr, "steps: %s needs a non-negative integer\n", opt);
+		exit(2);
+	}
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	long steps = 10, sleep_for = 0, gap = 0, threads = 1, exit_code = 0, sig = 0;
+	double flops = -1, bytes = 0;
+	int phases = 0, forever = 0;
+	FILE *clk = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--steps")) steps = num(a, v), i++;
+		else if (!strcmp(a, "--busy-us")) busy_us = num(a, v), i++;
+		else if (!strcmp(a, "--sleep-us")) sleep_for = num(a, v), i++;
+		else if (!strcmp(a, "--cpu-us")) cpu_us = num(a, v), i++;
+		else if (!strcmp(a, "--gap-us")) gap = num(a, v), i++;
+		else if (!strcmp(a, "--threads")) threads = num(a, v), i++;
+		else if (!strcmp(a, "--flops")) flops = (double)num(a, v), i++;
+		else if (!strcmp(a, "--bytes")) bytes = (double)num(a, v), i++;
+		else if (!strcmp(a, "--exit")) exit_code = num(a, v), i++;
+		else if (!strcmp(a, "--raise")) sig = num(a, v), i++;
+		else if (!strcmp(a, "--phases")) phases = 1;
+		else if (!strcmp(a, "--forever")) forever = 1;
+		else if (!strcmp(a, "--clock")) {
+			if (!v || !(clk = fopen(v, "w"))) {
+				fprintf(stderr, "steps: cannot write %s\n", v ? v : "(none)");
+				return 2;
+			}
+			i++;
+		} else {
+			fprintf(stderr, "steps: unknown option %s\n", a);
+			return 2;
+		}
+	}
+	if (threads < 1 || threads > 1024) {
+		fprintf(stderr, "steps: --threads must be 1..1024\n");
+		return 2;
+	}
+
+	for (long s = 0; forever || s < steps; s++) {
+		uint64_t c0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+		uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+		mfu_step_begin();
+		if (flops >= 0)
+			mfu_step_model(flops, bytes);
+		if (busy_us || cpu_us) {
+			pthread_t tids[1024];
+			if (phases)
+				mfu_phase_begin("compute");
+			for (long t = 1; t < threads; t++)
+				pthread_create(&tids[t], NULL, spinner, NULL);
+			busy();
+			for (long t = 1; t < threads; t++)
+				pthread_join(tids[t], NULL);
+			if (phases)
+				mfu_phase_end("compute");
+		}
+		if (sleep_for) {
+			if (phases)
+				mfu_phase_begin("wait");
+			sleep_us(sleep_for);
+			if (phases)
+				mfu_phase_end("wait");
+		}
+		mfu_step_end();
+		uint64_t t1 = clock_ns(CLOCK_MONOTONIC);
+		uint64_t c1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+		if (clk)
+			fprintf(clk, "%ld %llu %llu %llu %llu\n", s, (unsigned long long)t0,
+				(unsigned long long)t1, (unsigned long long)c0, (unsigned long long)c1);
+		if (gap)
+			sleep_us(gap);
+	}
+	if (clk)
+		fclose(clk);
+	if (sig)
+		raise((int)sig);
+	return (int)exit_code;
+}
