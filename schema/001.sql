@@ -136,5 +136,8 @@ CREATE TABLE note (
   text    TEXT NOT NULL
 );
 
-CREATE INDEX phase_step ON phase(step);
-CREATE INDEX phase_name ON phase(name);
+-- @deferred: created by mfu-record when the recording ends (indexes slow
+-- down ingest; a database whose recorder was killed lacks them, and reads
+-- the same, only slower).
+CREATE INDEX IF NOT EXISTS phase_step ON phase(step);
+CREATE INDEX IF NOT EXISTS phase_name ON phase(name);

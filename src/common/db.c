@@ -37,6 +37,38 @@ int db_exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
 	return 0;
 }
 
+#define DEFERRED_MARK "-- @deferred"
+
+/* Run the part of @text before the deferred mark (@deferred = 0) or after
+ * it (@deferred = 1). */
+static int exec_schema_part(sqlite3 *db, const char *text, int deferred, char *err, size_t errlen)
+{
+	const char *mark = strstr(text, DEFERRED_MARK);
+	char *part;
+	int rc;
+
+	if (!mark)
+		return deferred ? 0 : db_exec(db, text, err, errlen);
+	if (deferred)
+		return db_exec(db, mark, err, errlen);
+	part = strndup(text, (size_t)(mark - text));
+	if (!part)
+		return -ENOMEM;
+	rc = db_exec(db, part, err, errlen);
+	free(part);
+	return rc;
+}
+
+int db_finish(sqlite3 *db, char *err, size_t errlen)
+{
+	for (const struct mfu_embedded *f = mfu_schema_files; f->name; f++) {
+		int rc = exec_schema_part(db, f->text, 1, err, errlen);
+		if (rc)
+			return rc;
+	}
+	return db_exec(db, "PRAGMA journal_mode=DELETE", err, errlen);
+}
+
 int db_create(const char *path, sqlite3 **out, char *err, size_t errlen)
 {
 	struct stat st;
@@ -87,7 +119,7 @@ int db_create(const char *path, sqlite3 **out, char *err, size_t errlen)
 	if (rc)
 		goto fail;
 	for (const struct mfu_embedded *f = mfu_schema_files; f->name; f++) {
-		rc = db_exec(db, f->text, err, errlen);
+		rc = exec_schema_part(db, f->text, 0, err, errlen);
 		if (rc) {
 			char msg[512];
 			strbuf(msg, sizeof(msg), "schema %s: %s", f->name, err);

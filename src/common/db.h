@@ -14,6 +14,12 @@ int db_schema_version(void);
  * followed. Returns 0 or -errno / -EPROTO with a message in @err. */
 int db_create(const char *path, sqlite3 **out, char *err, size_t errlen);
 
+/* Finish a database made by db_create(): run the deferred part of the
+ * schema (after the "-- @deferred" line: indexes that would slow down
+ * ingest) and switch to a rollback journal, so that readers of the finished
+ * file need no -wal/-shm files and create none. Returns 0 or -EIO. */
+int db_finish(sqlite3 *db, char *err, size_t errlen);
+
 /* Open an existing mfu database read-only. Fails, creating nothing, when the
  * file is missing, is not SQLite, is not an mfu database, or has a schema
  * newer than this build; @err gets one line saying which. Returns 0 or

@@ -189,9 +189,12 @@ int counters_plan(struct counters *cs, const char *dtype, const char *sysfs)
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(flop_events); i++) {
 		struct perf_event_attr attr = { 0 };
+		char qualified[160];
 		if (flop_events[i].dtype && strcmp(flop_events[i].dtype, dtype) != 0)
 			continue;
-		if (pfm_encode(flop_events[i].event, &attr) != 0)
+		/* qualified with the PMU, so an event of another PMU never matches */
+		if (strbuf(qualified, sizeof(qualified), "%s::%s", cs->pmu, flop_events[i].event) ||
+		    pfm_encode(qualified, &attr) != 0)
 			continue;
 		c = add(cs, flop_events[i].event, "hardware", "count", 1, COL_FLOPS, flop_events[i].weight);
 		if (!c)

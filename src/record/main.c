@@ -52,7 +52,7 @@ static void usage(FILE *f)
 		"                          bf16, fp16\n"
 		"      --peak-flops FLOPS  peak FLOP/s to use instead of the spec peak, e.g. 1.5T\n"
 		"      --peak-bw BYTES     peak memory bandwidth in bytes/s, e.g. 200G\n"
-		"      --ring-records N    marker ring capacity in records (default 32768, a power\n"
+		"      --ring-records N    marker ring capacity in records (default 65536, a power\n"
 		"                          of two, 256 bytes each)\n"
 		"  -q, --quiet             do not print the closing summary line\n"
 		"  -h, --help              show this help\n"
@@ -82,7 +82,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 	o->output = "run.sqlite";
 	o->dtype = "fp32";
-	o->ring_records = 32768;
+	o->ring_records = 65536;
 	while ((c = getopt_long(argc, argv, "+o:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
@@ -522,9 +522,8 @@ out:
 	markers_free(d.markers);
 	writer_close(d.writer);
 	if (db) {
-		/* Leave a plain rollback-journal file: readers then need no -wal or
-		 * -shm files and create none. */
-		sqlite3_exec(db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+		if (db_finish(db, err, sizeof(err)) != 0)
+			fprintf(stderr, PROG ": cannot finish %s: %s\n", o.output, err);
 		sqlite3_close(db);
 	}
 	if (ring != MAP_FAILED)

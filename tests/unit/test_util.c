@@ -1,0 +1,85 @@
+/* Checked parsing and JSON string escaping. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "util.h"
+
+static const struct {
+	int line;
+	const char *in;
+	int rc;
+	double out;
+} si_cases[] = {
+	{ __LINE__, "1.5T", 0, 1.5e12 },
+	{ __LINE__, "200G", 0, 200e9 },
+	{ __LINE__, "3k", 0, 3e3 },
+	{ __LINE__, "2.5e12", 0, 2.5e12 },
+	{ __LINE__, "7", 0, 7 },
+	{ __LINE__, "0", -ERANGE, 0 },
+	{ __LINE__, "-1", -ERANGE, 0 },
+	{ __LINE__, "1e400", -ERANGE, 0 },
+	{ __LINE__, "nan", -ERANGE, 0 },
+	{ __LINE__, "inf", -ERANGE, 0 },
+	{ __LINE__, "12X", -EINVAL, 0 },
+	{ __LINE__, "", -EINVAL, 0 },
+	{ __LINE__, "G", -EINVAL, 0 },
+	{ __LINE__, " 5", -EINVAL, 0 },
+	{ __LINE__, "5 ", -EINVAL, 0 },
+	{ __LINE__, "1.5TT", -EINVAL, 0 },
+};
+
+static void test_parse(void)
+{
+	int i;
+	uint64_t u;
+	double d;
+
+	for (size_t k = 0; k < sizeof(si_cases) / sizeof(si_cases[0]); k++) {
+		d = 0;
+		int rc = parse_si(si_cases[k].in, &d);
+		CHECK_ROW(rc == si_cases[k].rc, si_cases[k].line);
+		if (rc == 0)
+			CHECK_ROW(d == si_cases[k].out, si_cases[k].line);
+	}
+	CHECK_EQ_INT(safe_atoi("42", &i), 0);
+	CHECK_EQ_INT(i, 42);
+	CHECK_EQ_INT(safe_atoi("-7", &i), 0);
+	CHECK_EQ_INT(i, -7);
+	CHECK_EQ_INT(safe_atoi("4x", &i), -EINVAL);
+	CHECK_EQ_INT(safe_atoi("", &i), -EINVAL);
+	CHECK_EQ_INT(safe_atoi("99999999999", &i), -ERANGE);
+	CHECK_EQ_INT(safe_atou64("18446744073709551615", &u), 0);
+	CHECK(u == UINT64_MAX);
+	CHECK_EQ_INT(safe_atou64("18446744073709551616", &u), -ERANGE);
+	CHECK_EQ_INT(safe_atou64("-1", &u), -EINVAL);
+	CHECK_EQ_INT(safe_atod("0.25", &d), 0);
+	CHECK(d == 0.25);
+	CHECK_EQ_INT(safe_atod("0.25abc", &d), -EINVAL);
+}
+
+static void test_json(void)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	CHECK_EQ_INT(json_append_string(&buf, &len, &cap, "a\"b\\c\nd\x01"), 0);
+	CHECK_STR(buf, "\"a\\\"b\\\\c\\nd\\u0001\"");
+	CHECK_EQ_INT(len, strlen(buf));
+	free(buf);
+}
+
+static void test_strbuf(void)
+{
+	char b[4];
+	CHECK_EQ_INT(strbuf(b, sizeof(b), "%s", "abc"), 0);
+	CHECK_EQ_INT(strbuf(b, sizeof(b), "%s", "abcd"), -ENOSPC);
+	CHECK_STR(b, "abc");
+}
+
+int main(void)
+{
+	test_parse();
+	test_json();
+	test_strbuf();
+	return check_status();
+}
