@@ -304,6 +304,65 @@ class RecordUsage(TempDirTest):
             self.assertEqual(len(spec), 1)
 
 
+class RecordPrograms(TempDirTest):
+    """The demo MLP (C) and the Python training loop, recorded end to end."""
+
+    def test_mlp_demo(self):
+        db = self.path('run.sqlite')
+        p = record(['-o', db], [wl('mlp'), '--steps', '12', '--quiet'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        m = re.search(r'model_flops_per_step=(\d+) model_bytes_per_step=(\d+)', p.stderr)
+        flops, nbytes = float(m.group(1)), float(m.group(2))
+        steps = query(db, 'SELECT * FROM step ORDER BY step')
+        self.assertEqual(len(steps), 12)
+        self.assertTrue(all(s['model_flops'] == flops and s['model_bytes'] == nbytes for s in steps))
+        phases = query(db, 'SELECT name, count(*) AS n, sum(model_flops) AS f FROM phase GROUP BY name')
+        self.assertEqual({r['name']: r['n'] for r in phases},
+                         {'data': 12, 'forward': 12, 'backward': 12, 'optimizer': 12})
+        # the phases' declared FLOPs add up to the steps' exactly
+        self.assertEqual(sum(r['f'] or 0 for r in phases), 12 * flops)
+        self.assertEqual(query(db, 'SELECT count(*) AS n FROM anomaly')[0]['n'], 0)
+
+    def test_python_training_loop(self):
+        db = self.path('run.sqlite')
+        env = dict(os.environ, MFU_LIBRARY=prog('MFU_LIBMFU'), PYTHONPATH=os.environ.get('MFU_PYTHON_DIR', ''))
+        script = os.path.join(os.environ['MFU_SRCDIR'], 'tests/workloads/train.py')
+        p = record(['-o', db], [sys.executable, script, '--steps', '15', '--quiet'], env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        m = re.search(r'model_flops_per_step=(\d+)', p.stderr)
+        steps = query(db, 'SELECT * FROM step WHERE complete = 1')
+        self.assertEqual(len(steps), 15)
+        self.assertTrue(all(s['model_flops'] == float(m.group(1)) for s in steps))
+        names = {r['name'] for r in query(db, 'SELECT DISTINCT name FROM phase')}
+        self.assertEqual(names, {'data', 'forward', 'backward', 'optimizer'})
+
+    def test_python_without_library_warns_once(self):
+        db = self.path('run.sqlite')
+        env = dict(os.environ, MFU_LIBRARY=self.path('missing-libmfu.so'),
+                   PYTHONPATH=os.environ.get('MFU_PYTHON_DIR', ''))
+        script = os.path.join(os.environ['MFU_SRCDIR'], 'tests/workloads/train.py')
+        p = record(['-o', db], [sys.executable, script, '--steps', '3', '--quiet'], env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr.count('mfu: cannot load libmfu'), 1, p.stderr)
+        self.assertEqual(query(db, 'SELECT count(*) AS n FROM step')[0]['n'], 0)
+
+
+class LibraryProbes(unittest.TestCase):
+    def test_each_marker_is_a_usdt_probe(self):
+        out = subprocess.run(['readelf', '-n', prog('MFU_LIBMFU')], stdout=subprocess.PIPE,
+                             text=True, check=True).stdout
+        probes = set(re.findall(r'Provider: (\w+)\s+Name: (\w+)', out))
+        self.assertEqual(probes, {('mfu', n) for n in ('step_begin', 'step_end', 'step_model',
+                                                        'phase_begin', 'phase_end', 'phase_model')})
+
+    def test_only_the_api_is_exported(self):
+        out = subprocess.run(['nm', '-D', '--defined-only', prog('MFU_LIBMFU')], stdout=subprocess.PIPE,
+                             text=True, check=True).stdout
+        syms = {l.split()[-1].split('@')[0] for l in out.splitlines() if ' T ' in l}
+        self.assertEqual(syms, {'mfu_step_begin', 'mfu_step_end', 'mfu_step_model', 'mfu_phase_begin',
+                                'mfu_phase_end', 'mfu_phase_model', 'mfu_recording'})
+
+
 @unittest.skipUnless(os.geteuid() == 0, 'needs root to switch to an unprivileged user')
 class RecordUnprivileged(TempDirTest):
     def test_as_nobody(self):

@@ -1,0 +1,221 @@
+"""Step and phase markers for mfu-record (a ctypes binding of libmfu).
+
+    import mfu
+
+    for batch in loader:
+        with mfu.step(flops=6 * n_params * tokens, bytes=4 * n_params):
+            with mfu.phase("forward"):
+                loss = model(batch)
+            with mfu.phase("backward"):
+                loss.backward()
+            with mfu.phase("optimizer", flops=2 * n_params):
+                opt.step()
+
+The same operations exist as plain functions (step_begin(), step_end(),
+step_model(flops, bytes), phase_begin(name), phase_end(name),
+phase_model(flops, bytes), recording()), and step()/phase() also work as
+decorators (``@mfu.phase("eval")``). FLOPs and bytes are plain numbers of
+floating-point operations and bytes; see the C header mfu.h for the meaning
+of each call.
+
+libmfu is loaded from the file named by the environment variable
+MFU_LIBRARY if it is set, else as "libmfu.so.0" through the dynamic loader
+(so LD_LIBRARY_PATH finds an uninstalled build). If it cannot be loaded every
+call is a no-op; when the program is being recorded (MFU_RING_FD is set) the
+module says why, once, on stderr. Outside mfu-record every call is a no-op in
+libmfu too, and recording() is False.
+"""
+
+import contextlib
+import ctypes
+import os
+import sys
+
+__all__ = [
+    "step",
+    "phase",
+    "step_begin",
+    "step_end",
+    "step_model",
+    "phase_begin",
+    "phase_end",
+    "phase_model",
+    "recording",
+    "available",
+]
+
+_SONAME = "libmfu.so.0"
+
+
+def _noop(*args):
+    return None
+
+
+def _zero():
+    return 0
+
+
+# The C entry points, replaced by ctypes function objects (argtypes and
+# restype set once, here, so each call converts nothing it need not) when
+# libmfu loads. Everything below calls these module globals.
+_step_begin = _noop
+_step_end = _noop
+_step_model = _noop
+_phase_begin = _noop
+_phase_end = _noop
+_phase_model = _noop
+_recording = _zero
+
+_lib = None
+_load_error = None
+
+
+def _load():
+    global _lib, _load_error
+    global _step_begin, _step_end, _step_model
+    global _phase_begin, _phase_end, _phase_model, _recording
+
+    # An explicit MFU_LIBRARY that fails does not fall back to the default:
+    # that would silently record with another build than the one asked for.
+    path = os.environ.get("MFU_LIBRARY") or _SONAME
+    try:
+        lib = ctypes.CDLL(path)
+        fns = {}
+        for name, argtypes, restype in (
+            ("mfu_step_begin", [], None),
+            ("mfu_step_end", [], None),
+            ("mfu_step_model", [ctypes.c_double, ctypes.c_double], None),
+            ("mfu_phase_begin", [ctypes.c_char_p], None),
+            ("mfu_phase_end", [ctypes.c_char_p], None),
+            ("mfu_phase_model", [ctypes.c_double, ctypes.c_double], None),
+            ("mfu_recording", [], ctypes.c_int),
+        ):
+            f = getattr(lib, name)
+            f.argtypes = argtypes
+            f.restype = restype
+            fns[name] = f
+    except (OSError, AttributeError) as e:
+        _load_error = str(e) or type(e).__name__
+        if os.environ.get("MFU_RING_FD"):
+            sys.stderr.write(
+                "mfu: cannot load libmfu (%s); steps will not be recorded. "
+                "Set MFU_LIBRARY=/path/to/libmfu.so.0 or LD_LIBRARY_PATH.\n"
+                % _load_error
+            )
+            sys.stderr.flush()
+        return
+    _lib = lib
+    _step_begin = fns["mfu_step_begin"]
+    _step_end = fns["mfu_step_end"]
+    _step_model = fns["mfu_step_model"]
+    _phase_begin = fns["mfu_phase_begin"]
+    _phase_end = fns["mfu_phase_end"]
+    _phase_model = fns["mfu_phase_model"]
+    _recording = fns["mfu_recording"]
+
+
+_load()
+
+
+def _name(name):
+    """A phase name as bytes for C: str is encoded UTF-8, bytes pass as
+    they are, None stays None (NULL), anything else goes through str()."""
+    if isinstance(name, str):
+        return name.encode("utf-8", "surrogateescape")
+    if name is None or isinstance(name, bytes):
+        return name
+    return str(name).encode("utf-8", "surrogateescape")
+
+
+def _num(x):
+    return 0.0 if x is None else x
+
+
+def available():
+    """True when libmfu was loaded (the markers reach the C library)."""
+    return _lib is not None
+
+
+def recording():
+    """True when this process is being recorded by mfu-record."""
+    return bool(_recording())
+
+
+def step_begin():
+    """Begin a step (one iteration of the program's main loop)."""
+    _step_begin()
+
+
+def step_end():
+    """End the step begun by the last step_begin()."""
+    _step_end()
+
+
+def step_model(flops, bytes):
+    """Declare the current step's model FLOPs and model bytes (calls within
+    one step add up)."""
+    _step_model(flops, bytes)
+
+
+def phase_begin(name):
+    """Begin a phase called name (str or bytes; at most 55 bytes are kept)
+    in the calling thread. Phases nest."""
+    _phase_begin(_name(name))
+
+
+def phase_end(name=None):
+    """End the innermost open phase called name in the calling thread (None
+    ends the innermost phase, whatever its name)."""
+    _phase_end(_name(name))
+
+
+def phase_model(flops, bytes):
+    """Declare the model FLOPs and bytes of the calling thread's innermost
+    open phase (calls within one phase add up)."""
+    _phase_model(flops, bytes)
+
+
+class step(contextlib.ContextDecorator):
+    """``with mfu.step(flops=..., bytes=...):`` marks one step and, when flops
+    or bytes is given, declares its model FLOPs and bytes (a missing one
+    counts as 0). The step ends however the block is left; exceptions
+    propagate. Also a decorator: ``@mfu.step(flops=...)``."""
+
+
+    def __init__(self, flops=None, bytes=None):
+        self.flops = flops
+        self.bytes = bytes
+
+    def __enter__(self):
+        _step_begin()
+        if self.flops is not None or self.bytes is not None:
+            _step_model(_num(self.flops), _num(self.bytes))
+        return self
+
+    def __exit__(self, *exc):
+        _step_end()
+        return False
+
+
+class phase(contextlib.ContextDecorator):
+    """``with mfu.phase("forward"):`` marks a phase of the current step in
+    the calling thread; flops= and bytes= declare its model FLOPs and bytes.
+    The phase ends however the block is left; exceptions propagate. Also a
+    decorator: ``@mfu.phase("optimizer")``."""
+
+
+    def __init__(self, name, flops=None, bytes=None):
+        # Encoded once here; C copies the name during each call.
+        self.name = _name(name)
+        self.flops = flops
+        self.bytes = bytes
+
+    def __enter__(self):
+        _phase_begin(self.name)
+        if self.flops is not None or self.bytes is not None:
+            _phase_model(_num(self.flops), _num(self.bytes))
+        return self
+
+    def __exit__(self, *exc):
+        _phase_end(self.name)
+        return False

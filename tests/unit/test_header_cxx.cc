@@ -1,0 +1,11 @@
+// mfu.h compiles as C++ and links against libmfu from C++.
+#include <mfu.h>
+
+int main()
+{
+	mfu_step_begin();
+	mfu_phase_begin("forward");
+	mfu_phase_end("forward");
+	mfu_step_end();
+	return mfu_recording() != 0;
+}
