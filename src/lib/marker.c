@@ -74,7 +74,9 @@ __attribute__((constructor)) static void mfu_init(void)
 	 * owned by anybody else (a stray fd number, or a planted one). */
 	if (st.st_uid != geteuid() && geteuid() != 0)
 		return;
-	mem = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd, 0);
+	/* MAP_POPULATE: fault the ring in now, not one page per 16 records later
+	 * inside the markers. */
+	mem = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring_fd, 0);
 	if (mem == MAP_FAILED)
 		return;
 	if (mring_check(mem, (size_t)st.st_size) != 0) {
