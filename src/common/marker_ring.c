@@ -15,20 +15,37 @@ size_t mring_size(uint64_t nslots)
 	return sizeof(struct mring_header) + nslots * sizeof(struct mring_record);
 }
 
-void mring_init(void *mem, uint64_t nslots, uint32_t ncounters0, uint32_t ncounters1)
+unsigned mring_data_words(uint32_t ngroups, const uint8_t *group_nr)
+{
+	unsigned words = 0;
+	for (uint32_t g = 0; g < ngroups; g++)
+		words += 3u + group_nr[g];
+	return words;
+}
+
+int mring_init(void *mem, uint64_t nslots, uint32_t ngroups, const uint8_t *group_nr)
 {
 	struct mring_header *h = mem;
+	unsigned off = 0;
+
+	if (ngroups > MRING_MAX_GROUPS || mring_data_words(ngroups, group_nr) > MRING_DATA_WORDS)
+		return -E2BIG;
+	for (uint32_t g = 0; g < ngroups; g++) {
+		h->group_nr[g] = group_nr[g];
+		h->group_offset[g] = (uint8_t)off;
+		off += 3u + group_nr[g];
+	}
+	h->ngroups = ngroups;
 	h->magic = MRING_MAGIC;
 	h->version = MRING_VERSION;
 	h->header_size = sizeof(*h);
 	h->record_size = sizeof(struct mring_record);
-	h->ncounters = ncounters0;
-	h->ncounters1 = ncounters1;
 	h->nslots = nslots;
 	for (uint64_t i = 0; i < nslots; i++)
 		__atomic_store_n(&slot(mem, i)->seq, i, __ATOMIC_RELAXED);
 	__atomic_store_n(&h->head, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&h->tail, 0, __ATOMIC_RELEASE);
+	return 0;
 }
 
 int mring_check(const void *mem, size_t size)
@@ -40,8 +57,12 @@ int mring_check(const void *mem, size_t size)
 	    h->header_size != sizeof(*h) || h->record_size != sizeof(struct mring_record))
 		return -EPROTO;
 	if (h->nslots == 0 || (h->nslots & (h->nslots - 1)) != 0 ||
-	    h->ncounters + (uint64_t)h->ncounters1 > MRING_MAX_COUNTERS || mring_size(h->nslots) > size)
+	    h->ngroups > MRING_MAX_GROUPS || mring_data_words(h->ngroups, h->group_nr) > MRING_DATA_WORDS ||
+	    mring_size(h->nslots) > size)
 		return -EINVAL;
+	for (uint32_t g = 0, off = 0; g < h->ngroups; off += 3u + h->group_nr[g], g++)
+		if (h->group_offset[g] != off)
+			return -EINVAL;
 	return 0;
 }
 

@@ -23,15 +23,16 @@
 #include <stddef.h>
 
 #define MRING_MAGIC 0x676e69725566d6dULL /* "mfUring" */
-#define MRING_VERSION 1
-#define MRING_MAX_COUNTERS 14
-#define MRING_NAME_MAX 56 /* bytes in a record's name, with the NUL */
+#define MRING_VERSION 2
+#define MRING_MAX_GROUPS 8   /* counter groups read at each boundary */
+#define MRING_DATA_WORDS 50  /* u64 words for all groups' readings */
+#define MRING_NAME_MAX 64    /* bytes in a record's name, with the NUL */
 
 /* Environment variables through which mfu-record hands its resources to the
  * target: the marker ring's memfd and the fds of the counter group leaders,
- * "G0" or "G0,G1": group 0 holds the software events, group 1 (if any) the
- * hardware events, which are kept apart so that a hardware group the PMU
- * cannot schedule never stops the software counts. */
+ * "G0,G1,...": group 0 holds the software events; groups 1.. hold hardware
+ * events, in groups small enough for the PMU to schedule each one whole
+ * (the kernel time-shares groups that do not fit together: multiplexing). */
 #define MFU_ENV_RING_FD "MFU_RING_FD"
 #define MFU_ENV_GROUP_FD "MFU_GROUP_FD"
 
@@ -46,31 +47,29 @@ enum mring_kind {
 
 /* record flags */
 #define MRING_F_NAME_TRUNCATED 0x1 /* the name was longer than the field */
-#define MRING_F_NO_COUNTERS 0x2    /* the counter group could not be read */
+#define MRING_F_NO_COUNTERS 0x2    /* a counter group could not be read */
 #define MRING_F_NULL_NAME 0x4      /* a NULL name was passed */
 
-/* One marker record: 256 bytes. nr, time_enabled, time_running and values
- * are laid out exactly as perf's read() of a PERF_FORMAT_GROUP |
- * PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING group, so
- * the marker reads the counters straight into the slot. */
+/* One marker record: 512 bytes. data[] holds one reading per counter group,
+ * back to back, each laid out exactly as perf's read() of a
+ * PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
+ * PERF_FORMAT_TOTAL_TIME_RUNNING group: { nr, time_enabled, time_running,
+ * values[nr] }. Group g starts at word mring_header.group_offset[g], so the
+ * marker reads each group straight into the slot. A group that could not be
+ * read has nr = 0 there. */
 struct mring_record {
 	uint64_t seq;          /* ring sequence (written last, release) */
 	uint16_t kind;         /* enum mring_kind */
 	uint16_t flags;        /* MRING_F_* */
 	uint16_t name_len;     /* bytes of name (without NUL) */
-	uint16_t reserved;
+	uint16_t ngroups;      /* groups read into data[] */
 	int32_t pid;
 	int32_t tid;
-	uint64_t time_ns;      /* CLOCK_MONOTONIC, taken right after the read */
+	uint64_t time_ns;      /* CLOCK_MONOTONIC, taken right after the reads */
 	double a;              /* model FLOPs for *_MODEL */
 	double b;              /* model bytes for *_MODEL */
-	uint64_t nr;           /* counter values in values[] (0: not read) */
-	uint64_t time_enabled; /* of the counter group, ns */
-	uint64_t time_running; /* of the counter group, ns */
-	uint64_t values[MRING_MAX_COUNTERS]; /* values of group 0, then of group 1 */
-	uint64_t time_enabled1; /* of counter group 1 (hardware), ns */
-	uint64_t time_running1;
-	char name[MRING_NAME_MAX];            /* phase name, NUL-terminated */
+	uint64_t data[MRING_DATA_WORDS];
+	char name[MRING_NAME_MAX]; /* phase name, NUL-terminated */
 };
 
 /* The ring's header, at offset 0 of the shared memory; the slots follow at
@@ -80,25 +79,28 @@ struct mring_header {
 	uint32_t version;
 	uint32_t header_size; /* sizeof(struct mring_header) */
 	uint32_t record_size; /* sizeof(struct mring_record) */
-	uint32_t ncounters;   /* counters in group 0 */
+	uint32_t ngroups;     /* counter groups (0..MRING_MAX_GROUPS) */
 	uint64_t nslots;      /* a power of two */
 	uint64_t lost;        /* records producers dropped because the ring was full */
 	uint64_t writers;     /* producers that attached (processes) */
-	uint32_t ncounters1;  /* counters in group 1 (hardware) */
-	uint32_t reserved;
-	uint8_t pad0[64 - 56];
+	uint8_t group_nr[MRING_MAX_GROUPS];     /* values in each group */
+	uint8_t group_offset[MRING_MAX_GROUPS]; /* first word of each group in data[] */
 	uint64_t head;        /* next position to claim (producers) */
-	uint8_t pad1[56];
-	uint64_t tail;        /* next position to read (consumer) */
 	uint8_t pad2[56];
+	uint64_t tail;        /* next position to read (consumer) */
+	uint8_t pad3[56];
 };
 
 /* Bytes of shared memory for a ring of @nslots records. */
 size_t mring_size(uint64_t nslots);
 
 /* Initialise a ring in @mem (mring_size(nslots) bytes, zeroed) for
- * @ncounters0 + @ncounters1 <= MRING_MAX_COUNTERS counter values. */
-void mring_init(void *mem, uint64_t nslots, uint32_t ncounters0, uint32_t ncounters1);
+ * @ngroups counter groups of @group_nr[g] values each. Returns 0, or -E2BIG
+ * when the groups' readings do not fit in a record. */
+int mring_init(void *mem, uint64_t nslots, uint32_t ngroups, const uint8_t *group_nr);
+
+/* Words of data[] that @ngroups groups of @group_nr values need. */
+unsigned mring_data_words(uint32_t ngroups, const uint8_t *group_nr);
 
 /* Check that @mem (of @size bytes) holds a ring this code understands.
  * Returns 0 or -EPROTO / -EINVAL. */

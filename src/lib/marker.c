@@ -29,28 +29,29 @@
 
 static int g_on;          /* 1 when recorded: ring mapped */
 static void *g_ring;
-static int g_group_fd = -1;  /* software group leader */
-static int g_group1_fd = -1; /* hardware group leader, if any */
-static size_t g_read_size;   /* bytes of one read of group 0 */
-static size_t g_read1_size;  /* bytes of one read of group 1 */
-static uint32_t g_n0;        /* values in group 0 */
+static int g_ngroups;                      /* counter groups to read */
+static int g_fd[MRING_MAX_GROUPS];         /* their leaders' fds (-1: none) */
+static size_t g_size[MRING_MAX_GROUPS];    /* bytes of one read of each */
+static unsigned g_off[MRING_MAX_GROUPS];   /* where each goes in data[] */
 static int32_t g_pid;
 static __thread int32_t t_tid;
 
-/* Parse a non-negative fd number from @s up to a ',' or the end; -1 if bad. */
-static int parse_fd(const char *s, const char **rest)
+/* Parse the next item of a comma-separated fd list at *s: a non-negative
+ * number, or "-" for none. Returns the fd or -1, and moves *s past it. */
+static int next_fd(const char **s)
 {
+	const char *p = *s;
 	char *end;
 	long v;
 
-	if (!s || *s < '0' || *s > '9')
+	if (!p || !*p)
 		return -1;
 	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || (*end && *end != ',') || v > 1 << 30)
-		return -1;
-	if (rest)
-		*rest = *end == ',' ? end + 1 : NULL;
+	v = strtol(p, &end, 10);
+	if (end == p || errno || v < 0 || v > 1 << 30)
+		v = -1;
+	end = strchr(p, ',');
+	*s = end ? end + 1 : NULL;
 	return (int)v;
 }
 
@@ -64,8 +65,9 @@ static void after_fork_child(void)
 __attribute__((constructor)) static void mfu_init(void)
 {
 	struct stat st;
-	int ring_fd = parse_fd(getenv(MFU_ENV_RING_FD), NULL);
-	const char *rest = NULL;
+	const char *ring_env = getenv(MFU_ENV_RING_FD);
+	int ring_fd = next_fd(&ring_env);
+	const char *groups;
 	void *mem;
 
 	if (ring_fd < 0 || fstat(ring_fd, &st) < 0 || st.st_size <= 0)
@@ -84,16 +86,15 @@ __attribute__((constructor)) static void mfu_init(void)
 		return;
 	}
 	const struct mring_header *h = mem;
-	g_group_fd = parse_fd(getenv(MFU_ENV_GROUP_FD), &rest);
-	if (rest)
-		g_group1_fd = parse_fd(rest, NULL);
-	g_n0 = h->ncounters;
-	g_read_size = (3 + h->ncounters) * sizeof(uint64_t);
-	g_read1_size = (3 + h->ncounters1) * sizeof(uint64_t);
-	if (h->ncounters == 0)
-		g_group_fd = -1;
-	if (h->ncounters1 == 0)
-		g_group1_fd = -1;
+	groups = getenv(MFU_ENV_GROUP_FD);
+	g_ngroups = (int)h->ngroups;
+	for (int g = 0; g < g_ngroups; g++) {
+		g_fd[g] = next_fd(&groups);
+		if (h->group_nr[g] == 0)
+			g_fd[g] = -1; /* nothing of this group could be opened */
+		g_size[g] = (3u + h->group_nr[g]) * sizeof(uint64_t);
+		g_off[g] = h->group_offset[g];
+	}
 	g_pid = (int32_t)getpid();
 	__atomic_fetch_add(&((struct mring_header *)mem)->writers, 1, __ATOMIC_RELAXED);
 	pthread_atfork(NULL, NULL, after_fork_child);
@@ -113,22 +114,15 @@ static void emit(uint16_t kind, const char *name, double a, double b)
 		return; /* the ring is full: counted in the ring's lost field */
 	if (!t_tid)
 		t_tid = (int32_t)syscall(SYS_gettid);
-	if (g_group_fd < 0 || read(g_group_fd, &r->nr, g_read_size) != (ssize_t)g_read_size) {
-		r->nr = 0;
-		flags |= g_group_fd < 0 ? 0 : MRING_F_NO_COUNTERS;
-	}
-	if (g_group1_fd >= 0) {
-		uint64_t buf[3 + MRING_MAX_COUNTERS];
-		if (r->nr == g_n0 && read(g_group1_fd, buf, g_read1_size) == (ssize_t)g_read1_size &&
-		    g_n0 + buf[0] <= MRING_MAX_COUNTERS) {
-			r->time_enabled1 = buf[1];
-			r->time_running1 = buf[2];
-			memcpy(&r->values[g_n0], &buf[3], buf[0] * sizeof(uint64_t));
-			r->nr = g_n0 + buf[0];
-		} else {
-			flags |= MRING_F_NO_COUNTERS;
+	for (int g = 0; g < g_ngroups; g++) {
+		uint64_t *dst = &r->data[g_off[g]];
+		if (g_fd[g] < 0 || read(g_fd[g], dst, g_size[g]) != (ssize_t)g_size[g]) {
+			dst[0] = dst[1] = dst[2] = 0;
+			if (g_size[g] > 3 * sizeof(uint64_t))
+				flags |= MRING_F_NO_COUNTERS;
 		}
 	}
+	r->ngroups = (uint16_t)g_ngroups;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	r->time_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	r->kind = kind;

@@ -29,7 +29,7 @@ void mfu_step_end(void);
 void mfu_step_model(double flops, double bytes);
 
 /* Begin a phase called @name (e.g. "forward") in the calling thread. Phases
- * nest per thread. @name is copied; at most 55 bytes are kept
+ * nest per thread. @name is copied; at most 63 bytes are kept
  * (a longer name is truncated and recorded as an anomaly). */
 void mfu_phase_begin(const char *name);
 

@@ -158,7 +158,7 @@ def step_model(flops, bytes):
 
 
 def phase_begin(name):
-    """Begin a phase called name (str or bytes; at most 55 bytes are kept)
+    """Begin a phase called name (str or bytes; at most 63 bytes are kept)
     in the calling thread. Phases nest."""
     _phase_begin(_name(name))
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <perfmon/pfmlib_perf_event.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -23,34 +24,50 @@ static const struct {
 	{ "page-faults", PERF_COUNT_SW_PAGE_FAULTS, "count", COL_PAGE_FAULTS },
 };
 
+static const struct {
+	const char *name;
+	uint64_t config;
+	enum counter_col col;
+} cycle_events[] = {
+	{ "cycles", PERF_COUNT_HW_CPU_CYCLES, COL_CYCLES },
+	{ "instructions", PERF_COUNT_HW_INSTRUCTIONS, COL_INSTRUCTIONS },
+	{ "ref-cycles", PERF_COUNT_HW_REF_CPU_CYCLES, COL_REF_CYCLES },
+};
+
 /*
- * FLOP events per precision, tried in order with libpfm4 on the core PMU;
- * those the PMU does not know are skipped. Lane weights from SPEC section 3
- * (Intel SDM vol. 3B and the Intel optimization manual: FP_ARITH_INST_RETIRED
- * counts instructions, an FMA counting twice, so FLOPs = count x lanes).
- * Only the selected dtype's four width events are opened by default, so that
- * they fit the four general-purpose counters of an SMT core without
- * multiplexing (cycles and instructions use fixed counters).
- * AMD Zen 2-4: RETIRED_SSE_AVX_FLOPS already counts FLOPs of every precision.
+ * FLOP events, tried in order on each core PMU with libpfm4; the ones a PMU
+ * does not know are skipped. Lane weights from SPEC section 3 (Intel SDM
+ * vol. 3B and the Intel optimization manual: FP_ARITH_INST_RETIRED counts
+ * instructions, an FMA counting twice, so FLOPs = count x lanes; SPR's
+ * FP_ARITH_INST_RETIRED2 counts the AVX512-FP16 half-precision ones).
+ * AMD Zen 2-4: RETIRED_SSE_AVX_FLOPS (event 0x03) already counts FLOPs, of
+ * every precision. It can count more than 15 per cycle, which needs the
+ * adjacent "merge" counter: Linux pairs it by itself for event 0x03
+ * (arch/x86/events/amd/core.c, amd_is_pair_event_code, since 5.7), so no
+ * MERGE event is opened here (libpfm4 4.13 has none for Zen 4 either).
+ * Each block of the same precision becomes one group of <= 4 events.
  */
 static const struct {
-	const char *dtype; /* NULL: any dtype */
+	enum counter_col col;
 	const char *event;
 	double weight;
 } flop_events[] = {
-	{ "fp64", "FP_ARITH_INST_RETIRED:SCALAR_DOUBLE", 1 },
-	{ "fp64", "FP_ARITH_INST_RETIRED:128B_PACKED_DOUBLE", 2 },
-	{ "fp64", "FP_ARITH_INST_RETIRED:256B_PACKED_DOUBLE", 4 },
-	{ "fp64", "FP_ARITH_INST_RETIRED:512B_PACKED_DOUBLE", 8 },
-	{ "fp32", "FP_ARITH_INST_RETIRED:SCALAR_SINGLE", 1 },
-	{ "fp32", "FP_ARITH_INST_RETIRED:128B_PACKED_SINGLE", 4 },
-	{ "fp32", "FP_ARITH_INST_RETIRED:256B_PACKED_SINGLE", 8 },
-	{ "fp32", "FP_ARITH_INST_RETIRED:512B_PACKED_SINGLE", 16 },
-	{ "fp16", "FP_ARITH_INST_RETIRED2:SCALAR_HALF", 1 },
-	{ "fp16", "FP_ARITH_INST_RETIRED2:128B_PACKED_HALF", 8 },
-	{ "fp16", "FP_ARITH_INST_RETIRED2:256B_PACKED_HALF", 16 },
-	{ "fp16", "FP_ARITH_INST_RETIRED2:512B_PACKED_HALF", 32 },
-	{ NULL, "RETIRED_SSE_AVX_FLOPS:ANY", 1 },
+	{ COL_FLOPS_FP64, "FP_ARITH_INST_RETIRED:SCALAR_DOUBLE", 1 },
+	{ COL_FLOPS_FP64, "FP_ARITH_INST_RETIRED:128B_PACKED_DOUBLE", 2 },
+	{ COL_FLOPS_FP64, "FP_ARITH_INST_RETIRED:256B_PACKED_DOUBLE", 4 },
+	{ COL_FLOPS_FP64, "FP_ARITH_INST_RETIRED:512B_PACKED_DOUBLE", 8 },
+	{ COL_FLOPS_FP32, "FP_ARITH_INST_RETIRED:SCALAR_SINGLE", 1 },
+	{ COL_FLOPS_FP32, "FP_ARITH_INST_RETIRED:128B_PACKED_SINGLE", 4 },
+	{ COL_FLOPS_FP32, "FP_ARITH_INST_RETIRED:256B_PACKED_SINGLE", 8 },
+	{ COL_FLOPS_FP32, "FP_ARITH_INST_RETIRED:512B_PACKED_SINGLE", 16 },
+	{ COL_FLOPS_FP16, "FP_ARITH_INST_RETIRED2:SCALAR_HALF", 1 },
+	{ COL_FLOPS_FP16, "FP_ARITH_INST_RETIRED2:128B_PACKED_HALF", 8 },
+	{ COL_FLOPS_FP16, "FP_ARITH_INST_RETIRED2:256B_PACKED_HALF", 16 },
+	{ COL_FLOPS_FP16, "FP_ARITH_INST_RETIRED2:512B_PACKED_HALF", 32 },
+	{ COL_FLOPS_ANY, "RETIRED_SSE_AVX_FLOPS:ANY", 1 },
+	/* AMX tile operations are invisible to FP_ARITH: counted apart. */
+	{ COL_AMX_OPS, "AMX_OPS_RETIRED:BF16", 1 },
+	{ COL_AMX_OPS, "AMX_OPS_RETIRED:INT8", 1 },
 };
 
 static const char *const col_names[COL_NCOLS] = {
@@ -61,7 +78,12 @@ static const char *const col_names[COL_NCOLS] = {
 	[COL_PAGE_FAULTS] = "page_faults",
 	[COL_CYCLES] = "cycles",
 	[COL_INSTRUCTIONS] = "instructions",
-	[COL_FLOPS] = "hw_flops",
+	[COL_REF_CYCLES] = "ref_cycles",
+	[COL_FLOPS_FP64] = "hw_flops_fp64",
+	[COL_FLOPS_FP32] = "hw_flops_fp32",
+	[COL_FLOPS_FP16] = "hw_flops_fp16",
+	[COL_FLOPS_ANY] = "hw_flops_any",
+	[COL_AMX_OPS] = "amx_ops",
 };
 
 const char *counters_col_name(enum counter_col col)
@@ -69,12 +91,31 @@ const char *counters_col_name(enum counter_col col)
 	return col < COL_NCOLS ? col_names[col] : NULL;
 }
 
+static int is_flops(enum counter_col col)
+{
+	return col == COL_FLOPS_FP64 || col == COL_FLOPS_FP32 || col == COL_FLOPS_FP16 ||
+	       col == COL_FLOPS_ANY;
+}
+
+double counters_hw_flops(const struct counter_delta *d)
+{
+	double sum = 0;
+	int any = 0;
+	for (int c = 0; c < COL_NCOLS; c++) {
+		if (is_flops((enum counter_col)c) && d->has[c]) {
+			sum += d->v[c];
+			any = 1;
+		}
+	}
+	return any ? sum : -1;
+}
+
 static struct counter *add(struct counters *cs, const char *name, const char *kind,
 			   const char *unit, int group, enum counter_col col, double weight)
 {
 	struct counter *c;
 
-	if (cs->n >= COUNTERS_MAX)
+	if (cs->n >= COUNTERS_MAX || group >= MRING_MAX_GROUPS)
 		return NULL;
 	c = &cs->c[cs->n++];
 	memset(c, 0, sizeof(*c));
@@ -85,46 +126,46 @@ static struct counter *add(struct counters *cs, const char *name, const char *ki
 	c->col = col;
 	c->weight = weight;
 	c->fd = -1;
-	c->index = -1;
+	c->word = -1;
 	c->attr.size = sizeof(c->attr);
+	if (group + 1 > cs->ngroups)
+		cs->ngroups = group + 1;
 	return c;
 }
 
 static void set_encoding(struct counter *c)
 {
-	strbuf(c->encoding, sizeof(c->encoding), "%u:%#llx", c->attr.type,
-	       (unsigned long long)c->attr.config);
+	if (c->attr.config1 || c->attr.config2)
+		strbuf(c->encoding, sizeof(c->encoding), "%u:%#llx:%#llx:%#llx", c->attr.type,
+		       (unsigned long long)c->attr.config, (unsigned long long)c->attr.config1,
+		       (unsigned long long)c->attr.config2);
+	else
+		strbuf(c->encoding, sizeof(c->encoding), "%u:%#llx", c->attr.type,
+		       (unsigned long long)c->attr.config);
 }
 
-/* The core PMU's name in sysfs ("cpu"; "cpu_core" on hybrid Intel), or NULL. */
-static const char *core_pmu_dir(const char *sysfs, char *buf, size_t len)
+static int has_dir(const char *sysfs, const char *name)
 {
-	static const char *const names[] = { "cpu", "cpu_core", "armv8_pmuv3" };
+	char path[512];
 	struct stat st;
-
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
-		if (strbuf(buf, len, "%s/%s", sysfs, names[i]) == 0 && stat(buf, &st) == 0)
-			return names[i];
-	}
-	return NULL;
+	return strbuf(path, sizeof(path), "%s/%s", sysfs, name) == 0 && stat(path, &st) == 0;
 }
 
-static int pfm_core_pmu(char *name, size_t len)
+/* The present core PMUs of libpfm4 (two on hybrid Intel parts). */
+static int pfm_core_pmus(char names[][32], int max)
 {
 	pfm_pmu_info_t info;
-	int p;
+	int p, n = 0;
 
 	pfm_for_all_pmus(p) {
 		memset(&info, 0, sizeof(info));
 		info.size = sizeof(info);
 		if (pfm_get_pmu_info(p, &info) != PFM_SUCCESS || !info.is_present)
 			continue;
-		if (info.type == PFM_PMU_TYPE_CORE) {
-			strbuf(name, len, "%s", info.name);
-			return 0;
-		}
+		if (info.type == PFM_PMU_TYPE_CORE && n < max)
+			strbuf(names[n++], 32, "%s", info.name);
 	}
-	return -ENOENT;
+	return n;
 }
 
 static int pfm_encode(const char *event, struct perf_event_attr *attr)
@@ -146,16 +187,107 @@ static int pfm_encode(const char *event, struct perf_event_attr *attr)
 	return 0;
 }
 
-int counters_plan(struct counters *cs, const char *dtype, const char *sysfs)
+/* Plan the hardware events of one core PMU, from group @g on; returns the
+ * next free group. */
+static int plan_core_pmu(struct counters *cs, const char *pmu, int g, int hybrid)
 {
-	char path[512];
-	const char *pmu_dir;
 	struct counter *c;
-	int found_flops = 0;
+	int in_group = 0;
+	enum counter_col cur = COL_NONE;
+	char qualified[160];
+
+	for (size_t i = 0; i < sizeof(cycle_events) / sizeof(cycle_events[0]); i++) {
+		struct perf_event_attr attr = { 0 };
+		if (hybrid) {
+			/* generic events have no PMU on hybrid parts: ask libpfm4
+			 * for this PMU's own encoding */
+			strbuf(qualified, sizeof(qualified), "%s::%s", pmu,
+			       i == 0 ? "CPU_CLK_UNHALTED:THREAD" : i == 1 ? "INST_RETIRED:ANY" : "CPU_CLK_UNHALTED:REF_TSC");
+			if (pfm_encode(qualified, &attr) != 0)
+				continue;
+		} else {
+			attr.type = PERF_TYPE_HARDWARE;
+			attr.config = cycle_events[i].config;
+		}
+		if (hybrid)
+			strbuf(qualified, sizeof(qualified), "%s::%s", pmu, cycle_events[i].name);
+		else
+			strbuf(qualified, sizeof(qualified), "%s", cycle_events[i].name);
+		c = add(cs, qualified, "hardware", "count", g, cycle_events[i].col, 0);
+		if (!c)
+			return g;
+		strbuf(c->pmu, sizeof(c->pmu), "%s", pmu);
+		c->attr.type = attr.type;
+		c->attr.config = attr.config;
+		set_encoding(c);
+	}
+	g++;
+	for (size_t i = 0; i < sizeof(flop_events) / sizeof(flop_events[0]); i++) {
+		struct perf_event_attr attr = { 0 };
+		/* qualified with the PMU, so an event of another PMU never matches */
+		if (strbuf(qualified, sizeof(qualified), "%s::%s", pmu, flop_events[i].event) ||
+		    pfm_encode(qualified, &attr) != 0)
+			continue;
+		if (in_group && (flop_events[i].col != cur || in_group == COUNTER_GROUP_MAX)) {
+			g++;
+			in_group = 0;
+		}
+		cur = flop_events[i].col;
+		c = add(cs, hybrid ? qualified : flop_events[i].event, "hardware", "count", g,
+			flop_events[i].col, flop_events[i].weight);
+		if (!c)
+			break;
+		strbuf(c->pmu, sizeof(c->pmu), "%s", pmu);
+		c->attr.type = attr.type;
+		c->attr.config = attr.config;
+		c->attr.config1 = attr.config1;
+		c->attr.config2 = attr.config2;
+		set_encoding(c);
+		in_group++;
+		if (flop_events[i].col == COL_AMX_OPS && !cs->amx_note[0])
+			strbuf(cs->amx_note, sizeof(cs->amx_note),
+			       "AMX tile operations are counted apart (amx_ops): their FLOPs are not in "
+			       "FP_ARITH_INST_RETIRED, so counted FLOPs and HFU miss AMX work");
+	}
+	return in_group ? g + 1 : g;
+}
+
+/* A user event: a libpfm4 name, optionally "pmu::"-qualified. */
+static int plan_user(struct counters *cs, const char *ev, int g, char *why, size_t whylen)
+{
+	struct perf_event_attr attr = { 0 };
+	struct counter *c;
+
+	if (pfm_encode(ev, &attr) != 0) {
+		strbuf(why, whylen, "unknown event '%s' (libpfm4 knows no such event for %s; "
+		       "see mfu-record --list-events)", ev, cs->pmu[0] ? cs->pmu : "this machine");
+		return -EINVAL;
+	}
+	c = add(cs, ev, "user", "count", g, COL_NONE, 0);
+	if (!c) {
+		strbuf(why, whylen, "too many events: at most %d counters in %d groups", COUNTERS_MAX,
+		       MRING_MAX_GROUPS);
+		return -E2BIG;
+	}
+	c->attr.type = attr.type;
+	c->attr.config = attr.config;
+	c->attr.config1 = attr.config1;
+	c->attr.config2 = attr.config2;
+	set_encoding(c);
+	return 0;
+}
+
+int counters_plan(struct counters *cs, const char *sysfs, const char *const *user, int nuser,
+		  char *why, size_t whylen)
+{
+	char pmus[4][32];
+	int g = 1, npmus = 0, hybrid;
+	struct counter *c;
 
 	memset(cs, 0, sizeof(*cs));
-	cs->leader[0] = cs->leader[1] = -1;
-	for (size_t i = 0; i < ARRAY_SIZE(software_events); i++) {
+	for (int i = 0; i < MRING_MAX_GROUPS; i++)
+		cs->leader[i] = -1;
+	for (size_t i = 0; i < sizeof(software_events) / sizeof(software_events[0]); i++) {
 		c = add(cs, software_events[i].name, "software", software_events[i].unit, 0,
 			software_events[i].col, 0);
 		c->attr.type = PERF_TYPE_SOFTWARE;
@@ -163,53 +295,64 @@ int counters_plan(struct counters *cs, const char *dtype, const char *sysfs)
 		set_encoding(c);
 	}
 
-	pmu_dir = core_pmu_dir(sysfs, path, sizeof(path));
-	if (!pmu_dir) {
+	int have_pmu = has_dir(sysfs, "cpu") || has_dir(sysfs, "cpu_core") || has_dir(sysfs, "cpu_atom");
+	const char *force = getenv("LIBPFM_FORCE_PMU");
+	if (pfm_initialize() == PFM_SUCCESS)
+		npmus = pfm_core_pmus(pmus, 4);
+	/* A forced PMU replaces the detected one; two core PMUs are used only
+	 * when the kernel shows a hybrid CPU (cpu_core and cpu_atom). */
+	for (int p = 0; force && *force && p < npmus; p++) {
+		if (strcmp(pmus[p], force) == 0) {
+			memmove(pmus[0], pmus[p], sizeof(pmus[0]));
+			npmus = 1;
+			break;
+		}
+	}
+	hybrid = has_dir(sysfs, "cpu_core") && has_dir(sysfs, "cpu_atom") && npmus > 1;
+	if (!hybrid && npmus > 1)
+		npmus = 1;
+	if (npmus)
+		strbuf(cs->pmu, sizeof(cs->pmu), "%s", pmus[0]);
+	cs->forced = force && *force && !have_pmu;
+
+	if (!have_pmu && !cs->forced) {
 		strbuf(cs->hw_missing, sizeof(cs->hw_missing),
 		       "no hardware PMU: %s has no cpu PMU (usual on virtual machines and in some "
 		       "containers), so cycles, instructions and FLOP counters cannot be opened; "
 		       "HFU, counted FLOPs and IPC are unknown", sysfs);
-		return 0;
-	}
-
-	c = add(cs, "cycles", "hardware", "count", 1, COL_CYCLES, 0);
-	c->attr.type = PERF_TYPE_HARDWARE;
-	c->attr.config = PERF_COUNT_HW_CPU_CYCLES;
-	set_encoding(c);
-	c = add(cs, "instructions", "hardware", "count", 1, COL_INSTRUCTIONS, 0);
-	c->attr.type = PERF_TYPE_HARDWARE;
-	c->attr.config = PERF_COUNT_HW_INSTRUCTIONS;
-	set_encoding(c);
-
-	if (pfm_initialize() != PFM_SUCCESS || pfm_core_pmu(cs->pmu, sizeof(cs->pmu)) != 0) {
+	} else if (!npmus) {
 		strbuf(cs->hw_missing, sizeof(cs->hw_missing),
 		       "libpfm4 does not know this CPU's core PMU, so FLOP counters are not opened; "
 		       "HFU and counted FLOPs are unknown");
-		return 0;
+		npmus = 0;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(flop_events); i++) {
-		struct perf_event_attr attr = { 0 };
-		char qualified[160];
-		if (flop_events[i].dtype && strcmp(flop_events[i].dtype, dtype) != 0)
-			continue;
-		/* qualified with the PMU, so an event of another PMU never matches */
-		if (strbuf(qualified, sizeof(qualified), "%s::%s", cs->pmu, flop_events[i].event) ||
-		    pfm_encode(qualified, &attr) != 0)
-			continue;
-		c = add(cs, flop_events[i].event, "hardware", "count", 1, COL_FLOPS, flop_events[i].weight);
-		if (!c)
-			break;
-		c->attr.type = attr.type;
-		c->attr.config = attr.config;
-		c->attr.config1 = attr.config1;
-		c->attr.config2 = attr.config2;
-		set_encoding(c);
-		found_flops++;
+	if (cs->hw_missing[0] == '\0') {
+		for (int p = 0; p < npmus; p++)
+			g = plan_core_pmu(cs, pmus[p], g, hybrid);
+		int flops = 0;
+		for (int i = 0; i < cs->n; i++)
+			flops += is_flops(cs->c[i].col);
+		if (!flops)
+			strbuf(cs->hw_missing, sizeof(cs->hw_missing),
+			       "libpfm4 knows no FLOP event for the %s PMU; HFU and counted FLOPs are unknown",
+			       cs->pmu);
 	}
-	if (!found_flops)
-		strbuf(cs->hw_missing, sizeof(cs->hw_missing),
-		       "libpfm4 knows no %s FLOP event for the %s PMU; HFU and counted FLOPs are unknown",
-		       dtype, cs->pmu);
+	for (int i = 0, in_group = 0; i < nuser; i++) {
+		if (in_group == COUNTER_GROUP_MAX) {
+			g++;
+			in_group = 0;
+		}
+		int rc = plan_user(cs, user[i], g, why, whylen);
+		if (rc)
+			return rc;
+		in_group++;
+		if (i == nuser - 1)
+			g++;
+	}
+	if (cs->ngroups > MRING_MAX_GROUPS) {
+		strbuf(why, whylen, "too many events: at most %d counter groups", MRING_MAX_GROUPS);
+		return -E2BIG;
+	}
 	return 0;
 }
 
@@ -228,15 +371,18 @@ static void explain(struct counter *c, int err)
 		       "/proc/sys/kernel/perf_event_paranoid)";
 	else if (err == -ENOENT || err == -EOPNOTSUPP)
 		hint = " (the kernel or the PMU does not provide this event)";
+	else if (err == -EINVAL && c->group > 0)
+		hint = " (the PMU cannot count this event, or not together with its group)";
 	strbuf(c->reason, sizeof(c->reason), "%s%s", strerror(-err), hint);
 }
 
 int counters_open_self(struct counters *cs)
 {
 	int opened = 0;
+	unsigned off = 0;
 
-	for (int g = 0; g < 2; g++) {
-		int leader_fd = -1;
+	for (int g = 0; g < cs->ngroups; g++) {
+		int leader_fd = -1, idx = 0;
 		for (int i = 0; i < cs->n; i++) {
 			struct counter *c = &cs->c[i];
 			int fd;
@@ -265,67 +411,68 @@ int counters_open_self(struct counters *cs)
 			}
 			c->fd = fd;
 			c->opened = 1;
-			/* groups are opened in order: group 1's values follow group 0's */
-			c->index = (g == 0 ? 0 : cs->nopen[0]) + cs->nopen[g];
+			/* a group's values follow its nr, time_enabled, time_running */
+			c->word = (int)(off + 3 + (unsigned)idx++);
 			if (leader_fd < 0) {
 				leader_fd = fd;
 				cs->leader[g] = i;
 			}
-			cs->nopen[g]++;
 			opened++;
 		}
+		cs->group_nr[g] = (uint8_t)idx;
+		cs->group_offset[g] = (uint8_t)off;
+		off += 3u + (unsigned)idx;
 	}
 	return opened;
 }
 
 void counters_reading_from_record(struct counter_reading *r, const struct mring_record *rec)
 {
-	r->nr = rec->nr;
-	r->time_enabled = rec->time_enabled;
-	r->time_running = rec->time_running;
-	r->time_enabled1 = rec->time_enabled1;
-	r->time_running1 = rec->time_running1;
-	memcpy(r->values, rec->values, sizeof(r->values));
+	r->ngroups = rec->ngroups;
+	memcpy(r->data, rec->data, sizeof(r->data));
 }
 
 void counters_delta(const struct counters *cs, const struct counter_reading *a,
 		    const struct counter_reading *b, struct counter_delta *d)
 {
-	double scale1 = 1.0;
-	uint64_t en1 = b->time_enabled1 - a->time_enabled1;
-	uint64_t run1 = b->time_running1 - a->time_running1;
-	int have_hw = 0;
+	double scale[MRING_MAX_GROUPS];
+	int ok[MRING_MAX_GROUPS];
 
 	memset(d, 0, sizeof(*d));
-	d->hw_fraction = 1.0;
-	if (cs->nopen[1] > 0 && en1 > 0) {
-		if (run1 == 0) {
-			d->hw_fraction = 0; /* never scheduled: nothing can be said */
-		} else {
-			scale1 = (double)en1 / (double)run1;
-			d->hw_fraction = (double)run1 / (double)en1;
-			have_hw = 1;
+	d->hw_fraction = -1;
+	for (int g = 0; g < cs->ngroups; g++) {
+		unsigned o = cs->group_offset[g];
+		ok[g] = 0;
+		scale[g] = 1;
+		if (cs->group_nr[g] == 0 || g >= a->ngroups || g >= b->ngroups ||
+		    a->data[o] != cs->group_nr[g] || b->data[o] != cs->group_nr[g])
+			continue;
+		uint64_t en = b->data[o + 1] - a->data[o + 1];
+		uint64_t run = b->data[o + 2] - a->data[o + 2];
+		if (g > 0 && en > 0) {
+			double frac = run == 0 ? 0 : (double)run / (double)en;
+			if (d->hw_fraction < 0 || frac < d->hw_fraction)
+				d->hw_fraction = frac;
 		}
+		if (run == 0 && en > 0)
+			continue; /* never scheduled: nothing can be said */
+		scale[g] = (run && en) ? (double)en / (double)run : 1;
+		ok[g] = 1;
 	}
 	for (int i = 0; i < cs->n; i++) {
 		const struct counter *c = &cs->c[i];
-		double v;
-
-		if (!c->opened || c->col == COL_NONE || (uint64_t)c->index >= a->nr ||
-		    (uint64_t)c->index >= b->nr)
+		if (!c->opened || !ok[c->group])
+			continue;
+		d->known[i] = 1;
+		d->raw[i] = b->data[c->word] - a->data[c->word];
+		d->scaled[i] = (double)d->raw[i] * scale[c->group];
+		if (c->col == COL_NONE)
 			continue;
 		/* User-mode-only switch and migration counts are always 0: the
 		 * kernel counts them in kernel mode. Unknown, not 0. */
 		if (c->user_only && (c->col == COL_CTX_SWITCHES || c->col == COL_CPU_MIGRATIONS))
 			continue;
-		if (c->group == 1 && !have_hw)
-			continue;
-		v = (double)(b->values[c->index] - a->values[c->index]);
-		if (c->group == 1)
-			v *= scale1;
-		if (c->col == COL_FLOPS)
-			v *= c->weight;
-		d->v[c->col] += v;
+		d->v[c->col] += is_flops(c->col) ? d->scaled[i] * c->weight : d->scaled[i];
 		d->has[c->col] = 1;
 	}
 }

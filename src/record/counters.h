@@ -1,13 +1,16 @@
 /*
  * The counters mfu-record opens in the target: which (the plan), opening
- * them in the child before exec, and turning two group readings into step
- * metrics.
+ * them in the child before exec, and turning two readings into step metrics.
  *
  * Group 0 holds the software events (task-clock leads; always available).
- * Group 1 holds the hardware events (cycles, instructions and this CPU's
- * FLOP events from libpfm4) when the machine has a PMU. They are separate
- * groups so that a hardware group the PMU cannot schedule never costs the
- * software counts.
+ * Groups 1.. hold hardware events when the machine has a PMU: cycles,
+ * instructions and reference cycles (fixed counters on Intel) in one group,
+ * then the FLOP events of every precision, at most COUNTER_GROUP_MAX per
+ * group so that each group fits the general-purpose counters of an SMT
+ * thread, then AMX and user events. Groups that do not fit the PMU together
+ * are time-shared by the kernel (multiplexing); each group's values are
+ * scaled by its own time_enabled / time_running, and the share of time the
+ * hardware groups counted is kept with every step.
  */
 #ifndef MFU_COUNTERS_H
 #define MFU_COUNTERS_H
@@ -17,86 +20,105 @@
 
 #include "marker_ring.h"
 
-#define COUNTERS_MAX MRING_MAX_COUNTERS
+#define COUNTERS_MAX 40
+#define COUNTER_GROUP_MAX 4 /* hardware events per group */
 
 /* Which step/phase column a counter feeds. */
 enum counter_col {
-	COL_NONE = 0,
+	COL_NONE = 0,       /* stored in step_counter only (user events) */
 	COL_CPU_NS,
 	COL_CTX_SWITCHES,
 	COL_CPU_MIGRATIONS,
 	COL_PAGE_FAULTS,
 	COL_CYCLES,
 	COL_INSTRUCTIONS,
-	COL_FLOPS, /* weighted: FLOPs = value x weight */
+	COL_REF_CYCLES,
+	COL_FLOPS_FP64,     /* FLOPs = value x weight (lanes) */
+	COL_FLOPS_FP32,
+	COL_FLOPS_FP16,
+	COL_FLOPS_ANY,      /* FLOPs of every precision (AMD) */
+	COL_AMX_OPS,        /* AMX operations: not FLOPs, reported apart */
 	COL_NCOLS,
 };
 
 struct counter {
 	char name[96];          /* task-clock, FP_ARITH_INST_RETIRED:SCALAR_DOUBLE, ... */
-	const char *kind;       /* "software" | "hardware" */
+	const char *kind;       /* "software" | "hardware" | "user" */
 	const char *unit;       /* "ns" | "count" */
-	int group;              /* 0 or 1 */
+	char pmu[32];           /* libpfm4 PMU name for hardware events, "" otherwise */
+	int group;              /* 0 .. MRING_MAX_GROUPS-1 */
 	enum counter_col col;
-	double weight;          /* FLOPs per event for COL_FLOPS */
+	double weight;          /* FLOPs per event for the FLOP columns */
 	struct perf_event_attr attr;
 	int opened;
 	int user_only;          /* opened with exclude_kernel (paranoid >= 2) */
 	int err;                /* errno of the failed open, 0 if opened */
 	char reason[256];       /* why it is missing, "" if opened */
-	char encoding[64];      /* "type:config" */
+	char encoding[80];      /* "type:config[:config1]" */
 	int fd;                 /* in the recorder: its copy of the fd, else -1 */
-	int index;              /* position in a record's values[], -1 if not opened */
+	int word;               /* position of its value in a record's data[], -1 if not opened */
 };
 
 struct counters {
 	struct counter c[COUNTERS_MAX];
 	int n;
-	int nopen[2];           /* opened counters per group */
-	int leader[2];          /* index of each group's leader in c[], -1 if none */
-	char pmu[32];           /* libpfm4 name of the core PMU, "" if none */
+	int ngroups;                       /* groups planned */
+	int leader[MRING_MAX_GROUPS];      /* index of each group's leader in c[], -1 if none */
+	uint8_t group_nr[MRING_MAX_GROUPS];     /* opened counters per group */
+	uint8_t group_offset[MRING_MAX_GROUPS]; /* first word of each group in data[] */
+	char pmu[32];           /* libpfm4 name of the (first) core PMU, "" if none */
+	int forced;             /* the PMU comes from LIBPFM_FORCE_PMU, not from this machine */
 	char hw_missing[320];   /* why hardware counters are missing, "" if present */
+	char amx_note[200];     /* set when AMX is present: its FLOPs are not in FP_ARITH */
 };
 
-/* Plan the counters for this machine: the four software events, and when the
- * machine has a core PMU, cycles, instructions and the FLOP events for
- * @dtype ("fp64", "fp32", ...) that libpfm4 knows for this CPU.
+/* Plan the counters for this machine: the four software events, and when
+ * the machine has a core PMU (or LIBPFM_FORCE_PMU names one, for listing),
+ * cycles, instructions, reference cycles and the FLOP events of every
+ * precision libpfm4 knows for it, then the @nuser user events (libpfm4 names
+ * such as "INST_RETIRED:ANY" or "pmu::EVENT", or sysfs "pmu/event/").
  * @sysfs is normally "/sys/bus/event_source/devices" (tests pass a fixture).
- * Returns 0 or -errno. */
-int counters_plan(struct counters *cs, const char *dtype, const char *sysfs);
+ * Returns 0, or -EINVAL with @why set when a user event is unknown. */
+int counters_plan(struct counters *cs, const char *sysfs, const char *const *user, int nuser,
+		  char *why, size_t whylen);
 
 /* In the child, before exec: open every planned counter on the calling
  * process (pid 0, inherit, enable_on_exec), group by group. A counter that
- * fails is marked with its reason; the rest go on. Retries a software event
- * with exclude_kernel when the kernel demands it (perf_event_paranoid >= 2).
+ * fails is marked with its reason; the rest go on. Retries an event with
+ * exclude_kernel when the kernel demands it (perf_event_paranoid >= 2).
+ * Then lays out the groups' readings (group_nr, group_offset, word).
  * Returns the number opened. */
 int counters_open_self(struct counters *cs);
 
-/* The counters' values laid out as in a marker record; the values of group
- * 1 are scaled by its time_enabled / time_running (multiplexing). */
+/* One reading of all groups, as in a marker record's data[]. */
 struct counter_reading {
-	uint64_t nr;
-	uint64_t time_enabled, time_running;   /* group 0 */
-	uint64_t time_enabled1, time_running1; /* group 1 */
-	uint64_t values[COUNTERS_MAX];
+	uint16_t ngroups;
+	uint64_t data[MRING_DATA_WORDS];
 };
 
 /* Metrics of an interval between two readings. has[col] is 0 when that
- * column is unknown (not counted, or the readings lack values). */
+ * column is unknown (not counted, or a reading lacks the group). */
 struct counter_delta {
 	int has[COL_NCOLS];
 	double v[COL_NCOLS];
-	double hw_fraction; /* time_running / time_enabled of group 1 over the interval, 1 if none */
+	int known[COUNTERS_MAX];     /* per counter: raw and scaled are valid */
+	uint64_t raw[COUNTERS_MAX];  /* value difference as counted */
+	double scaled[COUNTERS_MAX]; /* raw x time_enabled / time_running of its group */
+	double hw_fraction;          /* smallest time_running/time_enabled of the hardware
+				      * groups over the interval; -1 without hardware groups */
 };
 
-/* Compute the metrics between readings @a and @b (b later). */
 void counters_delta(const struct counters *cs, const struct counter_reading *a,
 		    const struct counter_reading *b, struct counter_delta *d);
 
 /* Fill @r from a marker record. */
 void counters_reading_from_record(struct counter_reading *r, const struct mring_record *rec);
 
-/* Name of a column in the step/phase tables, e.g. "cpu_ns". */
+/* Name of a column in the step/phase tables, e.g. "cpu_ns"; NULL for COL_NONE. */
 const char *counters_col_name(enum counter_col col);
+
+/* Counted FLOPs of every precision in @d (the hw_flops column), or -1 when
+ * no FLOP counter was known over the interval. */
+double counters_hw_flops(const struct counter_delta *d);
 
 #endif

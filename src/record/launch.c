@@ -93,7 +93,7 @@ static int recv_counters(int sock, struct counters *cs)
 static void child(char *const argv[], int ring_fd, struct counters *cs, const sigset_t *mask,
 		  int sock, int exec_fd)
 {
-	char buf[64], groups[48];
+	char buf[64], groups[16 * MRING_MAX_GROUPS];
 	int err = 0;
 	char go;
 
@@ -111,16 +111,19 @@ static void child(char *const argv[], int ring_fd, struct counters *cs, const si
 
 	snprintf(buf, sizeof(buf), "%d", ring_fd);
 	groups[0] = '\0';
-	for (int g = 0; g < 2; g++) {
+	/* one item per group, "-" for a group of which nothing opened */
+	for (int g = 0; g < cs->ngroups; g++) {
 		int li = cs->leader[g];
-		if (li < 0)
-			continue;
 		size_t len = strlen(groups);
+		if (li < 0) {
+			snprintf(groups + len, sizeof(groups) - len, "%s-", g ? "," : "");
+			continue;
+		}
 		snprintf(groups + len, sizeof(groups) - len, "%s%d", g ? "," : "", cs->c[li].fd);
 		set_cloexec(cs->c[li].fd, 0);
 	}
 	if (set_cloexec(ring_fd, 0) == 0 && setenv(MFU_ENV_RING_FD, buf, 1) == 0 &&
-	    (cs->leader[0] < 0 || setenv(MFU_ENV_GROUP_FD, groups, 1) == 0))
+	    (cs->ngroups == 0 || setenv(MFU_ENV_GROUP_FD, groups, 1) == 0))
 		execvp(argv[0], argv);
 	err = errno;
 	write_full(exec_fd, &err, sizeof(err));

@@ -34,6 +34,9 @@ struct options {
 	double peak_flops, peak_bw;
 	uint64_t ring_records;
 	int quiet;
+	int list_events;
+	const char *events[COUNTERS_MAX];
+	int nevents;
 	char **argv;
 };
 
@@ -52,8 +55,13 @@ static void usage(FILE *f)
 		"                          bf16, fp16\n"
 		"      --peak-flops FLOPS  peak FLOP/s to use instead of the spec peak, e.g. 1.5T\n"
 		"      --peak-bw BYTES     peak memory bandwidth in bytes/s, e.g. 200G\n"
-		"      --ring-records N    marker ring capacity in records (default 65536, a power\n"
-		"                          of two, 256 bytes each)\n"
+		"  -e, --event EVENT       also count EVENT (a libpfm4 name such as INST_RETIRED:ANY\n"
+		"                          or PMU::EVENT:UMASK); repeatable; stored per step and phase\n"
+		"      --list-events       show what would be counted on this machine and exit\n"
+		"                          (LIBPFM_FORCE_PMU=spr|icx|skx|amd64_fam19h_zen4... shows\n"
+		"                          the encodings for another CPU)\n"
+		"      --ring-records N    marker ring capacity in records (default 32768, a power\n"
+		"                          of two, 512 bytes each)\n"
 		"  -q, --quiet             do not print the closing summary line\n"
 		"  -h, --help              show this help\n"
 		"      --version           show the version\n"
@@ -66,13 +74,15 @@ static void usage(FILE *f)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_DTYPE = 256, OPT_PEAK_FLOPS, OPT_PEAK_BW, OPT_RING, OPT_VERSION };
+	enum { OPT_DTYPE = 256, OPT_PEAK_FLOPS, OPT_PEAK_BW, OPT_RING, OPT_VERSION, OPT_LIST };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "dtype", required_argument, NULL, OPT_DTYPE },
 		{ "peak-flops", required_argument, NULL, OPT_PEAK_FLOPS },
 		{ "peak-bw", required_argument, NULL, OPT_PEAK_BW },
 		{ "ring-records", required_argument, NULL, OPT_RING },
+		{ "event", required_argument, NULL, 'e' },
+		{ "list-events", no_argument, NULL, OPT_LIST },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -82,8 +92,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 	o->output = "run.sqlite";
 	o->dtype = "fp32";
-	o->ring_records = 65536;
-	while ((c = getopt_long(argc, argv, "+o:qh", longopts, NULL)) != -1) {
+	o->ring_records = 32768;
+	while ((c = getopt_long(argc, argv, "+o:qhe:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg) {
@@ -97,7 +107,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 				fprintf(stderr, PROG ": unknown dtype '%s' (use fp64, fp32, bf16 or fp16)\n", optarg);
 				return 2;
 			}
-			o->dtype = optarg;
+			o->dtype = machine_dtype_name((enum machine_dtype)machine_dtype_parse(optarg));
 			break;
 		case OPT_PEAK_FLOPS:
 		case OPT_PEAK_BW: {
@@ -127,6 +137,20 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'q':
 			o->quiet = 1;
 			break;
+		case 'e':
+			if (!*optarg) {
+				fprintf(stderr, PROG ": -e needs an event name\n");
+				return 2;
+			}
+			if (o->nevents == COUNTERS_MAX) {
+				fprintf(stderr, PROG ": too many -e events (at most %d)\n", COUNTERS_MAX);
+				return 2;
+			}
+			o->events[o->nevents++] = optarg;
+			break;
+		case OPT_LIST:
+			o->list_events = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -138,6 +162,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 			return 2;
 		}
 	}
+	if (o->list_events)
+		return 0;
 	if (optind >= argc) {
 		fprintf(stderr, PROG ": no command to record\nusage: " PROG " [options] [--] COMMAND [ARGS...]\n");
 		return 2;
@@ -231,7 +257,7 @@ static int store_peaks(struct writer *w, const struct machine *m, const struct o
 /* Read each opened group's totals through the recorder's fds. */
 static int store_totals(struct writer *w, const struct counters *cs)
 {
-	for (int g = 0; g < 2; g++) {
+	for (int g = 0; g < cs->ngroups; g++) {
 		uint64_t buf[3 + COUNTERS_MAX];
 		int li = cs->leader[g];
 		if (li < 0)
@@ -251,6 +277,41 @@ static int store_totals(struct writer *w, const struct counters *cs)
 			k++;
 		}
 	}
+	return 0;
+}
+
+/* --list-events: what would be counted here, and why not where not. */
+static int list_events(struct counters *cs)
+{
+	struct counters probe = *cs;
+	const char *sysfs = "/sys/bus/event_source/devices";
+
+	/* Open them on ourselves (disabled) to learn what this machine allows. */
+	counters_open_self(&probe);
+	if (cs->forced)
+		printf("# PMU %s forced by LIBPFM_FORCE_PMU: encodings are %s's; this machine cannot open them\n",
+		       cs->pmu, cs->pmu);
+	else if (cs->pmu[0] && !cs->hw_missing[0])
+		printf("# core PMU: %s (libpfm4)\n", cs->pmu);
+	if (cs->hw_missing[0])
+		printf("# %s\n", cs->hw_missing);
+	if (cs->amx_note[0])
+		printf("# %s\n", cs->amx_note);
+	printf("%-44s %5s %-22s %6s %-6s %-10s %s\n", "event", "group", "encoding", "weight", "unit", "column",
+	       "status");
+	for (int i = 0; i < probe.n; i++) {
+		const struct counter *c = &probe.c[i];
+		const char *col = counters_col_name(c->col);
+		char w[16] = "-";
+		if (c->weight > 0)
+			snprintf(w, sizeof(w), "%g", c->weight);
+		printf("%-44s %5d %-22s %6s %-6s %-10s %s%s\n", c->name, c->group, c->encoding, w, c->unit,
+		       col ? col : "(event)", c->opened ? "ok" : "missing: ",
+		       c->opened ? (c->user_only ? " (user mode only)" : "") : c->reason);
+		if (c->fd >= 0)
+			close(c->fd);
+	}
+	(void)sysfs;
 	return 0;
 }
 
@@ -314,7 +375,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": cannot read this machine's CPU description: %s\n", strerror(-rc));
 		return 125;
 	}
-	counters_plan(&cs, o.dtype, "/sys/bus/event_source/devices");
+	rc = counters_plan(&cs, "/sys/bus/event_source/devices", o.events, o.nevents, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return 2;
+	}
+	if (o.list_events)
+		return list_events(&cs);
 
 	cmd = command_json(o.argv);
 	if (!cmd) {
@@ -364,13 +431,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", err);
 		goto out;
 	}
-	mring_init(ring, o.ring_records, (uint32_t)cs.nopen[0], (uint32_t)cs.nopen[1]);
+	if (mring_init(ring, o.ring_records, (uint32_t)cs.ngroups, cs.group_nr) != 0) {
+		fprintf(stderr, PROG ": the counters' readings do not fit a marker record: use fewer -e events\n");
+		launch_abort(&l);
+		goto out;
+	}
 
 	rc = writer_counters(d.writer, &cs);
 	if (!rc && cs.hw_missing[0])
 		rc = writer_note(d.writer, "missing_counters", cs.hw_missing);
+	if (!rc && cs.amx_note[0])
+		rc = writer_note(d.writer, "amx", cs.amx_note);
 	for (int i = 0; !rc && i < cs.n; i++) {
-		if (!cs.c[i].opened && !(cs.hw_missing[0] && strcmp(cs.c[i].kind, "hardware") == 0)) {
+		if (!cs.c[i].opened) {
 			char note[400];
 			strbuf(note, sizeof(note), "counter '%s' could not be opened: %s", cs.c[i].name, cs.c[i].reason);
 			rc = writer_note(d.writer, "missing_counters", note);
@@ -421,11 +494,27 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* Say once what will be missing and why. */
-	for (int i = 0; i < cs.n; i++)
-		if (!cs.c[i].opened && !(cs.hw_missing[0] && strcmp(cs.c[i].kind, "hardware") == 0))
-			fprintf(stderr, PROG ": cannot open counter '%s': %s\n", cs.c[i].name, cs.c[i].reason);
-	if (cs.hw_missing[0])
-		fprintf(stderr, PROG ": %s\n", cs.hw_missing);
+	{
+		int hw_failed = 0, first = -1;
+		for (int i = 0; i < cs.n; i++) {
+			if (cs.c[i].opened)
+				continue;
+			if (strcmp(cs.c[i].kind, "hardware") == 0) {
+				if (first < 0)
+					first = i;
+				hw_failed++;
+			} else {
+				fprintf(stderr, PROG ": cannot open counter '%s': %s\n", cs.c[i].name, cs.c[i].reason);
+			}
+		}
+		if (cs.hw_missing[0])
+			fprintf(stderr, PROG ": %s\n", cs.hw_missing);
+		if (hw_failed)
+			fprintf(stderr, PROG ": cannot open %d of the hardware counters (first '%s': %s)\n",
+				hw_failed, cs.c[first].name, cs.c[first].reason);
+		if (cs.amx_note[0])
+			fprintf(stderr, PROG ": note: %s\n", cs.amx_note);
+	}
 
 	rc = writer_run_begin(d.writer, &ri);
 	if (!rc)

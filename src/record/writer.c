@@ -6,24 +6,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum stmt_id { S_STEP, S_PHASE, S_ANOMALY, S_NOTE, S_PEAK, S_COUNTER, S_TOTAL, S_N };
+enum stmt_id { S_STEP, S_PHASE, S_ANOMALY, S_NOTE, S_PEAK, S_COUNTER, S_TOTAL, S_STEP_COUNTER,
+	       S_PHASE_COUNTER, S_N };
+
+#define COUNTER_COLUMNS "cpu_ns, ctx_switches, cpu_migrations, page_faults, cycles, instructions, " \
+	"ref_cycles, hw_flops, hw_flops_fp64, hw_flops_fp32, hw_flops_fp16, hw_flops_any, amx_ops, hw_fraction"
+#define COUNTER_PARAMS "?,?,?,?,?,?,?,?,?,?,?,?,?,?"
 
 static const char *const stmt_sql[S_N] = {
 	[S_STEP] = "INSERT INTO step (step, pid, tid, end_tid, begin_ns, end_ns, wall_ns, model_flops, "
-		   "model_bytes, cpu_ns, ctx_switches, cpu_migrations, page_faults, cycles, instructions, "
-		   "hw_flops, complete) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		   "model_bytes, " COUNTER_COLUMNS ", complete) VALUES (?,?,?,?,?,?,?,?,?," COUNTER_PARAMS ",?)",
 	[S_PHASE] = "INSERT INTO phase (id, step, name, pid, tid, depth, parent, begin_ns, end_ns, wall_ns, "
-		    "model_flops, model_bytes, cpu_ns, ctx_switches, cpu_migrations, page_faults, cycles, "
-		    "instructions, hw_flops, complete) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		    "model_flops, model_bytes, " COUNTER_COLUMNS ", complete) "
+		    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?," COUNTER_PARAMS ",?)",
 	[S_ANOMALY] = "INSERT INTO anomaly (time_ns, pid, tid, kind, step, detail) VALUES (?,?,?,?,?,?)",
 	[S_NOTE] = "INSERT INTO note (kind, text) VALUES (?,?)",
 	[S_PEAK] = "INSERT INTO peak (kind, dtype, scope, value, source, detail) VALUES (?,?,?,?,?,?)",
-	[S_COUNTER] = "INSERT INTO counter (id, name, kind, unit, opened, reason, encoding) VALUES (?,?,?,?,?,?,?)",
+	[S_COUNTER] = "INSERT INTO counter (id, name, kind, unit, opened, reason, encoding, grp, weight, col, pmu) "
+		      "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
 	[S_TOTAL] = "UPDATE counter SET total = ?, time_enabled = ?, time_running = ? WHERE id = ?",
+	[S_STEP_COUNTER] = "INSERT INTO step_counter (step, counter, raw, value) VALUES (?,?,?,?)",
+	[S_PHASE_COUNTER] = "INSERT INTO phase_counter (phase, counter, raw, value) VALUES (?,?,?,?)",
 };
 
 struct writer {
 	sqlite3 *db;
+	const struct counters *cs; /* for the per-counter rows */
 	sqlite3_stmt *st[S_N];
 	int in_txn;
 	char err[256];
@@ -216,6 +224,7 @@ int writer_run_end(struct writer *w, uint64_t end_ns, int exit_status, int exit_
 
 int writer_counters(struct writer *w, const struct counters *cs)
 {
+	w->cs = cs;
 	for (int i = 0; i < cs->n; i++) {
 		const struct counter *c = &cs->c[i];
 		sqlite3_stmt *st = w->st[S_COUNTER];
@@ -236,6 +245,10 @@ int writer_counters(struct writer *w, const struct counters *cs)
 		sqlite3_bind_int(st, 5, c->opened);
 		bind_text_or_null(st, 6, why);
 		sqlite3_bind_text(st, 7, c->encoding, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int(st, 8, c->group);
+		bind_pos_or_null(st, 9, c->weight);
+		bind_text_or_null(st, 10, counters_col_name(c->col));
+		bind_text_or_null(st, 11, c->pmu[0] ? c->pmu : NULL);
 		int rc = run_stmt(w, st);
 		if (rc)
 			return rc;
@@ -274,11 +287,15 @@ int writer_note(struct writer *w, const char *kind, const char *text)
 	return run_stmt(w, st);
 }
 
-/* Bind the counter columns of @row starting at parameter @i. */
+/* Bind the counter columns of @row (COUNTER_COLUMNS) from parameter @i on. */
 static int bind_counters(sqlite3_stmt *st, int i, const struct interval_row *row)
 {
 	static const enum counter_col int_cols[] = {
-		COL_CPU_NS, COL_CTX_SWITCHES, COL_CPU_MIGRATIONS, COL_PAGE_FAULTS, COL_CYCLES, COL_INSTRUCTIONS,
+		COL_CPU_NS, COL_CTX_SWITCHES, COL_CPU_MIGRATIONS, COL_PAGE_FAULTS, COL_CYCLES,
+		COL_INSTRUCTIONS, COL_REF_CYCLES,
+	};
+	static const enum counter_col real_cols[] = {
+		COL_FLOPS_FP64, COL_FLOPS_FP32, COL_FLOPS_FP16, COL_FLOPS_ANY, COL_AMX_OPS,
 	};
 	for (size_t k = 0; k < ARRAY_SIZE(int_cols); k++, i++) {
 		if (row->complete && row->d.has[int_cols[k]])
@@ -286,11 +303,42 @@ static int bind_counters(sqlite3_stmt *st, int i, const struct interval_row *row
 		else
 			sqlite3_bind_null(st, i);
 	}
-	if (row->complete && row->d.has[COL_FLOPS])
-		sqlite3_bind_double(st, i, row->d.v[COL_FLOPS]);
+	double flops = row->complete ? counters_hw_flops(&row->d) : -1;
+	if (flops >= 0)
+		sqlite3_bind_double(st, i++, flops);
 	else
-		sqlite3_bind_null(st, i);
-	return i + 1;
+		sqlite3_bind_null(st, i++);
+	for (size_t k = 0; k < ARRAY_SIZE(real_cols); k++, i++) {
+		if (row->complete && row->d.has[real_cols[k]])
+			sqlite3_bind_double(st, i, row->d.v[real_cols[k]]);
+		else
+			sqlite3_bind_null(st, i);
+	}
+	if (row->complete && row->d.hw_fraction >= 0)
+		sqlite3_bind_double(st, i++, row->d.hw_fraction);
+	else
+		sqlite3_bind_null(st, i++);
+	return i;
+}
+
+/* Raw and scaled values of the hardware and user events of a row. */
+static int write_counter_rows(struct writer *w, sqlite3_stmt *st, const struct interval_row *row)
+{
+	if (!row->complete || !w->cs)
+		return 0;
+	for (int k = 0; k < w->cs->n; k++) {
+		const struct counter *c = &w->cs->c[k];
+		if (!row->d.known[k] || strcmp(c->kind, "software") == 0)
+			continue;
+		sqlite3_bind_int64(st, 1, row->id);
+		sqlite3_bind_int(st, 2, k);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)row->d.raw[k]);
+		sqlite3_bind_double(st, 4, row->d.scaled[k]);
+		int rc = run_stmt(w, st);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 static void bind_interval(sqlite3_stmt *st, int *i, const struct interval_row *row)
@@ -328,7 +376,8 @@ int writer_step(void *ctx, const struct interval_row *row)
 	bind_interval(st, &i, row);
 	i = bind_counters(st, i, row);
 	sqlite3_bind_int(st, i++, row->complete);
-	return run_stmt(w, st);
+	int rc = run_stmt(w, st);
+	return rc ? rc : write_counter_rows(w, w->st[S_STEP_COUNTER], row);
 }
 
 int writer_phase(void *ctx, const struct interval_row *row)
@@ -353,7 +402,8 @@ int writer_phase(void *ctx, const struct interval_row *row)
 	bind_interval(st, &i, row);
 	i = bind_counters(st, i, row);
 	sqlite3_bind_int(st, i++, row->complete);
-	return run_stmt(w, st);
+	int rc = run_stmt(w, st);
+	return rc ? rc : write_counter_rows(w, w->st[S_PHASE_COUNTER], row);
 }
 
 int writer_anomaly(void *ctx, const struct anomaly_row *row)

@@ -228,7 +228,7 @@ class RecordMisuse(TempDirTest):
         self.assertEqual(steps[0]['model_flops'], 100.0)
         names = [ph['name'] for ph in query(db, 'SELECT name FROM phase ORDER BY id')]
         self.assertIn('(null)', names)
-        self.assertIn('x' * 55, names)
+        self.assertIn('x' * 63, names)
 
 
 class RecordRing(TempDirTest):

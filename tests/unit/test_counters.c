@@ -1,6 +1,7 @@
 /* Counter planning (software always; hardware and FLOP events only with a
  * core PMU, encoded by libpfm4 for the PMU named by LIBPFM_FORCE_PMU) and
  * turning two readings into metrics (weights, multiplex scaling). */
+#include <errno.h>
 #include <perfmon/pfmlib.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -23,7 +24,9 @@ static const struct counter *find(const struct counters *cs, const char *name)
 static void test_no_pmu(void)
 {
 	struct counters cs;
-	CHECK_EQ_INT(counters_plan(&cs, "fp32", FIX "/sysfs-nopmu"), 0);
+	char why[256];
+	unsetenv("LIBPFM_FORCE_PMU");
+	CHECK_EQ_INT(counters_plan(&cs, FIX "/sysfs-nopmu", NULL, 0, why, sizeof(why)), 0);
 	CHECK_EQ_INT(cs.n, 4);
 	CHECK_STR(cs.c[0].name, "task-clock");
 	CHECK_EQ_INT(cs.c[0].col, COL_CPU_NS);
@@ -37,29 +40,31 @@ static void test_no_pmu(void)
  * 0xCF; AMD PPR for family 17h/19h: RETIRED_SSE_AVX_FLOPS is event 0x03). */
 static const struct {
 	int line;
-	const char *pmu, *dtype, *event;
+	const char *pmu, *col, *event;
 	unsigned long long config;
 	double weight;
 } encodings[] = {
-	{ __LINE__, "spr", "fp64", "FP_ARITH_INST_RETIRED:SCALAR_DOUBLE", 0x01c7, 1 },
-	{ __LINE__, "spr", "fp64", "FP_ARITH_INST_RETIRED:128B_PACKED_DOUBLE", 0x04c7, 2 },
-	{ __LINE__, "spr", "fp64", "FP_ARITH_INST_RETIRED:256B_PACKED_DOUBLE", 0x10c7, 4 },
-	{ __LINE__, "spr", "fp64", "FP_ARITH_INST_RETIRED:512B_PACKED_DOUBLE", 0x40c7, 8 },
-	{ __LINE__, "spr", "fp32", "FP_ARITH_INST_RETIRED:SCALAR_SINGLE", 0x02c7, 1 },
-	{ __LINE__, "spr", "fp32", "FP_ARITH_INST_RETIRED:128B_PACKED_SINGLE", 0x08c7, 4 },
-	{ __LINE__, "spr", "fp32", "FP_ARITH_INST_RETIRED:256B_PACKED_SINGLE", 0x20c7, 8 },
-	{ __LINE__, "spr", "fp32", "FP_ARITH_INST_RETIRED:512B_PACKED_SINGLE", 0x80c7, 16 },
-	{ __LINE__, "spr", "fp16", "FP_ARITH_INST_RETIRED2:SCALAR_HALF", 0x01cf, 1 },
-	{ __LINE__, "spr", "fp16", "FP_ARITH_INST_RETIRED2:128B_PACKED_HALF", 0x04cf, 8 },
-	{ __LINE__, "spr", "fp16", "FP_ARITH_INST_RETIRED2:256B_PACKED_HALF", 0x08cf, 16 },
-	{ __LINE__, "spr", "fp16", "FP_ARITH_INST_RETIRED2:512B_PACKED_HALF", 0x10cf, 32 },
-	{ __LINE__, "icx", "fp64", "FP_ARITH_INST_RETIRED:512B_PACKED_DOUBLE", 0x40c7, 8 },
-	{ __LINE__, "icx", "fp32", "FP_ARITH_INST_RETIRED:SCALAR_SINGLE", 0x02c7, 1 },
-	{ __LINE__, "skx", "fp64", "FP_ARITH_INST_RETIRED:SCALAR_DOUBLE", 0x01c7, 1 },
-	{ __LINE__, "skx", "fp32", "FP_ARITH_INST_RETIRED:256B_PACKED_SINGLE", 0x20c7, 8 },
-	{ __LINE__, "amd64_fam17h_zen2", "fp64", "RETIRED_SSE_AVX_FLOPS:ANY", 0x0f03, 1 },
-	{ __LINE__, "amd64_fam19h_zen3", "fp32", "RETIRED_SSE_AVX_FLOPS:ANY", 0x0f03, 1 },
-	{ __LINE__, "amd64_fam19h_zen4", "fp32", "RETIRED_SSE_AVX_FLOPS:ANY", 0x1f03, 1 },
+	{ __LINE__, "spr", "hw_flops_fp64", "FP_ARITH_INST_RETIRED:SCALAR_DOUBLE", 0x01c7, 1 },
+	{ __LINE__, "spr", "hw_flops_fp64", "FP_ARITH_INST_RETIRED:128B_PACKED_DOUBLE", 0x04c7, 2 },
+	{ __LINE__, "spr", "hw_flops_fp64", "FP_ARITH_INST_RETIRED:256B_PACKED_DOUBLE", 0x10c7, 4 },
+	{ __LINE__, "spr", "hw_flops_fp64", "FP_ARITH_INST_RETIRED:512B_PACKED_DOUBLE", 0x40c7, 8 },
+	{ __LINE__, "spr", "hw_flops_fp32", "FP_ARITH_INST_RETIRED:SCALAR_SINGLE", 0x02c7, 1 },
+	{ __LINE__, "spr", "hw_flops_fp32", "FP_ARITH_INST_RETIRED:128B_PACKED_SINGLE", 0x08c7, 4 },
+	{ __LINE__, "spr", "hw_flops_fp32", "FP_ARITH_INST_RETIRED:256B_PACKED_SINGLE", 0x20c7, 8 },
+	{ __LINE__, "spr", "hw_flops_fp32", "FP_ARITH_INST_RETIRED:512B_PACKED_SINGLE", 0x80c7, 16 },
+	{ __LINE__, "spr", "hw_flops_fp16", "FP_ARITH_INST_RETIRED2:SCALAR_HALF", 0x01cf, 1 },
+	{ __LINE__, "spr", "hw_flops_fp16", "FP_ARITH_INST_RETIRED2:128B_PACKED_HALF", 0x04cf, 8 },
+	{ __LINE__, "spr", "hw_flops_fp16", "FP_ARITH_INST_RETIRED2:256B_PACKED_HALF", 0x08cf, 16 },
+	{ __LINE__, "spr", "hw_flops_fp16", "FP_ARITH_INST_RETIRED2:512B_PACKED_HALF", 0x10cf, 32 },
+	{ __LINE__, "icx", "hw_flops_fp64", "FP_ARITH_INST_RETIRED:512B_PACKED_DOUBLE", 0x40c7, 8 },
+	{ __LINE__, "icx", "hw_flops_fp32", "FP_ARITH_INST_RETIRED:SCALAR_SINGLE", 0x02c7, 1 },
+	{ __LINE__, "skx", "hw_flops_fp64", "FP_ARITH_INST_RETIRED:SCALAR_DOUBLE", 0x01c7, 1 },
+	{ __LINE__, "skx", "hw_flops_fp32", "FP_ARITH_INST_RETIRED:256B_PACKED_SINGLE", 0x20c7, 8 },
+	{ __LINE__, "amd64_fam17h_zen2", "hw_flops_any", "RETIRED_SSE_AVX_FLOPS:ANY", 0x0f03, 1 },
+	{ __LINE__, "amd64_fam19h_zen3", "hw_flops_any", "RETIRED_SSE_AVX_FLOPS:ANY", 0x0f03, 1 },
+	{ __LINE__, "amd64_fam19h_zen4", "hw_flops_any", "RETIRED_SSE_AVX_FLOPS:ANY", 0x1f03, 1 },
+	{ __LINE__, "spr", "amx_ops", "AMX_OPS_RETIRED:BF16", 0x02ce, 1 },
+	{ __LINE__, "spr", "amx_ops", "AMX_OPS_RETIRED:INT8", 0x01ce, 1 },
 };
 
 /* libpfm4 reads LIBPFM_FORCE_PMU once per process (pfm_terminate() does not
@@ -70,8 +75,10 @@ static void encoding_row(size_t i)
 	const struct counter *c;
 
 	setenv("LIBPFM_FORCE_PMU", encodings[i].pmu, 1);
+	pfm_terminate(); /* the parent initialised it unforced */
 	{
-		CHECK_ROW(counters_plan(&cs, encodings[i].dtype, FIX "/sysfs-pmu") == 0, encodings[i].line);
+		char why[256];
+		CHECK_ROW(counters_plan(&cs, FIX "/sysfs-pmu", NULL, 0, why, sizeof(why)) == 0, encodings[i].line);
 		CHECK_ROW(strcmp(cs.pmu, encodings[i].pmu) == 0, encodings[i].line);
 		if (strcmp(cs.pmu, encodings[i].pmu) != 0)
 			fprintf(stderr, "  pmu is %s\n", cs.pmu);
@@ -83,7 +90,11 @@ static void encoding_row(size_t i)
 		CHECK_ROW(c->attr.type == 4 /* PERF_TYPE_RAW */, encodings[i].line);
 		CHECK_ROW(c->attr.config == encodings[i].config, encodings[i].line);
 		CHECK_ROW(c->weight == encodings[i].weight, encodings[i].line);
-		CHECK_ROW(c->group == 1 && c->col == COL_FLOPS, encodings[i].line);
+		CHECK_ROW(c->group >= 2 && strcmp(counters_col_name(c->col), encodings[i].col) == 0, encodings[i].line);
+		/* at most COUNTER_GROUP_MAX hardware events per group, one precision each */
+		for (int k = 0; k < cs.n; k++)
+			if (cs.c[k].group == c->group)
+				CHECK_ROW(cs.c[k].col == c->col, encodings[i].line);
 		CHECK_ROW(cs.hw_missing[0] == '\0', encodings[i].line);
 	}
 	_exit(check_failures ? 1 : 0);
@@ -99,19 +110,41 @@ static void test_encodings(void)
 		waitpid(pid, &status, 0);
 		CHECK_ROW(WIFEXITED(status) && WEXITSTATUS(status) == 0, encodings[i].line);
 	}
-	/* only the selected dtype's four width events: they fit an SMT core's
-	 * four general-purpose counters */
+	/* SPR: software, cycles/instructions/ref-cycles, then fp64, fp32, fp16 and
+	 * AMX in groups of their own: 4+3+4+4+4+2 events in 6 groups */
 	struct counters cs;
+	char why[256];
 	setenv("LIBPFM_FORCE_PMU", "spr", 1);
-	counters_plan(&cs, "fp64", FIX "/sysfs-pmu");
-	int flops = 0;
-	for (int i = 0; i < cs.n; i++)
-		flops += cs.c[i].col == COL_FLOPS;
-	CHECK_EQ_INT(flops, 4);
-	/* no hardware FLOP counter for bf16 on SPR */
-	counters_plan(&cs, "bf16", FIX "/sysfs-pmu");
-	CHECK(strstr(cs.hw_missing, "bf16") != NULL);
+	CHECK_EQ_INT(counters_plan(&cs, FIX "/sysfs-pmu", NULL, 0, why, sizeof(why)), 0);
+	CHECK_EQ_INT(cs.n, 21);
+	CHECK_EQ_INT(cs.ngroups, 6);
+	CHECK(cs.amx_note[0] != '\0');
+	for (int g = 1; g < cs.ngroups; g++) {
+		int n = 0;
+		for (int i = 0; i < cs.n; i++)
+			n += cs.c[i].group == g;
+		CHECK(n >= 1 && n <= COUNTER_GROUP_MAX);
+	}
+	/* user events: known ones are planned, unknown ones refused with a reason */
+	const char *user[] = { "INST_RETIRED:ANY", "spr::BR_INST_RETIRED:ALL_BRANCHES" };
+	CHECK_EQ_INT(counters_plan(&cs, FIX "/sysfs-pmu", user, 2, why, sizeof(why)), 0);
+	CHECK(find(&cs, "INST_RETIRED:ANY") != NULL);
+	CHECK_STR(find(&cs, "INST_RETIRED:ANY")->kind, "user");
+	CHECK_EQ_INT(find(&cs, "INST_RETIRED:ANY")->col, COL_NONE);
+	const char *bad[] = { "NO_SUCH_EVENT:FOO" };
+	CHECK_EQ_INT(counters_plan(&cs, FIX "/sysfs-pmu", bad, 1, why, sizeof(why)), -EINVAL);
+	CHECK(strstr(why, "NO_SUCH_EVENT:FOO") != NULL);
 	unsetenv("LIBPFM_FORCE_PMU");
+}
+
+static void put(struct counter_reading *r, unsigned off, uint64_t nr, uint64_t te, uint64_t tr,
+		const uint64_t *v)
+{
+	r->data[off] = nr;
+	r->data[off + 1] = te;
+	r->data[off + 2] = tr;
+	for (uint64_t k = 0; k < nr; k++)
+		r->data[off + 3 + k] = v[k];
 }
 
 static void test_delta(void)
@@ -124,45 +157,59 @@ static void test_delta(void)
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
 	cs.n = 4;
-	enum counter_col cols[] = { COL_CPU_NS, COL_CTX_SWITCHES, COL_CYCLES, COL_FLOPS };
+	cs.ngroups = 2;
+	enum counter_col cols[] = { COL_CPU_NS, COL_CTX_SWITCHES, COL_CYCLES, COL_FLOPS_FP32 };
 	for (int i = 0; i < 4; i++) {
 		cs.c[i].opened = 1;
+		cs.c[i].kind = i < 2 ? "software" : "hardware";
 		cs.c[i].col = cols[i];
-		cs.c[i].index = i;
 		cs.c[i].group = i >= 2;
+		cs.c[i].word = i < 2 ? 3 + i : 5 + 3 + (i - 2);
 		cs.c[i].weight = 16;
 	}
-	cs.nopen[0] = cs.nopen[1] = 2;
-	a.nr = b.nr = 4;
-	a.values[0] = 1000; b.values[0] = 5000;
-	a.values[1] = 3; b.values[1] = 10;
-	a.values[2] = 100; b.values[2] = 400;
-	a.values[3] = 10; b.values[3] = 35;
-	a.time_enabled1 = 1000; b.time_enabled1 = 5000;
-	a.time_running1 = 500; b.time_running1 = 1500; /* counted 1/4 of the time */
+	cs.group_nr[0] = cs.group_nr[1] = 2;
+	cs.group_offset[1] = 5;
+	a.ngroups = b.ngroups = 2;
+	put(&a, 0, 2, 1000, 1000, (uint64_t[]){ 1000, 3 });
+	put(&b, 0, 2, 5000, 5000, (uint64_t[]){ 5000, 10 });
+	/* group 1 counted a quarter of the time: 500 -> 1500 of 1000 -> 5000 */
+	put(&a, 5, 2, 1000, 500, (uint64_t[]){ 100, 10 });
+	put(&b, 5, 2, 5000, 1500, (uint64_t[]){ 400, 35 });
 	counters_delta(&cs, &a, &b, &d);
 	CHECK_NEAR(d.v[COL_CPU_NS], 4000, 0);
 	CHECK_NEAR(d.v[COL_CTX_SWITCHES], 7, 0);
 	CHECK_NEAR(d.v[COL_CYCLES], 300 * 4, 1e-9);
-	CHECK_NEAR(d.v[COL_FLOPS], 25 * 4 * 16, 1e-9);
+	CHECK_NEAR(d.v[COL_FLOPS_FP32], 25 * 4 * 16, 1e-9);
+	CHECK_NEAR(counters_hw_flops(&d), 25 * 4 * 16, 1e-9);
 	CHECK_NEAR(d.hw_fraction, 0.25, 1e-12);
+	CHECK_EQ_INT(d.raw[3], 25);
+	CHECK_NEAR(d.scaled[3], 100, 1e-9);
+
+	/* not multiplexed: fraction 1, scaled = raw */
+	put(&b, 5, 2, 5000, 4500, (uint64_t[]){ 400, 35 });
+	counters_delta(&cs, &a, &b, &d);
+	CHECK_NEAR(d.hw_fraction, 1.0, 1e-12);
+	CHECK_NEAR(d.scaled[2], 300, 1e-9);
 
 	/* group 1 never scheduled: hardware values unknown, software known */
-	b.time_running1 = a.time_running1;
+	put(&b, 5, 2, 5000, 500, (uint64_t[]){ 100, 10 });
 	counters_delta(&cs, &a, &b, &d);
 	CHECK(d.has[COL_CPU_NS]);
-	CHECK(!d.has[COL_CYCLES] && !d.has[COL_FLOPS]);
+	CHECK(!d.has[COL_CYCLES] && !d.has[COL_FLOPS_FP32]);
+	CHECK_NEAR(d.hw_fraction, 0, 0);
+	CHECK_NEAR(counters_hw_flops(&d), -1, 0);
 
 	/* user-mode-only switch counts are unknown, not 0 */
 	cs.c[1].user_only = 1;
 	counters_delta(&cs, &a, &b, &d);
 	CHECK(!d.has[COL_CTX_SWITCHES]);
 
-	/* a reading without values (the marker could not read): unknown */
-	b.nr = 0;
+	/* a reading without the group (the marker could not read): unknown */
+	b.data[0] = 0;
 	counters_delta(&cs, &a, &b, &d);
 	CHECK(!d.has[COL_CPU_NS]);
 	CHECK_STR(counters_col_name(COL_CPU_NS), "cpu_ns");
+	CHECK_STR(counters_col_name(COL_FLOPS_FP16), "hw_flops_fp16");
 }
 
 int main(void)

@@ -1,5 +1,6 @@
 /* The marker ring: layout pinned (it crosses a process boundary), order,
  * multi-producer correctness, and exact loss counting when full. */
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -11,28 +12,27 @@
 static void test_layout(void)
 {
 	/* Changing any of these needs MRING_VERSION + 1. */
-	CHECK_EQ_INT(sizeof(struct mring_record), 256);
+	CHECK_EQ_INT(MRING_VERSION, 2);
+	CHECK_EQ_INT(sizeof(struct mring_record), 512);
 	CHECK_EQ_INT(sizeof(struct mring_header), 192);
 	CHECK_EQ_INT(offsetof(struct mring_record, seq), 0);
 	CHECK_EQ_INT(offsetof(struct mring_record, kind), 8);
+	CHECK_EQ_INT(offsetof(struct mring_record, ngroups), 14);
 	CHECK_EQ_INT(offsetof(struct mring_record, pid), 16);
 	CHECK_EQ_INT(offsetof(struct mring_record, time_ns), 24);
 	CHECK_EQ_INT(offsetof(struct mring_record, a), 32);
-	CHECK_EQ_INT(offsetof(struct mring_record, nr), 48);
-	/* perf's PERF_FORMAT_GROUP|TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING layout */
-	CHECK_EQ_INT(offsetof(struct mring_record, time_enabled), 56);
-	CHECK_EQ_INT(offsetof(struct mring_record, time_running), 64);
-	CHECK_EQ_INT(offsetof(struct mring_record, values), 72);
-	CHECK_EQ_INT(offsetof(struct mring_record, time_enabled1), 72 + 8 * MRING_MAX_COUNTERS);
-	CHECK_EQ_INT(offsetof(struct mring_record, name), 256 - MRING_NAME_MAX);
+	CHECK_EQ_INT(offsetof(struct mring_record, data), 48);
+	CHECK_EQ_INT(offsetof(struct mring_record, name), 512 - MRING_NAME_MAX);
+	CHECK_EQ_INT(offsetof(struct mring_header, group_nr), 48);
 	CHECK_EQ_INT(offsetof(struct mring_header, head), 64);
 	CHECK_EQ_INT(offsetof(struct mring_header, tail), 128);
 }
 
 static void *new_ring(uint64_t nslots)
 {
+	static const uint8_t nr[2] = { 4, 3 };
 	void *mem = calloc(1, mring_size(nslots));
-	mring_init(mem, nslots, 4, 0);
+	CHECK_EQ_INT(mring_init(mem, nslots, 2, nr), 0);
 	return mem;
 }
 
@@ -49,8 +49,18 @@ static void test_check(void)
 	h->nslots = 6; /* not a power of two */
 	CHECK(mring_check(mem, mring_size(8)) < 0);
 	h->nslots = 8;
-	h->ncounters = MRING_MAX_COUNTERS + 1;
+	CHECK_EQ_INT(h->group_offset[1], 7); /* after group 0's nr, te, tr and 4 values */
+	h->group_offset[1] = 6;
 	CHECK(mring_check(mem, mring_size(8)) < 0);
+	h->group_offset[1] = 7;
+	h->group_nr[1] = MRING_DATA_WORDS; /* readings no longer fit a record */
+	CHECK(mring_check(mem, mring_size(8)) < 0);
+	h->group_nr[1] = 3;
+	CHECK_EQ_INT(mring_check(mem, mring_size(8)), 0);
+	uint8_t many[MRING_MAX_GROUPS + 1] = { 0 };
+	CHECK_EQ_INT(mring_init(mem, 8, MRING_MAX_GROUPS + 1, many), -E2BIG);
+	uint8_t big[2] = { 40, 10 };
+	CHECK_EQ_INT(mring_init(mem, 8, 2, big), -E2BIG);
 	free(mem);
 }
 

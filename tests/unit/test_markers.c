@@ -46,23 +46,28 @@ static int on_anomaly(void *ctx, const struct anomaly_row *r)
 
 static struct counters cs;
 
-/* Two software counters opened (task-clock, context-switches) and two
- * hardware ones (cycles, a FLOP event of weight 8) in group 1. */
+/* Two software counters (task-clock, context-switches) in group 0 and two
+ * hardware ones (cycles, an fp32 FLOP event of weight 8) in group 1. */
 static void setup_counters(void)
 {
 	memset(&cs, 0, sizeof(cs));
 	cs.n = 4;
+	cs.ngroups = 2;
 	const char *names[] = { "task-clock", "context-switches", "cycles", "FLOPS8" };
-	enum counter_col cols[] = { COL_CPU_NS, COL_CTX_SWITCHES, COL_CYCLES, COL_FLOPS };
+	const char *kinds[] = { "software", "software", "hardware", "hardware" };
+	enum counter_col cols[] = { COL_CPU_NS, COL_CTX_SWITCHES, COL_CYCLES, COL_FLOPS_FP32 };
 	for (int i = 0; i < 4; i++) {
 		strcpy(cs.c[i].name, names[i]);
+		cs.c[i].kind = kinds[i];
 		cs.c[i].col = cols[i];
 		cs.c[i].opened = 1;
 		cs.c[i].group = i < 2 ? 0 : 1;
-		cs.c[i].index = i;
+		cs.c[i].word = i < 2 ? 3 + i : 5 + 3 + (i - 2);
 		cs.c[i].weight = i == 3 ? 8 : 0;
 	}
-	cs.nopen[0] = cs.nopen[1] = 2;
+	cs.group_nr[0] = cs.group_nr[1] = 2;
+	cs.group_offset[0] = 0;
+	cs.group_offset[1] = 5;
 }
 
 static struct mring_record rec(int kind, int pid, int tid, uint64_t t, const char *name)
@@ -73,17 +78,19 @@ static struct mring_record rec(int kind, int pid, int tid, uint64_t t, const cha
 	r.pid = pid;
 	r.tid = tid;
 	r.time_ns = t;
-	r.nr = 4;
+	r.ngroups = 2;
 	/* counters grow linearly with time: task-clock = t, switches = t/1000,
 	 * cycles = 2t, flop events = t/10; group 1 ran half the time */
-	r.time_enabled = t;
-	r.time_running = t;
-	r.values[0] = t;
-	r.values[1] = t / 1000;
-	r.time_enabled1 = t;
-	r.time_running1 = t / 2;
-	r.values[2] = 2 * t / 2;
-	r.values[3] = t / 10 / 2;
+	uint64_t *g0 = &r.data[0], *g1 = &r.data[5];
+	g0[0] = 2;
+	g0[1] = g0[2] = t;
+	g0[3] = t;
+	g0[4] = t / 1000;
+	g1[0] = 2;
+	g1[1] = t;
+	g1[2] = t / 2;
+	g1[3] = 2 * t / 2;
+	g1[4] = t / 10 / 2;
 	if (name)
 		strcpy(r.name, name);
 	return r;
@@ -130,12 +137,16 @@ static void test_pairing_and_deltas(void)
 	CHECK_EQ_INT(s->end_tid, 12);
 	CHECK_NEAR(s->model_flops, 2e9, 0);
 	CHECK_NEAR(s->model_bytes, 8e6, 0);
-	CHECK(s->d.has[COL_CPU_NS] && s->d.has[COL_CTX_SWITCHES] && s->d.has[COL_CYCLES] && s->d.has[COL_FLOPS]);
+	CHECK(s->d.has[COL_CPU_NS] && s->d.has[COL_CTX_SWITCHES] && s->d.has[COL_CYCLES] && s->d.has[COL_FLOPS_FP32]);
 	CHECK_NEAR(s->d.v[COL_CPU_NS], 2000000, 0);
 	CHECK_NEAR(s->d.v[COL_CTX_SWITCHES], 2000, 0);
 	/* multiplexed group 1: raw delta x enabled/running (2) */
 	CHECK_NEAR(s->d.v[COL_CYCLES], 4000000, 1);
-	CHECK_NEAR(s->d.v[COL_FLOPS], 8.0 * 200000, 8);
+	CHECK_NEAR(s->d.v[COL_FLOPS_FP32], 8.0 * 200000, 8);
+	CHECK_NEAR(counters_hw_flops(&s->d), 8.0 * 200000, 8);
+	/* raw (as counted) and scaled values per counter */
+	CHECK_EQ_INT(s->d.raw[2], 2000000);
+	CHECK_NEAR(s->d.scaled[2], 4000000, 1);
 	CHECK_NEAR(s->d.hw_fraction, 0.5, 1e-9);
 
 	CHECK_EQ_INT(rs.nphases, 2);

@@ -1,0 +1,917 @@
+#include "perf_ring.h"
+#include "util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* hdr.size is a u16: no record is larger, so one bounce buffer fits any */
+#define BOUNCE_SIZE 65536
+
+struct ring {
+	int cpu;
+	int fd;        /* cpu-clock (or dummy) event: owns the ring */
+	int sw_fd;     /* context-switch sampling event, output redirected here; -1 */
+	uint64_t id, sw_id;
+	void *map;     /* NULL for a ring the caller mapped */
+	size_t map_len;
+	struct perf_event_mmap_page *meta;
+	const unsigned char *data;
+	uint64_t size; /* data area bytes, a power of two */
+	uint64_t lost, lost_samples;
+};
+
+struct perf_sampler {
+	int n;
+	struct ring *r;
+	int *cpu_ring;   /* CPU number -> ring index, -1 */
+	int ncpu_ring;   /* entries in cpu_ring */
+	int user_only;
+	int switch_samples;
+	struct perf_event_attr attr, sw_attr;
+	char note[320];
+	unsigned char *bounce;
+};
+
+static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
+			       unsigned long flags)
+{
+	long fd = syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static int paranoid_level(void)
+{
+	char buf[32];
+	int level = INT_MIN;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+
+	if (!f)
+		return INT_MIN;
+	if (fgets(buf, sizeof(buf), f)) {
+		buf[strcspn(buf, "\n")] = '\0';
+		if (safe_atoi(buf, &level) != 0)
+			level = INT_MIN;
+	}
+	fclose(f);
+	return level;
+}
+
+/* Parse a CPU list ("0-3,6,8-9") into @cpus (up to @max); returns the count
+ * or -errno. With @cpus NULL only counts. */
+static int parse_cpu_list(const char *s, int *cpus, int max)
+{
+	int n = 0;
+
+	while (*s && *s != '\n') {
+		char *end;
+		long a, b;
+
+		errno = 0;
+		a = strtol(s, &end, 10);
+		if (errno || end == s || a < 0 || a > INT_MAX)
+			return -EINVAL;
+		b = a;
+		s = end;
+		if (*s == '-') {
+			s++;
+			errno = 0;
+			b = strtol(s, &end, 10);
+			if (errno || end == s || b < a || b > INT_MAX)
+				return -EINVAL;
+			s = end;
+		}
+		for (long c = a; c <= b; c++) {
+			if (cpus) {
+				if (n >= max)
+					return -ENOSPC;
+				cpus[n] = (int)c;
+			}
+			if (n == INT_MAX)
+				return -ERANGE;
+			n++;
+		}
+		if (*s == ',')
+			s++;
+		else if (*s && *s != '\n')
+			return -EINVAL;
+	}
+	return n;
+}
+
+static int online_cpus(int **out)
+{
+	char buf[4096];
+	int *cpus = NULL;
+	int n, err;
+	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = '\0';
+		fclose(f);
+	} else {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+		if (c < 1 || strbuf(buf, sizeof(buf), "0-%ld", c - 1) != 0)
+			return -ENOENT;
+	}
+	n = parse_cpu_list(buf, NULL, 0);
+	if (n <= 0) {
+		err = n < 0 ? n : -ENOENT;
+		goto out;
+	}
+	cpus = calloc((size_t)n, sizeof(*cpus));
+	if (!cpus) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = parse_cpu_list(buf, cpus, n);
+	if (err < 0)
+		goto out;
+	*out = cpus;
+	cpus = NULL;
+	err = n;
+out:
+	free(cpus);
+	return err;
+}
+
+static void ring_init(struct ring *r, int cpu)
+{
+	memset(r, 0, sizeof(*r));
+	r->cpu = cpu;
+	r->fd = -1;
+	r->sw_fd = -1;
+}
+
+/* Point @r at a mapping laid out as the kernel does it: the header page, then
+ * the data area at data_offset (one page on kernels before 4.1 that leave
+ * data_offset/data_size 0). */
+static int ring_set_map(struct ring *r, void *map, size_t map_len, size_t page)
+{
+	struct perf_event_mmap_page *meta = map;
+	uint64_t off = meta->data_offset, size = meta->data_size;
+
+	if (off == 0 && size == 0) {
+		off = page;
+		size = map_len > page ? map_len - page : 0;
+	}
+	if (size == 0 || (size & (size - 1)) || off < sizeof(*meta) || off > map_len ||
+	    size > map_len - off || (off & 7))
+		return -EINVAL;
+	r->meta = meta;
+	r->data = (const unsigned char *)map + off;
+	r->size = size;
+	return 0;
+}
+
+static void set_why_open(char *why, size_t whylen, const char *what, pid_t pid, int cpu, int err)
+{
+	int level = paranoid_level();
+
+	if (err == -EACCES || err == -EPERM)
+		strbuf(why, whylen,
+		       "cannot open %s on pid %d, cpu %d: %s (perf_event_paranoid is %d; "
+		       "per-task user-mode sampling needs it <= 2, or run as root or with "
+		       "CAP_PERFMON)", what, (int)pid, cpu, strerror(-err), level);
+	else if (err == -EINVAL)
+		strbuf(why, whylen,
+		       "cannot open %s on pid %d, cpu %d: %s (sampling frequency above "
+		       "/proc/sys/kernel/perf_event_max_sample_rate, or a kernel older than 4.17)",
+		       what, (int)pid, cpu, strerror(-err));
+	else if (err == -ESRCH)
+		strbuf(why, whylen, "cannot open %s on pid %d: no such process", what, (int)pid);
+	else
+		strbuf(why, whylen, "cannot open %s on pid %d, cpu %d: %s", what, (int)pid, cpu,
+		       strerror(-err));
+}
+
+static void base_attr(struct perf_event_attr *a, const struct perf_sampler_opts *o, int user_only)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->sample_type = PERF_RING_SAMPLE_TYPE;
+	a->inherit = 1;
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->disabled = o->enable_on_exec ? 1 : 0;
+	a->enable_on_exec = o->enable_on_exec ? 1 : 0;
+	a->exclude_kernel = user_only ? 1 : 0;
+	a->exclude_callchain_kernel = user_only ? 1 : 0;
+	a->exclude_hv = 1;
+}
+
+static void main_attr(struct perf_event_attr *a, const struct perf_sampler_opts *o, int user_only,
+		      uint64_t ring_bytes)
+{
+	base_attr(a, o, user_only);
+	if (o->freq) {
+		a->config = PERF_COUNT_SW_CPU_CLOCK;
+		a->freq = 1;
+		a->sample_freq = o->freq;
+	} else {
+		/* side-band only: the dummy event never counts or samples */
+		a->config = PERF_COUNT_SW_DUMMY;
+	}
+	a->context_switch = 1;
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->mmap_data = 0;
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->task = 1;
+	/* wake a poll()er when a quarter of the ring is full */
+	a->watermark = 1;
+	a->wakeup_watermark = (uint32_t)(ring_bytes / 4);
+}
+
+/* The context-switch sampling event. It fires in the scheduler, so its regs
+ * (and ip) are kernel ones; the user part of its callchain is unwound from
+ * the task's saved user registers, i.e. from where the thread entered the
+ * kernel. For that reason it must include kernel mode: with exclude_kernel
+ * the kernel drops every one of its samples (checked on 6.18: the event
+ * opens and counts, and no sample ever reaches the ring). */
+static void switch_attr(struct perf_event_attr *a, const struct perf_sampler_opts *o)
+{
+	base_attr(a, o, 0);
+	a->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	a->sample_period = 1;
+}
+
+static int open_sw(struct perf_sampler *s, pid_t pid, const struct perf_sampler_opts *o)
+{
+	int err = 0;
+
+	if (s->user_only) {
+		strbuf(s->note, sizeof(s->note),
+		       "no context-switch samples: perf_event_paranoid (%d) demands exclude_kernel, "
+		       "and the kernel drops switch samples then (they are taken in kernel mode); "
+		       "the user location of an off-CPU interval is the thread's last cpu-clock "
+		       "sample before it", paranoid_level());
+		return -EACCES;
+	}
+	switch_attr(&s->sw_attr, o);
+	for (int i = 0; i < s->n; i++) {
+		struct ring *r = &s->r[i];
+		err = sys_perf_event_open(&s->sw_attr, pid, r->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (err < 0)
+			goto fail;
+		r->sw_fd = err;
+		/* same CPU and clock: the kernel accepts the redirection */
+		if (ioctl(r->sw_fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) != 0 ||
+		    ioctl(r->sw_fd, PERF_EVENT_IOC_ID, &r->sw_id) != 0) {
+			err = -errno;
+			goto fail;
+		}
+	}
+	s->switch_samples = 1;
+	return 0;
+fail:
+	for (int i = 0; i < s->n; i++) {
+		if (s->r[i].sw_fd >= 0)
+			close(s->r[i].sw_fd);
+		s->r[i].sw_fd = -1;
+	}
+	strbuf(s->note, sizeof(s->note),
+	       "no context-switch samples (%s): the user location of an off-CPU interval is "
+	       "the thread's last cpu-clock sample before it", strerror(-err));
+	return err;
+}
+
+int perf_ring_open_sampling(struct perf_sampler **out, pid_t pid,
+			    const struct perf_sampler_opts *o, char *why, size_t whylen)
+{
+	struct perf_sampler_opts opts = PERF_SAMPLER_OPTS_DEFAULT;
+	struct perf_sampler *s = NULL;
+	int *cpus = NULL;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint64_t ring_bytes;
+	int n, err, max_cpu = 0;
+
+	*out = NULL;
+	if (!why)
+		whylen = 0;
+	if (whylen)
+		why[0] = '\0';
+	if (o)
+		opts = *o;
+	if (opts.pages == 0)
+		opts.pages = 128;
+	if (opts.pages & (opts.pages - 1) || opts.pages > (1u << 20)) {
+		strbuf(why, whylen, "a ring of %u pages: the size must be a power of two", opts.pages);
+		err = -EINVAL;
+		goto out;
+	}
+	o = &opts;
+	ring_bytes = (uint64_t)o->pages * page;
+
+	n = online_cpus(&cpus);
+	if (n < 0) {
+		strbuf(why, whylen, "cannot read the online CPUs: %s", strerror(-n));
+		err = n;
+		goto out;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		err = -ENOMEM;
+		goto out;
+	}
+	s->r = calloc((size_t)n, sizeof(*s->r));
+	s->bounce = malloc(BOUNCE_SIZE);
+	if (!s->r || !s->bounce) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		ring_init(&s->r[i], cpus[i]);
+		if (cpus[i] > max_cpu)
+			max_cpu = cpus[i];
+	}
+	s->n = n;
+	s->ncpu_ring = max_cpu + 1;
+	s->cpu_ring = malloc((size_t)s->ncpu_ring * sizeof(*s->cpu_ring));
+	if (!s->cpu_ring) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int c = 0; c < s->ncpu_ring; c++)
+		s->cpu_ring[c] = -1;
+	for (int i = 0; i < n; i++)
+		s->cpu_ring[cpus[i]] = i;
+
+	/* Kernel samples first; perf_event_paranoid >= 2 refuses them to the
+	 * unprivileged (EACCES), and only then are they excluded. */
+	main_attr(&s->attr, o, 0, ring_bytes);
+	err = sys_perf_event_open(&s->attr, pid, s->r[0].cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (err == -EACCES || err == -EPERM) {
+		s->user_only = 1;
+		main_attr(&s->attr, o, 1, ring_bytes);
+		err = sys_perf_event_open(&s->attr, pid, s->r[0].cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	if (err < 0) {
+		set_why_open(why, whylen, o->freq ? "cpu-clock sampling" : "side-band event", pid,
+			     s->r[0].cpu, err);
+		goto out;
+	}
+	s->r[0].fd = err;
+
+	for (int i = 0; i < n; i++) {
+		struct ring *r = &s->r[i];
+
+		if (r->fd < 0) {
+			err = sys_perf_event_open(&s->attr, pid, r->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+			if (err < 0) {
+				set_why_open(why, whylen, o->freq ? "cpu-clock sampling" : "side-band event",
+					     pid, r->cpu, err);
+				goto out;
+			}
+			r->fd = err;
+		}
+		if (ioctl(r->fd, PERF_EVENT_IOC_ID, &r->id) != 0) {
+			err = -errno;
+			strbuf(why, whylen, "cannot read a perf event's id: %s", strerror(-err));
+			goto out;
+		}
+		r->map_len = (1 + (size_t)o->pages) * page;
+		r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+		if (r->map == MAP_FAILED) {
+			err = -errno;
+			r->map = NULL;
+			if (err == -EPERM || err == -ENOMEM)
+				strbuf(why, whylen,
+				       "cannot map a %u-page perf ring for cpu %d: %s (the rings exceed "
+				       "/proc/sys/kernel/perf_event_mlock_kb per CPU plus RLIMIT_MEMLOCK; "
+				       "use fewer pages)", o->pages, r->cpu, strerror(-err));
+			else
+				strbuf(why, whylen, "cannot map the perf ring for cpu %d: %s", r->cpu,
+				       strerror(-err));
+			goto out;
+		}
+		err = ring_set_map(r, r->map, r->map_len, page);
+		if (err) {
+			strbuf(why, whylen, "the kernel's perf ring for cpu %d has an unexpected layout",
+			       r->cpu);
+			goto out;
+		}
+	}
+
+	if (!o->no_switch_samples)
+		open_sw(s, pid, o); /* optional: the note says why it is missing */
+
+	*out = s;
+	s = NULL;
+	err = 0;
+out:
+	perf_ring_close(s);
+	free(cpus);
+	return err;
+}
+
+void perf_ring_close(struct perf_sampler *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->n; i++) {
+		struct ring *r = &s->r[i];
+		if (r->sw_fd >= 0)
+			close(r->sw_fd);
+		if (r->map)
+			munmap(r->map, r->map_len);
+		if (r->fd >= 0)
+			close(r->fd);
+	}
+	free(s->r);
+	free(s->cpu_ring);
+	free(s->bounce);
+	free(s);
+}
+
+static int ioctl_all(struct perf_sampler *s, unsigned long req)
+{
+	for (int i = 0; i < s->n; i++) {
+		if (s->r[i].fd >= 0 && ioctl(s->r[i].fd, req, 0) != 0)
+			return -errno;
+		if (s->r[i].sw_fd >= 0 && ioctl(s->r[i].sw_fd, req, 0) != 0)
+			return -errno;
+	}
+	return 0;
+}
+
+int perf_ring_enable(struct perf_sampler *s)
+{
+	return ioctl_all(s, PERF_EVENT_IOC_ENABLE);
+}
+
+int perf_ring_disable(struct perf_sampler *s)
+{
+	return ioctl_all(s, PERF_EVENT_IOC_DISABLE);
+}
+
+int perf_ring_open_maps(struct perf_sampler **out, void *const maps[], const int cpus[], int n,
+			size_t map_len)
+{
+	struct perf_sampler *s = NULL;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	int err, max_cpu = 0;
+
+	*out = NULL;
+	if (n <= 0)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->r = calloc((size_t)n, sizeof(*s->r));
+	s->bounce = malloc(BOUNCE_SIZE);
+	if (!s->r || !s->bounce) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		if (cpus[i] < 0) {
+			err = -EINVAL;
+			goto out;
+		}
+		ring_init(&s->r[i], cpus[i]);
+		s->n = i + 1;
+		err = ring_set_map(&s->r[i], maps[i], map_len, page);
+		if (err)
+			goto out;
+		if (cpus[i] > max_cpu)
+			max_cpu = cpus[i];
+	}
+	s->ncpu_ring = max_cpu + 1;
+	s->cpu_ring = malloc((size_t)s->ncpu_ring * sizeof(*s->cpu_ring));
+	if (!s->cpu_ring) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int c = 0; c < s->ncpu_ring; c++)
+		s->cpu_ring[c] = -1;
+	for (int i = 0; i < n; i++)
+		s->cpu_ring[cpus[i]] = i;
+	*out = s;
+	s = NULL;
+	err = 0;
+out:
+	perf_ring_close(s);
+	return err;
+}
+
+/* Copy @n bytes at ring offset @off (masked) to @dst, across the end. */
+static void ring_copy(const struct ring *r, uint64_t off, void *dst, size_t n)
+{
+	size_t first = (size_t)(r->size - off);
+
+	if (first >= n) {
+		memcpy(dst, r->data + off, n);
+	} else {
+		memcpy(dst, r->data + off, first);
+		memcpy((unsigned char *)dst + first, r->data, n - first);
+	}
+}
+
+int perf_ring_drain(struct perf_sampler *s, perf_ring_cb cb, void *ctx)
+{
+	int count = 0, corrupt = 0;
+
+	for (int i = 0; i < s->n; i++) {
+		struct ring *r = &s->r[i];
+		uint64_t head, tail, mask = r->size - 1;
+
+		/* pairs with the kernel's write barrier before it publishes
+		 * data_head: the records below head are complete */
+		head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+		tail = r->meta->data_tail; /* only we write it */
+		while (tail != head) {
+			struct perf_event_header h;
+			const struct perf_event_header *hdr;
+			uint64_t avail = head - tail, off = tail & mask;
+			int rc;
+
+			if (avail < sizeof(h) || avail > r->size) {
+				corrupt = 1;
+				tail = head;
+				break;
+			}
+			ring_copy(r, off, &h, sizeof(h));
+			if (h.size < sizeof(h) || h.size > avail || (h.size & 7)) {
+				corrupt = 1;
+				tail = head;
+				break;
+			}
+			if (off + h.size <= r->size) {
+				hdr = (const void *)(r->data + off);
+			} else {
+				ring_copy(r, off, s->bounce, h.size);
+				hdr = (const void *)s->bounce;
+			}
+			if (hdr->type == PERF_RECORD_LOST && h.size >= sizeof(h) + 16) {
+				uint64_t lost;
+				memcpy(&lost, (const unsigned char *)hdr + sizeof(h) + 8, 8);
+				r->lost += lost;
+			} else if (hdr->type == PERF_RECORD_LOST_SAMPLES && h.size >= sizeof(h) + 8) {
+				uint64_t lost;
+				memcpy(&lost, (const unsigned char *)hdr + sizeof(h), 8);
+				r->lost_samples += lost;
+			}
+			tail += h.size;
+			count++;
+			rc = cb ? cb(ctx, hdr, hdr + 1, r->cpu) : 0;
+			if (rc) {
+				/* hand back what was read so far; the rest stays */
+				__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+				return rc;
+			}
+		}
+		/* our reads of the records happen before the kernel may reuse
+		 * the space */
+		__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+	}
+	return corrupt ? -EPROTO : count;
+}
+
+int perf_ring_count(const struct perf_sampler *s)
+{
+	return s->n;
+}
+
+int perf_ring_cpu(const struct perf_sampler *s, int i)
+{
+	return i >= 0 && i < s->n ? s->r[i].cpu : -1;
+}
+
+uint64_t perf_ring_lost(const struct perf_sampler *s, int i)
+{
+	uint64_t sum = 0;
+
+	if (i >= 0)
+		return i < s->n ? s->r[i].lost : 0;
+	for (int k = 0; k < s->n; k++)
+		sum += s->r[k].lost;
+	return sum;
+}
+
+uint64_t perf_ring_lost_samples(const struct perf_sampler *s, int i)
+{
+	uint64_t sum = 0;
+
+	if (i >= 0)
+		return i < s->n ? s->r[i].lost_samples : 0;
+	for (int k = 0; k < s->n; k++)
+		sum += s->r[k].lost_samples;
+	return sum;
+}
+
+int perf_ring_user_only(const struct perf_sampler *s)
+{
+	return s->user_only;
+}
+
+int perf_ring_switch_samples(const struct perf_sampler *s)
+{
+	return s->switch_samples;
+}
+
+const char *perf_ring_note(const struct perf_sampler *s)
+{
+	return s->note;
+}
+
+const struct perf_event_attr *perf_ring_attr(const struct perf_sampler *s)
+{
+	return &s->attr;
+}
+
+enum perf_ring_kind perf_ring_id_kind(const struct perf_sampler *s, int cpu, uint64_t id)
+{
+	const struct ring *r;
+
+	if (cpu < 0 || cpu >= s->ncpu_ring || s->cpu_ring[cpu] < 0)
+		return PERF_RING_UNKNOWN;
+	r = &s->r[s->cpu_ring[cpu]];
+	if (id == r->id && r->fd >= 0)
+		return PERF_RING_CPU_CLOCK;
+	if (id == r->sw_id && r->sw_fd >= 0)
+		return PERF_RING_SWITCH_OUT;
+	return PERF_RING_UNKNOWN;
+}
+
+/* ---- parsing ---- */
+
+/* A bounds-checked cursor: off <= len always. */
+struct cur {
+	const unsigned char *p;
+	size_t len, off;
+};
+
+static int get_u64(struct cur *c, uint64_t *v)
+{
+	if (c->len - c->off < 8)
+		return -EPROTO;
+	memcpy(v, c->p + c->off, 8);
+	c->off += 8;
+	return 0;
+}
+
+static int get_u32x2(struct cur *c, uint32_t *a, uint32_t *b)
+{
+	if (c->len - c->off < 8)
+		return -EPROTO;
+	memcpy(a, c->p + c->off, 4);
+	memcpy(b, c->p + c->off + 4, 4);
+	c->off += 8;
+	return 0;
+}
+
+static size_t sample_id_size(uint64_t st)
+{
+	size_t n = 0;
+
+	n += (st & PERF_SAMPLE_TID) ? 8 : 0;
+	n += (st & PERF_SAMPLE_TIME) ? 8 : 0;
+	n += (st & PERF_SAMPLE_ID) ? 8 : 0;
+	n += (st & PERF_SAMPLE_STREAM_ID) ? 8 : 0;
+	n += (st & PERF_SAMPLE_CPU) ? 8 : 0;
+	n += (st & PERF_SAMPLE_IDENTIFIER) ? 8 : 0;
+	return n;
+}
+
+/* The sample_id trailer: { pid, tid } { time } { id } { stream_id } { cpu,
+ * res } { id (identifier) }, each when its bit is set. */
+static int parse_sample_id(struct cur *c, uint64_t st, struct perf_rec *out)
+{
+	uint32_t res;
+	int err = 0;
+
+	if ((st & PERF_SAMPLE_TID) && !(err = get_u32x2(c, &out->pid, &out->tid)))
+		out->has |= PERF_REC_HAS_TID;
+	if (!err && (st & PERF_SAMPLE_TIME) && !(err = get_u64(c, &out->time)))
+		out->has |= PERF_REC_HAS_TIME;
+	if (!err && (st & PERF_SAMPLE_ID) && !(err = get_u64(c, &out->id)))
+		out->has |= PERF_REC_HAS_ID;
+	if (!err && (st & PERF_SAMPLE_STREAM_ID) && !(err = get_u64(c, &out->stream_id)))
+		out->has |= PERF_REC_HAS_STREAM_ID;
+	if (!err && (st & PERF_SAMPLE_CPU) && !(err = get_u32x2(c, &out->cpu, &res)))
+		out->has |= PERF_REC_HAS_CPU;
+	if (!err && (st & PERF_SAMPLE_IDENTIFIER) && !(err = get_u64(c, &out->id)))
+		out->has |= PERF_REC_HAS_ID;
+	return err;
+}
+
+static void split_callchain(struct perf_callchain *cc)
+{
+	const uint64_t **run = NULL;
+	uint64_t *nrun = NULL;
+
+	for (uint64_t i = 0; i < cc->nr; i++) {
+		uint64_t ip = cc->ips[i];
+
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			run = NULL;
+			nrun = NULL;
+			/* only the first run of each context: a second one
+			 * (not produced by the kernel) would not be contiguous */
+			if (ip == (uint64_t)PERF_CONTEXT_KERNEL && !cc->kernel) {
+				run = &cc->kernel;
+				nrun = &cc->nkernel;
+			} else if (ip == (uint64_t)PERF_CONTEXT_USER && !cc->user) {
+				run = &cc->user;
+				nrun = &cc->nuser;
+			}
+			if (run)
+				*run = &cc->ips[i + 1];
+			continue;
+		}
+		if (nrun)
+			(*nrun)++;
+	}
+	if (cc->kernel && cc->nkernel == 0)
+		cc->kernel = NULL;
+	if (cc->user && cc->nuser == 0)
+		cc->user = NULL;
+}
+
+static int parse_sample(struct cur *c, uint64_t st, struct perf_rec *out)
+{
+	uint32_t res;
+	uint64_t nr;
+	int err = 0;
+
+	/* a PERF_SAMPLE_READ block's layout depends on read_format */
+	if (st & PERF_SAMPLE_READ)
+		return -EOPNOTSUPP;
+	if ((st & PERF_SAMPLE_IDENTIFIER) && !(err = get_u64(c, &out->id)))
+		out->has |= PERF_REC_HAS_ID;
+	if (!err && (st & PERF_SAMPLE_IP))
+		err = get_u64(c, &out->sample.ip);
+	if (!err && (st & PERF_SAMPLE_TID) && !(err = get_u32x2(c, &out->pid, &out->tid)))
+		out->has |= PERF_REC_HAS_TID;
+	if (!err && (st & PERF_SAMPLE_TIME) && !(err = get_u64(c, &out->time)))
+		out->has |= PERF_REC_HAS_TIME;
+	if (!err && (st & PERF_SAMPLE_ADDR))
+		err = get_u64(c, &out->sample.addr);
+	if (!err && (st & PERF_SAMPLE_ID) && !(err = get_u64(c, &out->id)))
+		out->has |= PERF_REC_HAS_ID;
+	if (!err && (st & PERF_SAMPLE_STREAM_ID) && !(err = get_u64(c, &out->stream_id)))
+		out->has |= PERF_REC_HAS_STREAM_ID;
+	if (!err && (st & PERF_SAMPLE_CPU) && !(err = get_u32x2(c, &out->cpu, &res)))
+		out->has |= PERF_REC_HAS_CPU;
+	if (!err && (st & PERF_SAMPLE_PERIOD))
+		err = get_u64(c, &out->sample.period);
+	if (!err && (st & PERF_SAMPLE_CALLCHAIN)) {
+		err = get_u64(c, &nr);
+		/* compare counts, not nr * 8, which can wrap */
+		if (!err && nr > (c->len - c->off) / 8)
+			err = -EPROTO;
+		if (!err) {
+			out->sample.callchain.nr = nr;
+			out->sample.callchain.ips = (const uint64_t *)(const void *)(c->p + c->off);
+			c->off += (size_t)nr * 8;
+			split_callchain(&out->sample.callchain);
+		}
+	}
+	out->sample.user_mode = (out->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
+	return err;
+}
+
+/* A NUL-terminated string at c->off that ends before @end. */
+static int get_string(struct cur *c, size_t end, const char **s)
+{
+	const void *nul;
+
+	if (end <= c->off)
+		return -EPROTO;
+	nul = memchr(c->p + c->off, '\0', end - c->off);
+	if (!nul)
+		return -EPROTO;
+	*s = (const char *)(c->p + c->off);
+	c->off = end;
+	return 0;
+}
+
+int perf_record_parse(const struct perf_event_header *hdr, const void *data, size_t len,
+		      uint64_t sample_type, int sample_id_all, struct perf_rec *out)
+{
+	struct cur c;
+	size_t idsz, body_end;
+	uint32_t maj_or_bid[2];
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	out->type = hdr->type;
+	out->misc = hdr->misc;
+	if (hdr->size < sizeof(*hdr) || hdr->size - sizeof(*hdr) > len)
+		return -EPROTO;
+	if ((uintptr_t)data & 7)
+		return -EINVAL;
+	c.p = data;
+	c.len = hdr->size - sizeof(*hdr);
+	c.off = 0;
+
+	if (hdr->type == PERF_RECORD_SAMPLE)
+		return parse_sample(&c, sample_type, out);
+
+	/* Every other record ends with the sample_id trailer (when
+	 * sample_id_all), of a size fixed by sample_type: read it from the end
+	 * and the record's own fields from the front, which must stop before
+	 * it (this also finds where a padded string ends). */
+	idsz = sample_id_all ? sample_id_size(sample_type) : 0;
+	switch (hdr->type) {
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (c.len < idsz)
+		return -EPROTO;
+	body_end = c.len - idsz;
+	if (idsz) {
+		struct cur t = { .p = c.p, .len = c.len, .off = body_end };
+		err = parse_sample_id(&t, sample_type, out);
+		if (err)
+			return err;
+	}
+	c.len = body_end;
+
+	switch (hdr->type) {
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		out->sw.out = !!(hdr->misc & PERF_RECORD_MISC_SWITCH_OUT);
+		out->sw.preempt = out->sw.out && (hdr->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+		if (hdr->type == PERF_RECORD_SWITCH_CPU_WIDE)
+			return get_u32x2(&c, &out->sw.next_prev_pid, &out->sw.next_prev_tid);
+		return 0;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		if ((err = get_u32x2(&c, &out->mmap.pid, &out->mmap.tid)) ||
+		    (err = get_u64(&c, &out->mmap.addr)) || (err = get_u64(&c, &out->mmap.len)) ||
+		    (err = get_u64(&c, &out->mmap.pgoff)))
+			return err;
+		if (hdr->type == PERF_RECORD_MMAP2) {
+			/* a 24-byte union: maj, min, ino, ino_generation, or
+			 * build_id_size, 3 reserved bytes, build_id[20] */
+			if (c.len - c.off < 24)
+				return -EPROTO;
+			if (hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+				out->mmap.has_build_id = 1;
+				out->mmap.build_id_size = c.p[c.off];
+				if (out->mmap.build_id_size > sizeof(out->mmap.build_id))
+					return -EPROTO;
+				memcpy(out->mmap.build_id, c.p + c.off + 4, sizeof(out->mmap.build_id));
+				c.off += 24;
+			} else {
+				if ((err = get_u32x2(&c, &maj_or_bid[0], &maj_or_bid[1])) ||
+				    (err = get_u64(&c, &out->mmap.ino)) ||
+				    (err = get_u64(&c, &out->mmap.ino_generation)))
+					return err;
+				out->mmap.maj = maj_or_bid[0];
+				out->mmap.min = maj_or_bid[1];
+			}
+			if ((err = get_u32x2(&c, &out->mmap.prot, &out->mmap.flags)))
+				return err;
+		}
+		return get_string(&c, c.len, &out->mmap.filename);
+	case PERF_RECORD_COMM:
+		if ((err = get_u32x2(&c, &out->comm.pid, &out->comm.tid)))
+			return err;
+		out->comm.exec = !!(hdr->misc & PERF_RECORD_MISC_COMM_EXEC);
+		return get_string(&c, c.len, &out->comm.comm);
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		if ((err = get_u32x2(&c, &out->task.pid, &out->task.ppid)) ||
+		    (err = get_u32x2(&c, &out->task.tid, &out->task.ptid)))
+			return err;
+		return get_u64(&c, &out->task.time);
+	case PERF_RECORD_LOST:
+		if ((err = get_u64(&c, &out->lost.id)))
+			return err;
+		return get_u64(&c, &out->lost.lost);
+	case PERF_RECORD_LOST_SAMPLES:
+		return get_u64(&c, &out->lost.lost);
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		if ((err = get_u64(&c, &out->throttle.time)) || (err = get_u64(&c, &out->throttle.id)))
+			return err;
+		return get_u64(&c, &out->throttle.stream_id);
+	}
+	return -EOPNOTSUPP;
+}
