@@ -273,6 +273,49 @@ class RecordUsage(TempDirTest):
             self.assertTrue(p.stderr.startswith('mfu-record: ') or 'Try' in p.stderr, p.stderr)
             self.assertFalse(os.path.exists(self.path('run.sqlite')), args)
 
+    def test_list_events_here(self):
+        p = self.run_rec('--list-events')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = {l.split()[0]: l for l in p.stdout.splitlines() if l and not l.startswith(('#', 'event '))}
+        for name in ('task-clock', 'context-switches', 'cpu-migrations', 'page-faults'):
+            self.assertTrue(rows[name].rstrip().endswith(('ok', '(user mode only)')), rows[name])
+        if not os.path.exists('/sys/bus/event_source/devices/cpu'):
+            self.assertIn('# no hardware PMU', p.stdout)
+            self.assertEqual(len(rows), 4)
+
+    def test_list_events_forced_pmu(self):
+        # encodings for other CPUs, against the vendors' raw codes
+        cases = {'spr': [('FP_ARITH_INST_RETIRED:SCALAR_DOUBLE', '4:0x1c7', '1', 'hw_flops_fp64'),
+                         ('FP_ARITH_INST_RETIRED:512B_PACKED_SINGLE', '4:0x80c7', '16', 'hw_flops_fp32'),
+                         ('FP_ARITH_INST_RETIRED2:512B_PACKED_HALF', '4:0x10cf', '32', 'hw_flops_fp16'),
+                         ('AMX_OPS_RETIRED:BF16', '4:0x2ce', '1', 'amx_ops')],
+                 'amd64_fam19h_zen4': [('RETIRED_SSE_AVX_FLOPS:ANY', '4:0x1f03', '1', 'hw_flops_any')]}
+        for pmu, expect in cases.items():
+            p = subprocess.run([prog('MFU_RECORD'), '--list-events'], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=dict(os.environ, LIBPFM_FORCE_PMU=pmu))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            rows = {l.split()[0]: l.split() for l in p.stdout.splitlines() if l and not l.startswith('#')}
+            for name, enc, weight, col in expect:
+                self.assertIn(name, rows, p.stdout)
+                self.assertEqual(rows[name][2:4] + [rows[name][5]], [enc, weight, col], rows[name])
+
+    def test_unknown_event(self):
+        p = self.run_rec('-e', 'NO_SUCH_EVENT', '--', 'true')
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown event 'NO_SUCH_EVENT'", p.stderr)
+        self.assertFalse(os.path.exists(self.path('run.sqlite')))
+
+    def test_user_event_recorded_with_reason(self):
+        db = self.path('run.sqlite')
+        p = record(['-o', db, '-e', 'INST_RETIRED:ANY'], [wl('steps'), '--steps', '2'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        c = query(db, "SELECT * FROM counter WHERE name = 'INST_RETIRED:ANY'")[0]
+        self.assertEqual(c['kind'], 'user')
+        if not os.path.exists('/sys/bus/event_source/devices/cpu'):
+            self.assertEqual(c['opened'], 0)
+            self.assertTrue(c['reason'])
+            self.assertEqual(len(query(db, 'SELECT * FROM step')), 2)
+
     def test_unwritable_output(self):
         p = self.run_rec('-o', '/proc/no/such/dir/run.sqlite', 'true')
         self.assertEqual(p.returncode, 125)
