@@ -72,9 +72,10 @@ __attribute__((constructor)) static void mfu_init(void)
 
 	if (ring_fd < 0 || fstat(ring_fd, &st) < 0 || st.st_size <= 0)
 		return;
-	/* Only a ring made by the same user may feed the recorder: refuse one
-	 * owned by anybody else (a stray fd number, or a planted one). */
-	if (st.st_uid != geteuid() && geteuid() != 0)
+	/* Only a ring made by this user or by root (mfu-record under sudo) may
+	 * be written: refuse one owned by anybody else (a stray fd number, or a
+	 * planted one). */
+	if (st.st_uid != geteuid() && st.st_uid != 0)
 		return;
 	/* MAP_POPULATE: fault the ring in now, not one page per 16 records later
 	 * inside the markers. */

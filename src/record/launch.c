@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,8 +91,28 @@ static int recv_counters(int sock, struct counters *cs)
 	return k == nfds ? 0 : -EPROTO;
 }
 
+/* Become the user in @c. Returns 0 or -errno. */
+static int drop_privileges(const struct launch_creds *c)
+{
+	if (!c->drop)
+		return 0;
+	if ((c->user[0] ? initgroups(c->user, c->gid) : setgroups(0, NULL)) < 0 || setgid(c->gid) < 0 ||
+	    setuid(c->uid) < 0)
+		return -errno;
+	/* no way back: a target that could regain root would defeat the point */
+	if (setuid(0) == 0 && c->uid != 0)
+		return -EPERM;
+	if (c->home[0])
+		setenv("HOME", c->home, 1);
+	if (c->user[0]) {
+		setenv("USER", c->user, 1);
+		setenv("LOGNAME", c->user, 1);
+	}
+	return 0;
+}
+
 static void child(char *const argv[], int ring_fd, struct counters *cs, const sigset_t *mask,
-		  int sock, int exec_fd)
+		  const struct launch_creds *creds, int sock, int exec_fd)
 {
 	char buf[64], groups[16 * MRING_MAX_GROUPS];
 	int err = 0;
@@ -122,16 +143,20 @@ static void child(char *const argv[], int ring_fd, struct counters *cs, const si
 		snprintf(groups + len, sizeof(groups) - len, "%s%d", g ? "," : "", cs->c[li].fd);
 		set_cloexec(cs->c[li].fd, 0);
 	}
-	if (set_cloexec(ring_fd, 0) == 0 && setenv(MFU_ENV_RING_FD, buf, 1) == 0 &&
-	    (cs->ngroups == 0 || setenv(MFU_ENV_GROUP_FD, groups, 1) == 0))
+	err = -drop_privileges(creds);
+	if (!err && set_cloexec(ring_fd, 0) == 0 && setenv(MFU_ENV_RING_FD, buf, 1) == 0 &&
+	    (cs->ngroups == 0 || setenv(MFU_ENV_GROUP_FD, groups, 1) == 0)) {
 		execvp(argv[0], argv);
-	err = errno;
+		err = errno;
+	} else if (!err) {
+		err = errno;
+	}
 	write_full(exec_fd, &err, sizeof(err));
 	_exit(127);
 }
 
 int launch_prepare(struct launch *l, char *const argv[], int ring_fd, struct counters *cs,
-		   const sigset_t *child_mask, char *err, size_t errlen)
+		   const sigset_t *child_mask, const struct launch_creds *creds, char *err, size_t errlen)
 {
 	int sp[2] = { -1, -1 }, ep[2] = { -1, -1 };
 	int rc;
@@ -152,7 +177,7 @@ int launch_prepare(struct launch *l, char *const argv[], int ring_fd, struct cou
 	if (l->pid == 0) {
 		close(sp[0]);
 		close(ep[0]);
-		child(argv, ring_fd, cs, child_mask, sp[1], ep[1]);
+		child(argv, ring_fd, cs, child_mask, creds, sp[1], ep[1]);
 	}
 	close(sp[1]);
 	close(ep[1]);

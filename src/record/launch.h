@@ -12,6 +12,17 @@
 
 #include "counters.h"
 
+/* Who the target runs as: when @drop is set, the child switches to @uid and
+ * @gid (with @user's supplementary groups and HOME) after opening its
+ * counters and before exec, e.g. the invoking user of sudo. */
+struct launch_creds {
+	int drop;
+	uid_t uid;
+	gid_t gid;
+	char user[64];
+	char home[256];
+};
+
 struct launch {
 	pid_t pid;
 	int sock;      /* recorder's end of the handshake socket */
@@ -23,7 +34,7 @@ struct launch {
  * results and fds, wait for go, exec. In the parent: receive the counters'
  * state and fds into @cs. Returns 0 or -errno (message in @err). */
 int launch_prepare(struct launch *l, char *const argv[], int ring_fd, struct counters *cs,
-		   const sigset_t *child_mask, char *err, size_t errlen);
+		   const sigset_t *child_mask, const struct launch_creds *creds, char *err, size_t errlen);
 
 /* Tell the child to exec and wait for the outcome. Returns 0 when the exec
  * succeeded, else the child's -errno (the child has then exited with 127 and

@@ -14,6 +14,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #include "counters.h"
@@ -35,6 +36,8 @@ struct options {
 	uint64_t ring_records;
 	int quiet;
 	int list_events;
+	int as_root;
+	int kill_on_error;
 	const char *events[COUNTERS_MAX];
 	int nevents;
 	char **argv;
@@ -62,6 +65,11 @@ static void usage(FILE *f)
 		"                          the encodings for another CPU)\n"
 		"      --ring-records N    marker ring capacity in records (default 32768, a power\n"
 		"                          of two, 512 bytes each)\n"
+		"      --on-error ACTION   when the database cannot be written (disk full...):\n"
+		"                          'continue' (default) lets COMMAND run on unrecorded,\n"
+		"                          'kill' stops it with SIGTERM\n"
+		"      --as-root           under sudo, run COMMAND as root (default: as the user\n"
+		"                          who ran sudo, from SUDO_UID/SUDO_GID)\n"
 		"  -q, --quiet             do not print the closing summary line\n"
 		"  -h, --help              show this help\n"
 		"      --version           show the version\n"
@@ -74,7 +82,8 @@ static void usage(FILE *f)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_DTYPE = 256, OPT_PEAK_FLOPS, OPT_PEAK_BW, OPT_RING, OPT_VERSION, OPT_LIST };
+	enum { OPT_DTYPE = 256, OPT_PEAK_FLOPS, OPT_PEAK_BW, OPT_RING, OPT_VERSION, OPT_LIST, OPT_ON_ERROR,
+	       OPT_AS_ROOT };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "dtype", required_argument, NULL, OPT_DTYPE },
@@ -83,6 +92,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "ring-records", required_argument, NULL, OPT_RING },
 		{ "event", required_argument, NULL, 'e' },
 		{ "list-events", no_argument, NULL, OPT_LIST },
+		{ "on-error", required_argument, NULL, OPT_ON_ERROR },
+		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -150,6 +161,19 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_LIST:
 			o->list_events = 1;
+			break;
+		case OPT_ON_ERROR:
+			if (strcmp(optarg, "continue") == 0) {
+				o->kill_on_error = 0;
+			} else if (strcmp(optarg, "kill") == 0) {
+				o->kill_on_error = 1;
+			} else {
+				fprintf(stderr, PROG ": --on-error '%s': expected 'continue' or 'kill'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_AS_ROOT:
+			o->as_root = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -315,13 +339,58 @@ static int list_events(struct counters *cs)
 	return 0;
 }
 
+/* Under sudo, run the target as the invoking user unless --as-root. */
+static int sudo_creds(const struct options *o, struct launch_creds *c)
+{
+	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
+	int uid, gid;
+
+	memset(c, 0, sizeof(*c));
+	if (o->as_root || geteuid() != 0 || !u || !g)
+		return 0;
+	if (safe_atoi(u, &uid) || safe_atoi(g, &gid) || uid < 0 || gid < 0) {
+		fprintf(stderr, PROG ": SUDO_UID/SUDO_GID ('%s', '%s') are not user and group ids; "
+			"use --as-root to run as root\n", u, g);
+		return -EINVAL;
+	}
+	if (uid == 0)
+		return 0;
+	c->drop = 1;
+	c->uid = (uid_t)uid;
+	c->gid = (gid_t)gid;
+	struct passwd *pw = getpwuid(c->uid);
+	if (pw) {
+		strbuf(c->user, sizeof(c->user), "%s", pw->pw_name);
+		strbuf(c->home, sizeof(c->home), "%s", pw->pw_dir);
+	}
+	return 0;
+}
+
 struct drain {
 	void *ring;
 	struct markers *markers;
 	struct writer *writer;
 	int failed; /* the database stopped accepting rows */
 	uint64_t records;
+	uint64_t dropped;  /* records drained after a failure, not stored */
+	int kill_on_error;
+	pid_t target;
+	const char *output;
 };
+
+/* The database stopped accepting data: say so once, and stop the target if
+ * asked to (--on-error kill). Draining goes on so the target never blocks. */
+static void record_failed(struct drain *d, int rc, const char *what)
+{
+	if (d->failed)
+		return;
+	d->failed = rc;
+	fprintf(stderr, PROG ": cannot write %s: %s; recording stops here, %s\n", d->output,
+		rc == -ENOSPC ? "the disk is full" : what,
+		d->kill_on_error ? "stopping the target (--on-error kill)" : "the target goes on unrecorded");
+	if (d->kill_on_error && d->target > 0)
+		kill(d->target, SIGTERM);
+}
 
 /* Move every published record from the ring into the database. */
 static int drain_ring(struct drain *d)
@@ -332,13 +401,11 @@ static int drain_ring(struct drain *d)
 	while ((r = mring_peek(d->ring))) {
 		if (!d->failed) {
 			int rc = markers_feed(d->markers, r);
-			if (rc) {
-				d->failed = rc;
-				fprintf(stderr, PROG ": cannot store markers: %s; recording stops here, "
-					"the target goes on\n",
-					rc == -ENOMEM ? "out of memory" : writer_error(d->writer));
-			}
+			if (rc)
+				record_failed(d, rc, rc == -ENOMEM ? "out of memory" : writer_error(d->writer));
 		}
+		if (d->failed)
+			d->dropped++;
 		mring_release(d->ring);
 		n++;
 	}
@@ -365,6 +432,7 @@ int main(int argc, char **argv)
 	uint64_t last_commit, end_ns;
 	struct markers_sink sink;
 	struct stat lst;
+	struct launch_creds creds;
 
 	rc = parse_options(argc, argv, &o);
 	if (rc)
@@ -383,6 +451,8 @@ int main(int argc, char **argv)
 	if (o.list_events)
 		return list_events(&cs);
 
+	if (sudo_creds(&o, &creds) != 0)
+		return 2;
 	cmd = command_json(o.argv);
 	if (!cmd) {
 		fprintf(stderr, PROG ": out of memory\n");
@@ -395,6 +465,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", err);
 		goto out;
 	}
+	/* under sudo the user gets the file, as they would without sudo */
+	if (creds.drop && chown(o.output, creds.uid, creds.gid) < 0)
+		fprintf(stderr, PROG ": cannot give %s to uid %d: %s\n", o.output, (int)creds.uid, strerror(errno));
 	rc = writer_open(&d.writer, db, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, PROG ": %s: %s\n", o.output, err);
@@ -426,7 +499,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	rc = launch_prepare(&l, o.argv, ring_fd, &cs, &old, err, sizeof(err));
+	rc = launch_prepare(&l, o.argv, ring_fd, &cs, &old, &creds, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, PROG ": %s\n", err);
 		goto out;
@@ -519,18 +592,18 @@ int main(int argc, char **argv)
 	rc = writer_run_begin(d.writer, &ri);
 	if (!rc)
 		rc = writer_commit(d.writer);
-	if (rc) {
-		fprintf(stderr, PROG ": %s: %s\n", o.output, writer_error(d.writer));
-		d.failed = rc;
-	}
+	d.output = o.output;
+	d.target = l.pid;
+	d.kill_on_error = o.kill_on_error;
+	if (rc)
+		record_failed(&d, rc, writer_error(d.writer));
 
 	sink = (struct markers_sink){ .ctx = d.writer, .step = writer_step, .phase = writer_phase,
 				      .anomaly = writer_anomaly };
 	d.ring = ring;
 	d.markers = markers_new(&cs, &sink);
 	if (!d.markers) {
-		fprintf(stderr, PROG ": out of memory\n");
-		d.failed = -ENOMEM;
+		record_failed(&d, -ENOMEM, "out of memory");
 	}
 
 	last_commit = now_ns();
@@ -544,12 +617,11 @@ int main(int argc, char **argv)
 		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 			if (si.ssi_signo == SIGCHLD)
 				continue;
-			/* A terminal's ^C reaches the whole foreground process group,
-			 * the target included: pass on only signals sent to us alone. */
-			if (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE || si.ssi_signo != SIGINT) {
-				if (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE)
-					kill(l.pid, (int)si.ssi_signo);
-			}
+			/* A terminal's ^C (or hangup) reaches the whole foreground
+			 * process group, the target included: pass on only signals
+			 * sent to mfu-record alone, with kill() or sigqueue(). */
+			if (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE)
+				kill(l.pid, (int)si.ssi_signo);
 			interrupted = 1;
 		}
 		pid_t w = waitpid(l.pid, &status, WNOHANG);
@@ -557,11 +629,8 @@ int main(int argc, char **argv)
 			break;
 		if (!d.failed && now_ns() - last_commit >= COMMIT_INTERVAL_NS) {
 			rc = writer_commit(d.writer);
-			if (rc) {
-				fprintf(stderr, PROG ": cannot write %s: %s; recording stops here, the target goes on\n",
-					o.output, writer_error(d.writer));
-				d.failed = rc;
-			}
+			if (rc)
+				record_failed(&d, rc, writer_error(d.writer));
 			last_commit = now_ns();
 		}
 	}
@@ -606,6 +675,14 @@ int main(int argc, char **argv)
 				(unsigned long long)(d.markers ? markers_steps(d.markers) : 0),
 				(unsigned long long)d.records, (unsigned long long)lost,
 				(unsigned long long)(d.markers ? markers_anomalies(d.markers) : 0), o.output);
+	} else {
+		/* Try to leave the reason in the file; with a full disk this
+		 * may fail too, and the file still holds what was committed. */
+		writer_rollback(d.writer);
+		if (writer_run_end(d.writer, end_ns, exit_status, exit_signal, mring_lost(ring), "failed") == 0)
+			writer_commit(d.writer);
+		fprintf(stderr, PROG ": %s holds what was recorded before the failure; %llu marker records "
+			"after it were not stored\n", o.output, (unsigned long long)d.dropped);
 	}
 out:
 	markers_free(d.markers);

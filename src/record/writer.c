@@ -102,6 +102,13 @@ int writer_commit(struct writer *w)
 	return rc;
 }
 
+void writer_rollback(struct writer *w)
+{
+	if (w->in_txn)
+		sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+	w->in_txn = sqlite3_exec(w->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+}
+
 void writer_close(struct writer *w)
 {
 	if (!w)

@@ -50,6 +50,8 @@ int writer_phase(void *w, const struct interval_row *row);
 int writer_anomaly(void *w, const struct anomaly_row *row);
 
 int writer_commit(struct writer *w);
+/* Abandon the pending batch (after a failed write) and start a new one. */
+void writer_rollback(struct writer *w);
 /* The last SQLite error, for messages. */
 const char *writer_error(const struct writer *w);
 

@@ -212,6 +212,89 @@ class RecordExit(TempDirTest):
         self.assertGreater(n, 300)
 
 
+class RecordFaults(TempDirTest):
+    def test_sigterm_and_sighup_are_passed_on(self):
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            db = self.path('run-%d.sqlite' % sig)
+            proc = subprocess.Popen([prog('MFU_RECORD'), '-o', db, '--', wl('steps'), '--forever',
+                                     '--busy-us', '1000'], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            time.sleep(0.4)
+            proc.send_signal(sig)
+            proc.communicate(timeout=30)
+            self.assertEqual(proc.returncode, 128 + sig)
+            run = query(db, 'SELECT state, exit_signal FROM run')[0]
+            self.assertEqual((run['state'], run['exit_signal']), ('interrupted', sig))
+
+    def test_child_processes_mark_steps(self):
+        db = self.path('run.sqlite')
+        p = record(['-o', db], [wl('steps'), '--procs', '3', '--steps', '10', '--busy-us', '200'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        per_pid = query(db, 'SELECT pid, count(*) AS n, sum(complete) AS c FROM step GROUP BY pid')
+        self.assertEqual(len(per_pid), 3)
+        self.assertTrue(all(r['n'] == 10 and r['c'] == 10 for r in per_pid), per_pid)
+        self.assertEqual(query(db, 'SELECT count(*) AS n FROM anomaly')[0]['n'], 0)
+
+    def test_exec_of_another_program_keeps_recording(self):
+        db = self.path('run.sqlite')
+        p = record(['-o', db], [wl('steps'), '--steps', '2', '--then', wl('steps'), '--steps', '3'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        steps = query(db, 'SELECT pid, complete FROM step')
+        self.assertEqual(len(steps), 5)
+        self.assertEqual(len({s['pid'] for s in steps}), 1)
+
+    def test_thousand_threads(self):
+        db, clk = self.path('run.sqlite'), self.path('clock.txt')
+        p = record(['-o', db], [wl('steps'), '--steps', '2', '--threads', '1000', '--cpu-us', '200',
+                                '--clock', clk], timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        own = read_clock(clk)
+        steps = query(db, 'SELECT * FROM step ORDER BY step')
+        self.assertEqual(len(steps), 2)
+        # A thread's last CPU time reaches the inherited counter a moment
+        # after pthread_join() returns (the kernel folds it in later in
+        # exit), so compare the two steps together, threads created and
+        # exited inside them: 2 x 1000 x 0.2 ms of spinning at least.
+        own_cpu = sum(own[s['step']][3] - own[s['step']][2] for s in steps)
+        cpu = sum(s['cpu_ns'] for s in steps)
+        self.assertGreater(cpu, 2 * 1000 * 200000)
+        self.assertLessEqual(abs(cpu - own_cpu), 0.1 * own_cpu, (cpu, own_cpu))
+
+    @unittest.skipUnless(os.geteuid() == 0, 'needs root to mount a small tmpfs')
+    def test_disk_full(self):
+        small = self.path('small')
+        os.mkdir(small)
+        subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=6m', 'tmpfs', small], check=True)
+        try:
+            for action, code in (('continue', 0), ('kill', 128 + signal.SIGTERM)):
+                db = os.path.join(small, 'run-%s.sqlite' % action)
+                p = record(['-o', db, '--on-error', action], [wl('storm'), '--steps', '400000', '--rate', '100000'])
+                self.assertEqual(p.returncode, code, p.stderr)
+                self.assertIn('the disk is full', p.stderr)
+                self.assertEqual(p.stderr.count('cannot write'), 1, p.stderr)
+                # what was committed before the failure still opens
+                con = sqlite3.connect('file:%s?mode=ro' % db, uri=True)
+                try:
+                    self.assertGreater(con.execute('SELECT count(*) FROM phase').fetchone()[0], 0)
+                finally:
+                    con.close()
+                for f in os.listdir(small):
+                    os.unlink(os.path.join(small, f))
+        finally:
+            if subprocess.run(['umount', small]).returncode != 0:
+                subprocess.run(['umount', '-l', small])
+
+    @unittest.skipUnless(os.geteuid() == 0, 'needs root to act as sudo')
+    def test_under_sudo_target_runs_as_invoking_user(self):
+        nobody = pwd.getpwnam('nobody')
+        env = dict(os.environ, SUDO_UID=str(nobody.pw_uid), SUDO_GID=str(nobody.pw_gid), SUDO_USER='nobody')
+        for extra, uid in (([], nobody.pw_uid), (['--as-root'], 0)):
+            db = self.path('run%d.sqlite' % uid)
+            p = record(['-o', db] + extra, ['id', '-u'], env=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout.strip(), str(uid))
+        self.assertEqual(os.stat(self.path('run%d.sqlite' % nobody.pw_uid)).st_uid, nobody.pw_uid)
+
+
 class RecordMisuse(TempDirTest):
     def test_misuse_becomes_anomalies(self):
         db = self.path('run.sqlite')
@@ -272,6 +355,8 @@ class RecordUsage(TempDirTest):
             self.assertEqual(p.returncode, 2, args)
             self.assertTrue(p.stderr.startswith('mfu-record: ') or 'Try' in p.stderr, p.stderr)
             self.assertFalse(os.path.exists(self.path('run.sqlite')), args)
+        p = self.run_rec('--on-error', 'explode', 'true')
+        self.assertEqual(p.returncode, 2)
 
     def test_list_events_here(self):
         p = self.run_rec('--list-events')

@@ -17,10 +17,14 @@
  *   --exit CODE      exit with CODE at the end
  *   --raise SIG      kill itself with SIG at the end
  *   --forever        keep stepping until a signal arrives
+ *   --procs P        run the step loop in P processes (forked after start;
+ *                    the first is this one), each doing --steps steps
+ *   --then PROG ...  at the end, exec PROG with the remaining arguments
  */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +96,8 @@ int main(int argc, char **argv)
 	long steps = 10, sleep_for = 0, gap = 0, threads = 1, exit_code = 0, sig = 0;
 	double flops = -1, bytes = 0;
 	int phases = 0, forever = 0;
+	long procs = 1;
+	char **then = NULL;
 	FILE *clk = NULL;
 
 	for (int i = 1; i < argc; i++) {
@@ -108,6 +114,15 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--raise")) sig = num(a, v), i++;
 		else if (!strcmp(a, "--phases")) phases = 1;
 		else if (!strcmp(a, "--forever")) forever = 1;
+		else if (!strcmp(a, "--procs")) procs = num(a, v), i++;
+		else if (!strcmp(a, "--then")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "steps: --then needs a program\n");
+				return 2;
+			}
+			then = &argv[i + 1];
+			break;
+		}
 		else if (!strcmp(a, "--clock")) {
 			if (!v || !(clk = fopen(v, "w"))) {
 				fprintf(stderr, "steps: cannot write %s\n", v ? v : "(none)");
@@ -124,6 +139,18 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (procs < 1 || procs > 64) {
+		fprintf(stderr, "steps: --procs must be 1..64\n");
+		return 2;
+	}
+	for (long p = 1; p < procs; p++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			clk = NULL; /* only the first process writes the clock file */
+			procs = 1;
+			break;
+		}
+	}
 	for (long s = 0; forever || s < steps; s++) {
 		uint64_t c0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 		uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
@@ -160,6 +187,13 @@ int main(int argc, char **argv)
 	}
 	if (clk)
 		fclose(clk);
+	while (procs > 1 && wait(NULL) > 0)
+		;
+	if (then) {
+		execvp(then[0], then);
+		perror("steps: exec");
+		return 127;
+	}
 	if (sig)
 		raise((int)sig);
 	return (int)exit_code;
