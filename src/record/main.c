@@ -24,6 +24,7 @@
 #include "marker_ring.h"
 #include "markers.h"
 #include "util.h"
+#include "sampler.h"
 #include "writer.h"
 
 #define PROG "mfu-record"
@@ -38,6 +39,10 @@ struct options {
 	int list_events;
 	int as_root;
 	int kill_on_error;
+	unsigned freq;
+	const char *compute[32];
+	int ncompute;
+	const char *compute_file;
 	const char *events[COUNTERS_MAX];
 	int nevents;
 	char **argv;
@@ -63,6 +68,12 @@ static void usage(FILE *f)
 		"      --list-events       show what would be counted on this machine and exit\n"
 		"                          (LIBPFM_FORCE_PMU=spr|icx|skx|amd64_fam19h_zen4... shows\n"
 		"                          the encodings for another CPU)\n"
+		"  -F, --freq HZ           cpu-clock samples per second of CPU time, with callchains\n"
+		"                          (default 1000; 0: no samples, context switches only)\n"
+		"      --compute REGEX     also count functions matching REGEX (POSIX ERE over\n"
+		"                          \"library:function\") as compute kernels; repeatable\n"
+		"      --compute-file FILE read compute patterns from FILE, one per line (default\n"
+		"                          $XDG_CONFIG_HOME/mfu/compute when it exists)\n"
 		"      --ring-records N    marker ring capacity in records (default 32768, a power\n"
 		"                          of two, 512 bytes each)\n"
 		"      --on-error ACTION   when the database cannot be written (disk full...):\n"
@@ -83,7 +94,7 @@ static void usage(FILE *f)
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DTYPE = 256, OPT_PEAK_FLOPS, OPT_PEAK_BW, OPT_RING, OPT_VERSION, OPT_LIST, OPT_ON_ERROR,
-	       OPT_AS_ROOT };
+	       OPT_AS_ROOT, OPT_COMPUTE, OPT_COMPUTE_FILE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "dtype", required_argument, NULL, OPT_DTYPE },
@@ -94,6 +105,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "list-events", no_argument, NULL, OPT_LIST },
 		{ "on-error", required_argument, NULL, OPT_ON_ERROR },
 		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "compute", required_argument, NULL, OPT_COMPUTE },
+		{ "compute-file", required_argument, NULL, OPT_COMPUTE_FILE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -104,7 +118,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->output = "run.sqlite";
 	o->dtype = "fp32";
 	o->ring_records = 32768;
-	while ((c = getopt_long(argc, argv, "+o:qhe:", longopts, NULL)) != -1) {
+	o->freq = 1000;
+	while ((c = getopt_long(argc, argv, "+o:qhe:F:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg) {
@@ -174,6 +189,25 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_AS_ROOT:
 			o->as_root = 1;
+			break;
+		case 'F': {
+			uint64_t v;
+			if (safe_atou64(optarg, &v) != 0 || v > 100000) {
+				fprintf(stderr, PROG ": -F '%s': expected a frequency in Hz from 0 to 100000\n", optarg);
+				return 2;
+			}
+			o->freq = (unsigned)v;
+			break;
+		}
+		case OPT_COMPUTE:
+			if (o->ncompute == (int)ARRAY_SIZE(o->compute)) {
+				fprintf(stderr, PROG ": too many --compute patterns (at most %zu)\n", ARRAY_SIZE(o->compute));
+				return 2;
+			}
+			o->compute[o->ncompute++] = optarg;
+			break;
+		case OPT_COMPUTE_FILE:
+			o->compute_file = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -367,6 +401,7 @@ static int sudo_creds(const struct options *o, struct launch_creds *c)
 }
 
 struct drain {
+	struct sampler *sampler;
 	void *ring;
 	struct markers *markers;
 	struct writer *writer;
@@ -542,6 +577,26 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	{
+		struct sampler_opts so = { .freq = o.freq, .compute = o.compute, .ncompute = o.ncompute,
+					   .compute_file = o.compute_file };
+		rc = sampler_open(&d.sampler, db, l.pid, &so, err, sizeof(err));
+		if (rc == -EINVAL) {
+			fprintf(stderr, PROG ": %s\n", err);
+			launch_abort(&l);
+			exit_code = 2;
+			goto out;
+		}
+		if (rc) {
+			char note[600];
+			strbuf(note, sizeof(note), "no sampling: %s; the breakdown of step time is unknown", err);
+			fprintf(stderr, PROG ": %s\n", note);
+			writer_note(d.writer, "no_sampling", note);
+		} else if (sampler_note(d.sampler)[0]) {
+			fprintf(stderr, PROG ": note: %s\n", sampler_note(d.sampler));
+		}
+	}
+
 	ri.command_json = cmd;
 	ri.cwd = getcwd(cwd, sizeof(cwd)) ? cwd : NULL;
 	ri.machine = &m;
@@ -611,6 +666,13 @@ int main(int argc, char **argv)
 		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
 		struct signalfd_siginfo si;
 		int drained = d.markers ? drain_ring(&d) : 0;
+		if (d.sampler && !d.failed) {
+			int n = sampler_drain(d.sampler);
+			if (n < 0)
+				record_failed(&d, n, "cannot store samples");
+			else
+				drained += n;
+		}
 
 		/* A busy ring is drained again at once; an idle one every 5 ms. */
 		poll(&pfd, 1, drained > 64 ? 0 : 5);
@@ -655,6 +717,15 @@ int main(int argc, char **argv)
 		rc = d.markers ? markers_finish(d.markers) : 0;
 		if (!rc)
 			rc = store_totals(d.writer, &cs);
+		if (!rc && d.sampler) {
+			rc = sampler_finish(d.sampler, err, sizeof(err));
+			if (rc) {
+				fprintf(stderr, PROG ": sampling: %s\n", err);
+				rc = 0; /* the markers' data is complete: keep it */
+			} else if (sampler_note(d.sampler)[0]) {
+				writer_note(d.writer, "sampling", sampler_note(d.sampler));
+			}
+		}
 		if (!rc && lost) {
 			char note[256];
 			strbuf(note, sizeof(note), "%llu marker records were lost (the marker ring was full); "
@@ -685,6 +756,7 @@ int main(int argc, char **argv)
 			"after it were not stored\n", o.output, (unsigned long long)d.dropped);
 	}
 out:
+	sampler_close(d.sampler);
 	markers_free(d.markers);
 	writer_close(d.writer);
 	if (db) {

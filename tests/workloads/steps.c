@@ -20,6 +20,8 @@
  *   --procs P        run the step loop in P processes (forked after start;
  *                    the first is this one), each doing --steps steps
  *   --then PROG ...  at the end, exec PROG with the remaining arguments
+ *   --thread-cpu FILE  append "tid cpu_ns" (CLOCK_THREAD_CPUTIME_ID) for every
+ *                    thread as it ends, the main thread last
  */
 #include <errno.h>
 #include <pthread.h>
@@ -63,6 +65,18 @@ static void spin_cpu_us(long us)
 }
 
 static long busy_us, cpu_us;
+static FILE *thread_cpu;
+static pthread_mutex_t thread_cpu_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void report_thread_cpu(void)
+{
+	if (!thread_cpu)
+		return;
+	pthread_mutex_lock(&thread_cpu_lock);
+	fprintf(thread_cpu, "%ld %llu\n", (long)gettid(), (unsigned long long)clock_ns(CLOCK_THREAD_CPUTIME_ID));
+	fflush(thread_cpu);
+	pthread_mutex_unlock(&thread_cpu_lock);
+}
 
 static void busy(void)
 {
@@ -76,6 +90,7 @@ static void *spinner(void *arg)
 {
 	(void)arg;
 	busy();
+	report_thread_cpu();
 	return NULL;
 }
 
@@ -123,7 +138,13 @@ int main(int argc, char **argv)
 			then = &argv[i + 1];
 			break;
 		}
-		else if (!strcmp(a, "--clock")) {
+		else if (!strcmp(a, "--thread-cpu")) {
+			if (!v || !(thread_cpu = fopen(v, "a"))) {
+				fprintf(stderr, "steps: cannot write %s\n", v ? v : "(none)");
+				return 2;
+			}
+			i++;
+		} else if (!strcmp(a, "--clock")) {
 			if (!v || !(clk = fopen(v, "w"))) {
 				fprintf(stderr, "steps: cannot write %s\n", v ? v : "(none)");
 				return 2;
@@ -189,6 +210,7 @@ int main(int argc, char **argv)
 		fclose(clk);
 	while (procs > 1 && wait(NULL) > 0)
 		;
+	report_thread_cpu();
 	if (then) {
 		execvp(then[0], then);
 		perror("steps: exec");

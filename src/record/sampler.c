@@ -1,0 +1,715 @@
+#include "sampler.h"
+#include "perf_ring.h"
+#include "symbols.h"
+#include "util.h"
+
+#include <errno.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define MAX_FRAMES 128
+
+/*
+ * Compute kernels: where time counts as "compute" (SPEC section 3). Matched
+ * (POSIX ERE) against "DSO:FUNCTION", DSO being the file's base name, so a
+ * pattern can name a library or a symbol. Libraries whose code is all
+ * kernels (BLAS, LAPACK, oneDNN, FFTW, ggml) match whole; in mixed libraries
+ * (libtorch_cpu, numpy) only the kernel symbols do.
+ */
+const char *const sampler_builtin_compute[] = {
+	"^lib(open)?blas[^:]*:",          /* OpenBLAS, reference BLAS */
+	"^libcblas[^:]*:",
+	"^liblapack[^:]*:",
+	"^libblis[^:]*:",
+	"^libmkl_[^:]*:",                 /* Intel MKL */
+	"^lib(dnnl|mkldnn|onednn)[^:]*:", /* oneDNN */
+	"^libfftw3[^:]*:",
+	"^libggml[^:]*:",                 /* ggml / llama.cpp */
+	"^libxsmm[^:]*:",
+	":(cblas_|[sdcz](gemm|gemv|syrk|trsm|symm|axpy|dot|scal)_?$)",
+	":.*(sgemm|dgemm|hgemm|bgemm|gemm_kernel|gemm_small_kernel|gemm_oncopy|gemm_itcopy)",
+	":ggml_(compute_forward|vec_|gemm|gemv)",
+	":(dnnl|mkldnn|onednn)::",
+	":Eigen::internal::(gebp_kernel|gemm_pack|general_matrix_matrix_product|general_matrix_vector_product)",
+	":fftw_",
+	":at::native::.*(gemm|conv|Kernel|kernel)",
+	NULL,
+};
+
+struct stack_entry {
+	uint64_t hash;
+	int64_t id;   /* 0: empty */
+	uint32_t pid;
+	uint16_t n, nkernel;
+	uint64_t *ips;
+};
+
+struct sampler {
+	sqlite3 *db;
+	struct perf_sampler *ps;
+	pid_t target;
+	unsigned freq;
+	sqlite3_stmt *ins_sample, *ins_switch, *ins_mapping, *ins_thread, *upd_exit, *upd_comm,
+		*ins_exec, *ins_stack, *ins_frame;
+	struct stack_entry *stacks;
+	size_t nstacks, cap;
+	int64_t next_stack;
+	regex_t *re;
+	char **re_src;
+	int nre;
+	uint64_t samples, switches;
+	int error;          /* first error while draining */
+	char note[512];
+	char why[256];
+};
+
+static const char *const stmt_sql[] = {
+	"INSERT INTO sample (time_ns, pid, tid, cpu, kind, kernel, stack) VALUES (?,?,?,?,?,?,?)",
+	"INSERT INTO switch (time_ns, pid, tid, cpu, out, preempt) VALUES (?,?,?,?,?,?)",
+	"INSERT INTO mapping (pid, start, len, pgoff, path, time_ns) VALUES (?,?,?,?,?,?)",
+	"INSERT INTO thread (tid, pid, ppid, comm, start_ns) VALUES (?,?,?,?,?)",
+	"UPDATE thread SET end_ns = ? WHERE tid = ? AND end_ns IS NULL",
+	"UPDATE thread SET comm = ? WHERE tid = ? AND end_ns IS NULL",
+	"INSERT INTO exec (time_ns, pid, comm) VALUES (?,?,?)",
+	"INSERT INTO stack (id, pid, nframes) VALUES (?,?,?)",
+	"INSERT INTO stack_frame (stack, depth, ip, kernel) VALUES (?,?,?,?)",
+};
+
+static sqlite3_stmt **stmt_slot(struct sampler *s, int i)
+{
+	sqlite3_stmt **slots[] = { &s->ins_sample, &s->ins_switch, &s->ins_mapping, &s->ins_thread,
+				   &s->upd_exit, &s->upd_comm, &s->ins_exec, &s->ins_stack, &s->ins_frame };
+	return slots[i];
+}
+
+static int step_stmt(struct sampler *s, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		strbuf(s->why, sizeof(s->why), "%s", sqlite3_errmsg(s->db));
+		return sqlite3_errcode(s->db) == SQLITE_FULL ? -ENOSPC : -EIO;
+	}
+	return 0;
+}
+
+static int add_pattern(struct sampler *s, const char *src, char *why, size_t whylen)
+{
+	regex_t *nre = realloc(s->re, (size_t)(s->nre + 1) * sizeof(*nre));
+	char **nsrc;
+	int rc;
+
+	if (!nre)
+		return -ENOMEM;
+	s->re = nre;
+	nsrc = realloc(s->re_src, (size_t)(s->nre + 1) * sizeof(*nsrc));
+	if (!nsrc)
+		return -ENOMEM;
+	s->re_src = nsrc;
+	rc = regcomp(&s->re[s->nre], src, REG_EXTENDED | REG_NOSUB);
+	if (rc) {
+		char msg[128];
+		regerror(rc, &s->re[s->nre], msg, sizeof(msg));
+		strbuf(why, whylen, "bad compute pattern '%s': %s", src, msg);
+		return -EINVAL;
+	}
+	s->re_src[s->nre] = strdup(src);
+	if (!s->re_src[s->nre]) {
+		regfree(&s->re[s->nre]);
+		return -ENOMEM;
+	}
+	s->nre++;
+	return 0;
+}
+
+static int load_pattern_file(struct sampler *s, const char *path, int must_exist, char *why, size_t whylen)
+{
+	char line[1024];
+	FILE *f = fopen(path, "r");
+	int rc = 0, n = 0;
+
+	if (!f) {
+		if (!must_exist && errno == ENOENT)
+			return 0;
+		strbuf(why, whylen, "cannot read compute patterns from %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	while (!rc && fgets(line, sizeof(line), f)) {
+		n++;
+		line[strcspn(line, "\r\n")] = '\0';
+		char *p = line;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p || *p == '#')
+			continue;
+		rc = add_pattern(s, p, why, whylen);
+		if (rc == -EINVAL) {
+			char msg[300];
+			strbuf(msg, sizeof(msg), "%s:%d: %s", path, n, why);
+			strbuf(why, whylen, "%s", msg);
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+int sampler_is_compute(const struct sampler *s, const char *dso, const char *name)
+{
+	char key[1024];
+	const char *base = dso ? strrchr(dso, '/') : NULL;
+
+	base = base ? base + 1 : dso ? dso : "";
+	strbuf(key, sizeof(key), "%s:%s", base, name ? name : "");
+	for (int i = 0; i < s->nre; i++)
+		if (regexec(&s->re[i], key, 0, NULL, 0) == 0)
+			return 1;
+	return 0;
+}
+
+int sampler_open(struct sampler **out, sqlite3 *db, pid_t pid, const struct sampler_opts *o,
+		 char *why, size_t whylen)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+	struct perf_sampler_opts po = PERF_SAMPLER_OPTS_DEFAULT;
+	int rc;
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	s->db = db;
+	s->target = pid;
+	s->freq = o->freq;
+	s->next_stack = 1;
+	for (int i = 0; sampler_builtin_compute[i]; i++) {
+		rc = add_pattern(s, sampler_builtin_compute[i], why, whylen);
+		if (rc)
+			goto fail;
+	}
+	for (int i = 0; i < o->ncompute; i++) {
+		rc = add_pattern(s, o->compute[i], why, whylen);
+		if (rc)
+			goto fail;
+	}
+	if (o->compute_file) {
+		rc = load_pattern_file(s, o->compute_file, 1, why, whylen);
+	} else {
+		char path[512];
+		const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+		rc = 0;
+		if (xdg && *xdg)
+			strbuf(path, sizeof(path), "%s/mfu/compute", xdg);
+		else if (home && *home)
+			strbuf(path, sizeof(path), "%s/.config/mfu/compute", home);
+		else
+			path[0] = '\0';
+		if (path[0])
+			rc = load_pattern_file(s, path, 0, why, whylen);
+	}
+	if (rc)
+		goto fail;
+	for (size_t i = 0; i < ARRAY_SIZE(stmt_sql); i++) {
+		if (sqlite3_prepare_v3(db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, stmt_slot(s, (int)i), NULL) !=
+		    SQLITE_OK) {
+			strbuf(why, whylen, "cannot prepare the sampling statements: %s", sqlite3_errmsg(db));
+			rc = -EIO;
+			goto fail;
+		}
+	}
+	s->cap = 1024;
+	s->stacks = calloc(s->cap, sizeof(*s->stacks));
+	if (!s->stacks) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	po.freq = o->freq;
+	po.enable_on_exec = 1;
+	rc = perf_ring_open_sampling(&s->ps, pid, &po, why, whylen);
+	if (rc)
+		goto fail;
+	if (perf_ring_note(s->ps)[0])
+		strbuf(s->note, sizeof(s->note), "%s", perf_ring_note(s->ps));
+	*out = s;
+	return 0;
+fail:
+	sampler_close(s);
+	return rc;
+}
+
+void sampler_close(struct sampler *s)
+{
+	if (!s)
+		return;
+	perf_ring_close(s->ps);
+	for (size_t i = 0; i < ARRAY_SIZE(stmt_sql); i++)
+		sqlite3_finalize(*stmt_slot(s, (int)i));
+	for (size_t i = 0; s->stacks && i < s->cap; i++)
+		free(s->stacks[i].ips);
+	free(s->stacks);
+	for (int i = 0; i < s->nre; i++) {
+		regfree(&s->re[i]);
+		free(s->re_src[i]);
+	}
+	free(s->re);
+	free(s->re_src);
+	free(s);
+}
+
+const char *sampler_note(const struct sampler *s)
+{
+	return s ? s->note : "";
+}
+
+static uint64_t hash_frames(uint32_t pid, const uint64_t *ips, unsigned n, unsigned nk)
+{
+	uint64_t h = 1469598103934665603ull ^ pid ^ ((uint64_t)nk << 32);
+	for (unsigned i = 0; i < n; i++) {
+		h ^= ips[i];
+		h *= 1099511628211ull;
+		h ^= h >> 29;
+	}
+	return h ? h : 1;
+}
+
+static int stacks_grow(struct sampler *s)
+{
+	size_t ncap = s->cap * 2;
+	struct stack_entry *nt = calloc(ncap, sizeof(*nt));
+	if (!nt)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->cap; i++) {
+		if (!s->stacks[i].id)
+			continue;
+		size_t h = s->stacks[i].hash & (ncap - 1);
+		while (nt[h].id)
+			h = (h + 1) & (ncap - 1);
+		nt[h] = s->stacks[i];
+	}
+	free(s->stacks);
+	s->stacks = nt;
+	s->cap = ncap;
+	return 0;
+}
+
+/* The id of this callchain (kernel frames first), storing it when new. */
+static int64_t intern_stack(struct sampler *s, uint32_t pid, const uint64_t *ips, unsigned n, unsigned nk)
+{
+	uint64_t h = hash_frames(pid, ips, n, nk);
+	size_t i;
+
+	if ((s->nstacks + 1) * 2 > s->cap && stacks_grow(s))
+		return -ENOMEM;
+	for (i = h & (s->cap - 1); s->stacks[i].id; i = (i + 1) & (s->cap - 1)) {
+		struct stack_entry *e = &s->stacks[i];
+		if (e->hash == h && e->pid == pid && e->n == n && e->nkernel == nk &&
+		    memcmp(e->ips, ips, n * sizeof(*ips)) == 0)
+			return e->id;
+	}
+	struct stack_entry *e = &s->stacks[i];
+	e->ips = malloc((n ? n : 1) * sizeof(*ips));
+	if (!e->ips)
+		return -ENOMEM;
+	memcpy(e->ips, ips, n * sizeof(*ips));
+	e->hash = h;
+	e->pid = pid;
+	e->n = (uint16_t)n;
+	e->nkernel = (uint16_t)nk;
+	e->id = s->next_stack++;
+	s->nstacks++;
+
+	sqlite3_bind_int64(s->ins_stack, 1, e->id);
+	sqlite3_bind_int64(s->ins_stack, 2, pid);
+	sqlite3_bind_int(s->ins_stack, 3, (int)n);
+	int rc = step_stmt(s, s->ins_stack);
+	for (unsigned d = 0; !rc && d < n; d++) {
+		sqlite3_bind_int64(s->ins_frame, 1, e->id);
+		sqlite3_bind_int(s->ins_frame, 2, (int)d);
+		sqlite3_bind_int64(s->ins_frame, 3, (sqlite3_int64)ips[d]);
+		sqlite3_bind_int(s->ins_frame, 4, d < nk);
+		rc = step_stmt(s, s->ins_frame);
+	}
+	return rc ? rc : e->id;
+}
+
+static int on_sample(struct sampler *s, const struct perf_rec *r, int cpu)
+{
+	uint64_t ips[MAX_FRAMES];
+	unsigned n = 0, nk = 0;
+	const struct perf_callchain *cc = &r->sample.callchain;
+	enum perf_ring_kind kind = perf_ring_id_kind(s->ps, cpu, r->id);
+	int64_t stack = 0;
+
+	for (uint64_t i = 0; i < cc->nkernel && n < MAX_FRAMES; i++)
+		ips[n++] = cc->kernel[i];
+	nk = n;
+	for (uint64_t i = 0; i < cc->nuser && n < MAX_FRAMES; i++)
+		ips[n++] = cc->user[i];
+	if (n == 0 && r->sample.ip) {
+		ips[n++] = r->sample.ip;
+		nk = r->sample.user_mode ? 0 : 1;
+	}
+	if (n) {
+		stack = intern_stack(s, r->pid, ips, n, nk);
+		if (stack < 0)
+			return (int)stack;
+	}
+	sqlite3_stmt *st = s->ins_sample;
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)r->time);
+	sqlite3_bind_int(st, 2, (int)r->pid);
+	sqlite3_bind_int(st, 3, (int)r->tid);
+	sqlite3_bind_int(st, 4, cpu);
+	sqlite3_bind_int(st, 5, kind == PERF_RING_SWITCH_OUT);
+	sqlite3_bind_int(st, 6, !r->sample.user_mode);
+	if (stack)
+		sqlite3_bind_int64(st, 7, stack);
+	else
+		sqlite3_bind_null(st, 7);
+	s->samples += kind != PERF_RING_SWITCH_OUT;
+	return step_stmt(s, st);
+}
+
+static int on_record(void *ctx, const struct perf_event_header *hdr, const void *rec, int cpu)
+{
+	struct sampler *s = ctx;
+	struct perf_rec r;
+	sqlite3_stmt *st;
+	int rc = perf_record_parse(hdr, rec, hdr->size - sizeof(*hdr), PERF_RING_SAMPLE_TYPE, 1, &r);
+
+	if (rc)
+		return 0; /* a type we do not use, or malformed: skip it */
+	switch (r.type) {
+	case PERF_RECORD_SAMPLE:
+		return on_sample(s, &r, cpu);
+	case PERF_RECORD_SWITCH:
+		st = s->ins_switch;
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)r.time);
+		sqlite3_bind_int(st, 2, (int)r.pid);
+		sqlite3_bind_int(st, 3, (int)r.tid);
+		sqlite3_bind_int(st, 4, cpu);
+		sqlite3_bind_int(st, 5, r.sw.out);
+		sqlite3_bind_int(st, 6, r.sw.out && r.sw.preempt);
+		s->switches++;
+		return step_stmt(s, st);
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		if (r.type == PERF_RECORD_MMAP2 && !(r.mmap.prot & PROT_EXEC))
+			return 0;
+		st = s->ins_mapping;
+		sqlite3_bind_int(st, 1, (int)r.mmap.pid);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)r.mmap.addr);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)r.mmap.len);
+		sqlite3_bind_int64(st, 4, (sqlite3_int64)r.mmap.pgoff);
+		sqlite3_bind_text(st, 5, r.mmap.filename, -1, SQLITE_TRANSIENT);
+		if (r.has & PERF_REC_HAS_TIME)
+			sqlite3_bind_int64(st, 6, (sqlite3_int64)r.time);
+		else
+			sqlite3_bind_null(st, 6);
+		return step_stmt(s, st);
+	case PERF_RECORD_COMM:
+		if (r.comm.exec) {
+			st = s->ins_exec;
+			sqlite3_bind_int64(st, 1, (sqlite3_int64)r.time);
+			sqlite3_bind_int(st, 2, (int)r.comm.pid);
+			sqlite3_bind_text(st, 3, r.comm.comm, -1, SQLITE_TRANSIENT);
+			rc = step_stmt(s, st);
+			if (rc)
+				return rc;
+		}
+		st = s->upd_comm;
+		sqlite3_bind_text(st, 1, r.comm.comm, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int(st, 2, (int)r.comm.tid);
+		rc = step_stmt(s, st);
+		if (rc || sqlite3_changes(s->db) > 0)
+			return rc;
+		/* the first sight of a thread that no fork record announced */
+		st = s->ins_thread;
+		sqlite3_bind_int(st, 1, (int)r.comm.tid);
+		sqlite3_bind_int(st, 2, (int)r.comm.pid);
+		sqlite3_bind_null(st, 3);
+		sqlite3_bind_text(st, 4, r.comm.comm, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_null(st, 5);
+		return step_stmt(s, st);
+	case PERF_RECORD_FORK:
+		st = s->ins_thread;
+		sqlite3_bind_int(st, 1, (int)r.task.tid);
+		sqlite3_bind_int(st, 2, (int)r.task.pid);
+		sqlite3_bind_int(st, 3, (int)r.task.ppid);
+		sqlite3_bind_null(st, 4);
+		sqlite3_bind_int64(st, 5, (sqlite3_int64)r.task.time);
+		return step_stmt(s, st);
+	case PERF_RECORD_EXIT:
+		st = s->upd_exit;
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)r.task.time);
+		sqlite3_bind_int(st, 2, (int)r.task.tid);
+		return step_stmt(s, st);
+	default:
+		return 0;
+	}
+}
+
+int sampler_drain(struct sampler *s)
+{
+	if (s->error)
+		return s->error;
+	int n = perf_ring_drain(s->ps, on_record, s);
+	if (n < 0 && n != -EPROTO)
+		s->error = n;
+	return n;
+}
+
+static int exec_sql(struct sampler *s, const char *sql, char *why, size_t whylen)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		strbuf(why, whylen, "%s", msg ? msg : sqlite3_errmsg(s->db));
+		sqlite3_free(msg);
+		return sqlite3_errcode(s->db) == SQLITE_FULL ? -ENOSPC : -EIO;
+	}
+	return 0;
+}
+
+/* Off-CPU intervals (a switch-out to the thread's next switch-in), where each
+ * began, and each thread's on-CPU time (a switch-in to the next switch-out). */
+static int build_offcpu(struct sampler *s, char *why, size_t whylen)
+{
+	static const char sql[] =
+		"CREATE INDEX IF NOT EXISTS switch_tid_time ON switch(tid, time_ns);"
+		"CREATE INDEX IF NOT EXISTS sample_tid_time ON sample(tid, time_ns);"
+		"INSERT INTO offcpu (pid, tid, start_ns, end_ns, dur_ns, kind) "
+		"SELECT pid, tid, time_ns, next_time, next_time - time_ns, "
+		"       CASE WHEN preempt THEN 'runnable' ELSE 'blocked' END "
+		"FROM (SELECT pid, tid, time_ns, out, preempt, "
+		"             LEAD(time_ns) OVER w AS next_time, LEAD(out) OVER w AS next_out "
+		"      FROM switch WINDOW w AS (PARTITION BY tid ORDER BY time_ns, out DESC)) "
+		"WHERE out = 1 AND next_out = 0;"
+		/* where it blocked: the switch-out sample taken in the same switch
+		 * (the nearest within 100 us of the record: both are written in
+		 * the scheduler's switch path, tens of us apart on a busy VM), else
+		 * the thread's last cpu-clock sample */
+		"UPDATE offcpu SET stack = m.stack, where_source = 'switch_sample' FROM "
+		"(SELECT c.oid, (SELECT s.stack FROM sample s WHERE s.tid = c.tid AND s.kind = 1 AND s.time_ns = "
+		"     CASE WHEN c.a IS NULL OR (c.b IS NOT NULL AND c.start_ns - c.b <= c.a - c.start_ns) "
+		"          THEN c.b ELSE c.a END LIMIT 1) AS stack "
+		" FROM (SELECT o.id AS oid, o.tid, o.start_ns, "
+		"        (SELECT max(s.time_ns) FROM sample s WHERE s.tid = o.tid AND s.kind = 1 "
+		"           AND s.time_ns BETWEEN o.start_ns - 100000 AND o.start_ns) AS b, "
+		"        (SELECT min(s.time_ns) FROM sample s WHERE s.tid = o.tid AND s.kind = 1 "
+		"           AND s.time_ns BETWEEN o.start_ns AND o.start_ns + 100000) AS a "
+		"      FROM offcpu o) c) m "
+		"WHERE m.oid = offcpu.id AND m.stack IS NOT NULL;"
+		"UPDATE offcpu SET stack = (SELECT stack FROM sample s WHERE s.tid = offcpu.tid AND s.kind = 0 "
+		"    AND s.time_ns <= offcpu.start_ns ORDER BY s.time_ns DESC LIMIT 1), "
+		"    where_source = 'last_sample' WHERE stack IS NULL;"
+		"UPDATE offcpu SET where_source = NULL WHERE stack IS NULL;"
+		/* on-CPU time: switch-in to the next switch-out, plus the run before
+		 * a thread's first switch (from its fork, or the exec of the first
+		 * thread) and the run after its last switch-in (to its exit) */
+		"UPDATE thread SET cpu_ns = ("
+		"  SELECT coalesce(sum(CASE WHEN out = 0 AND next_out = 1 THEN next_time - time_ns END), 0)"
+		"   + coalesce(max(CASE WHEN prev_out IS NULL AND out = 1 THEN time_ns - coalesce(thread.start_ns,"
+		"        (SELECT min(time_ns) FROM exec e WHERE e.pid = thread.pid)) END), 0)"
+		"   + coalesce(max(CASE WHEN next_out IS NULL AND out = 0 THEN thread.end_ns - time_ns END), 0)"
+		"  FROM (SELECT time_ns, out, LEAD(time_ns) OVER w AS next_time, LEAD(out) OVER w AS next_out,"
+		"               LAG(out) OVER w AS prev_out"
+		"        FROM switch WHERE switch.tid = thread.tid WINDOW w AS (ORDER BY time_ns, out DESC)));";
+	return exec_sql(s, sql, why, whylen);
+}
+
+/* Resolve every (process, address) of the stored stacks, in the order the
+ * address spaces changed, and classify the samples. */
+static int symbolize(struct sampler *s, char *why, size_t whylen)
+{
+	struct symbols *sym = NULL;
+	sqlite3_stmt *ev = NULL, *ips = NULL, *ins_sym = NULL, *ins_map = NULL;
+	int rc = symbols_new(&sym);
+
+	if (rc)
+		return rc;
+	rc = exec_sql(s,
+		"CREATE TEMP TABLE ip_symbol (pid INTEGER, ip INTEGER, symbol INTEGER, PRIMARY KEY (pid, ip)) WITHOUT ROWID;"
+		"CREATE TEMP TABLE symbol_compute (id INTEGER PRIMARY KEY, compute INTEGER);",
+		why, whylen);
+	if (rc)
+		goto out;
+	/* address-space history: forks of processes, execs, mappings */
+	if (sqlite3_prepare_v2(s->db,
+		"SELECT time_ns, 2 AS k, pid, start, len, pgoff, path FROM mapping "
+		"UNION ALL SELECT start_ns, 0, pid, ppid, 0, 0, NULL FROM thread "
+		"    WHERE tid = pid AND ppid IS NOT NULL AND ppid != pid AND start_ns IS NOT NULL "
+		"UNION ALL SELECT time_ns, 1, pid, 0, 0, 0, NULL FROM exec "
+		"ORDER BY 1, 2", -1, &ev, NULL) != SQLITE_OK)
+		goto sqlerr;
+	while (sqlite3_step(ev) == SQLITE_ROW) {
+		int k = sqlite3_column_int(ev, 1);
+		pid_t pid = sqlite3_column_int(ev, 2);
+		if (k == 0) {
+			rc = symbols_fork(sym, (pid_t)sqlite3_column_int(ev, 3), pid);
+		} else if (k == 1) {
+			symbols_exec(sym, pid);
+		} else {
+			const char *path = (const char *)sqlite3_column_text(ev, 6);
+			rc = symbols_add_map(sym, pid, (uint64_t)sqlite3_column_int64(ev, 3),
+					     (uint64_t)sqlite3_column_int64(ev, 4),
+					     (uint64_t)sqlite3_column_int64(ev, 5), path ? path : "", 1);
+			if (rc == -EINVAL)
+				rc = 0; /* an odd mapping: its IPs stay unknown */
+		}
+		if (rc)
+			goto out;
+	}
+	sqlite3_finalize(ev);
+	ev = NULL;
+
+	if (sqlite3_prepare_v2(s->db,
+		"SELECT DISTINCT st.pid, f.ip FROM stack_frame f JOIN stack st ON st.id = f.stack",
+		-1, &ips, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db,
+		"INSERT INTO symbol (dso, name, file, line, kind) VALUES (?,?,?,?,?)", -1, &ins_sym, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db,
+		"INSERT INTO temp.ip_symbol (pid, ip, symbol) VALUES (?,?,?)", -1, &ins_map, NULL) != SQLITE_OK)
+		goto sqlerr;
+	/* one symbol row per distinct (dso, name, file, line, kind), found with
+	 * a lookup query: the symbol table stays small */
+	sqlite3_stmt *find = NULL, *ins_cmp = NULL;
+	if (sqlite3_prepare_v2(s->db,
+		"SELECT id FROM symbol WHERE dso IS ? AND name IS ? AND file IS ? AND line IS ? AND kind = ?",
+		-1, &find, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, "INSERT INTO temp.symbol_compute (id, compute) VALUES (?,?)", -1, &ins_cmp,
+			       NULL) != SQLITE_OK) {
+		sqlite3_finalize(find);
+		goto sqlerr;
+	}
+	while (sqlite3_step(ips) == SQLITE_ROW) {
+		struct symbol_info si;
+		pid_t pid = sqlite3_column_int(ips, 0);
+		uint64_t ip = (uint64_t)sqlite3_column_int64(ips, 1);
+		int found = symbols_resolve(sym, pid, ip, &si) == 0;
+		const char *name = found ? si.name : NULL;
+		sqlite3_int64 id;
+
+		sqlite3_bind_text(find, 1, si.dso, -1, SQLITE_STATIC);
+		sqlite3_bind_text(find, 2, name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(find, 3, si.file, -1, SQLITE_STATIC);
+		if (si.line > 0)
+			sqlite3_bind_int(find, 4, si.line);
+		else
+			sqlite3_bind_null(find, 4);
+		sqlite3_bind_text(find, 5, symbol_kind_name(si.kind), -1, SQLITE_STATIC);
+		if (sqlite3_step(find) == SQLITE_ROW) {
+			id = sqlite3_column_int64(find, 0);
+		} else {
+			sqlite3_bind_text(ins_sym, 1, si.dso, -1, SQLITE_STATIC);
+			sqlite3_bind_text(ins_sym, 2, name, -1, SQLITE_STATIC);
+			sqlite3_bind_text(ins_sym, 3, si.file, -1, SQLITE_STATIC);
+			if (si.line > 0)
+				sqlite3_bind_int(ins_sym, 4, si.line);
+			else
+				sqlite3_bind_null(ins_sym, 4);
+			sqlite3_bind_text(ins_sym, 5, symbol_kind_name(si.kind), -1, SQLITE_STATIC);
+			rc = step_stmt(s, ins_sym);
+			id = sqlite3_last_insert_rowid(s->db);
+			if (!rc) {
+				sqlite3_bind_int64(ins_cmp, 1, id);
+				sqlite3_bind_int(ins_cmp, 2, si.kind == SYMBOL_USER || si.kind == SYMBOL_JIT
+							      ? sampler_is_compute(s, si.dso, name) : 0);
+				rc = step_stmt(s, ins_cmp);
+			}
+		}
+		sqlite3_reset(find);
+		if (!rc) {
+			sqlite3_bind_int(ins_map, 1, pid);
+			sqlite3_bind_int64(ins_map, 2, (sqlite3_int64)ip);
+			sqlite3_bind_int64(ins_map, 3, id);
+			rc = step_stmt(s, ins_map);
+		}
+		if (rc) {
+			strbuf(why, whylen, "%s", s->why);
+			break;
+		}
+	}
+	sqlite3_finalize(find);
+	sqlite3_finalize(ins_cmp);
+	if (rc)
+		goto out;
+	rc = exec_sql(s,
+		"UPDATE stack_frame SET symbol = (SELECT t.symbol FROM temp.ip_symbol t, stack st "
+		"    WHERE st.id = stack_frame.stack AND t.pid = st.pid AND t.ip = stack_frame.ip);"
+		"UPDATE stack SET leaf = (SELECT symbol FROM stack_frame f WHERE f.stack = stack.id AND NOT f.kernel "
+		"    ORDER BY depth LIMIT 1), "
+		"  compute = EXISTS (SELECT 1 FROM stack_frame f JOIN temp.symbol_compute c ON c.id = f.symbol "
+		"    WHERE f.stack = stack.id AND NOT f.kernel AND c.compute);"
+		"UPDATE sample SET class = CASE WHEN kernel THEN 'kernel' "
+		"    WHEN stack IS NULL THEN 'unknown' "
+		"    WHEN (SELECT compute FROM stack WHERE id = sample.stack) THEN 'compute' ELSE 'dispatch' END;"
+		"DROP TABLE temp.ip_symbol; DROP TABLE temp.symbol_compute;",
+		why, whylen);
+	goto out;
+sqlerr:
+	strbuf(why, whylen, "%s", sqlite3_errmsg(s->db));
+	rc = -EIO;
+out:
+	sqlite3_finalize(ev);
+	sqlite3_finalize(ips);
+	sqlite3_finalize(ins_sym);
+	sqlite3_finalize(ins_map);
+	symbols_free(sym);
+	return rc;
+}
+
+int sampler_finish(struct sampler *s, char *why, size_t whylen)
+{
+	sqlite3_stmt *st = NULL;
+	char *patterns = NULL;
+	size_t plen = 0;
+	int rc;
+
+	perf_ring_disable(s->ps);
+	sampler_drain(s);
+	if (s->error) {
+		strbuf(why, whylen, "cannot store samples: %s", s->why);
+		return s->error;
+	}
+	rc = build_offcpu(s, why, whylen);
+	if (!rc)
+		rc = symbolize(s, why, whylen);
+	if (rc)
+		return rc;
+	for (int i = 0; i < s->nre; i++)
+		plen += strlen(s->re_src[i]) + 1;
+	patterns = calloc(1, plen + 1);
+	if (!patterns)
+		return -ENOMEM;
+	for (int i = 0; i < s->nre; i++) {
+		strcat(patterns, s->re_src[i]);
+		strcat(patterns, "\n");
+	}
+	if (sqlite3_prepare_v2(s->db,
+		"INSERT INTO sampling (freq, user_only, switch_samples, lost, lost_samples, samples, switches, "
+		"compute_patterns) VALUES (?,?,?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK) {
+		free(patterns);
+		strbuf(why, whylen, "%s", sqlite3_errmsg(s->db));
+		return -EIO;
+	}
+	sqlite3_bind_int(st, 1, (int)s->freq);
+	sqlite3_bind_int(st, 2, perf_ring_user_only(s->ps));
+	sqlite3_bind_int(st, 3, perf_ring_switch_samples(s->ps));
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)perf_ring_lost(s->ps, -1));
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)perf_ring_lost_samples(s->ps, -1));
+	sqlite3_bind_int64(st, 6, (sqlite3_int64)s->samples);
+	sqlite3_bind_int64(st, 7, (sqlite3_int64)s->switches);
+	sqlite3_bind_text(st, 8, patterns, -1, SQLITE_TRANSIENT);
+	rc = step_stmt(s, st);
+	if (rc)
+		strbuf(why, whylen, "%s", s->why);
+	sqlite3_finalize(st);
+	free(patterns);
+	if (!rc && perf_ring_lost(s->ps, -1)) {
+		size_t len = strlen(s->note);
+		snprintf(s->note + len, sizeof(s->note) - len, "%sthe kernel dropped %llu sampling records "
+			 "(rings full); breakdowns near them are less exact", len ? "; " : "",
+			 (unsigned long long)perf_ring_lost(s->ps, -1));
+	}
+	return rc;
+}

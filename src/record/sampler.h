@@ -1,0 +1,51 @@
+/*
+ * Sampler: the sampling side of a recording. Opens perf_ring's per-CPU
+ * events on the target (cpu-clock samples with callchains, context
+ * switches, mmap/comm/fork/exit records), streams every record into the
+ * database while the target runs (nothing per sample is kept in memory but
+ * the distinct callchains), and when the recording ends builds the off-CPU
+ * intervals, resolves the symbols while the files are still there and
+ * classifies each sample as compute, dispatch or kernel.
+ */
+#ifndef MFU_SAMPLER_H
+#define MFU_SAMPLER_H
+
+#include <sqlite3.h>
+#include <sys/types.h>
+
+struct sampler;
+
+struct sampler_opts {
+	unsigned freq;                /* cpu-clock samples per second; 0: switches and tasks only */
+	const char *const *compute;   /* extra compute-kernel patterns (POSIX EREs) */
+	int ncompute;
+	const char *compute_file;     /* a file of patterns, one per line; NULL: the default
+				       * ($XDG_CONFIG_HOME/mfu/compute, if it exists) */
+};
+
+/* Open the sampling events on @pid (disabled until its exec) and prepare the
+ * statements. Returns 0 or -errno with @why set. */
+int sampler_open(struct sampler **out, sqlite3 *db, pid_t pid, const struct sampler_opts *o,
+		 char *why, size_t whylen);
+
+/* Move every record the kernel has written into the database (inside the
+ * caller's transaction). Returns the number of records, or -errno. */
+int sampler_drain(struct sampler *s);
+
+/* The target has ended: drain the rest, build offcpu and the threads' CPU
+ * time, resolve symbols, classify samples, store the totals. Returns 0 or
+ * -errno with @why set. */
+int sampler_finish(struct sampler *s, char *why, size_t whylen);
+
+/* What the user should know about this recording's sampling ("" if nothing). */
+const char *sampler_note(const struct sampler *s);
+
+void sampler_close(struct sampler *s);
+
+/* The built-in compute-kernel patterns, NULL-terminated (for docs and tests). */
+extern const char *const sampler_builtin_compute[];
+
+/* Does "dso:function" match a compute pattern of @s? Exposed for tests. */
+int sampler_is_compute(const struct sampler *s, const char *dso, const char *name);
+
+#endif
