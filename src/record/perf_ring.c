@@ -225,7 +225,6 @@ static void main_attr(struct perf_event_attr *a, const struct perf_sampler_opts 
 	a->context_switch = 1;
 	a->mmap = 1;
 	a->mmap2 = 1;
-	a->mmap_data = 0;
 	a->comm = 1;
 	a->comm_exec = 1;
 	a->task = 1;
@@ -239,7 +238,7 @@ static void main_attr(struct perf_event_attr *a, const struct perf_sampler_opts 
  * the task's saved user registers, i.e. from where the thread entered the
  * kernel. For that reason it must include kernel mode: with exclude_kernel
  * the kernel drops every one of its samples (checked on 6.18: the event
- * opens and counts, and no sample ever reaches the ring). */
+ * opens, but neither counts nor samples). */
 static void switch_attr(struct perf_event_attr *a, const struct perf_sampler_opts *o)
 {
 	base_attr(a, o, 0);

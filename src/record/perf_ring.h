@@ -46,7 +46,8 @@ struct perf_sampler_opts {
  * created afterwards are followed through inherit). @o may be NULL for the
  * defaults. The events are first tried with kernel samples and callchains;
  * when perf_event_paranoid refuses them, again with exclude_kernel
- * (perf_ring_user_only() says which). Failing to open the context-switch
+ * (perf_ring_user_only() says which). @why may be NULL with @whylen 0.
+ * Failing to open the context-switch
  * sampling event is not an error: perf_ring_switch_samples() is then 0 and
  * perf_ring_note() says why. Returns 0 or -errno; on failure @why holds the
  * cause and what to do.
@@ -80,7 +81,8 @@ typedef int (*perf_ring_cb)(void *ctx, const struct perf_event_header *hdr, cons
 /*
  * Pass every complete record of every CPU ring to @cb and hand the space back
  * to the kernel. Allocation-free. PERF_RECORD_LOST and LOST_SAMPLES are also
- * summed per ring (perf_ring_lost()). Returns the number of records passed,
+ * summed per ring (perf_ring_lost()). @cb may be NULL (records are only
+ * counted and consumed). Returns the number of records passed,
  * @cb's non-zero return value, or -EPROTO for a corrupt ring (that ring's
  * unread data is then dropped).
  */

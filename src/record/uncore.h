@@ -84,8 +84,8 @@ struct uncore_set {
 	int complete;                          /* 0: some PMU of the chosen kind was skipped */
 	int nskipped;                          /* events or PMUs left out (reasons below) */
 	char skipped[UNCORE_MAX_SKIPPED][192];
-	char missing[320];                     /* why there are no DRAM counters, "" if some */
-	char note[320];                        /* e.g. a kernel scale that was corrected */
+	char missing[640];                     /* why there are no DRAM counters, "" if some */
+	char note[512];                        /* e.g. a kernel scale that was corrected */
 	int open;                              /* uncore_open succeeded */
 	/* Where uncore_open reads perf_event_paranoid for its message; tests
 	 * point it at a fixture. Default /proc/sys/kernel/perf_event_paranoid. */
@@ -122,8 +122,8 @@ int uncore_discover(const char *sysfs_root, struct uncore_set *out);
 
 /* Open every planned event counting, system-wide on its socket's CPU
  * (pid -1), read and write of one PMU and CPU in one group. All or
- * nothing: on failure everything opened is closed. A set without events is
- * a no-op returning 0. Returns 0; -EACCES when not allowed (paranoid > 0
+ * nothing: on failure everything opened is closed. A set without events,
+ * or one already open, is a no-op returning 0. Returns 0; -EACCES when not allowed (paranoid > 0
  * without CAP_PERFMON; @why names the fix); other -errno with @why naming
  * the event that failed. @why may be NULL. */
 int uncore_open(struct uncore_set *set, char *why, size_t why_len);

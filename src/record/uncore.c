@@ -1,0 +1,1058 @@
+#include "uncore.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define ALIAS_MAX 256     /* longest alias parsed; kernel aliases are < 64 */
+#define GROUP_MAX 4       /* events per group: read + write of one PMU and CPU */
+#define MAX_CANDIDATES 128
+#define MAX_CPU 1048576   /* bound for CPU numbers in a cpumask */
+
+/* Every DRAM event chosen here counts 64-byte units: a CAS command moves
+ * one cache line (SPEC section 3), and the free-running and AMD data
+ * counters count 64 B transfers. The kernel's .scale is checked against it. */
+#define LINE_BYTES 64.0
+
+static const char *const kind_names[] = {
+	[UNCORE_KIND_NONE] = "none",
+	[UNCORE_KIND_INTEL_FREE_RUNNING] = "intel_imc_free_running",
+	[UNCORE_KIND_INTEL_IMC] = "intel_imc",
+	[UNCORE_KIND_AMD_UMC] = "amd_umc",
+	[UNCORE_KIND_AMD_DF] = "amd_df",
+};
+
+const char *uncore_kind_name(enum uncore_kind kind)
+{
+	if ((unsigned)kind < ARRAY_SIZE(kind_names))
+		return kind_names[kind];
+	return "unknown";
+}
+
+/*
+ * The events wanted per kind, by the names the kernel's aliases use; the
+ * first name a PMU has wins. AMD's kernel driver exports no aliases, so
+ * its encodings are built in, from perf's event tables
+ * (tools/perf/pmu-events/arch/x86/amdzen4/memory-controller.json:
+ * umc_cas_cmd.rd/.wr; amdzen2,3/data-fabric.json:
+ * dram_channel_data_controller_0..7, "Requests with Data (64B)"), and are
+ * used only when sysfs has no alias of that name.
+ */
+struct want {
+	enum uncore_dir dir;
+	const char *names[3];
+	const char *builtin; /* alias when sysfs has none, or NULL */
+};
+
+static const struct want want_free_running[] = {
+	/* ICX/SNR server: read/write; TGL/ADL client: data_read/data_write.
+	 * ddrt_read/ddrt_write (Optane DC persistent memory) are not DRAM. */
+	{ UNCORE_DIR_READ, { "read", "data_read" }, NULL },
+	{ UNCORE_DIR_WRITE, { "write", "data_write" }, NULL },
+};
+
+static const struct want want_imc[] = {
+	/* servers (SNB-EP .. GNR): CAS counts; SNB..ICL client "uncore_imc":
+	 * data_reads/data_writes. */
+	{ UNCORE_DIR_READ, { "cas_count_read", "data_reads" }, NULL },
+	{ UNCORE_DIR_WRITE, { "cas_count_write", "data_writes" }, NULL },
+};
+
+static const struct want want_umc[] = {
+	{ UNCORE_DIR_READ, { "umc_cas_cmd.rd" }, "event=0x0a,rdwrmask=0x1" },
+	{ UNCORE_DIR_WRITE, { "umc_cas_cmd.wr" }, "event=0x0a,rdwrmask=0x2" },
+};
+
+static const struct want want_df[] = {
+	{ UNCORE_DIR_TOTAL, { "dram_channel_data_controller_0" }, "event=0x07,umask=0x38" },
+	{ UNCORE_DIR_TOTAL, { "dram_channel_data_controller_1" }, "event=0x47,umask=0x38" },
+	{ UNCORE_DIR_TOTAL, { "dram_channel_data_controller_2" }, "event=0x87,umask=0x38" },
+	{ UNCORE_DIR_TOTAL, { "dram_channel_data_controller_3" }, "event=0xc7,umask=0x38" },
+	{ UNCORE_DIR_TOTAL, { "dram_channel_data_controller_4" }, "event=0x107,umask=0x38" },
+	{ UNCORE_DIR_TOTAL, { "dram_channel_data_controller_5" }, "event=0x147,umask=0x38" },
+	{ UNCORE_DIR_TOTAL, { "dram_channel_data_controller_6" }, "event=0x187,umask=0x38" },
+	{ UNCORE_DIR_TOTAL, { "dram_channel_data_controller_7" }, "event=0x1c7,umask=0x38" },
+};
+
+/* The amd_df "event" field of family 17h-19h before PerfMonV2 (Zen 1-3),
+ * "config:0-7,32-35,59-60"; the dram_channel events exist only there. Zen
+ * 4's DF ("config:0-7,32-37") counts DRAM differently; amd_umc serves it. */
+#define DF_EVENT_MASK_ZEN1_3 (0xffull | (0xfull << 32) | (0x3ull << 59))
+
+static const struct {
+	enum uncore_kind kind;
+	const struct want *want;
+	int nwant;
+	int grouped; /* put one PMU's events on one CPU in a group */
+} plans[] = {
+	/* in order of preference */
+	{ UNCORE_KIND_INTEL_FREE_RUNNING, want_free_running, ARRAY_SIZE(want_free_running), 1 },
+	{ UNCORE_KIND_INTEL_IMC, want_imc, ARRAY_SIZE(want_imc), 1 },
+	{ UNCORE_KIND_AMD_UMC, want_umc, ARRAY_SIZE(want_umc), 1 },
+	/* 8 channel events on 4 DF counters: alone, so the kernel can
+	 * multiplex them one by one (scaled by time_running) */
+	{ UNCORE_KIND_AMD_DF, want_df, ARRAY_SIZE(want_df), 0 },
+};
+
+/* ---- small parsers ---------------------------------------------------- */
+
+/* A decimal or 0x-hex number spanning s[0..n). */
+static int parse_num(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned base = 10;
+	size_t i = 0;
+
+	if (n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		i = 2;
+	}
+	if (i == n)
+		return -EINVAL;
+	for (; i < n; i++) {
+		unsigned d;
+		char c = s[i];
+		if (c >= '0' && c <= '9')
+			d = (unsigned)(c - '0');
+		else if (base == 16 && c >= 'a' && c <= 'f')
+			d = (unsigned)(c - 'a' + 10);
+		else if (base == 16 && c >= 'A' && c <= 'F')
+			d = (unsigned)(c - 'A' + 10);
+		else
+			return -EINVAL;
+		if (v > (UINT64_MAX - d) / base)
+			return -ERANGE;
+		v = v * base + d;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Length of @s without trailing whitespace (sysfs files end in "\n"). */
+static size_t trimmed_len(const char *s)
+{
+	size_t n = strlen(s);
+	while (n > 0 && isspace((unsigned char)s[n - 1]))
+		n--;
+	return n;
+}
+
+int uncore_parse_format(const char *name, const char *spec, struct uncore_format *out)
+{
+	struct uncore_format f = { 0 };
+	size_t n, i = 0;
+	int word;
+
+	if (!name || !spec || !out || !*name || strlen(name) >= sizeof(f.name))
+		return -EINVAL;
+	n = trimmed_len(spec);
+	if (n >= 7 && strncmp(spec, "config:", 7) == 0) {
+		word = 0;
+		i = 7;
+	} else if (n >= 8 && strncmp(spec, "config1:", 8) == 0) {
+		word = 1;
+		i = 8;
+	} else if (n >= 8 && strncmp(spec, "config2:", 8) == 0) {
+		word = 2;
+		i = 8;
+	} else {
+		return -EINVAL; /* config3 (Linux 6.3+, Arm SPE) is not for us */
+	}
+	if (i == n)
+		return -EINVAL;
+	while (i < n) {
+		size_t j = i;
+		uint64_t lo, hi;
+
+		while (j < n && isdigit((unsigned char)spec[j]))
+			j++;
+		if (parse_num(spec + i, j - i, &lo) != 0)
+			return -EINVAL;
+		hi = lo;
+		if (j < n && spec[j] == '-') {
+			size_t k = ++j;
+			while (j < n && isdigit((unsigned char)spec[j]))
+				j++;
+			if (parse_num(spec + k, j - k, &hi) != 0)
+				return -EINVAL;
+		}
+		if (lo > hi || hi > 63)
+			return -EINVAL;
+		for (uint64_t b = lo; b <= hi; b++)
+			f.mask |= 1ull << b;
+		if (j < n && spec[j] != ',')
+			return -EINVAL;
+		if (j < n && j + 1 == n)
+			return -EINVAL; /* trailing comma */
+		i = j < n ? j + 1 : j;
+	}
+	memcpy(f.name, name, strlen(name) + 1);
+	f.config = word;
+	*out = f;
+	return 0;
+}
+
+/* Deposit @value's low bits into the set bits of @mask, lowest first. */
+static int deposit(uint64_t value, uint64_t mask, uint64_t *out)
+{
+	uint64_t r = 0;
+
+	for (int b = 0; b < 64; b++) {
+		if (!(mask & (1ull << b)))
+			continue;
+		if (value & 1)
+			r |= 1ull << b;
+		value >>= 1;
+	}
+	if (value)
+		return -ERANGE;
+	*out = r;
+	return 0;
+}
+
+static int is_term_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+int uncore_parse_alias(const char *alias, const struct uncore_format *fmt, int nfmt,
+		       struct perf_event_attr *attr)
+{
+	static const struct uncore_format raw[] = {
+		{ "config", 0, ~0ull }, { "config1", 1, ~0ull }, { "config2", 2, ~0ull },
+	};
+	const char *seen[ALIAS_MAX / 2];
+	size_t seen_len[ALIAS_MAX / 2];
+	int nseen = 0;
+	uint64_t word[3] = { 0, 0, 0 };
+	size_t n, i = 0;
+
+	if (!alias || !attr || nfmt < 0 || (nfmt > 0 && !fmt))
+		return -EINVAL;
+	n = trimmed_len(alias);
+	if (n == 0 || n >= ALIAS_MAX)
+		return -EINVAL;
+	while (i < n) {
+		const struct uncore_format *f = NULL;
+		size_t name_end = i, term_end;
+		uint64_t value = 1, bits;
+		int err;
+
+		while (name_end < n && is_term_char(alias[name_end]))
+			name_end++;
+		if (name_end == i)
+			return -EINVAL; /* empty term, or a stray character */
+		term_end = name_end;
+		if (term_end < n && alias[term_end] == '=') {
+			size_t v = ++term_end;
+			while (term_end < n && alias[term_end] != ',')
+				term_end++;
+			err = parse_num(alias + v, term_end - v, &value);
+			if (err)
+				return err;
+		}
+		if (term_end < n && alias[term_end] != ',')
+			return -EINVAL;
+		if (term_end < n && term_end + 1 == n)
+			return -EINVAL; /* trailing comma */
+
+		for (int k = 0; k < nseen; k++)
+			if (seen_len[k] == name_end - i && memcmp(seen[k], alias + i, seen_len[k]) == 0)
+				return -EINVAL; /* the same field twice */
+		seen[nseen] = alias + i;
+		seen_len[nseen++] = name_end - i;
+
+		for (int k = 0; k < nfmt && !f; k++)
+			if (strlen(fmt[k].name) == name_end - i &&
+			    memcmp(fmt[k].name, alias + i, name_end - i) == 0)
+				f = &fmt[k];
+		/* config/config1/config2 name the words themselves unless a
+		 * format file gives those names another meaning */
+		for (size_t k = 0; k < ARRAY_SIZE(raw) && !f; k++)
+			if (strlen(raw[k].name) == name_end - i &&
+			    memcmp(raw[k].name, alias + i, name_end - i) == 0)
+				f = &raw[k];
+		if (!f)
+			return -ENOENT;
+		if (f->config < 0 || f->config > 2 || f->mask == 0)
+			return -EINVAL;
+		err = deposit(value, f->mask, &bits);
+		if (err)
+			return err;
+		word[f->config] |= bits;
+		i = term_end < n ? term_end + 1 : term_end;
+	}
+	attr->config = word[0];
+	attr->config1 = word[1];
+	attr->config2 = word[2];
+	return 0;
+}
+
+double uncore_unit_bytes(const char *unit)
+{
+	static const struct { const char *unit; double bytes; } units[] = {
+		{ "B", 1 }, { "Bytes", 1 }, { "bytes", 1 }, { "byte", 1 },
+		{ "kB", 1e3 }, { "KB", 1e3 }, { "KiB", 1024.0 },
+		{ "MB", 1e6 }, { "MiB", 1048576.0 },
+		{ "GB", 1e9 }, { "GiB", 1073741824.0 },
+		{ "TB", 1e12 }, { "TiB", 1099511627776.0 },
+	};
+
+	if (!unit)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
+		if (strcmp(unit, units[i].unit) == 0)
+			return units[i].bytes;
+	return 0;
+}
+
+/* CPU list "0,56", "0-1", "" -> ascending distinct CPUs. */
+static int parse_cpulist(const char *s, int *cpus, int max, int *ncpus)
+{
+	size_t n = trimmed_len(s), i = 0;
+	int count = 0;
+
+	while (i < n) {
+		size_t j = i;
+		uint64_t lo, hi;
+
+		while (j < n && isdigit((unsigned char)s[j]))
+			j++;
+		if (parse_num(s + i, j - i, &lo) != 0)
+			return -EINVAL;
+		hi = lo;
+		if (j < n && s[j] == '-') {
+			size_t k = ++j;
+			while (j < n && isdigit((unsigned char)s[j]))
+				j++;
+			if (parse_num(s + k, j - k, &hi) != 0)
+				return -EINVAL;
+		}
+		if (lo > hi || hi >= MAX_CPU)
+			return -EINVAL;
+		if (j < n && (s[j] != ',' || j + 1 == n))
+			return -EINVAL;
+		for (uint64_t c = lo; c <= hi; c++) {
+			int pos = count;
+			if (count >= max)
+				return -E2BIG;
+			while (pos > 0 && cpus[pos - 1] > (int)c)
+				pos--;
+			if (pos > 0 && cpus[pos - 1] == (int)c)
+				continue;
+			memmove(cpus + pos + 1, cpus + pos, (size_t)(count - pos) * sizeof(*cpus));
+			cpus[pos] = (int)c;
+			count++;
+		}
+		i = j < n ? j + 1 : j;
+	}
+	*ncpus = count;
+	return 0;
+}
+
+/* ---- sysfs ------------------------------------------------------------ */
+
+/* Read a small text file whole, without its trailing whitespace. */
+static int read_text(const char *path, char *buf, size_t len)
+{
+	ssize_t got;
+	size_t used = 0;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		got = read(fd, buf + used, len - 1 - used);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			goto out;
+		}
+		if (got == 0)
+			break;
+		used += (size_t)got;
+		if (used == len - 1) {
+			char extra;
+			if (read(fd, &extra, 1) > 0) {
+				err = -EFBIG;
+				goto out;
+			}
+			break;
+		}
+	}
+	buf[used] = '\0';
+	buf[trimmed_len(buf)] = '\0';
+out:
+	close(fd);
+	return err;
+}
+
+static int read_pmu_file(const char *root, const char *pmu, const char *file, char *buf, size_t len)
+{
+	char path[1024];
+
+	if (strbuf(path, sizeof(path), "%s/%s/%s", root, pmu, file))
+		return -ENAMETOOLONG;
+	return read_text(path, buf, len);
+}
+
+/* "uncore_imc_free_running_3" etc. -> kind, with the instance number for
+ * ordering; NONE for any other PMU. */
+static enum uncore_kind classify(const char *name, int *index)
+{
+	static const struct { const char *prefix; enum uncore_kind kind; int bare_ok; } pfx[] = {
+		{ "uncore_imc_free_running", UNCORE_KIND_INTEL_FREE_RUNNING, 1 },
+		{ "uncore_imc", UNCORE_KIND_INTEL_IMC, 1 },
+		{ "amd_umc", UNCORE_KIND_AMD_UMC, 0 },
+		{ "amd_df", UNCORE_KIND_AMD_DF, 1 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(pfx); i++) {
+		size_t len = strlen(pfx[i].prefix);
+		const char *rest = name + len;
+		uint64_t v;
+
+		if (strncmp(name, pfx[i].prefix, len) != 0)
+			continue;
+		if (*rest == '\0' && pfx[i].bare_ok) {
+			*index = -1;
+			return pfx[i].kind;
+		}
+		if (pfx[i].kind == UNCORE_KIND_AMD_DF || rest[0] != '_')
+			continue;
+		rest++;
+		for (const char *p = rest; *p; p++)
+			if (!isdigit((unsigned char)*p))
+				goto next;
+		if (parse_num(rest, strlen(rest), &v) == 0 && v < 100000) {
+			*index = (int)v;
+			return pfx[i].kind;
+		}
+next:;
+	}
+	return UNCORE_KIND_NONE;
+}
+
+struct candidate {
+	char name[48];
+	enum uncore_kind kind;
+	int index;
+};
+
+static int cmp_candidate(const void *pa, const void *pb)
+{
+	const struct candidate *a = pa, *b = pb;
+
+	if (a->kind != b->kind)
+		return (int)a->kind - (int)b->kind;
+	return (a->index > b->index) - (a->index < b->index);
+}
+
+static void skip(struct uncore_set *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void skip(struct uncore_set *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->nskipped < UNCORE_MAX_SKIPPED) {
+		va_start(ap, fmt);
+		vsnprintf(s->skipped[s->nskipped], sizeof(s->skipped[0]), fmt, ap);
+		va_end(ap);
+	}
+	s->nskipped++;
+}
+
+static void add_note(struct uncore_set *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_note(struct uncore_set *s, const char *fmt, ...)
+{
+	size_t used = strlen(s->note);
+	va_list ap;
+
+	if (used > 0 && used + 2 < sizeof(s->note)) {
+		memcpy(s->note + used, "; ", 3);
+		used += 2;
+	}
+	if (used + 1 >= sizeof(s->note))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(s->note + used, sizeof(s->note) - used, fmt, ap);
+	va_end(ap);
+}
+
+static int load_formats(struct uncore_set *s, const char *root, const char *pmu,
+			struct uncore_format *fmt, int *nfmt)
+{
+	char path[1024], text[256];
+	struct dirent *de;
+	DIR *d;
+
+	*nfmt = 0;
+	if (strbuf(path, sizeof(path), "%s/%s/format", root, pmu))
+		return -ENAMETOOLONG;
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)) != NULL) {
+		char file[320];
+		int err;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (*nfmt >= UNCORE_MAX_FORMATS)
+			break;
+		if (strbuf(file, sizeof(file), "format/%s", de->d_name) ||
+		    read_pmu_file(root, pmu, file, text, sizeof(text)) != 0)
+			continue;
+		err = uncore_parse_format(de->d_name, text, &fmt[*nfmt]);
+		if (err) {
+			/* an alias using this field will fail with a reason of its own */
+			skip(s, "%s: format/%s '%s' is malformed", pmu, de->d_name, text);
+			continue;
+		}
+		(*nfmt)++;
+	}
+	closedir(d);
+	return 0;
+}
+
+/* One wanted event of one PMU: its alias (sysfs, else built in), encoding,
+ * scale and unit. 0, or -errno with @why saying what is wrong. */
+static int resolve(struct uncore_set *s, const char *root, const char *pmu, const struct want *w,
+		   const struct uncore_format *fmt, int nfmt, struct uncore_event *ev,
+		   char *why, size_t why_len)
+{
+	char file[160], text[ALIAS_MAX];
+	const char *name = NULL;
+	double ub, bpc;
+	int err, has_scale, has_unit;
+
+	for (size_t i = 0; i < ARRAY_SIZE(w->names) && w->names[i] && !name; i++) {
+		if (strbuf(file, sizeof(file), "events/%s", w->names[i]) == 0 &&
+		    read_pmu_file(root, pmu, file, ev->alias, sizeof(ev->alias)) == 0)
+			name = w->names[i];
+	}
+	if (name) {
+		ev->source = "sysfs alias";
+		strbuf(ev->name, sizeof(ev->name), "%s", name);
+		strbuf(file, sizeof(file), "events/%s.scale", name);
+		has_scale = read_pmu_file(root, pmu, file, text, sizeof(text)) == 0;
+		if (has_scale && (safe_atod(text, &ev->scale) != 0 || !(ev->scale > 0))) {
+			strbuf(why, why_len, "%s/%s: scale '%s' is not a positive number", pmu, name, text);
+			return -EINVAL;
+		}
+		strbuf(file, sizeof(file), "events/%s.unit", name);
+		has_unit = read_pmu_file(root, pmu, file, text, sizeof(text)) == 0;
+		if (has_unit && strbuf(ev->unit, sizeof(ev->unit), "%s", text) != 0) {
+			strbuf(why, why_len, "%s/%s: unit '%.32s' is too long", pmu, name, text);
+			return -EINVAL;
+		}
+		if (!has_scale && !has_unit) {
+			/* a bare count of 64-byte lines */
+			ev->scale = LINE_BYTES;
+			strbuf(ev->unit, sizeof(ev->unit), "B");
+		} else if (!has_unit) {
+			strbuf(why, why_len, "%s/%s: has a .scale but no .unit, so its size is unknown",
+			       pmu, name);
+			return -EINVAL;
+		} else if (!has_scale) {
+			ev->scale = 1;
+		}
+	} else if (w->builtin) {
+		ev->source = "perf event table";
+		strbuf(ev->name, sizeof(ev->name), "%s", w->names[0]);
+		strbuf(ev->alias, sizeof(ev->alias), "%s", w->builtin);
+		ev->scale = LINE_BYTES;
+		strbuf(ev->unit, sizeof(ev->unit), "B");
+	} else {
+		strbuf(why, why_len, "%s: no %s event (events/%s)", pmu,
+		       w->dir == UNCORE_DIR_READ ? "read" : "write", w->names[0]);
+		return -ENOENT;
+	}
+
+	err = uncore_parse_alias(ev->alias, fmt, nfmt, &ev->attr);
+	if (err) {
+		strbuf(why, why_len, "%s/%s: cannot encode '%s': %s", pmu, ev->name, ev->alias,
+		       err == -ENOENT ? "a term names no format/ field" :
+		       err == -ERANGE ? "a value is too wide for its field" : "malformed");
+		return err;
+	}
+	ub = uncore_unit_bytes(ev->unit);
+	if (ub <= 0) {
+		strbuf(why, why_len, "%s/%s: unknown unit '%s'", pmu, ev->name, ev->unit);
+		return -EINVAL;
+	}
+	bpc = ev->scale * ub;
+	if (fabs(bpc - LINE_BYTES) > LINE_BYTES * 1e-6) {
+		/* Linux before 5.10 (and its stable kernels before the fix) gave
+		 * ICX/SNR free-running read/write a scale of 3.814697266e-6 MiB
+		 * = 4 B per count, 16 times too small: the counters count 64 B. */
+		add_note(s, "%s/%s: the kernel's scale %.10g %s is %.6g B per count, not 64: using 64",
+			 pmu, ev->name, ev->scale, ev->unit, bpc);
+		ev->scale = LINE_BYTES / ub;
+	}
+	ev->dir = w->dir;
+	return 0;
+}
+
+/* Plan one PMU's events: all its wanted events on every CPU of its
+ * cpumask, or nothing (with a reason). Returns the number added. */
+static int plan_pmu(struct uncore_set *s, const char *root, const char *pmu, int p)
+{
+	struct uncore_event proto[ARRAY_SIZE(want_df)];
+	struct uncore_format fmt[UNCORE_MAX_FORMATS];
+	char text[4096], why[192];
+	int cpus[UNCORE_MAX_SOCKETS], ncpus, nfmt, type, err, added = 0;
+	int nwant = plans[p].nwant;
+
+	if (read_pmu_file(root, pmu, "type", text, sizeof(text)) != 0 ||
+	    safe_atoi(text, &type) != 0 || type < 0) {
+		skip(s, "%s: no readable type", pmu);
+		return 0;
+	}
+	err = read_pmu_file(root, pmu, "cpumask", text, sizeof(text));
+	if (err == 0)
+		err = parse_cpulist(text, cpus, UNCORE_MAX_SOCKETS, &ncpus);
+	if (err || ncpus == 0) {
+		skip(s, "%s: cpumask %s", pmu, err == -E2BIG ? "names more CPUs than sockets we handle" :
+		     err ? "unreadable or malformed" : "is empty (no online CPU collects it)");
+		return 0;
+	}
+	err = load_formats(s, root, pmu, fmt, &nfmt);
+	if (err) {
+		skip(s, "%s: no format/ directory", pmu);
+		return 0;
+	}
+	if (plans[p].kind == UNCORE_KIND_AMD_DF) {
+		const struct uncore_format *ev_fmt = NULL;
+		for (int i = 0; i < nfmt; i++)
+			if (strcmp(fmt[i].name, "event") == 0)
+				ev_fmt = &fmt[i];
+		if (!ev_fmt || ev_fmt->config != 0 || ev_fmt->mask != DF_EVENT_MASK_ZEN1_3) {
+			skip(s, "%s: not a Zen 1-3 data fabric (its event field differs), whose DRAM "
+			     "channel events are known; Zen 4 and later count DRAM with amd_umc PMUs "
+			     "(Linux 6.7+)", pmu);
+			return 0;
+		}
+	}
+	for (int w = 0; w < nwant; w++) {
+		memset(&proto[w], 0, sizeof(proto[w]));
+		err = resolve(s, root, pmu, &plans[p].want[w], fmt, nfmt, &proto[w], why, sizeof(why));
+		if (err) {
+			skip(s, "%s", why);
+			return 0;
+		}
+		strbuf(proto[w].pmu, sizeof(proto[w].pmu), "%s", pmu);
+		proto[w].attr.type = (uint32_t)type;
+		proto[w].attr.size = sizeof(proto[w].attr);
+	}
+	if (s->n + ncpus * nwant > UNCORE_MAX_EVENTS) {
+		skip(s, "%s: more than %d events in all: left out", pmu, UNCORE_MAX_EVENTS);
+		return 0;
+	}
+	for (int c = 0; c < ncpus; c++) {
+		int leader = s->n;
+		for (int w = 0; w < nwant; w++) {
+			struct uncore_event *ev = &s->ev[s->n];
+			*ev = proto[w];
+			ev->cpu = cpus[c];
+			ev->fd = -1;
+			ev->leader = plans[p].grouped && w > 0 && w < GROUP_MAX ? leader : s->n;
+			s->n++;
+			added++;
+		}
+	}
+	return added;
+}
+
+static void assign_sockets(struct uncore_set *s)
+{
+	int keep = 0;
+
+	s->nsockets = 0;
+	for (int i = 0; i < s->n; i++) {
+		int cpu = s->ev[i].cpu, pos = s->nsockets, found = 0;
+		for (int k = 0; k < s->nsockets; k++)
+			if (s->socket_cpu[k] == cpu)
+				found = 1;
+		if (found)
+			continue;
+		if (s->nsockets >= UNCORE_MAX_SOCKETS)
+			continue;
+		while (pos > 0 && s->socket_cpu[pos - 1] > cpu)
+			pos--;
+		memmove(s->socket_cpu + pos + 1, s->socket_cpu + pos,
+			(size_t)(s->nsockets - pos) * sizeof(int));
+		s->socket_cpu[pos] = cpu;
+		s->nsockets++;
+	}
+	for (int i = 0; i < s->n; i++) {
+		struct uncore_event *ev = &s->ev[i];
+		ev->socket = -1;
+		for (int k = 0; k < s->nsockets; k++)
+			if (s->socket_cpu[k] == ev->cpu)
+				ev->socket = k;
+	}
+	/* more sockets than we keep: drop their events (groups stay whole,
+	 * as all events of a group share a CPU) */
+	for (int i = 0; i < s->n; i++) {
+		if (s->ev[i].socket < 0) {
+			s->complete = 0;
+			continue;
+		}
+		s->ev[keep] = s->ev[i];
+		s->ev[keep].leader -= i - keep;
+		keep++;
+	}
+	if (keep != s->n)
+		skip(s, "more than %d sockets: the events of the others are left out", UNCORE_MAX_SOCKETS);
+	s->n = keep;
+}
+
+int uncore_discover(const char *sysfs_root, struct uncore_set *out)
+{
+	struct candidate *cand = NULL;
+	struct dirent *de;
+	int ncand = 0, err = 0, chosen = -1;
+	int count[ARRAY_SIZE(kind_names)] = { 0 };
+	DIR *d = NULL;
+
+	if (!sysfs_root || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->complete = 1;
+	for (int i = 0; i < UNCORE_MAX_EVENTS; i++)
+		out->ev[i].fd = -1;
+
+	d = opendir(sysfs_root);
+	if (!d) {
+		err = -errno;
+		strbuf(out->missing, sizeof(out->missing), "cannot read %s: %s", sysfs_root,
+		       strerror(-err));
+		goto out;
+	}
+	cand = calloc(MAX_CANDIDATES, sizeof(*cand));
+	if (!cand) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while ((de = readdir(d)) != NULL && ncand < MAX_CANDIDATES) {
+		int index;
+		enum uncore_kind kind = classify(de->d_name, &index);
+		if (kind == UNCORE_KIND_NONE || strlen(de->d_name) >= sizeof(cand[0].name))
+			continue;
+		strbuf(cand[ncand].name, sizeof(cand[ncand].name), "%s", de->d_name);
+		cand[ncand].kind = kind;
+		cand[ncand].index = index;
+		count[kind]++;
+		ncand++;
+	}
+	qsort(cand, (size_t)ncand, sizeof(*cand), cmp_candidate);
+
+	for (size_t p = 0; p < ARRAY_SIZE(plans) && chosen < 0; p++) {
+		int events = 0, pmus = 0, skipped_before = out->nskipped;
+
+		for (int i = 0; i < ncand; i++) {
+			if (cand[i].kind != plans[p].kind)
+				continue;
+			pmus++;
+			if (plan_pmu(out, sysfs_root, cand[i].name, (int)p) > 0)
+				events++;
+		}
+		if (events > 0) {
+			chosen = (int)p;
+			out->kind = plans[p].kind;
+			if (events < pmus)
+				out->complete = 0;
+		} else if (pmus > 0) {
+			/* e.g. Sapphire Rapids: its free-running IMC counters count
+			 * clocks only; fall back to the CAS counts. Their reasons
+			 * are not the chosen kind's: keep the first in the note. */
+			add_note(out, "%d %s PMU%s without DRAM byte events (%s)", pmus,
+				 uncore_kind_name(plans[p].kind), pmus == 1 ? "" : "s",
+				 skipped_before < UNCORE_MAX_SKIPPED && out->nskipped > skipped_before ?
+				 out->skipped[skipped_before] : "no reason recorded");
+			out->nskipped = skipped_before;
+		}
+	}
+	if (chosen < 0) {
+		out->kind = UNCORE_KIND_NONE;
+		if (ncand == 0)
+			strbuf(out->missing, sizeof(out->missing),
+			       "no memory-controller PMU in %s (no uncore_imc*, amd_umc* or amd_df: usual "
+			       "on virtual machines, which do not expose the host's uncore), so DRAM bytes "
+			       "and bandwidth utilization are unknown", sysfs_root);
+		else
+			strbuf(out->missing, sizeof(out->missing),
+			       "memory-controller PMUs found but none has a DRAM traffic event this tool "
+			       "knows (%s), so DRAM bytes are unknown", out->note[0] ? out->note : "see skipped");
+		goto out;
+	}
+	assign_sockets(out);
+	out->split = plans[chosen].kind != UNCORE_KIND_AMD_DF;
+out:
+	free(cand);
+	if (d)
+		closedir(d);
+	return err;
+}
+
+/* ---- counting --------------------------------------------------------- */
+
+static int perf_open_cpu(struct perf_event_attr *attr, int cpu, int group_fd)
+{
+	int fd = (int)syscall(SYS_perf_event_open, attr, -1, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static void explain_denied(const struct uncore_set *set, char *why, size_t len)
+{
+	const char *path = set->paranoid_path ? set->paranoid_path : "/proc/sys/kernel/perf_event_paranoid";
+	char text[32];
+	int level;
+
+	if (read_text(path, text, sizeof(text)) != 0 || safe_atoi(text, &level) != 0) {
+		strbuf(why, len, "system-wide memory-controller counters need root (or CAP_PERFMON) or "
+		       "perf_event_paranoid <= 0 (it could not be read): run as root or "
+		       "sudo sysctl kernel.perf_event_paranoid=0");
+	} else if (level <= 0) {
+		strbuf(why, len, "system-wide memory-controller counters were refused although "
+		       "perf_event_paranoid is %d (a security module or kernel lockdown?): run as root",
+		       level);
+	} else {
+		strbuf(why, len, "system-wide memory-controller counters need root (or CAP_PERFMON) or "
+		       "perf_event_paranoid <= 0 (it is %d): run as root or "
+		       "sudo sysctl kernel.perf_event_paranoid=0", level);
+	}
+}
+
+static int open_all(struct uncore_set *set, struct uncore_event **failed)
+{
+	for (int i = 0; i < set->n; i++) {
+		struct uncore_event *ev = &set->ev[i];
+		struct perf_event_attr attr = ev->attr;
+		int group_fd = ev->leader == i ? -1 : set->ev[ev->leader].fd;
+		int fd;
+
+		attr.size = sizeof(attr);
+		attr.disabled = 0;
+		attr.inherit = 0;
+		/* uncore PMUs refuse exclude_* bits (PERF_PMU_CAP_NO_EXCLUDE) */
+		attr.exclude_user = attr.exclude_kernel = attr.exclude_hv = 0;
+		attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
+				   PERF_FORMAT_TOTAL_TIME_RUNNING;
+		fd = perf_open_cpu(&attr, ev->cpu, group_fd);
+		if (fd < 0) {
+			*failed = ev;
+			return fd;
+		}
+		ev->fd = fd;
+	}
+	return 0;
+}
+
+int uncore_open(struct uncore_set *set, char *why, size_t why_len)
+{
+	struct uncore_event *failed = NULL;
+	char scratch[2];
+	int err;
+
+	if (!why) {
+		why = scratch;
+		why_len = sizeof(scratch);
+	}
+	if (why_len)
+		why[0] = '\0';
+	if (!set)
+		return -EINVAL;
+	if (set->open || set->n == 0)
+		return 0;
+
+	err = open_all(set, &failed);
+	if (err == -EINVAL && failed && failed->leader != failed - set->ev) {
+		/* a PMU that takes no groups: each event alone (twice the reads) */
+		uncore_close(set);
+		for (int i = 0; i < set->n; i++)
+			set->ev[i].leader = i;
+		err = open_all(set, &failed);
+	}
+	if (err) {
+		if (err == -EACCES || err == -EPERM) {
+			explain_denied(set, why, why_len);
+			err = -EACCES;
+		} else {
+			strbuf(why, why_len, "cannot open %s/%s on CPU %d: %s%s", failed->pmu, failed->name,
+			       failed->cpu, strerror(-err),
+			       err == -EMFILE ? " (raise the open-file limit: ulimit -n)" :
+			       err == -ENOENT || err == -ENODEV || err == -EOPNOTSUPP || err == -EINVAL ?
+			       " (the PMU does not take this event)" : "");
+		}
+		uncore_close(set);
+		return err;
+	}
+	set->open = 1;
+	return 0;
+}
+
+int uncore_read(const struct uncore_set *set, struct uncore_reading *r)
+{
+	uint64_t t0, t1, buf[3 + GROUP_MAX];
+	int err = 0;
+
+	if (!set || !r)
+		return -EINVAL;
+	r->n = 0;
+	t0 = now_ns();
+	if (!set->open) {
+		r->t_ns = t0;
+		r->read_ns = 0;
+		return 0;
+	}
+	for (int i = 0; i < set->n;) {
+		int members = 1;
+		ssize_t want, got;
+
+		while (i + members < set->n && set->ev[i + members].leader == i)
+			members++;
+		if (members > GROUP_MAX)
+			return -EIO;
+		want = (ssize_t)((3 + (size_t)members) * sizeof(uint64_t));
+		got = read(set->ev[i].fd, buf, sizeof(buf));
+		if (got < 0) {
+			err = -errno;
+			goto out;
+		}
+		if (got != want || buf[0] != (uint64_t)members) {
+			err = -EIO;
+			goto out;
+		}
+		for (int k = 0; k < members; k++) {
+			r->value[i + k] = buf[3 + k];
+			r->enabled[i + k] = buf[1];
+			r->running[i + k] = buf[2];
+		}
+		i += members;
+	}
+	r->n = set->n;
+out:
+	t1 = now_ns();
+	r->t_ns = t0 + (t1 - t0) / 2;
+	r->read_ns = t1 - t0;
+	return err;
+}
+
+int uncore_delta(const struct uncore_set *set, const struct uncore_reading *a,
+		 const struct uncore_reading *b, struct uncore_delta *d)
+{
+	struct uncore_delta tmp;
+
+	if (!set || !a || !b || !d)
+		return -EINVAL;
+	if (set->n == 0)
+		return -ENODEV;
+	if (a->n != set->n || b->n != set->n)
+		return -EINVAL;
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.nsockets = set->nsockets;
+	tmp.running_fraction = 1.0;
+	for (int i = 0; i < set->n; i++) {
+		const struct uncore_event *ev = &set->ev[i];
+		uint64_t en = b->enabled[i] - a->enabled[i];
+		uint64_t run = b->running[i] - a->running[i];
+		double v = (double)(b->value[i] - a->value[i]);
+		double ub = uncore_unit_bytes(ev->unit), bytes;
+
+		if (ub <= 0 || !(ev->scale > 0) || ev->socket < 0 || ev->socket >= set->nsockets)
+			return -EINVAL;
+		if (en > 0) {
+			if (run == 0)
+				return -ENODATA; /* never counted: nothing can be said */
+			if (run < en) {
+				/* multiplexed: extrapolate, as perf stat does */
+				v *= (double)en / (double)run;
+				if ((double)run / (double)en < tmp.running_fraction)
+					tmp.running_fraction = (double)run / (double)en;
+			}
+		}
+		bytes = v * ev->scale * ub;
+		tmp.socket_total[ev->socket] += bytes;
+		tmp.total += bytes;
+		if (ev->dir == UNCORE_DIR_READ) {
+			tmp.socket_read[ev->socket] += bytes;
+			tmp.read += bytes;
+		} else if (ev->dir == UNCORE_DIR_WRITE) {
+			tmp.socket_write[ev->socket] += bytes;
+			tmp.write += bytes;
+		}
+	}
+	if (!set->split) {
+		tmp.read = tmp.write = NAN;
+		for (int k = 0; k < tmp.nsockets; k++)
+			tmp.socket_read[k] = tmp.socket_write[k] = NAN;
+	}
+	*d = tmp;
+	return 0;
+}
+
+int uncore_bytes(const struct uncore_set *set, const struct uncore_reading *a,
+		 const struct uncore_reading *b, double *read_bytes, double *write_bytes)
+{
+	struct uncore_delta d;
+	int err;
+
+	if (!read_bytes || !write_bytes)
+		return -EINVAL;
+	err = uncore_delta(set, a, b, &d);
+	if (err)
+		return err;
+	if (!set->split)
+		return -EOPNOTSUPP;
+	*read_bytes = d.read;
+	*write_bytes = d.write;
+	return 0;
+}
+
+void uncore_close(struct uncore_set *set)
+{
+	if (!set)
+		return;
+	/* members before their leader: closing a leader first would detach
+	 * the members into singleton groups for a moment */
+	for (int i = set->n - 1; i >= 0; i--) {
+		if (set->ev[i].fd >= 0) {
+			close(set->ev[i].fd);
+			set->ev[i].fd = -1;
+		}
+	}
+	set->open = 0;
+}
+
+int uncore_describe(const struct uncore_set *set, char *buf, size_t len)
+{
+	char cpus[UNCORE_MAX_SOCKETS * 8] = "";
+	size_t used = 0;
+
+	if (!set || !buf)
+		return -EINVAL;
+	if (set->n == 0)
+		return strbuf(buf, len, "none: %s", set->missing[0] ? set->missing : "no events");
+	for (int k = 0; k < set->nsockets; k++) {
+		int w = snprintf(cpus + used, sizeof(cpus) - used, "%s%d", k ? "," : "", set->socket_cpu[k]);
+		if (w < 0 || (size_t)w >= sizeof(cpus) - used)
+			break;
+		used += (size_t)w;
+	}
+	return strbuf(buf, len, "%s: %d events on %d socket%s (CPUs %s), %s%s",
+		      uncore_kind_name(set->kind), set->n, set->nsockets, set->nsockets == 1 ? "" : "s",
+		      cpus, set->split ? "read/write" : "reads and writes together",
+		      set->complete ? "" : ", incomplete (some PMUs skipped)");
+}
