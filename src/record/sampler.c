@@ -563,7 +563,10 @@ static int symbolize(struct sampler *s, char *why, size_t whylen)
 	ev = NULL;
 
 	if (sqlite3_prepare_v2(s->db,
-		"SELECT DISTINCT st.pid, f.ip FROM stack_frame f JOIN stack st ON st.id = f.stack",
+		/* frames above the innermost are return addresses: resolve the
+		 * call instruction (ip - 1), as perf does, or a call at the end of
+		 * a function would be named after the next one */
+		"SELECT DISTINCT st.pid, f.ip - (f.depth > 0) FROM stack_frame f JOIN stack st ON st.id = f.stack",
 		-1, &ips, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db,
 		"INSERT INTO symbol (dso, name, file, line, kind) VALUES (?,?,?,?,?)", -1, &ins_sym, NULL) != SQLITE_OK ||
@@ -585,7 +588,12 @@ static int symbolize(struct sampler *s, char *why, size_t whylen)
 		struct symbol_info si;
 		pid_t pid = sqlite3_column_int(ips, 0);
 		uint64_t ip = (uint64_t)sqlite3_column_int64(ips, 1);
-		int found = symbols_resolve(sym, pid, ip, &si) == 0;
+		int rr = symbols_resolve(sym, pid, ip, &si);
+		if (rr == -ENOMEM) {
+			rc = rr;
+			break;
+		}
+		int found = rr == 0;
 		const char *name = found ? si.name : NULL;
 		sqlite3_int64 id;
 
@@ -635,7 +643,7 @@ static int symbolize(struct sampler *s, char *why, size_t whylen)
 		goto out;
 	rc = exec_sql(s,
 		"UPDATE stack_frame SET symbol = (SELECT t.symbol FROM temp.ip_symbol t, stack st "
-		"    WHERE st.id = stack_frame.stack AND t.pid = st.pid AND t.ip = stack_frame.ip);"
+		"    WHERE st.id = stack_frame.stack AND t.pid = st.pid AND t.ip = stack_frame.ip - (stack_frame.depth > 0));"
 		"UPDATE stack SET leaf = (SELECT symbol FROM stack_frame f WHERE f.stack = stack.id AND NOT f.kernel "
 		"    ORDER BY depth LIMIT 1), "
 		"  compute = EXISTS (SELECT 1 FROM stack_frame f JOIN temp.symbol_compute c ON c.id = f.symbol "
