@@ -31,6 +31,8 @@ const char *const sampler_builtin_compute[] = {
 	"^libxsmm[^:]*:",
 	":(cblas_|[sdcz](gemm|gemv|syrk|trsm|symm|axpy|dot|scal)_?$)",
 	":.*(sgemm|dgemm|hgemm|bgemm|gemm_kernel|gemm_small_kernel|gemm_oncopy|gemm_itcopy)",
+	":([A-Za-z0-9_]*_)?[sdchzb]?gemm(_[A-Za-z0-9_]*)?$", /* gemm, my_gemm, gemm_nt... */
+	":([A-Za-z0-9_]*_)?(conv[0-9]d|matmul)(_[A-Za-z0-9_]*)?$",
 	":ggml_(compute_forward|vec_|gemm|gemv)",
 	":(dnnl|mkldnn|onednn)::",
 	":Eigen::internal::(gebp_kernel|gemm_pack|general_matrix_matrix_product|general_matrix_vector_product)",

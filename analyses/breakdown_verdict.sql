@@ -1,0 +1,30 @@
+-- The one-line verdict above the breakdown section. the at-sign-wrapped names
+-- stand for those sections' queries (mfu-report substitutes them).
+WITH
+t AS (SELECT sum(wall_ms) AS wall, sum(blocked_ms) AS blocked, sum(runnable_ms) AS runnable,
+             sum(kernel_ms) AS kernel, sum(dispatch_ms) AS dispatch, sum(compute_ms) AS compute,
+             sum(samples) AS n, count(*) AS steps
+      FROM (@breakdown@)),
+parts AS (
+  SELECT 'blocked' AS part, blocked AS ms FROM t UNION ALL
+  SELECT 'runnable', runnable FROM t UNION ALL
+  SELECT 'kernel', kernel FROM t UNION ALL
+  SELECT 'dispatch', dispatch FROM t UNION ALL
+  SELECT 'compute', compute FROM t),
+top AS (SELECT part, ms FROM parts WHERE ms IS NOT NULL ORDER BY ms DESC LIMIT 1),
+site AS (SELECT "where" AS w FROM (@gaps@) WHERE kind = 'blocked' AND "where" IS NOT NULL
+         GROUP BY "where" ORDER BY sum(dur_ms) DESC LIMIT 1),
+fn AS (SELECT CASE WHEN instr(w, ' <- ') > 0
+                   THEN substr(w, 1, instr(w, ' <- ') - 1) || '() called from ' || substr(w, instr(w, ' <- ') + 4) || '()'
+                   ELSE w || '()' END AS text FROM site)
+SELECT CASE
+  WHEN t.steps = 0 OR t.steps IS NULL THEN 'No complete step: nothing to break down.'
+  WHEN t.blocked IS NULL THEN 'No sampling data in this run (recorded without sampling): the breakdown is unknown.'
+  WHEN top.part = 'blocked' THEN printf('%.0f%% of step time is spent blocked%s.', 100.0 * top.ms / t.wall,
+       coalesce(' in ' || (SELECT text FROM fn), ''))
+  WHEN top.part = 'runnable' THEN printf('%.0f%% of step time the driver thread was ready but preempted: the CPUs are oversubscribed.', 100.0 * top.ms / t.wall)
+  WHEN top.part = 'kernel' THEN printf('%.0f%% of step time is spent in the kernel (system calls, page faults).', 100.0 * top.ms / t.wall)
+  WHEN top.part = 'dispatch' THEN printf('%.0f%% of step time is dispatch overhead: on-CPU outside compute kernels.', 100.0 * top.ms / t.wall)
+  ELSE printf('%.0f%% of step time is spent in compute kernels (%d samples).', 100.0 * top.ms / t.wall, t.n)
+END
+FROM t LEFT JOIN top;

@@ -1,0 +1,38 @@
+-- dispatch: the functions the time went to, per phase: the top 5 dispatch
+-- symbols (user code outside compute kernels: interpreter, framework,
+-- allocator, copies) and the top 5 compute symbols, from cpu-clock samples.
+-- A sample belongs to its thread's innermost phase open at that moment
+-- ("(no phase)" otherwise) and is attributed to the innermost user frame
+-- (symbol). est_ms turns samples into time with each thread's exact on-CPU
+-- time (thread.cpu_ns from the switch records / the thread's samples).
+-- share: of the phase's on-CPU samples; samples = the count behind it.
+WITH
+lim AS (SELECT coalesce(max(end_ns - begin_ns), 0) AS maxph FROM phase WHERE complete = 1),
+tw AS (  -- ns of on-CPU time one sample of each thread stands for
+  SELECT t.tid, t.cpu_ns * 1.0 / count(s.time_ns) AS ns_per_sample
+  FROM thread t JOIN sample s ON s.tid = t.tid AND s.kind = 0
+  WHERE t.cpu_ns IS NOT NULL GROUP BY t.tid),
+sp AS (
+  SELECT s.tid, s.class, s.stack,
+         coalesce((SELECT p.name FROM phase p, lim WHERE p.tid = s.tid AND p.complete = 1
+                     AND p.begin_ns <= s.time_ns AND p.end_ns > s.time_ns
+                     AND p.begin_ns > s.time_ns - lim.maxph - 1
+                   ORDER BY p.depth DESC LIMIT 1), '(no phase)') AS phase
+  FROM sample s WHERE s.kind = 0),
+tot AS (SELECT phase, count(*) AS n FROM sp GROUP BY phase),
+agg AS (
+  SELECT sp.phase, sp.class, sy.name AS symbol, sy.dso, count(*) AS samples,
+         sum(tw.ns_per_sample) / 1e6 AS est_ms
+  FROM sp JOIN stack st ON st.id = sp.stack
+          LEFT JOIN symbol sy ON sy.id = st.leaf
+          LEFT JOIN tw ON tw.tid = sp.tid
+  WHERE sp.class IN ('dispatch', 'compute')
+  GROUP BY sp.phase, sp.class, sy.name, sy.dso),
+ranked AS (
+  SELECT agg.*, row_number() OVER (PARTITION BY phase, class ORDER BY samples DESC, symbol) AS rank
+  FROM agg)
+SELECT r.phase, r.class, r.rank, coalesce(r.symbol, '[unknown]') AS symbol, r.dso, r.samples,
+       r.samples * 1.0 / tot.n AS share, r.est_ms
+FROM ranked r JOIN tot ON tot.phase = r.phase
+WHERE r.rank <= 5
+ORDER BY r.phase, r.class DESC, r.rank;

@@ -1,0 +1,50 @@
+-- gaps: idle gaps. Every off-CPU interval of every thread of the target
+-- that falls inside a step (kind blocked: the thread slept on I/O, a lock,
+-- a timer...; runnable: it was ready but preempted), and every gap between
+-- two steps of a process (kind between_steps: from one step's end to the
+-- next one's begin, where data loading, logging and checkpointing hide).
+-- where: the user-space function the thread left the CPU in, and its caller
+-- ("read <- load_batch"); for a between-steps gap, where the driver thread
+-- spent the longest off-CPU interval of the gap, or else the function most
+-- sampled in it. step: the step the gap is in (or follows); phase: the
+-- thread's innermost phase open when the interval began. Times in ms; start
+-- from the run's start.
+WITH
+run0 AS (SELECT start_ns FROM run),
+uf AS (  -- user frames of each stack, numbered from the innermost
+  SELECT f.stack, row_number() OVER (PARTITION BY f.stack ORDER BY f.depth) AS k,
+         coalesce(sy.name, '[' || coalesce(replace(sy.dso, rtrim(sy.dso, replace(sy.dso, '/', '')), ''), 'unknown') || ']') AS fn
+  FROM stack_frame f LEFT JOIN symbol sy ON sy.id = f.symbol
+  WHERE NOT f.kernel),
+wh AS (
+  SELECT a.stack, a.fn || coalesce(' <- ' || b.fn, '') AS text
+  FROM uf a LEFT JOIN uf b ON b.stack = a.stack AND b.k = 2
+  WHERE a.k = 1),
+st AS (SELECT step, pid, tid, begin_ns, end_ns FROM step WHERE complete = 1),
+lim AS (SELECT coalesce(max(end_ns - begin_ns), 0) AS maxstep FROM st),
+offs AS (
+  SELECT o.kind, st.step, o.tid, o.start_ns, o.dur_ns, o.stack,
+         (SELECT p.name FROM phase p WHERE p.tid = o.tid AND p.begin_ns <= o.start_ns
+            AND (p.end_ns IS NULL OR p.end_ns > o.start_ns) ORDER BY p.depth DESC LIMIT 1) AS phase
+  FROM offcpu o, lim JOIN st ON st.pid = o.pid AND o.start_ns >= st.begin_ns AND o.start_ns < st.end_ns
+       AND st.begin_ns > o.start_ns - lim.maxstep - 1),
+btw AS (
+  SELECT step, pid, tid, end_ns AS start_ns, next_begin - end_ns AS dur_ns
+  FROM (SELECT step, pid, tid, end_ns, LEAD(begin_ns) OVER (PARTITION BY pid ORDER BY begin_ns) AS next_begin
+        FROM st)
+  WHERE next_begin IS NOT NULL),
+btw_where AS (
+  SELECT b.step, coalesce(
+    (SELECT wh.text FROM offcpu o JOIN wh ON wh.stack = o.stack
+      WHERE o.tid = b.tid AND o.start_ns >= b.start_ns AND o.start_ns < b.start_ns + b.dur_ns
+      ORDER BY o.dur_ns DESC LIMIT 1),
+    (SELECT wh.text FROM sample s JOIN wh ON wh.stack = s.stack
+      WHERE s.tid = b.tid AND s.kind = 0 AND s.time_ns >= b.start_ns AND s.time_ns < b.start_ns + b.dur_ns
+      GROUP BY wh.text ORDER BY count(*) DESC LIMIT 1)) AS text
+  FROM btw b)
+SELECT offs.kind, offs.step, offs.tid, offs.phase, (offs.start_ns - run0.start_ns) / 1e6 AS start_ms, offs.dur_ns / 1e6 AS dur_ms, wh.text AS "where"
+FROM offs CROSS JOIN run0 LEFT JOIN wh ON wh.stack = offs.stack
+UNION ALL
+SELECT 'between_steps', b.step, b.tid, NULL, (b.start_ns - run0.start_ns) / 1e6, b.dur_ns / 1e6, w.text
+FROM btw b CROSS JOIN run0 JOIN btw_where w ON w.step = b.step
+ORDER BY start_ms;
