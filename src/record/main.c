@@ -24,6 +24,7 @@
 #include "marker_ring.h"
 #include "markers.h"
 #include "util.h"
+#include "dram.h"
 #include "sampler.h"
 #include "writer.h"
 
@@ -40,6 +41,7 @@ struct options {
 	int as_root;
 	int kill_on_error;
 	unsigned freq;
+	unsigned dram_ms;
 	const char *compute[32];
 	int ncompute;
 	const char *compute_file;
@@ -74,6 +76,8 @@ static void usage(FILE *f)
 		"                          \"library:function\") as compute kernels; repeatable\n"
 		"      --compute-file FILE read compute patterns from FILE, one per line (default\n"
 		"                          $XDG_CONFIG_HOME/mfu/compute when it exists)\n"
+		"      --dram-interval MS  read the memory-controller counters every MS ms (default\n"
+		"                          10); steps get DRAM bytes interpolated at their bounds\n"
 		"      --ring-records N    marker ring capacity in records (default 32768, a power\n"
 		"                          of two, 512 bytes each)\n"
 		"      --on-error ACTION   when the database cannot be written (disk full...):\n"
@@ -94,7 +98,7 @@ static void usage(FILE *f)
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DTYPE = 256, OPT_PEAK_FLOPS, OPT_PEAK_BW, OPT_RING, OPT_VERSION, OPT_LIST, OPT_ON_ERROR,
-	       OPT_AS_ROOT, OPT_COMPUTE, OPT_COMPUTE_FILE };
+	       OPT_AS_ROOT, OPT_COMPUTE, OPT_COMPUTE_FILE, OPT_DRAM_MS };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "dtype", required_argument, NULL, OPT_DTYPE },
@@ -108,6 +112,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "freq", required_argument, NULL, 'F' },
 		{ "compute", required_argument, NULL, OPT_COMPUTE },
 		{ "compute-file", required_argument, NULL, OPT_COMPUTE_FILE },
+		{ "dram-interval", required_argument, NULL, OPT_DRAM_MS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -119,6 +124,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->dtype = "fp32";
 	o->ring_records = 32768;
 	o->freq = 1000;
+	o->dram_ms = 10;
 	while ((c = getopt_long(argc, argv, "+o:qhe:F:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
@@ -209,6 +215,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_COMPUTE_FILE:
 			o->compute_file = optarg;
 			break;
+		case OPT_DRAM_MS: {
+			uint64_t v;
+			if (safe_atou64(optarg, &v) != 0 || v < 1 || v > 60000) {
+				fprintf(stderr, PROG ": --dram-interval '%s': expected milliseconds from 1 to 60000\n", optarg);
+				return 2;
+			}
+			o->dram_ms = (unsigned)v;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -402,6 +417,7 @@ static int sudo_creds(const struct options *o, struct launch_creds *c)
 
 struct drain {
 	struct sampler *sampler;
+	struct dram *dram;
 	void *ring;
 	struct markers *markers;
 	struct writer *writer;
@@ -597,6 +613,13 @@ int main(int argc, char **argv)
 		}
 	}
 
+	rc = dram_open(&d.dram, "/sys/bus/event_source/devices", (uint64_t)o.dram_ms * 1000000ull, err, sizeof(err));
+	if (rc) {
+		/* said once; the report shows DRAM figures as unknown with this */
+		fprintf(stderr, PROG ": %s\n", err);
+		writer_note(d.writer, "missing_dram", err);
+	}
+
 	ri.command_json = cmd;
 	ri.cwd = getcwd(cwd, sizeof(cwd)) ? cwd : NULL;
 	ri.machine = &m;
@@ -666,6 +689,11 @@ int main(int argc, char **argv)
 		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
 		struct signalfd_siginfo si;
 		int drained = d.markers ? drain_ring(&d) : 0;
+		if (d.dram && !d.failed) {
+			int e = dram_sample(d.dram, db, now_ns(), 0);
+			if (e)
+				record_failed(&d, e, "cannot store DRAM readings");
+		}
 		if (d.sampler && !d.failed) {
 			int n = sampler_drain(d.sampler);
 			if (n < 0)
@@ -717,6 +745,11 @@ int main(int argc, char **argv)
 		rc = d.markers ? markers_finish(d.markers) : 0;
 		if (!rc)
 			rc = store_totals(d.writer, &cs);
+		if (!rc && d.dram) {
+			rc = dram_sample(d.dram, db, end_ns, 1);
+			if (!rc && dram_attribute(db, err, sizeof(err)) != 0)
+				fprintf(stderr, PROG ": %s\n", err);
+		}
 		if (!rc && d.sampler) {
 			rc = sampler_finish(d.sampler, err, sizeof(err));
 			if (rc) {
@@ -757,6 +790,7 @@ int main(int argc, char **argv)
 	}
 out:
 	sampler_close(d.sampler);
+	dram_close(d.dram);
 	markers_free(d.markers);
 	writer_close(d.writer);
 	if (db) {
