@@ -134,7 +134,9 @@ static int load_pattern_file(struct sampler *s, const char *path, int must_exist
 	int rc = 0, n = 0;
 
 	if (!f) {
-		if (!must_exist && errno == ENOENT)
+		/* the default file is optional: missing, or not ours to read
+		 * (HOME still pointing at root's under setpriv or su) */
+		if (!must_exist && (errno == ENOENT || errno == EACCES || errno == ENOTDIR))
 			return 0;
 		strbuf(why, whylen, "cannot read compute patterns from %s: %s", path, strerror(errno));
 		return -errno;

@@ -1,0 +1,166 @@
+"""Where step time goes (issue 4): samples and context switches recorded by
+mfu-record, turned into breakdowns by the SQL in analyses/, checked against
+the workloads' own clocks."""
+import os
+import pwd
+import re
+import sqlite3
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from mfutest import SRCDIR, TempDirTest, prog, query, record  # noqa: E402
+
+
+def analysis(db, name):
+    """Rows of analyses/NAME.sql on DB (as mfu-report runs it)."""
+    with open(os.path.join(SRCDIR, 'analyses', name + '.sql')) as f:
+        sql = f.read()
+    sql = re.sub(r'@(\w+)@', lambda m: open(os.path.join(SRCDIR, 'analyses', m.group(1) + '.sql'))
+                 .read().strip().rstrip(';'), sql)
+    con = sqlite3.connect('file:%s?mode=ro' % db, uri=True)
+    con.row_factory = sqlite3.Row
+    try:
+        return [dict(r) for r in con.execute(sql)]
+    finally:
+        con.close()
+
+
+def read_truth(path):
+    """mix's own readings per step: compute, dispatch, sleep, pause (ns)."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            s, c, d, sl, p = (int(x) for x in line.split())
+            out[s] = dict(compute=c, dispatch=d, sleep=sl, pause=p)
+    return out
+
+
+def wl(name):
+    return prog('MFU_WL_' + name.upper())
+
+
+class Sampling(TempDirTest):
+    def test_known_sleep_is_a_blocked_gap_in_its_phase(self):
+        db, truth = self.path('run.sqlite'), self.path('truth.txt')
+        p = record(['-o', db], [wl('mix'), '--steps', '6', '--sleep-ms', '20', '--compute-ms', '5',
+                                '--dispatch-ms', '2', '--truth', truth])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        own = read_truth(truth)
+        gaps = [g for g in analysis(db, 'gaps') if g['kind'] == 'blocked']
+        by_step = {}
+        for g in gaps:
+            by_step.setdefault(g['step'], []).append(g)
+        self.assertEqual(sorted(by_step), list(range(6)))
+        for step, gs in by_step.items():
+            big = max(gs, key=lambda g: g['dur_ms'])
+            self.assertAlmostEqual(big['dur_ms'], own[step]['sleep'] / 1e6, delta=0.1 * 20, msg=big)
+            self.assertEqual(big['phase'], 'load')
+            self.assertIn('nanosleep', big['where'] or '')
+        bd = {r['step']: r for r in analysis(db, 'breakdown')}
+        for step in range(6):
+            self.assertAlmostEqual(bd[step]['blocked_ms'], own[step]['sleep'] / 1e6, delta=2.0)
+            parts = [bd[step][k] for k in ('blocked_ms', 'runnable_ms', 'kernel_ms', 'dispatch_ms', 'compute_ms')]
+            if None not in parts:
+                self.assertAlmostEqual(sum(parts), bd[step]["wall_ms"], delta=1e-3)
+
+    def test_compute_and_dispatch_shares(self):
+        db, truth = self.path('run.sqlite'), self.path('truth.txt')
+        p = record(['-o', db], [wl('mix'), '--steps', '20', '--sleep-ms', '0', '--compute-ms', '60',
+                                '--dispatch-ms', '20', '--truth', truth])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        own = read_truth(truth)
+        rows = analysis(db, 'breakdown')
+        compute = sum(r['compute_ms'] or 0 for r in rows)
+        dispatch = sum(r['dispatch_ms'] or 0 for r in rows)
+        kernel = sum(r['kernel_ms'] or 0 for r in rows)
+        oncpu = compute + dispatch + kernel
+        true_c = sum(o['compute'] for o in own.values()) / 1e6
+        true_d = sum(o['dispatch'] for o in own.values()) / 1e6
+        self.assertGreater(sum(r['samples'] for r in rows), 1000)
+        # shares of on-CPU time within 5 points of the workload's own clocks
+        self.assertAlmostEqual(compute / oncpu, true_c / (true_c + true_d), delta=0.05)
+        self.assertAlmostEqual(dispatch / oncpu, true_d / (true_c + true_d), delta=0.05)
+        # and the top symbols name the functions
+        disp = analysis(db, 'dispatch')
+        top_compute = [d for d in disp if d['class'] == 'compute' and d['rank'] == 1]
+        self.assertTrue(top_compute)
+        self.assertIn(top_compute[0]['symbol'], ('toy_sgemm', 'spin'))
+
+    def test_pause_between_steps(self):
+        db, truth = self.path('run.sqlite'), self.path('truth.txt')
+        p = record(['-o', db], [wl('mix'), '--steps', '5', '--sleep-ms', '0', '--compute-ms', '3',
+                                '--dispatch-ms', '1', '--pause-ms', '30', '--truth', truth])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        own = read_truth(truth)
+        btw = [g for g in analysis(db, 'gaps') if g['kind'] == 'between_steps']
+        self.assertEqual(len(btw), 4)
+        for g in btw:
+            self.assertAlmostEqual(g['dur_ms'], own[g['step']]['pause'] / 1e6, delta=0.1 * 30)
+            self.assertIn('nanosleep', g['where'] or '')
+
+    def test_thread_cpu_time_from_switches(self):
+        db, tc = self.path('run.sqlite'), self.path('thread-cpu.txt')
+        p = record(['-o', db], [wl('steps'), '--steps', '10', '--cpu-us', '30000', '--sleep-us', '5000',
+                                '--thread-cpu', tc])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        own = dict(tuple(int(x) for x in line.split()) for line in open(tc))
+        threads = {t['tid']: t for t in query(db, 'SELECT tid, cpu_ns FROM thread')}
+        self.assertEqual(len(own), 1)
+        for tid, ns in own.items():
+            self.assertIn(tid, threads)
+            self.assertLessEqual(abs(threads[tid]['cpu_ns'] - ns), 0.02 * ns, (threads[tid], ns))
+
+    @unittest.skipUnless(len(os.sched_getaffinity(0)) >= 1 and os.path.exists('/usr/bin/taskset'),
+                         'needs taskset')
+    def test_competing_process_on_one_cpu(self):
+        cpu = str(min(os.sched_getaffinity(0)))
+        hog = subprocess.Popen(['taskset', '-c', cpu, wl('steps'), '--steps', '1', '--busy-us', '30000000'],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(0.2)
+            db = self.path('run.sqlite')
+            p = record(['-o', db], ['taskset', '-c', cpu, wl('steps'), '--steps', '8', '--busy-us', '100000'])
+            self.assertEqual(p.returncode, 0, p.stderr)
+        finally:
+            hog.kill()
+            hog.wait()
+        rows = analysis(db, 'breakdown')
+        self.assertEqual(len(rows), 8)
+        runnable = sum(r['runnable_ms'] for r in rows) / sum(r['wall_ms'] for r in rows)
+        # two busy processes on one CPU: each runs about half the time
+        self.assertAlmostEqual(runnable, 0.5, delta=0.15)
+
+    def test_no_samples_with_F0(self):
+        db = self.path('run.sqlite')
+        p = record(['-o', db, '-F', '0'], [wl('mix'), '--steps', '3', '--sleep-ms', '10', '--compute-ms', '5'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(query(db, 'SELECT count(*) AS n FROM sample WHERE kind = 0')[0]['n'], 0)
+        rows = analysis(db, 'breakdown')
+        self.assertTrue(all(r['compute_ms'] is None and r['blocked_ms'] >= 9 for r in rows), rows)
+
+
+@unittest.skipUnless(os.geteuid() == 0, 'needs root to switch to an unprivileged user')
+class SamplingUnprivileged(TempDirTest):
+    def test_same_blocked_and_runnable_figures(self):
+        nobody = pwd.getpwnam('nobody')
+        truth = self.path('truth.txt')
+        db = self.path('run.sqlite')
+        cmd = ['setpriv', '--reuid=%d' % nobody.pw_uid, '--regid=%d' % nobody.pw_gid, '--clear-groups',
+               prog('MFU_RECORD'), '-o', db, '--', wl('mix'), '--steps', '5', '--sleep-ms', '20',
+               '--compute-ms', '10', '--dispatch-ms', '2', '--truth', truth]
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        own = read_truth(truth)
+        s = query(db, 'SELECT user_only FROM sampling')[0]
+        paranoid = int(open('/proc/sys/kernel/perf_event_paranoid').read())
+        self.assertEqual(s['user_only'], 1 if paranoid >= 2 else 0)
+        for r in analysis(db, 'breakdown'):
+            self.assertAlmostEqual(r['blocked_ms'], own[r['step']]['sleep'] / 1e6, delta=2.0)
+            self.assertIsNotNone(r['compute_ms'])
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)
