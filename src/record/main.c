@@ -21,6 +21,7 @@
 #include "db.h"
 #include "launch.h"
 #include "machine.h"
+#include "profile.h"
 #include "marker_ring.h"
 #include "markers.h"
 #include "util.h"
@@ -42,6 +43,8 @@ struct options {
 	int kill_on_error;
 	unsigned freq;
 	unsigned dram_ms;
+	int use_measured;
+	const char *profile;
 	const char *compute[32];
 	int ncompute;
 	const char *compute_file;
@@ -65,6 +68,10 @@ static void usage(FILE *f)
 		"                          bf16, fp16\n"
 		"      --peak-flops FLOPS  peak FLOP/s to use instead of the spec peak, e.g. 1.5T\n"
 		"      --peak-bw BYTES     peak memory bandwidth in bytes/s, e.g. 200G\n"
+		"      --peak SOURCE       'spec' (default): peaks from the CPU's specification;\n"
+		"                          'measured': from mfu-calibrate's profile of this machine\n"
+		"      --profile FILE      the machine profile to read (default\n"
+		"                          $XDG_CACHE_HOME/mfu/profile.sqlite)\n"
 		"  -e, --event EVENT       also count EVENT (a libpfm4 name such as INST_RETIRED:ANY\n"
 		"                          or PMU::EVENT:UMASK); repeatable; stored per step and phase\n"
 		"      --list-events       show what would be counted on this machine and exit\n"
@@ -98,7 +105,7 @@ static void usage(FILE *f)
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DTYPE = 256, OPT_PEAK_FLOPS, OPT_PEAK_BW, OPT_RING, OPT_VERSION, OPT_LIST, OPT_ON_ERROR,
-	       OPT_AS_ROOT, OPT_COMPUTE, OPT_COMPUTE_FILE, OPT_DRAM_MS };
+	       OPT_AS_ROOT, OPT_COMPUTE, OPT_COMPUTE_FILE, OPT_DRAM_MS, OPT_PEAK, OPT_PROFILE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "dtype", required_argument, NULL, OPT_DTYPE },
@@ -113,6 +120,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "compute", required_argument, NULL, OPT_COMPUTE },
 		{ "compute-file", required_argument, NULL, OPT_COMPUTE_FILE },
 		{ "dram-interval", required_argument, NULL, OPT_DRAM_MS },
+		{ "peak", required_argument, NULL, OPT_PEAK },
+		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -215,6 +224,16 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_COMPUTE_FILE:
 			o->compute_file = optarg;
 			break;
+		case OPT_PEAK:
+			if (strcmp(optarg, "spec") && strcmp(optarg, "measured")) {
+				fprintf(stderr, PROG ": --peak '%s': expected 'spec' or 'measured'\n", optarg);
+				return 2;
+			}
+			o->use_measured = strcmp(optarg, "measured") == 0;
+			break;
+		case OPT_PROFILE:
+			o->profile = optarg;
+			break;
 		case OPT_DRAM_MS: {
 			uint64_t v;
 			if (safe_atou64(optarg, &v) != 0 || v < 1 || v > 60000) {
@@ -307,6 +326,43 @@ static int store_peaks(struct writer *w, const struct machine *m, const struct o
 			ri->peak_bw = v;
 			strbuf(bw_src, srclen, "%s", detail);
 		}
+	}
+	/* measured peaks from mfu-calibrate's profile, when it is this machine's */
+	{
+		struct profile_peak pp[PROFILE_MAX_PEAKS];
+		char why[512];
+		int n = 0;
+		rc = profile_load(o->profile, m, pp, PROFILE_MAX_PEAKS, &n, why, sizeof(why));
+		if (rc < 0 && rc != -ENOSPC) {
+			fprintf(stderr, PROG ": ignoring the machine profile: %s\n", why);
+			n = 0;
+		}
+		int used_flops = 0, used_bw = 0;
+		for (int i = 0; i < n; i++) {
+			if (!pp[i].best)
+				continue;
+			int is_flops = strcmp(pp[i].kind, "flops") == 0;
+			rc = writer_peak(w, pp[i].kind, is_flops ? pp[i].dtype : NULL, pp[i].scope, pp[i].value,
+					 "measured", pp[i].detail);
+			if (rc)
+				return rc;
+			if (!o->use_measured || strcmp(pp[i].scope, "all") != 0)
+				continue;
+			if (is_flops && strcmp(pp[i].dtype, o->dtype) == 0 && o->peak_flops <= 0) {
+				ri->peak_flops = pp[i].value;
+				strbuf(flops_src, srclen, "measured: %s (%s)", pp[i].kernel, pp[i].detail);
+				used_flops = 1;
+			} else if (!is_flops && o->peak_bw <= 0) {
+				ri->peak_bw = pp[i].value;
+				strbuf(bw_src, srclen, "measured: %s (%s)", pp[i].kernel, pp[i].detail);
+				used_bw = 1;
+			}
+		}
+		if (o->use_measured && (!used_flops || !used_bw))
+			fprintf(stderr, PROG ": --peak measured: %s%s%s; using the spec peak there\n",
+				n == 0 ? why : "the profile has no ",
+				n == 0 ? "" : !used_flops ? o->dtype : "",
+				n == 0 ? "" : !used_flops ? " FLOP/s for all CPUs" : "bandwidth for all CPUs");
 	}
 	if (o->peak_flops > 0) {
 		ri->peak_flops = o->peak_flops;
