@@ -1,0 +1,13 @@
+-- events: every hardware and user (-e) event, per step: raw (the count as
+-- read) and value (scaled by its group's time_enabled / time_running when
+-- the kernel multiplexed the counters), per second of the step's wall time,
+-- and hw_fraction, the share of the step the hardware groups were counted.
+-- Empty when the run had no hardware counters.
+SELECT sc.step, c.name AS event, c.kind, sc.raw, sc.value,
+       sc.value / (s.wall_ns / 1e9) AS per_s,
+       s.hw_fraction
+FROM step_counter sc
+JOIN counter c ON c.id = sc.counter
+JOIN step s ON s.step = sc.step
+WHERE s.complete = 1
+ORDER BY sc.step, c.id;
