@@ -350,11 +350,11 @@ static int store_peaks(struct writer *w, const struct machine *m, const struct o
 				continue;
 			if (is_flops && strcmp(pp[i].dtype, o->dtype) == 0 && o->peak_flops <= 0) {
 				ri->peak_flops = pp[i].value;
-				strbuf(flops_src, srclen, "measured: %s (%s)", pp[i].kernel, pp[i].detail);
+				strbuf(flops_src, srclen, "%s", pp[i].detail);
 				used_flops = 1;
 			} else if (!is_flops && o->peak_bw <= 0) {
 				ri->peak_bw = pp[i].value;
-				strbuf(bw_src, srclen, "measured: %s (%s)", pp[i].kernel, pp[i].detail);
+				strbuf(bw_src, srclen, "%s", pp[i].detail);
 				used_bw = 1;
 			}
 		}

@@ -1,0 +1,262 @@
+"""End-to-end tests of mfu-calibrate: real measurements on the machine the
+tests run on, checked against the spec peaks of the machine model, plus the
+command line and the profile it saves.
+
+Run through meson (meson test -C BUILD calibrate), or by hand with
+MFU_CALIBRATE=BUILD/src/calibrate/mfu-calibrate python3 tests/e2e/test_calibrate.py
+"""
+import json
+import os
+import sqlite3
+import stat
+import subprocess
+import tempfile
+import time
+import unittest
+
+CALIBRATE = os.environ.get('MFU_CALIBRATE')
+SPEC_KEYS = ('kind', 'dtype', 'scope', 'kernel', 'value', 'spec')
+PROFILE_APPLICATION_ID = 0x6d667570  # 'mfup', src/common/profile.h
+SHARE_OK = 0.95  # TEAM_SHARE_OK, src/calibrate/team.h: below, another task shared a CPU
+
+
+def run(args, env=None, timeout=60):
+    if not CALIBRATE or not os.path.exists(CALIBRATE):
+        raise RuntimeError('MFU_CALIBRATE is not set or missing: run through meson test')
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([CALIBRATE] + list(args), env=full_env, timeout=timeout,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def row(rows, kind, scope, dtype=None, kernel=None, best=None):
+    for r in rows:
+        if (r['kind'] == kind and r['scope'] == scope and r['dtype'] == dtype
+                and (kernel is None or r['kernel'] == kernel)
+                and (best is None or r.get('best') == best)):
+            return r
+    return None
+
+
+class Calibrate(unittest.TestCase):
+    """Two full runs in JSON (shared by the tests below: each takes seconds)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory(prefix='mfu-cal-')
+        cls.tmp = cls._tmp.name
+        cls.cache = os.path.join(cls.tmp, 'cache')
+        cls.home = os.path.join(cls.tmp, 'home')
+        os.mkdir(cls.home)
+        env = {'XDG_CACHE_HOME': cls.cache, 'HOME': cls.home}
+        t = time.monotonic()
+        cls.p1 = run(['--format', 'json'], env=env)
+        cls.wall1 = time.monotonic() - t
+        cls.env2 = {'XDG_CACHE_HOME': os.path.join(cls.tmp, 'cache2'), 'HOME': cls.home}
+        cls.p2 = run(['--format', 'json', '--no-save'], env=cls.env2)
+        cls.rows1 = json.loads(cls.p1.stdout) if cls.p1.returncode == 0 else None
+        cls.rows2 = json.loads(cls.p2.stdout) if cls.p2.returncode == 0 else None
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def test_runs(self):
+        self.assertEqual(self.p1.returncode, 0, self.p1.stderr)
+        self.assertEqual(self.p2.returncode, 0, self.p2.stderr)
+
+    def test_json_contract(self):
+        rows = self.rows1
+        self.assertIsInstance(rows, list)
+        self.assertTrue(rows)
+        for r in rows:
+            for k in SPEC_KEYS:
+                self.assertIn(k, r, r)
+            self.assertIn(r['kind'], ('flops', 'bandwidth'))
+            self.assertIn(r['scope'], ('core', 'all'))
+            self.assertIsInstance(r['kernel'], str)
+            self.assertGreater(r['value'], 0, r)
+            if r['kind'] == 'bandwidth':
+                self.assertIsNone(r['dtype'], r)
+            else:
+                self.assertIn(r['dtype'], ('fp64', 'fp32', 'bf16', 'fp16'))
+            if r['spec'] is not None:
+                self.assertGreater(r['spec'], 0)
+                self.assertAlmostEqual(r['ratio'], r['value'] / r['spec'], places=3)
+        # Both scopes of every kind, and the three STREAM kernels.
+        for scope in ('core', 'all'):
+            self.assertIsNotNone(row(rows, 'flops', scope, 'fp64'))
+            self.assertIsNotNone(row(rows, 'flops', scope, 'fp32'))
+            names = sorted(r['kernel'].replace('_nt', '') for r in rows
+                           if r['kind'] == 'bandwidth' and r['scope'] == scope)
+            self.assertEqual(names, ['copy', 'read', 'triad'])
+
+    def test_fp64_fma_core_vs_spec(self):
+        """One core's fp64 FMA rate is at least 50% of the spec peak of one
+        core (nominal GHz x FLOPs/cycle) and at most 105% of it, scaled by
+        the clock measured around the kernel over the nominal clock: a core
+        running above its nominal frequency (turbo, the host of a VM: on the
+        development VM the kernel reaches 1.2x the nominal spec at ~2.45 GHz)
+        goes further, but its FLOPs per cycle cannot beat the spec's. The
+        clock is measured next to the kernel, not during it; 5% more covers
+        that (seen: up to 3%). A FLOP miscounted twice fails by far."""
+        rows = self.rows1
+        fp64 = [r for r in rows if r['kind'] == 'flops' and r['dtype'] == 'fp64'
+                and r['scope'] == 'core']
+        best = max(fp64, key=lambda r: r['value'])
+        if best['spec'] is None:
+            self.skipTest('no spec fp64 peak for this CPU (unknown microarchitecture)')
+        ratio = best['value'] / best['spec']
+        nominal = best['spec'] / self.fpc(best)
+        turbo = max(1.0, (best.get('clock_hz') or 0) / nominal)
+        msg = '%s: %.1f GFLOP/s vs spec %.1f GFLOP/s (ratio %.3f, clock %.2f GHz, nominal ' \
+              '%.2f GHz, cpu share %.2f)' % (best['kernel'], best['value'] / 1e9,
+                                              best['spec'] / 1e9, ratio,
+                                              (best.get('clock_hz') or 0) / 1e9, nominal / 1e9,
+                                              best['cpu_share'])
+        self.assertLessEqual(ratio, 1.05 * 1.05 * turbo, msg)
+        if best['cpu_share'] < SHARE_OK:
+            self.skipTest('the CPU was shared with another task: ' + msg)
+        self.assertGreaterEqual(ratio, 0.50, msg)
+
+    @staticmethod
+    def fpc(r):
+        """FLOPs per cycle from the spec detail ('... x 32 FLOP/cycle ...')."""
+        words = r['spec_detail'].split()
+        return float(words[words.index('FLOP/cycle') - 1])
+
+    def test_flops_counted_per_scope(self):
+        """The all-CPUs figure is never more than ncpu times the core figure
+        (+ noise): FLOPs are not double counted; on an idle machine it is
+        at least the core figure."""
+        rows = self.rows1
+        n = len(os.sched_getaffinity(0))
+        for r in rows:
+            if r['kind'] != 'flops' or r['scope'] != 'core':
+                continue
+            a = row(rows, 'flops', 'all', r['dtype'], r['kernel'])
+            self.assertIsNotNone(a)
+            self.assertLessEqual(a['value'], n * r['value'] * 1.15, (r, a))
+            if a['cpu_share'] >= SHARE_OK and r['cpu_share'] >= SHARE_OK:
+                self.assertGreaterEqual(a['value'], r['value'] * 0.85, (r, a))
+
+    def test_bandwidth_positive_and_repeatable(self):
+        """Bandwidth figures are positive and two runs agree within 15%,
+        where neither run shared its CPUs with another task (a busy machine
+        lowers them; mfu-calibrate says so in cpu_share and a warning)."""
+        compared, busy = [], []
+        for scope in ('core', 'all'):
+            for kernel in ('read', 'copy', 'triad'):
+                def pick(rows):
+                    return [r for r in rows if r['kind'] == 'bandwidth' and r['scope'] == scope
+                            and r['kernel'].replace('_nt', '') == kernel][0]
+                a, b = pick(self.rows1), pick(self.rows2)
+                self.assertGreater(a['value'], 1e8, a)
+                self.assertGreater(b['value'], 1e8, b)
+                what = '%s %s: %.2f vs %.2f GB/s' % (scope, kernel, a['value'] / 1e9,
+                                                     b['value'] / 1e9)
+                if min(a['cpu_share'], b['cpu_share']) < SHARE_OK:
+                    busy.append(what)
+                    continue
+                diff = abs(a['value'] - b['value']) / max(a['value'], b['value'])
+                self.assertLessEqual(diff, 0.15, what)
+                compared.append(what)
+        if not compared:
+            self.skipTest('the CPUs were busy with other tasks in every run: ' + '; '.join(busy))
+
+    def test_best_rows(self):
+        """One best row per (kind, dtype, scope): the fastest FLOP kernel,
+        the triad for bandwidth."""
+        rows = self.rows1
+        keys = {(r['kind'], r['dtype'], r['scope']) for r in rows}
+        for k in keys:
+            group = [r for r in rows if (r['kind'], r['dtype'], r['scope']) == k]
+            best = [r for r in group if r['best']]
+            self.assertEqual(len(best), 1, group)
+            if k[0] == 'flops':
+                self.assertEqual(best[0]['value'], max(r['value'] for r in group))
+            else:
+                self.assertTrue(best[0]['kernel'].startswith('triad'))
+
+    def test_under_ten_seconds(self):
+        self.assertLess(self.wall1, 10.0)
+
+    def test_profile_written_to_xdg_cache(self):
+        path = os.path.join(self.cache, 'mfu', 'profile.sqlite')
+        self.assertTrue(os.path.exists(path), self.p1.stderr)
+        self.assertIn(path, self.p1.stderr)
+        self.assertEqual(stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode), 0o700)
+        self.assertFalse(os.path.exists(os.path.join(self.home, '.cache')))
+        con = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
+        try:
+            self.assertEqual(con.execute('PRAGMA application_id').fetchone()[0],
+                             PROFILE_APPLICATION_ID)
+            m = con.execute('SELECT vendor, allowed_cpus, ncpu FROM machine').fetchone()
+            self.assertTrue(m[0])
+            self.assertEqual(int(m[2]), len(os.sched_getaffinity(0)))
+            n = con.execute('SELECT count(*) FROM measurement').fetchone()[0]
+            self.assertEqual(n, len(self.rows1))
+            stored = con.execute("SELECT value FROM measurement WHERE kind = 'flops' AND "
+                                 "dtype = 'fp64' AND scope = 'core' AND best = 1").fetchone()
+            want = max(r['value'] for r in self.rows1 if r['kind'] == 'flops'
+                       and r['dtype'] == 'fp64' and r['scope'] == 'core')
+            self.assertAlmostEqual(stored[0] / want, 1.0, places=4)
+        finally:
+            con.close()
+        # No temporary file left behind.
+        self.assertEqual(os.listdir(os.path.dirname(path)), ['profile.sqlite'])
+
+    def test_no_save_writes_nothing(self):
+        self.assertFalse(os.path.exists(self.env2['XDG_CACHE_HOME']))
+        self.assertNotIn('saved', self.p2.stderr)
+
+
+class CommandLine(unittest.TestCase):
+    def test_help(self):
+        p = run(['--help'])
+        self.assertEqual(p.returncode, 0)
+        self.assertIn('usage: mfu-calibrate', p.stdout)
+        self.assertIn('--format', p.stdout)
+        self.assertEqual(p.stderr, '')
+
+    def test_bad_usage(self):
+        for args in (['--bogus'], ['--format', 'xml'], ['--format'], ['extra'],
+                     ['--profile', ''], ['-x']):
+            p = run(args)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertEqual(p.stdout, '', args)
+            self.assertTrue(p.stderr.startswith('mfu-calibrate: '), (args, p.stderr))
+
+    def test_quick_table_and_profile_option(self):
+        with tempfile.TemporaryDirectory(prefix='mfu-cal-') as tmp:
+            prof = os.path.join(tmp, 'sub', 'p.sqlite')
+            t = time.monotonic()
+            p = run(['--quick', '--profile', prof], env={'XDG_CACHE_HOME': os.path.join(tmp, 'x')})
+            wall = time.monotonic() - t
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertLess(wall, 10.0)
+            self.assertTrue(os.path.exists(prof))
+            self.assertFalse(os.path.exists(os.path.join(tmp, 'x')))
+            lines = p.stdout.splitlines()
+            header = [l for l in lines if l.startswith('kind ')]
+            self.assertEqual(len(header), 1, p.stdout)
+            body = [l for l in lines if l.startswith('flops ') or l.startswith('bandwidth ')]
+            self.assertTrue(body)
+            # Aligned: every row as wide as the header, units on every figure.
+            for l in body:
+                self.assertEqual(len(l.rstrip()), len(header[0].rstrip()), l)
+                self.assertTrue('GFLOP/s' in l or 'GB/s' in l, l)
+            self.assertIn('calibration took', p.stdout)
+
+    def test_unwritable_profile_fails(self):
+        with tempfile.TemporaryDirectory(prefix='mfu-cal-') as tmp:
+            blocker = os.path.join(tmp, 'file')
+            open(blocker, 'w').close()
+            p = run(['--quick', '--format', 'json', '--profile', os.path.join(blocker, 'p.sqlite')])
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn('mfu-calibrate: cannot save the profile', p.stderr)
+            json.loads(p.stdout)  # the results were still printed
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)

@@ -1,0 +1,318 @@
+/* The machine profile: save/load round trip, identity checks (another CPU,
+ * other ISA features, another CPU set give 0 rows and a reason), the default
+ * path, and files that are not profiles (missing, corrupt, foreign SQLite,
+ * newer format) giving an error, never a crash. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "profile.h"
+
+static char dir[] = "/tmp/mfu-test-profile-XXXXXX";
+
+static const char *path(const char *name)
+{
+	static char buf[4][512];
+	static int k;
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", dir, name);
+	return buf[k];
+}
+
+static void write_file(const char *p, const void *data, size_t len)
+{
+	FILE *f = fopen(p, "wb");
+	if (!f)
+		return;
+	fwrite(data, 1, len, f);
+	fclose(f);
+}
+
+static void sql(const char *p, const char *text)
+{
+	sqlite3 *db;
+	if (sqlite3_open(p, &db) == SQLITE_OK)
+		sqlite3_exec(db, text, NULL, NULL, NULL);
+	sqlite3_close(db);
+}
+
+static struct machine spr(void)
+{
+	struct machine m = {
+		.vendor = "GenuineIntel", .family = 6, .model = 143, .stepping = 8,
+		.name = "Intel(R) Xeon(R) Processor", .uarch = "sapphire_rapids",
+		.isa = MACHINE_ISA_SSE2 | MACHINE_ISA_AVX | MACHINE_ISA_FMA | MACHINE_ISA_AVX2 |
+		       MACHINE_ISA_AVX512F | MACHINE_ISA_AVX512_BF16,
+		.nominal_hz = 2.0e9, .nominal_hz_source = "/proc/cpuinfo cpu MHz",
+		.allowed_cpus = "0-1", .ncpu_affinity = 2, .ncpu = 2, .sockets = 1,
+	};
+	return m;
+}
+
+static struct profile_peak peak(const char *kind, const char *dtype, const char *scope,
+				const char *kernel, double value, int best)
+{
+	struct profile_peak p = { .value = value, .best = best, .measured_unix_s = 1700000000 };
+	snprintf(p.kind, sizeof(p.kind), "%s", kind);
+	snprintf(p.dtype, sizeof(p.dtype), "%s", dtype);
+	snprintf(p.scope, sizeof(p.scope), "%s", scope);
+	snprintf(p.kernel, sizeof(p.kernel), "%s", kernel);
+	snprintf(p.detail, sizeof(p.detail), "measured: %s \"quoted\"", kernel);
+	return p;
+}
+
+static const struct profile_peak *sample(int *n)
+{
+	static struct profile_peak p[4];
+	p[0] = peak("flops", "fp64", "core", "avx512_fma", 6.72e10, 1);
+	p[1] = peak("flops", "fp64", "core", "sse_mul_add", 1.28e10, 0);
+	p[2] = peak("flops", "fp32", "all", "avx512_fma", 2.7e11, 1);
+	p[3] = peak("bandwidth", "", "all", "triad_nt", 2.83e10, 1);
+	*n = 4;
+	return p;
+}
+
+static void test_round_trip(void)
+{
+	struct machine m = spr();
+	struct profile_peak out[PROFILE_MAX_PEAKS];
+	const struct profile_peak *in;
+	char why[512];
+	struct stat st;
+	int n, nin;
+
+	in = sample(&nin);
+	/* Missing directories are created, 0700. */
+	CHECK_EQ_INT(profile_save(path("a/b/profile.sqlite"), &m, in, nin, why, sizeof(why)), 0);
+	CHECK_EQ_INT(stat(path("a/b"), &st), 0);
+	CHECK_EQ_INT(st.st_mode & 0777, 0700);
+	CHECK_EQ_INT(stat(path("a"), &st), 0);
+	CHECK_EQ_INT(st.st_mode & 0777, 0700);
+
+	CHECK_EQ_INT(profile_load(path("a/b/profile.sqlite"), &m, out, PROFILE_MAX_PEAKS, &n, why,
+				  sizeof(why)), 0);
+	CHECK_EQ_INT(n, nin);
+	for (int i = 0; i < n && i < nin; i++) {
+		CHECK_STR(out[i].kind, in[i].kind);
+		CHECK_STR(out[i].dtype, in[i].dtype);
+		CHECK_STR(out[i].scope, in[i].scope);
+		CHECK_STR(out[i].kernel, in[i].kernel);
+		CHECK_STR(out[i].detail, in[i].detail);
+		CHECK(out[i].value == in[i].value);
+		CHECK_EQ_INT(out[i].best, in[i].best);
+		CHECK_EQ_INT(out[i].measured_unix_s, in[i].measured_unix_s);
+	}
+
+	/* Saving again replaces the profile: no rows from before. */
+	CHECK_EQ_INT(profile_save(path("a/b/profile.sqlite"), &m, in, 1, why, sizeof(why)), 0);
+	CHECK_EQ_INT(profile_load(path("a/b/profile.sqlite"), &m, out, PROFILE_MAX_PEAKS, &n, why,
+				  sizeof(why)), 0);
+	CHECK_EQ_INT(n, 1);
+
+	/* Too little room: the first rows and -ENOSPC. */
+	CHECK_EQ_INT(profile_save(path("a/b/profile.sqlite"), &m, in, nin, why, sizeof(why)), 0);
+	CHECK_EQ_INT(profile_load(path("a/b/profile.sqlite"), &m, out, 2, &n, why, sizeof(why)), -ENOSPC);
+	CHECK_EQ_INT(n, 2);
+
+	/* No temporary file is left in the directory. */
+	CHECK_EQ_INT(access(path("a/b/profile.sqlite-journal"), F_OK), -1);
+	{
+		char cmd[600];
+		snprintf(cmd, sizeof(cmd), "test $(ls -A %s | wc -l) -eq 1", path("a/b"));
+		CHECK_EQ_INT(system(cmd), 0);
+	}
+}
+
+struct identity_case {
+	int line;
+	struct machine m;
+	const char *why;
+};
+
+static void test_identity(void)
+{
+	struct machine m = spr(), other;
+	struct profile_peak out[PROFILE_MAX_PEAKS];
+	const struct profile_peak *in;
+	struct identity_case cases[8];
+	char why[512];
+	int n, nin, nc = 0;
+
+	in = sample(&nin);
+	CHECK_EQ_INT(profile_save(path("id.sqlite"), &m, in, nin, why, sizeof(why)), 0);
+
+	other = m;
+	other.model = 0xCF;
+	cases[nc++] = (struct identity_case){ __LINE__, other, "profile is for a different CPU" };
+	other = m;
+	other.stepping = 6;
+	cases[nc++] = (struct identity_case){ __LINE__, other, "profile is for a different CPU" };
+	other = m;
+	snprintf(other.vendor, sizeof(other.vendor), "AuthenticAMD");
+	cases[nc++] = (struct identity_case){ __LINE__, other, "profile is for a different CPU" };
+	other = m;
+	snprintf(other.name, sizeof(other.name), "Intel(R) Xeon(R) Platinum 8480+");
+	cases[nc++] = (struct identity_case){ __LINE__, other, "profile is for a different CPU" };
+	other = m; /* a VM that hides AVX-512 */
+	other.isa &= ~MACHINE_ISA_AVX512F;
+	cases[nc++] = (struct identity_case){ __LINE__, other, "other ISA features" };
+	other = m;
+	snprintf(other.allowed_cpus, sizeof(other.allowed_cpus), "0");
+	other.ncpu = 1;
+	cases[nc++] = (struct identity_case){ __LINE__, other,
+		"measured on CPUs 0-1 (2 CPUs); this process may use 0 (1 CPUs)" };
+	other = m; /* the same CPUs, under a cgroup quota now */
+	other.ncpu = 1.5;
+	cases[nc++] = (struct identity_case){ __LINE__, other, "measured on CPUs 0-1" };
+
+	for (int i = 0; i < nc; i++) {
+		n = -1;
+		why[0] = '\0';
+		CHECK_EQ_INT(profile_load(path("id.sqlite"), &cases[i].m, out, PROFILE_MAX_PEAKS, &n, why,
+					  sizeof(why)), 0);
+		CHECK_ROW(n == 0, cases[i].line);
+		CHECK_ROW(strstr(why, cases[i].why) != NULL, cases[i].line);
+		if (!strstr(why, cases[i].why))
+			fprintf(stderr, "  why: %s\n", why);
+	}
+	/* The kernel version and the date are not part of the identity; the
+	 * uarch name follows from the CPU (a newer mfu may name it better). */
+	other = m;
+	snprintf(other.uarch, sizeof(other.uarch), "unknown");
+	other.nominal_hz = 2.1e9;
+	CHECK_EQ_INT(profile_load(path("id.sqlite"), &other, out, PROFILE_MAX_PEAKS, &n, why, sizeof(why)), 0);
+	CHECK_EQ_INT(n, nin);
+}
+
+static void test_missing_and_bad_files(void)
+{
+	struct machine m = spr();
+	struct profile_peak out[PROFILE_MAX_PEAKS];
+	char why[512];
+	int n;
+	static const char garbage[] = "this is not an SQLite database, just some bytes......"
+		"........................................................................";
+
+	/* Missing: not an error, 0 rows, and what to do. */
+	n = -1;
+	CHECK_EQ_INT(profile_load(path("none.sqlite"), &m, out, PROFILE_MAX_PEAKS, &n, why, sizeof(why)), 0);
+	CHECK_EQ_INT(n, 0);
+	CHECK(strstr(why, "no profile") && strstr(why, "run mfu-calibrate"));
+
+	/* Garbage. */
+	write_file(path("garbage.sqlite"), garbage, sizeof(garbage));
+	n = -1;
+	CHECK_EQ_INT(profile_load(path("garbage.sqlite"), &m, out, PROFILE_MAX_PEAKS, &n, why,
+				  sizeof(why)), -EPROTO);
+	CHECK_EQ_INT(n, 0);
+	CHECK(strstr(why, "not an mfu profile") != NULL);
+
+	/* Empty file (a valid, empty SQLite database). */
+	write_file(path("empty.sqlite"), "", 0);
+	CHECK_EQ_INT(profile_load(path("empty.sqlite"), &m, out, PROFILE_MAX_PEAKS, &n, why,
+				  sizeof(why)), -EPROTO);
+	CHECK(strstr(why, "not an mfu profile") != NULL);
+
+	/* Another program's SQLite file (a run database, say). */
+	sql(path("foreign.sqlite"), "CREATE TABLE run (id INTEGER); CREATE TABLE machine (x);");
+	CHECK_EQ_INT(profile_load(path("foreign.sqlite"), &m, out, PROFILE_MAX_PEAKS, &n, why,
+				  sizeof(why)), -EPROTO);
+	CHECK(strstr(why, "not an mfu profile") != NULL);
+
+	/* Our id but missing tables / rows. */
+	sql(path("hollow.sqlite"), "PRAGMA application_id = 1835431280; CREATE TABLE t (x);");
+	CHECK_EQ_INT(profile_load(path("hollow.sqlite"), &m, out, PROFILE_MAX_PEAKS, &n, why,
+				  sizeof(why)), -EPROTO);
+	CHECK(strstr(why, "damaged") != NULL);
+
+	/* A newer format. */
+	sql(path("newer.sqlite"), "PRAGMA application_id = 1835431280; PRAGMA user_version = 99;");
+	CHECK_EQ_INT(profile_load(path("newer.sqlite"), &m, out, PROFILE_MAX_PEAKS, &n, why,
+				  sizeof(why)), -ENOTSUP);
+	CHECK(strstr(why, "newer") != NULL);
+
+	/* A real profile cut in half. */
+	{
+		int nin;
+		const struct profile_peak *in = sample(&nin);
+		struct stat st;
+		CHECK_EQ_INT(profile_save(path("cut.sqlite"), &m, in, nin, why, sizeof(why)), 0);
+		CHECK_EQ_INT(stat(path("cut.sqlite"), &st), 0);
+		CHECK_EQ_INT(truncate(path("cut.sqlite"), st.st_size / 2), 0);
+		n = -1;
+		int rc = profile_load(path("cut.sqlite"), &m, out, PROFILE_MAX_PEAKS, &n, why, sizeof(why));
+		CHECK(rc == -EPROTO || (rc == 0 && n == 0));
+		CHECK(why[0] != '\0');
+	}
+
+	/* A directory where the profile should be. */
+	CHECK_EQ_INT(mkdir(path("dir.sqlite"), 0700), 0);
+	CHECK(profile_load(path("dir.sqlite"), &m, out, PROFILE_MAX_PEAKS, &n, why, sizeof(why)) < 0);
+
+	/* Saving where a file blocks the directory fails cleanly. */
+	write_file(path("blocker"), "x", 1);
+	CHECK(profile_save(path("blocker/profile.sqlite"), &m, out, 0, why, sizeof(why)) < 0);
+	CHECK(why[0] != '\0');
+
+	/* Bad arguments. */
+	CHECK_EQ_INT(profile_load(path("none.sqlite"), NULL, out, PROFILE_MAX_PEAKS, &n, why, sizeof(why)),
+		     -EINVAL);
+	CHECK_EQ_INT(profile_load("", &m, out, PROFILE_MAX_PEAKS, &n, why, sizeof(why)), -EINVAL);
+}
+
+static void test_default_path(void)
+{
+	struct machine m = spr();
+	struct profile_peak out[PROFILE_MAX_PEAKS];
+	const struct profile_peak *in;
+	char buf[512], why[512];
+	int n, nin;
+
+	setenv("XDG_CACHE_HOME", path("xdg"), 1);
+	CHECK_EQ_INT(profile_default_path(buf, sizeof(buf)), 0);
+	CHECK_STR(buf, path("xdg/mfu/profile.sqlite"));
+
+	/* A relative XDG_CACHE_HOME is ignored (XDG base directory spec). */
+	setenv("XDG_CACHE_HOME", "relative", 1);
+	setenv("HOME", path("home"), 1);
+	CHECK_EQ_INT(profile_default_path(buf, sizeof(buf)), 0);
+	CHECK_STR(buf, path("home/.cache/mfu/profile.sqlite"));
+	unsetenv("XDG_CACHE_HOME");
+	CHECK_EQ_INT(profile_default_path(buf, sizeof(buf)), 0);
+	CHECK_STR(buf, path("home/.cache/mfu/profile.sqlite"));
+
+	/* NULL path = the default, both ways. */
+	in = sample(&nin);
+	setenv("XDG_CACHE_HOME", path("xdg"), 1);
+	CHECK_EQ_INT(profile_save(NULL, &m, in, nin, why, sizeof(why)), 0);
+	CHECK_EQ_INT(access(path("xdg/mfu/profile.sqlite"), R_OK), 0);
+	CHECK_EQ_INT(profile_load(NULL, &m, out, PROFILE_MAX_PEAKS, &n, why, sizeof(why)), 0);
+	CHECK_EQ_INT(n, nin);
+
+	/* Too small a buffer. */
+	CHECK_EQ_INT(profile_default_path(buf, 8), -ENAMETOOLONG);
+}
+
+int main(void)
+{
+	char cmd[256];
+
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_round_trip();
+	test_identity();
+	test_missing_and_bad_files();
+	test_default_path();
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+	return check_status();
+}
