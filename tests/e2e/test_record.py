@@ -358,6 +358,27 @@ class RecordUsage(TempDirTest):
         p = self.run_rec('--on-error', 'explode', 'true')
         self.assertEqual(p.returncode, 2)
 
+    def test_measured_peaks_from_the_profile(self):
+        env = dict(os.environ, XDG_CACHE_HOME=self.path('cache'))
+        p = subprocess.run([prog('MFU_CALIBRATE'), '--quick'], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        db = self.path('run.sqlite')
+        p = record(['-o', db], [wl('steps'), '--steps', '1'], env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        run = query(db, 'SELECT * FROM run')[0]
+        self.assertTrue(run['peak_flops_source'].startswith('spec'))  # spec stays the default
+        measured = query(db, "SELECT * FROM peak WHERE source = 'measured'")
+        self.assertTrue(any(m['kind'] == 'flops' and m['dtype'] == 'fp32' and m['scope'] == 'all' for m in measured))
+        self.assertTrue(any(m['kind'] == 'bandwidth' for m in measured))
+        p = record(['-o', db, '--peak', 'measured'], [wl('steps'), '--steps', '1'], env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        run = query(db, 'SELECT * FROM run')[0]
+        fp32 = [m for m in query(db, "SELECT * FROM peak WHERE source = 'measured' AND kind = 'flops' "
+                                     "AND dtype = 'fp32' AND scope = 'all'")][0]
+        self.assertEqual(run['peak_flops'], fp32['value'])
+        self.assertTrue(run['peak_flops_source'].startswith('measured'), run['peak_flops_source'])
+
     def test_list_events_here(self):
         p = self.run_rec('--list-events')
         self.assertEqual(p.returncode, 0, p.stderr)
