@@ -530,7 +530,7 @@ int main(int argc, char **argv)
 	struct drain d = { 0 };
 	sigset_t block, old;
 	sqlite3 *db = NULL;
-	char err[512], flops_src[512] = "", bw_src[512] = "", cwd[PATH_MAX];
+	char err[512], flops_src[512] = "", bw_src[512] = "", cwd[PATH_MAX], dram_why[700] = "";
 	char *cmd = NULL;
 	void *ring = MAP_FAILED;
 	size_t ring_size = 0;
@@ -669,12 +669,12 @@ int main(int argc, char **argv)
 		}
 	}
 
-	rc = dram_open(&d.dram, "/sys/bus/event_source/devices", (uint64_t)o.dram_ms * 1000000ull, err, sizeof(err));
-	if (rc) {
-		/* said once; the report shows DRAM figures as unknown with this */
-		fprintf(stderr, PROG ": %s\n", err);
-		writer_note(d.writer, "missing_dram", err);
-	}
+	rc = dram_open(&d.dram, "/sys/bus/event_source/devices", (uint64_t)o.dram_ms * 1000000ull, dram_why,
+		       sizeof(dram_why));
+	if (rc)
+		writer_note(d.writer, "missing_dram", dram_why); /* said once below, after the exec */
+	else
+		dram_why[0] = '\0';
 
 	ri.command_json = cmd;
 	ri.cwd = getcwd(cwd, sizeof(cwd)) ? cwd : NULL;
@@ -721,6 +721,8 @@ int main(int argc, char **argv)
 				hw_failed, cs.c[first].name, cs.c[first].reason);
 		if (cs.amx_note[0])
 			fprintf(stderr, PROG ": note: %s\n", cs.amx_note);
+		if (dram_why[0])
+			fprintf(stderr, PROG ": %s\n", dram_why);
 	}
 
 	rc = writer_run_begin(d.writer, &ri);
