@@ -163,10 +163,39 @@ int db_open_readonly(const char *path, sqlite3 **out, char *err, size_t errlen)
 		strbuf(err, errlen, "%s: empty file, not an mfu database", path);
 		return -EPROTO;
 	}
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		strbuf(err, errlen, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
-		rc = -EIO;
-		goto fail;
+	/* A database left in WAL mode (its recorder was killed, or a copy of a
+	 * live one) needs -shm/-wal side files to be opened normally. When it
+	 * has no -wal file there is nothing to recover: open it immutable, so
+	 * that reading it creates nothing next to it. With a -wal file the side
+	 * files exist already and SQLite reads the WAL's content. */
+	{
+		unsigned char hdr[20] = { 0 };
+		char wal[4096], uri[4200];
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		int wal_mode = fd >= 0 && read(fd, hdr, sizeof(hdr)) == (ssize_t)sizeof(hdr) &&
+			       memcmp(hdr, "SQLite format 3", 16) == 0 && hdr[18] == 2;
+		if (fd >= 0)
+			close(fd);
+		int immutable = wal_mode && strbuf(wal, sizeof(wal), "%s-wal", path) == 0 && access(wal, F_OK) != 0;
+		if (immutable) {
+			/* a URI path needs ?, # and % escaped */
+			size_t k = 0;
+			k += (size_t)snprintf(uri, sizeof(uri), "file:");
+			for (const char *c = path; *c && k + 4 < sizeof(uri); c++) {
+				if (*c == '?' || *c == '#' || *c == '%')
+					k += (size_t)snprintf(uri + k, sizeof(uri) - k, "%%%02X", (unsigned char)*c);
+				else
+					uri[k++] = *c;
+			}
+			uri[k] = '\0';
+			strbuf(uri + k, sizeof(uri) - k, "?immutable=1");
+		}
+		if (sqlite3_open_v2(immutable ? uri : path, &db,
+				    SQLITE_OPEN_READONLY | (immutable ? SQLITE_OPEN_URI : 0), NULL) != SQLITE_OK) {
+			strbuf(err, errlen, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+			rc = -EIO;
+			goto fail;
+		}
 	}
 	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st_ver, NULL) != SQLITE_OK ||
 	    sqlite3_step(st_ver) != SQLITE_ROW) {
