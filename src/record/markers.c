@@ -407,8 +407,15 @@ static int on_phase_model(struct markers *m, const struct mring_record *r)
 	return 0;
 }
 
-int markers_feed(struct markers *m, const struct mring_record *r)
+int markers_feed(struct markers *m, const struct mring_record *rec)
 {
+	/* The record lies in memory the target writes: work on a copy whose
+	 * name surely ends inside it (a name without its NUL, or one changed
+	 * while we read it, would make every string use run past the record). */
+	struct mring_record copy = *rec;
+	const struct mring_record *r = &copy;
+
+	copy.name[sizeof(copy.name) - 1] = '\0';
 	if (r->flags & MRING_F_NO_COUNTERS) {
 		int err = anomaly(m, r, "counter_read_failed", -1,
 				  "the marker could not read the counter group (the target closed its fd?); "

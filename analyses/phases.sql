@@ -1,0 +1,82 @@
+-- phases: one row per phase name, over the complete occurrences of the
+-- phase (phase.complete = 1) that are not inside a step that never ended,
+-- in the order the names first occur.
+--
+--   count         occurrences
+--   total_ms      sum of their wall times; mean_ms = total_ms / count
+--   p50_ms, p95_ms  nearest-rank percentiles of the occurrences' wall times:
+--                 the value at rank ceil(p/100 * count) in ascending order,
+--                 always an observed time (with fewer than 20 occurrences p95
+--                 is the largest one)
+--   share         total_ms / the total wall time of all complete steps.
+--                 Nested phases (a phase inside another), phases that run in
+--                 several threads at once and phases outside steps can make
+--                 the shares add up to more than 1.
+--   mfu           sum(model_flops) / (sum(wall) * run.peak_flops) over the
+--                 occurrences that declared model FLOPs; NULL if none did or
+--                 no peak is known. hfu (hw_flops) and mbu (model_bytes /
+--                 run.peak_bw) likewise.
+--   model_flops   their sum, NULL if none declared any
+--   cpu_ms        CPU time of all the process's threads during the
+--                 occurrences (task-clock), NULL if not counted
+--
+-- Run by hand: sqlite3 -header -column run.sqlite < analyses/phases.sql
+WITH
+r AS (SELECT peak_flops, peak_bw FROM run WHERE id = 1),
+-- Steps that never ended: their phases are left out.
+bad AS MATERIALIZED (SELECT step FROM step WHERE complete = 0),
+-- The counted occurrences. NOT INDEXED: read the table in its own order;
+-- through the phase_name index SQLite would visit the rows name by name, a
+-- random read each.
+ok AS NOT MATERIALIZED (
+  SELECT * FROM phase NOT INDEXED
+  WHERE complete = 1 AND (step IS NULL OR step NOT IN bad)
+),
+g AS MATERIALIZED (
+  SELECT
+    name,
+    COUNT(*)                                                   AS n,
+    MIN(id)                                                    AS first_id,
+    SUM(wall_ns)                                               AS total_ns,
+    SUM(model_flops)                                           AS model_flops,
+    SUM(CASE WHEN model_flops IS NOT NULL THEN wall_ns END)    AS model_flops_ns,
+    SUM(hw_flops)                                              AS hw_flops,
+    SUM(CASE WHEN hw_flops IS NOT NULL THEN wall_ns END)       AS hw_flops_ns,
+    SUM(model_bytes)                                           AS model_bytes,
+    SUM(CASE WHEN model_bytes IS NOT NULL THEN wall_ns END)    AS model_bytes_ns,
+    SUM(cpu_ns)                                                AS cpu_ns
+  FROM ok
+  GROUP BY name
+),
+-- Each name's wall times in ascending order, numbered 1..n. Partitioned by
+-- the name's first id, an integer, which sorts faster than the name.
+ranked AS (
+  SELECT g.first_id, g.n, ok.wall_ns,
+         ROW_NUMBER() OVER (PARTITION BY g.first_id ORDER BY ok.wall_ns) AS rn
+  FROM ok JOIN g ON g.name = ok.name
+),
+-- The nearest-rank percentiles: rank ceil(p * n / 100) = (p * n + 99) / 100.
+pct AS (
+  SELECT first_id,
+         MAX(CASE WHEN rn = (50 * n + 99) / 100 THEN wall_ns END) AS p50_ns,
+         MAX(CASE WHEN rn = (95 * n + 99) / 100 THEN wall_ns END) AS p95_ns
+  FROM ranked
+  WHERE rn IN ((50 * n + 99) / 100, (95 * n + 99) / 100)
+  GROUP BY first_id
+)
+SELECT
+  g.name                                                         AS phase,
+  g.n                                                            AS count,
+  g.total_ns / 1e6                                               AS total_ms,
+  g.total_ns / 1e6 / g.n                                         AS mean_ms,
+  pct.p50_ns / 1e6                                               AS p50_ms,
+  pct.p95_ns / 1e6                                               AS p95_ms,
+  g.total_ns * 1.0 / (SELECT SUM(wall_ns) FROM step WHERE complete = 1) AS share,
+  g.model_flops / (g.model_flops_ns / 1e9 * (SELECT peak_flops FROM r)) AS mfu,
+  g.model_flops                                                  AS model_flops,
+  g.cpu_ns / 1e6                                                 AS cpu_ms,
+  g.hw_flops / (g.hw_flops_ns / 1e9 * (SELECT peak_flops FROM r)) AS hfu,
+  g.model_bytes / (g.model_bytes_ns / 1e9 * (SELECT peak_bw FROM r)) AS mbu
+FROM g
+LEFT JOIN pct ON pct.first_id = g.first_id
+ORDER BY g.first_id;

@@ -1,0 +1,34 @@
+-- steps: one row per complete step (step.complete = 1), in step order.
+--
+-- Utilizations are fractions of the run's peaks (run.peak_flops, the FLOP/s
+-- for run.dtype; run.peak_bw, bytes/s) over the step's wall time
+-- W = wall_ns / 1e9 seconds:
+--   mfu      = model_flops / (W * peak_flops)      FLOPs the step declared
+--   hfu      = hw_flops    / (W * peak_flops)      FLOPs the PMU counted
+--   mbu      = model_bytes / (W * peak_bw)         bytes the step declared
+--   cpu_util = cpu_ns / (wall_ns * run.ncpu)       CPU time of all threads
+-- A value that was not declared, not counted or has no peak is NULL: SQLite
+-- propagates NULL through arithmetic and gives NULL for a division by 0.
+-- Times are milliseconds; begin_ms counts from the target's exec
+-- (run.start_ns). ipc = instructions / cycles.
+--
+-- Run by hand: sqlite3 -header -column run.sqlite < analyses/steps.sql
+WITH r AS (SELECT start_ns, peak_flops, peak_bw, ncpu FROM run WHERE id = 1)
+SELECT
+  s.step                                                             AS step,
+  (s.begin_ns - (SELECT start_ns FROM r)) / 1e6                      AS begin_ms,
+  s.wall_ns / 1e6                                                    AS wall_ms,
+  s.model_flops                                                      AS model_flops,
+  s.model_bytes                                                      AS model_bytes,
+  s.hw_flops                                                         AS hw_flops,
+  s.model_flops / (s.wall_ns / 1e9 * (SELECT peak_flops FROM r))     AS mfu,
+  s.hw_flops / (s.wall_ns / 1e9 * (SELECT peak_flops FROM r))        AS hfu,
+  s.model_bytes / (s.wall_ns / 1e9 * (SELECT peak_bw FROM r))       AS mbu,
+  s.cpu_ns / 1e6                                                     AS cpu_ms,
+  s.cpu_ns / (s.wall_ns * 1.0 * (SELECT ncpu FROM r))                AS cpu_util,
+  s.ctx_switches                                                     AS ctx_switches,
+  s.page_faults                                                      AS page_faults,
+  s.instructions * 1.0 / s.cycles                                    AS ipc
+FROM step AS s
+WHERE s.complete = 1
+ORDER BY s.step;

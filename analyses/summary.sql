@@ -1,0 +1,83 @@
+-- summary: one row for the whole run, over its complete steps
+-- (step.complete = 1).
+--
+--   steps         number of complete steps
+--   wall_ms       their total wall time; mean/p50/p95_step_ms per step
+--                 (p50/p95 are nearest-rank: the step time at rank
+--                 ceil(p/100 * steps) in ascending order)
+--   mfu           sum(model_flops) / (sum(wall) * peak_flops) over the steps
+--                 that declared model FLOPs; NULL if none did or no peak
+--   hfu, mbu      the same with hw_flops / peak_flops, model_bytes / peak_bw
+--   cpu_util      sum(cpu_ns) / (sum(wall_ns) * ncpu) over counted steps
+--   model_flops, model_bytes, hw_flops   totals (NULL if never declared/counted)
+--   peak_flops    FLOP/s for dtype used by mfu/hfu; peak_source says where
+--                 it came from (spec | measured | user, with detail)
+--   peak_bw       bytes/s used by mbu; peak_bw_source likewise
+--   ncpu          CPUs the peaks are for: min(affinity, cgroup quota)
+--   run_ms        the target's whole run, exec to exit
+--   incomplete_steps  steps begun but never ended (not counted above)
+--   lost_records  marker records lost while recording (ring full or torn)
+--   anomalies     rows in the anomaly table (marker misuse, read failures)
+--   exit_status, exit_signal, state   how the target and the recording ended
+--
+-- Run by hand: sqlite3 -header -column run.sqlite < analyses/summary.sql
+WITH
+r AS (SELECT * FROM run WHERE id = 1),
+agg AS MATERIALIZED (
+  SELECT
+    COUNT(*)                                                   AS steps,
+    TOTAL(wall_ns)                                             AS wall_ns,
+    AVG(wall_ns)                                               AS mean_ns,
+    SUM(model_flops)                                           AS model_flops,
+    SUM(CASE WHEN model_flops IS NOT NULL THEN wall_ns END)    AS model_flops_ns,
+    SUM(model_bytes)                                           AS model_bytes,
+    SUM(CASE WHEN model_bytes IS NOT NULL THEN wall_ns END)    AS model_bytes_ns,
+    SUM(hw_flops)                                              AS hw_flops,
+    SUM(CASE WHEN hw_flops IS NOT NULL THEN wall_ns END)       AS hw_flops_ns,
+    SUM(cpu_ns)                                                AS cpu_ns,
+    SUM(CASE WHEN cpu_ns IS NOT NULL THEN wall_ns END)         AS cpu_wall_ns
+  FROM step
+  WHERE complete = 1
+),
+-- Step times in ascending order, numbered 1..steps (one sort).
+ranked AS (
+  SELECT wall_ns, ROW_NUMBER() OVER (ORDER BY wall_ns) AS rn
+  FROM step
+  WHERE complete = 1
+),
+pct AS (
+  SELECT
+    MAX(CASE WHEN ranked.rn = (50 * agg.steps + 99) / 100 THEN ranked.wall_ns END) AS p50_ns,
+    MAX(CASE WHEN ranked.rn = (95 * agg.steps + 99) / 100 THEN ranked.wall_ns END) AS p95_ns
+  FROM ranked CROSS JOIN agg
+  WHERE ranked.rn IN ((50 * agg.steps + 99) / 100, (95 * agg.steps + 99) / 100)
+)
+SELECT
+  agg.steps                                                    AS steps,
+  agg.wall_ns / 1e6                                            AS wall_ms,
+  agg.model_flops / (agg.model_flops_ns / 1e9 * r.peak_flops)  AS mfu,
+  r.peak_flops                                                 AS peak_flops,
+  r.peak_flops_source                                          AS peak_source,
+  r.peak_bw                                                    AS peak_bw,
+  r.dtype                                                      AS dtype,
+  agg.mean_ns / 1e6                                            AS mean_step_ms,
+  pct.p50_ns / 1e6                                             AS p50_step_ms,
+  pct.p95_ns / 1e6                                             AS p95_step_ms,
+  agg.hw_flops / (agg.hw_flops_ns / 1e9 * r.peak_flops)        AS hfu,
+  agg.model_bytes / (agg.model_bytes_ns / 1e9 * r.peak_bw)     AS mbu,
+  agg.cpu_ns / (agg.cpu_wall_ns * 1.0 * r.ncpu)                AS cpu_util,
+  agg.model_flops                                              AS model_flops,
+  agg.model_bytes                                              AS model_bytes,
+  agg.hw_flops                                                 AS hw_flops,
+  r.peak_bw_source                                             AS peak_bw_source,
+  r.ncpu                                                       AS ncpu,
+  (r.end_ns - r.start_ns) / 1e6                                AS run_ms,
+  (SELECT COUNT(*) FROM step WHERE complete = 0)               AS incomplete_steps,
+  r.lost_records                                               AS lost_records,
+  (SELECT COUNT(*) FROM anomaly)                               AS anomalies,
+  r.exit_status                                                AS exit_status,
+  r.exit_signal                                                AS exit_signal,
+  r.state                                                      AS state
+FROM agg
+CROSS JOIN pct
+LEFT JOIN r;

@@ -1,0 +1,34 @@
+/* The analyses behind mfu-report's sections: analyses/NAME.sql, compiled in.
+ *
+ * Each analysis is one SELECT over the run database (schema/001.sql); its
+ * column names are the csv header and the json keys. */
+#ifndef MFU_REPORT_ANALYSIS_H
+#define MFU_REPORT_ANALYSIS_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+struct analysis {
+	const char *name;        /* the section name, analyses/<name>.sql */
+	const char *description; /* one line, for --list */
+	int single_row;          /* one row for the whole run (summary) */
+};
+
+/* The sections, in the order --list shows them; @count gets their number. */
+const struct analysis *analysis_all(size_t *count);
+
+/* The analysis called @name, or NULL. */
+const struct analysis *analysis_find(const char *name);
+
+/* "summary, steps, phases, notes", for messages. */
+const char *analysis_names(void);
+
+/* The SQL text of @a (with its explanatory comments), or NULL if the build
+ * lacks the file. */
+const char *analysis_sql(const struct analysis *a);
+
+/* Prepare @a on @db. Returns 0, or -EIO with SQLite's message in @err,
+ * -ENOENT if the SQL is missing from the build. */
+int analysis_prepare(const struct analysis *a, sqlite3 *db, sqlite3_stmt **out, char *err, size_t errlen);
+
+#endif

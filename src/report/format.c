@@ -1,0 +1,1035 @@
+#include "format.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OBUF_SIZE (1 << 16)
+
+/* How table and markdown show a column: its header (with the unit) and how
+ * to print its numbers. csv and json print the column name and the value as
+ * it is (fractions, milliseconds, plain FLOPs). */
+enum style {
+	STYLE_AUTO,  /* integers as such, reals with 6 significant digits */
+	STYLE_INT,   /* a count */
+	STYLE_MS,    /* milliseconds, 3 decimals (microseconds) */
+	STYLE_PCT,   /* a fraction shown as a percentage with 2 decimals */
+	STYLE_ENG,   /* FLOPs, bytes: engineering notation, 1.23 G */
+	STYLE_RATIO, /* 2 decimals */
+	STYLE_TEXT,
+};
+
+struct column_style {
+	const char *name;
+	const char *label;
+	enum style style;
+};
+
+static const struct column_style column_styles[] = {
+	{ "step", "step", STYLE_INT },
+	{ "begin_ms", "begin ms", STYLE_MS },
+	{ "wall_ms", "wall ms", STYLE_MS },
+	{ "model_flops", "model FLOP", STYLE_ENG },
+	{ "model_bytes", "model bytes", STYLE_ENG },
+	{ "hw_flops", "HW FLOP", STYLE_ENG },
+	{ "mfu", "MFU %", STYLE_PCT },
+	{ "hfu", "HFU %", STYLE_PCT },
+	{ "mbu", "MBU %", STYLE_PCT },
+	{ "cpu_ms", "CPU ms", STYLE_MS },
+	{ "cpu_util", "CPU util %", STYLE_PCT },
+	{ "ctx_switches", "ctx switches", STYLE_INT },
+	{ "page_faults", "page faults", STYLE_INT },
+	{ "ipc", "IPC", STYLE_RATIO },
+	{ "phase", "phase", STYLE_TEXT },
+	{ "count", "count", STYLE_INT },
+	{ "total_ms", "total ms", STYLE_MS },
+	{ "mean_ms", "mean ms", STYLE_MS },
+	{ "p50_ms", "p50 ms", STYLE_MS },
+	{ "p95_ms", "p95 ms", STYLE_MS },
+	{ "share", "share %", STYLE_PCT },
+	{ "steps", "steps", STYLE_INT },
+	{ "peak_flops", "peak FLOP/s", STYLE_ENG },
+	{ "peak_source", "peak FLOP/s source", STYLE_TEXT },
+	{ "peak_bw", "peak bytes/s", STYLE_ENG },
+	{ "peak_bw_source", "peak bytes/s source", STYLE_TEXT },
+	{ "dtype", "dtype", STYLE_TEXT },
+	{ "mean_step_ms", "mean step ms", STYLE_MS },
+	{ "p50_step_ms", "p50 step ms", STYLE_MS },
+	{ "p95_step_ms", "p95 step ms", STYLE_MS },
+	{ "ncpu", "CPUs", STYLE_AUTO },
+	{ "run_ms", "run ms", STYLE_MS },
+	{ "incomplete_steps", "incomplete steps", STYLE_INT },
+	{ "lost_records", "lost records", STYLE_INT },
+	{ "anomalies", "anomalies", STYLE_INT },
+	{ "exit_status", "exit status", STYLE_INT },
+	{ "exit_signal", "exit signal", STYLE_INT },
+	{ "state", "state", STYLE_TEXT },
+	{ "kind", "kind", STYLE_TEXT },
+	{ "text", "note", STYLE_TEXT },
+	{ "missing", "missing", STYLE_INT },
+};
+
+struct column {
+	const char *name;
+	const char *label;
+	enum style style;
+	size_t width;    /* display width in characters, table and markdown */
+	int left;        /* left-aligned: a text column */
+};
+
+struct format {
+	enum format_kind kind;
+	FILE *out;
+	size_t nsections;
+	size_t nwritten;   /* sections written so far */
+	int werr;          /* first write error, -errno */
+	char *cell;        /* scratch: one cell's text */
+	size_t cell_len, cell_cap;
+	struct column *cols;
+	size_t ncols;
+	size_t olen;
+	char obuf[OBUF_SIZE];
+};
+
+/* ---- output buffer ---- */
+
+static void out_flush(struct format *f)
+{
+	if (f->olen && !f->werr && fwrite(f->obuf, 1, f->olen, f->out) != f->olen)
+		f->werr = errno ? -errno : -EIO;
+	f->olen = 0;
+}
+
+static void out_write(struct format *f, const char *s, size_t n)
+{
+	if (f->olen + n > OBUF_SIZE) {
+		out_flush(f);
+		if (n > OBUF_SIZE) {
+			if (!f->werr && fwrite(s, 1, n, f->out) != n)
+				f->werr = errno ? -errno : -EIO;
+			return;
+		}
+	}
+	memcpy(f->obuf + f->olen, s, n);
+	f->olen += n;
+}
+
+static void out_str(struct format *f, const char *s)
+{
+	out_write(f, s, strlen(s));
+}
+
+static void out_char(struct format *f, char c)
+{
+	if (f->olen == OBUF_SIZE)
+		out_flush(f);
+	f->obuf[f->olen++] = c;
+}
+
+static void out_spaces(struct format *f, size_t n)
+{
+	while (n--)
+		out_char(f, ' ');
+}
+
+/* ---- growing scratch buffers ---- */
+
+static int buf_reserve(char **buf, size_t *cap, size_t need)
+{
+	size_t ncap;
+	char *nb;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 256;
+	while (ncap < need)
+		ncap *= 2;
+	nb = realloc(*buf, ncap);
+	if (!nb)
+		return -ENOMEM;
+	*buf = nb;
+	*cap = ncap;
+	return 0;
+}
+
+static int buf_append(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
+{
+	if (buf_reserve(buf, cap, *len + n + 1))
+		return -ENOMEM;
+	memcpy(*buf + *len, s, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+	return 0;
+}
+
+/* ---- numbers ---- */
+
+static const double pow10_d[] = {
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
+static size_t fmt_u64(char *buf, uint64_t u)
+{
+	char tmp[24];
+	size_t n = 0, k = 0;
+
+	do {
+		tmp[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	while (n)
+		buf[k++] = tmp[--n];
+	buf[k] = '\0';
+	return k;
+}
+
+static size_t fmt_i64(char *buf, long long v)
+{
+	if (v < 0) {
+		buf[0] = '-';
+		return 1 + fmt_u64(buf + 1, (uint64_t)0 - (uint64_t)v);
+	}
+	return fmt_u64(buf, (uint64_t)v);
+}
+
+/* @i / 10^@dec as a decimal with exactly @dec fraction digits. */
+static size_t fmt_scaled(char *buf, int neg, uint64_t i, int dec)
+{
+	char digits[24];
+	size_t n = fmt_u64(digits, i), k = 0;
+
+	if (neg)
+		buf[k++] = '-';
+	if ((int)n <= dec) {
+		buf[k++] = '0';
+		if (dec) {
+			buf[k++] = '.';
+			for (int z = dec - (int)n; z > 0; z--)
+				buf[k++] = '0';
+			memcpy(buf + k, digits, n);
+			k += n;
+		}
+	} else {
+		memcpy(buf + k, digits, n - (size_t)dec);
+		k += n - (size_t)dec;
+		if (dec) {
+			buf[k++] = '.';
+			memcpy(buf + k, digits + n - dec, (size_t)dec);
+			k += (size_t)dec;
+		}
+	}
+	buf[k] = '\0';
+	return k;
+}
+
+/* printf("%.*f", dec, v) without printf's cost (a 1M-row table formats
+ * millions of numbers); rounding of exact ties may differ in the last digit. */
+static size_t fmt_fixed(char *buf, double v, int dec)
+{
+	double s;
+	uint64_t i;
+
+	if (!isfinite(v) || fabs(v) * pow10_d[dec] >= 9e15)
+		return (size_t)snprintf(buf, 64, "%.*f", dec, v);
+	s = fabs(v) * pow10_d[dec] + 0.5;
+	i = (uint64_t)s;
+	return fmt_scaled(buf, v < 0 && i != 0, i, dec);
+}
+
+static unsigned __int128 pow10_u128(int k)
+{
+	static unsigned __int128 table[39];
+
+	if (!table[0]) {
+		table[0] = 1;
+		for (int i = 1; i < 39; i++)
+			table[i] = table[i - 1] * 10;
+	}
+	return table[k];
+}
+
+/* Round m * 2^e * 10^k to the nearest integer, ties to even (exact, in 128
+ * bits). Returns 0 when the operands do not fit. */
+static int scaled_round(uint64_t m, int e, int k, unsigned __int128 *out)
+{
+	unsigned __int128 x = m, p, q, r;
+
+	if (k >= 0) {
+		if (k > 22)
+			return 0;
+		x *= pow10_u128(k); /* < 2^53 * 2^73.1 */
+		if (e >= 0) {
+			if (e > 127 || (x >> (127 - e)) != 0)
+				return 0;
+			*out = x << e;
+			return 1;
+		}
+		if (-e >= 127)
+			return 0;
+		q = x >> -e;
+		r = x - (q << -e);
+		p = (unsigned __int128)1 << (-e - 1); /* one half */
+		if (r > p || (r == p && (q & 1)))
+			q++;
+		*out = q;
+		return 1;
+	}
+	if (-k > 38 || e < 0 || e > 74)
+		return 0;
+	p = pow10_u128(-k);
+	x <<= e;
+	q = x / p;
+	r = x % p;
+	if (2 * r > p || (2 * r == p && (q & 1)))
+		q++;
+	*out = q;
+	return 1;
+}
+
+/* printf("%.17g", v) for finite v != 0, exact, several times faster than
+ * glibc's general algorithm; falls back to printf outside about 1e-6..1e38. */
+static size_t fmt_g17(char *buf, double v)
+{
+	const uint64_t lo = 10000000000000000ull, hi = 100000000000000000ull;
+	unsigned __int128 n = 0;
+	char digits[24], *p = buf;
+	double a = fabs(v), f;
+	uint64_t m, d;
+	int e2, e, x, ok = 0, nd;
+
+	f = frexp(a, &e2);
+	m = (uint64_t)ldexp(f, 53);
+	e = e2 - 53;
+	/* floor(log10(a)), from the binary exponent: 78913 / 2^18 ~ log10(2).
+	 * It may be one too small; the loop corrects it. */
+	x = (int)(((int64_t)(e2 - 1) * 78913) >> 18);
+	if (x >= -22 && x < 22 && a >= (x + 1 >= 0 ? pow10_d[x + 1] : 1 / pow10_d[-x - 1]))
+		x++;
+	for (int tries = 0; tries < 3; tries++) {
+		if (!scaled_round(m, e, 16 - x, &n))
+			break;
+		if (n >= hi) {
+			x++;
+		} else if (n < lo) {
+			x--;
+		} else {
+			ok = 1;
+			break;
+		}
+	}
+	if (!ok)
+		return (size_t)snprintf(buf, 40, "%.17g", v);
+	d = (uint64_t)n;
+	for (int i = 16; i >= 0; i--) {
+		digits[i] = (char)('0' + d % 10);
+		d /= 10;
+	}
+	nd = 17;
+	while (nd > 1 && digits[nd - 1] == '0')
+		nd--;
+	if (v < 0)
+		*p++ = '-';
+	if (x < -4 || x >= 17) {
+		*p++ = digits[0];
+		if (nd > 1) {
+			*p++ = '.';
+			memcpy(p, digits + 1, (size_t)nd - 1);
+			p += nd - 1;
+		}
+		p += sprintf(p, "e%c%02d", x < 0 ? '-' : '+', x < 0 ? -x : x);
+	} else if (x >= 0) {
+		memcpy(p, digits, (size_t)x + 1);
+		p += x + 1;
+		if (nd > x + 1) {
+			*p++ = '.';
+			memcpy(p, digits + x + 1, (size_t)(nd - x - 1));
+			p += nd - x - 1;
+		}
+	} else {
+		*p++ = '0';
+		*p++ = '.';
+		for (int z = -x - 1; z > 0; z--)
+			*p++ = '0';
+		memcpy(p, digits, (size_t)nd);
+		p += nd;
+	}
+	*p = '\0';
+	return (size_t)(p - buf);
+}
+
+size_t format_double(char *buf, double v)
+{
+	double a = fabs(v), s;
+	uint64_t i;
+	int dec;
+
+	if (isnan(v))
+		return (size_t)sprintf(buf, "nan");
+	if (isinf(v))
+		return (size_t)sprintf(buf, v < 0 ? "-inf" : "inf");
+	if (a == 0)
+		return (size_t)sprintf(buf, "0");
+	/* A plain decimal with at most 9 fraction digits when one reads back as
+	 * exactly v: milliseconds from nanoseconds, FLOP counts. i and 10^dec are
+	 * exact doubles, so i / 10^dec rounds like strtod does. The product
+	 * stays below 2^51, so rounding it finds i whenever such a decimal
+	 * exists. */
+	if (a < 2251799813685248.0) {
+		for (dec = 9; dec > 0 && a * pow10_d[dec] >= 2251799813685248.0; dec--)
+			;
+		s = a * pow10_d[dec] + 0.5;
+		i = (uint64_t)s;
+		if ((double)i / pow10_d[dec] == a) {
+			while (dec > 0 && i % 10 == 0) {
+				i /= 10;
+				dec--;
+			}
+			return fmt_scaled(buf, v < 0, i, dec);
+		}
+	}
+	return fmt_g17(buf, v);
+}
+
+size_t format_eng(char *buf, size_t len, double v)
+{
+	static const char *const prefix[] = { "", " k", " M", " G", " T", " P", " E" };
+	double a = fabs(v);
+	size_t n;
+	int p = 0;
+
+	if (!isfinite(v) || len < 48)
+		return (size_t)snprintf(buf, len, "%g", v);
+	if (a < 1000) {
+		if (a == floor(a))
+			return fmt_fixed(buf, v, 0);
+		return (size_t)snprintf(buf, len, "%.3g", v);
+	}
+	while (a >= 999.5 && p < 6) {
+		a /= 1000;
+		p++;
+	}
+	n = fmt_fixed(buf, v < 0 ? -a : a, a < 9.995 ? 2 : a < 99.95 ? 1 : 0);
+	memcpy(buf + n, prefix[p], strlen(prefix[p]) + 1);
+	return n + strlen(prefix[p]);
+}
+
+/* ---- strings ---- */
+
+/* Length of the valid UTF-8 sequence at @s (1-4), 0 if it is not one. */
+static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	unsigned c = s[0];
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c < 0xc2)
+		return 0;
+	if (c < 0xe0) {
+		if (n < 2 || (s[1] & 0xc0) != 0x80)
+			return 0;
+		*cp = ((c & 0x1fu) << 6) | (s[1] & 0x3fu);
+		return 2;
+	}
+	if (c < 0xf0) {
+		if (n < 3 || (s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80)
+			return 0;
+		if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0))
+			return 0; /* overlong, surrogate */
+		*cp = ((c & 0x0fu) << 12) | ((s[1] & 0x3fu) << 6) | (s[2] & 0x3fu);
+		return 3;
+	}
+	if (c < 0xf5) {
+		if (n < 4 || (s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80)
+			return 0;
+		if ((c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] >= 0x90))
+			return 0;
+		*cp = ((c & 0x07u) << 18) | ((s[1] & 0x3fu) << 12) | ((s[2] & 0x3fu) << 6) | (s[3] & 0x3fu);
+		return 4;
+	}
+	return 0;
+}
+
+/* Code points that reorder or hide text on a terminal: C1 controls and the
+ * bidirectional overrides ("Trojan Source"). */
+static int cp_is_hidden(uint32_t cp)
+{
+	return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e || cp == 0x200f;
+}
+
+long format_sanitize(char **buf, size_t *len, size_t *cap, const unsigned char *s, size_t n, int markdown)
+{
+	long width = 0;
+	char esc[16];
+	size_t k;
+	uint32_t cp;
+
+	if (buf_reserve(buf, cap, *len + 1))
+		return -ENOMEM;
+	(*buf)[*len] = '\0';
+	for (size_t i = 0; i < n; i += k) {
+		const char *piece = (const char *)s + i;
+		size_t plen;
+
+		k = utf8_seq(s + i, n - i, &cp);
+		if (k == 0) {
+			plen = (size_t)sprintf(esc, "\\x%02x", s[i]);
+			piece = esc;
+			k = 1;
+		} else if (cp < 0x20 || cp == 0x7f) {
+			if (cp == '\n')
+				plen = (size_t)sprintf(esc, "\\n");
+			else if (cp == '\t')
+				plen = (size_t)sprintf(esc, "\\t");
+			else if (cp == '\r')
+				plen = (size_t)sprintf(esc, "\\r");
+			else
+				plen = (size_t)sprintf(esc, "\\x%02x", (unsigned)cp);
+			piece = esc;
+		} else if (cp_is_hidden(cp)) {
+			plen = (size_t)sprintf(esc, "\\u%04x", (unsigned)cp);
+			piece = esc;
+		} else if (cp == '\\' || (markdown && strchr("|*_`<>[]", (int)cp))) {
+			esc[0] = '\\';
+			esc[1] = (char)cp;
+			plen = 2;
+			piece = esc;
+		} else {
+			plen = k;
+		}
+		if (buf_append(buf, len, cap, piece, plen))
+			return -ENOMEM;
+		width += piece == esc ? (long)plen : 1;
+	}
+	return width;
+}
+
+int format_json_string(char **buf, size_t *len, size_t *cap, const unsigned char *s, size_t n)
+{
+	char esc[16];
+	size_t k;
+	uint32_t cp;
+
+	if (buf_append(buf, len, cap, "\"", 1))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i += k) {
+		const char *piece = (const char *)s + i;
+		size_t plen;
+
+		k = utf8_seq(s + i, n - i, &cp);
+		if (k == 0) {
+			plen = (size_t)sprintf(esc, "\\ufffd");
+			piece = esc;
+			k = 1;
+		} else if (cp == '"' || cp == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)cp;
+			plen = 2;
+			piece = esc;
+		} else if (cp < 0x20 || cp == 0x7f || cp == 0x2028 || cp == 0x2029) {
+			piece = esc;
+			switch (cp) {
+			case '\n': plen = (size_t)sprintf(esc, "\\n"); break;
+			case '\r': plen = (size_t)sprintf(esc, "\\r"); break;
+			case '\t': plen = (size_t)sprintf(esc, "\\t"); break;
+			case '\b': plen = (size_t)sprintf(esc, "\\b"); break;
+			case '\f': plen = (size_t)sprintf(esc, "\\f"); break;
+			default: plen = (size_t)sprintf(esc, "\\u%04x", (unsigned)cp); break;
+			}
+		} else {
+			plen = k;
+		}
+		if (buf_append(buf, len, cap, piece, plen))
+			return -ENOMEM;
+	}
+	return buf_append(buf, len, cap, "\"", 1);
+}
+
+/* ---- the writer ---- */
+
+int format_parse(const char *name, enum format_kind *out)
+{
+	static const struct {
+		const char *name;
+		enum format_kind kind;
+	} kinds[] = {
+		{ "table", FORMAT_TABLE },
+		{ "csv", FORMAT_CSV },
+		{ "json", FORMAT_JSON },
+		{ "markdown", FORMAT_MARKDOWN },
+		{ "md", FORMAT_MARKDOWN },
+	};
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (strcmp(name, kinds[i].name) == 0) {
+			*out = kinds[i].kind;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int format_is_human(enum format_kind kind)
+{
+	return kind == FORMAT_TABLE || kind == FORMAT_MARKDOWN;
+}
+
+int format_new(enum format_kind kind, FILE *out, size_t nsections, struct format **fmt)
+{
+	struct format *f = calloc(1, sizeof(*f));
+
+	*fmt = NULL;
+	if (!f)
+		return -ENOMEM;
+	f->kind = kind;
+	f->out = out;
+	f->nsections = nsections;
+	*fmt = f;
+	return 0;
+}
+
+void format_free(struct format *f)
+{
+	if (!f)
+		return;
+	free(f->cols);
+	free(f->cell);
+	free(f);
+}
+
+static int step_error(sqlite3_stmt *stmt, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s", sqlite3_errmsg(sqlite3_db_handle(stmt)));
+	return -EIO;
+}
+
+/* Describe the columns of @stmt in f->cols. */
+static int columns_init(struct format *f, sqlite3_stmt *stmt)
+{
+	size_t n = (size_t)sqlite3_column_count(stmt);
+	struct column *cols = calloc(n ? n : 1, sizeof(*cols));
+
+	if (!cols)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = sqlite3_column_name(stmt, (int)i);
+
+		cols[i].name = name ? name : "?";
+		cols[i].label = cols[i].name;
+		cols[i].style = STYLE_AUTO;
+		for (size_t s = 0; s < sizeof(column_styles) / sizeof(column_styles[0]); s++) {
+			if (strcmp(cols[i].name, column_styles[s].name) == 0) {
+				cols[i].label = column_styles[s].label;
+				cols[i].style = column_styles[s].style;
+				break;
+			}
+		}
+		cols[i].left = cols[i].style == STYLE_TEXT;
+		cols[i].width = strlen(cols[i].label);
+	}
+	free(f->cols);
+	f->cols = cols;
+	f->ncols = n;
+	return 0;
+}
+
+/* Format cell @i of the current row for table/markdown into f->cell.
+ * Returns the display width or -ENOMEM. */
+static long cell_human(struct format *f, sqlite3_stmt *stmt, int i, int markdown)
+{
+	struct column *c = &f->cols[i];
+	char num[64];
+	size_t n = 0;
+	double v;
+
+	f->cell_len = 0;
+	switch (sqlite3_column_type(stmt, i)) {
+	case SQLITE_NULL:
+		num[0] = '-';
+		num[1] = '\0';
+		n = 1;
+		break;
+	case SQLITE_TEXT:
+	case SQLITE_BLOB: {
+		const unsigned char *s = sqlite3_column_text(stmt, i);
+		int len = sqlite3_column_bytes(stmt, i);
+
+		c->left = 1;
+		return format_sanitize(&f->cell, &f->cell_len, &f->cell_cap, s ? s : (const unsigned char *)"",
+				       (size_t)len, markdown);
+	}
+	case SQLITE_INTEGER:
+		if (c->style == STYLE_INT || c->style == STYLE_AUTO || c->style == STYLE_TEXT) {
+			n = fmt_i64(num, sqlite3_column_int64(stmt, i));
+			break;
+		}
+		/* fallthrough */
+	default:
+		v = sqlite3_column_double(stmt, i);
+		switch (c->style) {
+		case STYLE_MS: n = fmt_fixed(num, v, 3); break;
+		case STYLE_PCT: n = fmt_fixed(num, v * 100, 2); break;
+		case STYLE_RATIO: n = fmt_fixed(num, v, 2); break;
+		case STYLE_ENG: n = format_eng(num, sizeof(num), v); break;
+		case STYLE_INT:
+			n = v == floor(v) && fabs(v) < 9e15 ? fmt_fixed(num, v, 0)
+							    : (size_t)snprintf(num, sizeof(num), "%.6g", v);
+			break;
+		default: n = (size_t)snprintf(num, sizeof(num), "%.6g", v); break;
+		}
+	}
+	if (buf_append(&f->cell, &f->cell_len, &f->cell_cap, num, n))
+		return -ENOMEM;
+	return (long)n;
+}
+
+static void out_padded(struct format *f, const char *s, size_t len, size_t width, size_t target, int left, int last)
+{
+	if (!left)
+		out_spaces(f, target > width ? target - width : 0);
+	out_write(f, s, len);
+	if (left && !last)
+		out_spaces(f, target > width ? target - width : 0);
+}
+
+static void section_title(struct format *f, const char *name)
+{
+	if (f->nwritten)
+		out_char(f, '\n');
+	if (f->kind == FORMAT_MARKDOWN) {
+		out_str(f, "### ");
+		out_str(f, name);
+		out_str(f, "\n\n");
+	} else {
+		out_str(f, name);
+		out_char(f, '\n');
+	}
+}
+
+/* One row per record, columns sized by a first pass over the rows. */
+static int section_grid(struct format *f, const char *name, sqlite3_stmt *stmt, char *err, size_t errlen)
+{
+	int md = f->kind == FORMAT_MARKDOWN, rc;
+	size_t rows = 0;
+	long w;
+
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		for (size_t i = 0; i < f->ncols; i++) {
+			w = cell_human(f, stmt, (int)i, md);
+			if (w < 0)
+				return -ENOMEM;
+			if ((size_t)w > f->cols[i].width)
+				f->cols[i].width = (size_t)w;
+		}
+		rows++;
+	}
+	if (rc != SQLITE_DONE)
+		return step_error(stmt, err, errlen);
+	sqlite3_reset(stmt);
+
+	section_title(f, name);
+	for (int line = 0; line < 2; line++) {
+		if (md)
+			out_str(f, "| ");
+		for (size_t i = 0; i < f->ncols; i++) {
+			struct column *c = &f->cols[i];
+			int last = i + 1 == f->ncols;
+
+			if (i)
+				out_str(f, md ? " | " : "  ");
+			if (line == 0) {
+				out_padded(f, c->label, strlen(c->label), strlen(c->label), c->width, c->left,
+					   last && !md);
+			} else if (md) {
+				/* GitHub wants at least three dashes; the colon aligns. */
+				size_t dashes = c->width > 4 ? c->width - 1 : 3;
+				if (c->left)
+					out_char(f, ':');
+				for (size_t d = 0; d < dashes; d++)
+					out_char(f, '-');
+				if (!c->left)
+					out_char(f, ':');
+			} else {
+				for (size_t d = 0; d < c->width; d++)
+					out_char(f, '-');
+			}
+		}
+		out_str(f, md ? " |\n" : "\n");
+	}
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		if (md)
+			out_str(f, "| ");
+		for (size_t i = 0; i < f->ncols; i++) {
+			w = cell_human(f, stmt, (int)i, md);
+			if (w < 0)
+				return -ENOMEM;
+			if (i)
+				out_str(f, md ? " | " : "  ");
+			out_padded(f, f->cell, f->cell_len, (size_t)w, f->cols[i].width, f->cols[i].left,
+				   i + 1 == f->ncols && !md);
+		}
+		out_str(f, md ? " |\n" : "\n");
+	}
+	if (rc != SQLITE_DONE)
+		return step_error(stmt, err, errlen);
+	if (rows == 0)
+		out_str(f, md ? "\n(no rows)\n" : "(no rows)\n");
+	return f->werr;
+}
+
+/* A one-row section as a field/value list. */
+static int section_fields(struct format *f, const char *name, sqlite3_stmt *stmt, char *err, size_t errlen)
+{
+	int md = f->kind == FORMAT_MARKDOWN, rc;
+	size_t label_w = md ? strlen("field") : 0, rows = 0;
+	long w;
+
+	for (size_t i = 0; i < f->ncols; i++)
+		if (strlen(f->cols[i].label) > label_w)
+			label_w = strlen(f->cols[i].label);
+	section_title(f, name);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		if (rows++)
+			out_char(f, '\n');
+		if (md) {
+			out_str(f, "| field");
+			out_spaces(f, label_w - strlen("field"));
+			out_str(f, " | value |\n| :");
+			for (size_t d = 1; d < label_w; d++)
+				out_char(f, '-');
+			out_str(f, " | :---- |\n");
+		}
+		for (size_t i = 0; i < f->ncols; i++) {
+			const char *label = f->cols[i].label;
+
+			w = cell_human(f, stmt, (int)i, md);
+			if (w < 0)
+				return -ENOMEM;
+			out_str(f, md ? "| " : "  ");
+			out_str(f, label);
+			out_spaces(f, label_w - strlen(label));
+			out_str(f, md ? " | " : "  ");
+			out_write(f, f->cell, f->cell_len);
+			out_str(f, md ? " |\n" : "\n");
+		}
+	}
+	if (rc != SQLITE_DONE)
+		return step_error(stmt, err, errlen);
+	if (rows == 0)
+		out_str(f, "(no rows)\n");
+	return f->werr;
+}
+
+/* RFC 4180: a field with a comma, quote, CR or LF is quoted and its quotes
+ * doubled. Other control bytes are quoted too, so that no reader splits on
+ * them. */
+static void csv_field(struct format *f, const unsigned char *s, size_t n)
+{
+	int quote = 0;
+
+	for (size_t i = 0; i < n && !quote; i++)
+		quote = s[i] == ',' || s[i] == '"' || s[i] < 0x20 || s[i] == 0x7f;
+	if (!quote) {
+		out_write(f, (const char *)s, n);
+		return;
+	}
+	out_char(f, '"');
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '"')
+			out_char(f, '"');
+		out_char(f, (char)s[i]);
+	}
+	out_char(f, '"');
+}
+
+/* The value of a cell as csv or json wants it: numbers in full precision. */
+static int cell_machine(struct format *f, sqlite3_stmt *stmt, int i)
+{
+	char num[64];
+	size_t n;
+	double v;
+	int json = f->kind == FORMAT_JSON;
+
+	switch (sqlite3_column_type(stmt, i)) {
+	case SQLITE_NULL:
+		if (json)
+			out_str(f, "null");
+		return 0;
+	case SQLITE_INTEGER:
+		n = fmt_i64(num, sqlite3_column_int64(stmt, i));
+		out_write(f, num, n);
+		return 0;
+	case SQLITE_FLOAT:
+		v = sqlite3_column_double(stmt, i);
+		if (json && !isfinite(v)) {
+			out_str(f, "null"); /* JSON has no infinity */
+			return 0;
+		}
+		n = format_double(num, v);
+		out_write(f, num, n);
+		return 0;
+	default: {
+		const unsigned char *s = sqlite3_column_text(stmt, i);
+		size_t len = (size_t)sqlite3_column_bytes(stmt, i);
+
+		if (!s)
+			s = (const unsigned char *)"";
+		if (!json) {
+			csv_field(f, s, len);
+			return 0;
+		}
+		f->cell_len = 0;
+		if (format_json_string(&f->cell, &f->cell_len, &f->cell_cap, s, len))
+			return -ENOMEM;
+		out_write(f, f->cell, f->cell_len);
+		return 0;
+	}
+	}
+}
+
+static int section_csv(struct format *f, sqlite3_stmt *stmt, char *err, size_t errlen)
+{
+	int rc;
+
+	if (f->nwritten)
+		out_char(f, '\n');
+	for (size_t i = 0; i < f->ncols; i++) {
+		if (i)
+			out_char(f, ',');
+		csv_field(f, (const unsigned char *)f->cols[i].name, strlen(f->cols[i].name));
+	}
+	out_char(f, '\n');
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		for (size_t i = 0; i < f->ncols; i++) {
+			if (i)
+				out_char(f, ',');
+			if (cell_machine(f, stmt, (int)i))
+				return -ENOMEM;
+		}
+		out_char(f, '\n');
+	}
+	if (rc != SQLITE_DONE)
+		return step_error(stmt, err, errlen);
+	return f->werr;
+}
+
+static int section_json(struct format *f, const char *name, sqlite3_stmt *stmt, char *err, size_t errlen)
+{
+	char **keys = calloc(f->ncols ? f->ncols : 1, sizeof(*keys));
+	size_t nrow = 0;
+	int rc, ret = -ENOMEM;
+
+	if (!keys)
+		return -ENOMEM;
+	/* The keys, escaped once: ',"name":' */
+	for (size_t i = 0; i < f->ncols; i++) {
+		size_t len = 0, cap = 0;
+
+		if (buf_append(&keys[i], &len, &cap, i ? "," : "{", 1) ||
+		    format_json_string(&keys[i], &len, &cap, (const unsigned char *)f->cols[i].name,
+				       strlen(f->cols[i].name)) ||
+		    buf_append(&keys[i], &len, &cap, ":", 1))
+			goto out;
+	}
+	if (f->nsections > 1) {
+		out_str(f, f->nwritten ? ",\n" : "{\n");
+		f->cell_len = 0;
+		if (format_json_string(&f->cell, &f->cell_len, &f->cell_cap, (const unsigned char *)name,
+				       strlen(name)))
+			goto out;
+		out_write(f, f->cell, f->cell_len);
+		out_str(f, ": ");
+	}
+	out_char(f, '[');
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		out_str(f, nrow++ ? ",\n" : "\n");
+		for (size_t i = 0; i < f->ncols; i++) {
+			out_str(f, keys[i]);
+			if (cell_machine(f, stmt, (int)i))
+				goto out;
+		}
+		out_str(f, f->ncols ? "}" : "{}");
+	}
+	if (rc != SQLITE_DONE) {
+		ret = step_error(stmt, err, errlen);
+		goto out;
+	}
+	out_str(f, nrow ? "\n]" : "]");
+	if (f->nsections <= 1)
+		out_char(f, '\n');
+	ret = f->werr;
+out:
+	for (size_t i = 0; i < f->ncols; i++)
+		free(keys[i]);
+	free(keys);
+	return ret;
+}
+
+int format_section(struct format *f, const char *name, sqlite3_stmt *stmt, int single_row,
+		   char *err, size_t errlen)
+{
+	int rc = columns_init(f, stmt);
+
+	if (rc)
+		return rc;
+	switch (f->kind) {
+	case FORMAT_CSV: rc = section_csv(f, stmt, err, errlen); break;
+	case FORMAT_JSON: rc = section_json(f, name, stmt, err, errlen); break;
+	default:
+		rc = single_row ? section_fields(f, name, stmt, err, errlen)
+				: section_grid(f, name, stmt, err, errlen);
+	}
+	f->nwritten++;
+	if (!rc && f->werr)
+		rc = f->werr;
+	return rc;
+}
+
+int format_notes(struct format *f, sqlite3_stmt *stmt, int missing_only, char *err, size_t errlen)
+{
+	int md = f->kind == FORMAT_MARKDOWN, rc, text_col = -1, missing_col = -1;
+	size_t n = 0;
+
+	if (!format_is_human(f->kind))
+		return 0;
+	for (int i = 0; i < sqlite3_column_count(stmt); i++) {
+		if (strcmp(sqlite3_column_name(stmt, i), "text") == 0)
+			text_col = i;
+		else if (strcmp(sqlite3_column_name(stmt, i), "missing") == 0)
+			missing_col = i;
+	}
+	if (text_col < 0)
+		return 0;
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		if (missing_only && missing_col >= 0 && sqlite3_column_int(stmt, missing_col) == 0)
+			continue;
+		if (n++ == 0) {
+			out_str(f, md ? "\n### notes\n\n" : "\nnotes\n");
+		}
+		f->cell_len = 0;
+		if (format_sanitize(&f->cell, &f->cell_len, &f->cell_cap, sqlite3_column_text(stmt, text_col),
+				    (size_t)sqlite3_column_bytes(stmt, text_col), md) < 0)
+			return -ENOMEM;
+		out_str(f, md ? "- " : "  - ");
+		out_write(f, f->cell, f->cell_len);
+		out_char(f, '\n');
+	}
+	if (rc != SQLITE_DONE)
+		return step_error(stmt, err, errlen);
+	return f->werr;
+}
+
+int format_end(struct format *f)
+{
+	if (f->kind == FORMAT_JSON && f->nsections > 1)
+		out_str(f, f->nwritten ? "\n}\n" : "{}\n");
+	out_flush(f);
+	if (!f->werr && fflush(f->out) != 0)
+		f->werr = errno ? -errno : -EIO;
+	return f->werr;
+}

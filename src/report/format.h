@@ -1,0 +1,81 @@
+/* Output formats of mfu-report: table, csv, json, markdown.
+ *
+ * A format writes the rows of prepared analysis statements to a FILE, one
+ * section after another: format_new, format_section for each section,
+ * format_notes (table and markdown only), format_end, format_free. Every
+ * string that comes from the database is escaped for the format. */
+#ifndef MFU_REPORT_FORMAT_H
+#define MFU_REPORT_FORMAT_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdio.h>
+
+enum format_kind {
+	FORMAT_TABLE,
+	FORMAT_CSV,
+	FORMAT_JSON,
+	FORMAT_MARKDOWN,
+};
+
+/* "table|csv|json|markdown", for usage messages. */
+#define FORMAT_NAMES "table|csv|json|markdown"
+
+struct format;
+
+/* The format called @name. Returns 0 or -EINVAL. */
+int format_parse(const char *name, enum format_kind *out);
+
+/* 1 for the formats meant for people (table, markdown), which carry the
+ * notes under the tables; 0 for csv and json. */
+int format_is_human(enum format_kind kind);
+
+/* A writer of @nsections sections to @out. Returns 0 or -ENOMEM. */
+int format_new(enum format_kind kind, FILE *out, size_t nsections, struct format **fmt);
+
+/* Write section @name: every row of @stmt (stepped to the end; for table and
+ * markdown it is stepped twice, with a reset in between, to size the
+ * columns, so it must give the same rows twice: run it in a transaction).
+ * @single_row: the section has one row (summary), which table and markdown
+ * show as a two-column field/value list. On an SQLite error returns -EIO
+ * with sqlite3_errmsg in @err; on a write error -errno. */
+int format_section(struct format *fmt, const char *name, sqlite3_stmt *stmt, int single_row,
+		   char *err, size_t errlen);
+
+/* Table and markdown: write the rows of @stmt (columns kind, text, missing;
+ * see analyses/notes.sql) as a list of notes under the tables, only those
+ * with missing = 1 if @missing_only. Nothing is written when no row
+ * qualifies. Errors as format_section. */
+int format_notes(struct format *fmt, sqlite3_stmt *stmt, int missing_only, char *err, size_t errlen);
+
+/* Close the output (the JSON object of several sections) and flush it.
+ * Returns 0 or -errno of the failed write. */
+int format_end(struct format *fmt);
+
+/* Free @fmt; NULL is fine. Does not close the FILE. */
+void format_free(struct format *fmt);
+
+/* Shortest-ish decimal text of a finite double that reads back (strtod) as
+ * exactly @v: a plain decimal when at most 9 fraction digits do, else
+ * printf's "%.17g". Writes at most 32 bytes plus NUL into @buf; returns the
+ * length. Non-finite values give "inf", "-inf" or "nan". */
+size_t format_double(char *buf, double v);
+
+/* @v in engineering notation with three significant digits and an SI
+ * prefix, e.g. 1234567 -> "1.23 M" (k, M, G, T, P, E). Returns the length. */
+size_t format_eng(char *buf, size_t len, double v);
+
+/* Make @s (@n bytes) safe to show in a table (@markdown: in a markdown table
+ * cell): control characters and bytes that are not UTF-8 become visible
+ * escapes (\n, \t, \x1b, \u0085), and for markdown '|', '\' and the
+ * characters that would start formatting get a backslash. Appends to the
+ * malloc'd *buf (*len used, *cap allocated). Returns the display width in
+ * characters, or -ENOMEM. */
+long format_sanitize(char **buf, size_t *len, size_t *cap, const unsigned char *s, size_t n, int markdown);
+
+/* Append @s (@n bytes) to *buf as a JSON string with quotes: escapes for
+ * '"', '\', control characters, U+2028/9; bytes that are not UTF-8 become
+ * U+FFFD, so the output is always valid JSON. Returns 0 or -ENOMEM. */
+int format_json_string(char **buf, size_t *len, size_t *cap, const unsigned char *s, size_t n);
+
+#endif

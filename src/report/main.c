@@ -1,0 +1,253 @@
+/* mfu-report: print the per-step and per-phase MFU of a recorded run. */
+#include "analysis.h"
+#include "db.h"
+#include "format.h"
+#include "util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROG "mfu-report"
+
+enum {
+	EXIT_DATA = 1,  /* the database cannot be read, or output failed */
+	EXIT_USAGE = 2,
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: " PROG " [--db FILE] [--format FORMAT] [SECTION...]\n"
+		"       " PROG " --list | --sql SECTION | --help | --version\n"
+		"\n"
+		"Print the MFU report of a run recorded by mfu-record.\n"
+		"\n"
+		"  -d, --db FILE        the run database (default run.sqlite)\n"
+		"  -f, --format FORMAT  " FORMAT_NAMES " (default table)\n"
+		"  -l, --list           list the sections and what they show\n"
+		"  -s, --sql SECTION    print the SQL behind SECTION, to run or adapt:\n"
+		"                         " PROG " --sql steps > steps.sql\n"
+		"                         sqlite3 -header -column run.sqlite < steps.sql\n"
+		"  -h, --help           show this help\n"
+		"  -V, --version        show the version\n"
+		"\n"
+		"SECTION: %s (default summary). Several sections are\n"
+		"printed in the order given. Utilizations are fractions in csv and json,\n"
+		"percentages in table and markdown; times are milliseconds.\n"
+		"\n"
+		"Exit status: 0 done, 1 the database cannot be read or output failed,\n"
+		"2 bad usage. See mfu-report(1) and docs/report.md.\n",
+		analysis_names());
+}
+
+static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '" PROG " --help'.\n");
+	return EXIT_USAGE;
+}
+
+static const struct analysis *find_section(const char *name)
+{
+	const struct analysis *a = analysis_find(name);
+
+	if (!a)
+		fprintf(stderr, PROG ": unknown section '%s' (sections: %s)\n", name, analysis_names());
+	return a;
+}
+
+/* Say why an SQLite step failed: a damaged file is the usual reason. */
+static void db_error(sqlite3 *db, const char *path, const char *what, const char *msg)
+{
+	int code = db ? sqlite3_errcode(db) : SQLITE_OK;
+
+	if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
+		fprintf(stderr, PROG ": %s: %s: the database is corrupt (truncated or damaged): %s\n", path, what,
+			msg);
+	else
+		fprintf(stderr, PROG ": %s: %s: %s\n", path, what, msg);
+}
+
+/* csv and json keep stdout for data: the notes that explain missing values
+ * go to stderr, one line each. */
+static int notes_to_stderr(sqlite3_stmt *stmt, char *err, size_t errlen)
+{
+	char *line = NULL;
+	size_t len = 0, cap = 0;
+	int rc, ret = 0;
+
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		if (sqlite3_column_int(stmt, 2) == 0)
+			continue;
+		len = 0;
+		if (format_sanitize(&line, &len, &cap, sqlite3_column_text(stmt, 1),
+				    (size_t)sqlite3_column_bytes(stmt, 1), 0) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		fprintf(stderr, PROG ": note: %s\n", line);
+	}
+	if (rc != SQLITE_DONE) {
+		strbuf(err, errlen, "%s", sqlite3_errmsg(sqlite3_db_handle(stmt)));
+		ret = -EIO;
+	}
+out:
+	free(line);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "list", no_argument, NULL, 'l' },
+		{ "sql", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = "run.sqlite", *sql_for = NULL, *format_name = "table";
+	const struct analysis *sections[32], *all, *notes = analysis_find("notes");
+	enum format_kind kind;
+	struct format *fmt = NULL;
+	sqlite3 *db = NULL;
+	sqlite3_stmt *stmt = NULL;
+	size_t nsections = 0, nall;
+	int opt, list = 0, ret = EXIT_DATA, rc, with_summary = 0, with_notes = 0;
+	char err[1024];
+
+	/* One thread uses SQLite here: no mutex around every sqlite3_column_*
+	 * call (8% of a 1M-step csv report). Must precede any other call. */
+	sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":d:f:ls:hV", options, NULL)) != -1) {
+		switch (opt) {
+		case 'd': path = optarg; break;
+		case 'f': format_name = optarg; break;
+		case 'l': list = 1; break;
+		case 's': sql_for = optarg; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf(PROG " %s\n", MFU_VERSION); return 0;
+		case ':': return bad_usage("option '%s' needs an argument", argv[optind - 1]);
+		default: return bad_usage("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (format_parse(format_name, &kind))
+		return bad_usage("unknown format '%s' (formats: " FORMAT_NAMES ")", format_name);
+	if (!*path)
+		return bad_usage("the database name is empty");
+
+	all = analysis_all(&nall);
+	if (list) {
+		for (size_t i = 0; i < nall; i++)
+			printf("%-8s  %s\n", all[i].name, all[i].description);
+		return fflush(stdout) ? EXIT_DATA : 0;
+	}
+	if (sql_for) {
+		const struct analysis *a = find_section(sql_for);
+		const char *sql = a ? analysis_sql(a) : NULL;
+
+		if (!a)
+			return EXIT_USAGE;
+		if (!sql) {
+			fprintf(stderr, PROG ": analyses/%s.sql is missing from this build\n", a->name);
+			return EXIT_DATA;
+		}
+		fputs(sql, stdout);
+		return fflush(stdout) ? EXIT_DATA : 0;
+	}
+
+	for (int i = optind; i < argc; i++) {
+		const struct analysis *a = find_section(argv[i]);
+		int dup = 0;
+
+		if (!a)
+			return EXIT_USAGE;
+		for (size_t k = 0; k < nsections; k++)
+			dup |= sections[k] == a;
+		if (!dup && nsections < ARRAY_SIZE(sections))
+			sections[nsections++] = a;
+	}
+	if (nsections == 0)
+		sections[nsections++] = analysis_find("summary");
+
+	rc = db_open_readonly(path, &db, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return EXIT_DATA;
+	}
+	/* Nothing in a report writes; make sure of it. The sorts of a 1M-step
+	 * run stay in memory rather than in temporary files. */
+	if (db_exec(db, "PRAGMA query_only = 1; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536;"
+			" BEGIN",
+		    err, sizeof(err))) {
+		db_error(db, path, "cannot read", err);
+		goto out;
+	}
+	if (format_new(kind, stdout, nsections, &fmt)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		goto out;
+	}
+	for (size_t i = 0; i < nsections; i++) {
+		const struct analysis *a = sections[i];
+
+		with_summary |= strcmp(a->name, "summary") == 0;
+		with_notes |= a == notes;
+		rc = analysis_prepare(a, db, &stmt, err, sizeof(err));
+		if (!rc)
+			rc = format_section(fmt, a->name, stmt, a->single_row, err, sizeof(err));
+		if (rc) {
+			if (rc == -EIO || rc == -EINVAL || rc == -ENOENT)
+				db_error(db, path, a->name, err);
+			else
+				fprintf(stderr, PROG ": %s: %s\n", a->name, strerror(-rc));
+			goto out;
+		}
+		sqlite3_finalize(stmt);
+		stmt = NULL;
+	}
+
+	/* The notes: under the tables for people (all of them with the summary,
+	 * else only why values are missing), on stderr for csv and json. */
+	if (!(format_is_human(kind) && with_notes)) {
+		rc = analysis_prepare(notes, db, &stmt, err, sizeof(err));
+		if (!rc)
+			rc = format_is_human(kind) ? format_notes(fmt, stmt, !with_summary, err, sizeof(err)) : 0;
+		if (rc) {
+			db_error(db, path, "notes", err);
+			goto out;
+		}
+	}
+	rc = format_end(fmt);
+	if (rc) {
+		fprintf(stderr, PROG ": cannot write the report: %s\n", strerror(-rc));
+		goto out;
+	}
+	if (stmt && !format_is_human(kind)) {
+		rc = notes_to_stderr(stmt, err, sizeof(err));
+		if (rc) {
+			db_error(db, path, "notes", rc == -ENOMEM ? "out of memory" : err);
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(stmt);
+	format_free(fmt);
+	if (db) {
+		sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+		sqlite3_close(db);
+	}
+	return ret;
+}

@@ -1,0 +1,634 @@
+#!/usr/bin/env python3
+"""End-to-end tests of mfu-report on fixture databases.
+
+The fixtures are built here: schema/001.sql plus rows of known times, FLOPs
+and peaks; every number mfu-report prints is recomputed in Python from those
+rows and compared. Run through meson (`meson test -C BUILD report`) or by
+hand:
+
+    MFU_REPORT=build/src/report/mfu-report python3 tests/e2e/test_report.py -v
+
+MFU_REPORT names the mfu-report binary; MFU_SOURCE_ROOT the source tree
+(default: two directories up from this file).
+"""
+import csv
+import io
+import json
+import math
+import os
+import random
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.environ.get('MFU_SOURCE_ROOT') or os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPORT = os.environ.get('MFU_REPORT') or os.path.join(ROOT, 'build', 'src', 'report', 'mfu-report')
+
+START_NS = 5_000_000_000          # run.start_ns
+PEAK_FLOPS = 2.0e12               # FLOP/s
+PEAK_BW = 5.0e10                  # bytes/s
+NCPU = 4.0
+ODD_NAME = 'a,"b"\nc'             # a phase name that needs quoting everywhere
+NASTY_NAME = 'x|y\x1b[31m\ttab\\z'  # pipe, escape sequence, tab, backslash
+
+STEP_COLUMNS = ['step', 'begin_ms', 'wall_ms', 'model_flops', 'model_bytes', 'hw_flops', 'mfu', 'hfu',
+                'mbu', 'cpu_ms', 'cpu_util', 'ctx_switches', 'page_faults', 'ipc']
+PHASE_COLUMNS = ['phase', 'count', 'total_ms', 'mean_ms', 'p50_ms', 'p95_ms', 'share', 'mfu',
+                 'model_flops', 'cpu_ms', 'hfu', 'mbu']
+SUMMARY_COLUMNS = ['steps', 'wall_ms', 'mfu', 'peak_flops', 'peak_source', 'peak_bw', 'dtype',
+                   'mean_step_ms', 'p50_step_ms', 'mbu', 'hfu', 'cpu_util', 'ncpu', 'lost_records',
+                   'anomalies', 'exit_status', 'exit_signal', 'state']
+
+
+def schema_sql():
+    with open(os.path.join(ROOT, 'schema', '001.sql'), encoding='utf-8') as f:
+        return f.read()
+
+
+def nearest_rank(values, p):
+    """The p-th percentile by nearest rank: the value at rank ceil(p/100 * n)."""
+    s = sorted(values)
+    k = -(-p * len(s) // 100)
+    return s[k - 1]
+
+
+class Fixture:
+    """A run database with known rows, and the numbers expected from it."""
+
+    def __init__(self, path, peak=True, wal=False, nsteps=10, phases=True, hw=False):
+        self.path = path
+        db = sqlite3.connect(path)
+        if wal:
+            db.execute('PRAGMA journal_mode=WAL')   # as mfu-record writes it
+        db.executescript(schema_sql())
+        db.execute(
+            "INSERT INTO run (id, mfu_version, command, cwd, start_unix_ns, start_ns, end_ns, host,"
+            " ncpu_affinity, ncpu, dtype, peak_flops, peak_flops_source, peak_bw, peak_bw_source,"
+            " target_pid, exit_status, exit_signal, lost_records, state)"
+            " VALUES (1, '0.1.0', '[\"./app\"]', '/tmp', 0, ?, ?, 'host', 4, ?, 'fp32', ?, ?, ?, ?,"
+            " 42, 0, NULL, 3, 'complete')",
+            (START_NS, START_NS + 10_000_000_000, NCPU,
+             PEAK_FLOPS if peak else None, 'user: --peak-flops 2T' if peak else None,
+             PEAK_BW if peak else None, 'measured: triad' if peak else None))
+        # Steps: step i lasts (i+1) * 10 ms (+ i * 1234 ns so the times are not
+        # round), declares (i+1) GFLOP except step 3, which declares nothing.
+        self.steps = []
+        t = START_NS + 1_000_000
+        for i in range(nsteps):
+            wall = (i + 1) * 10_000_000 + i * 1234
+            flops = None if i == 3 else (i + 1) * 1.0e9
+            row = dict(step=i, begin_ns=t, wall_ns=wall, model_flops=flops, model_bytes=2.0e8,
+                       cpu_ns=wall * 2 + 17, ctx_switches=i, page_faults=2 * i,
+                       cycles=1000 * (i + 1) if hw else None,
+                       instructions=1500 * (i + 1) if hw else None,
+                       hw_flops=flops * 1.5 if hw and flops else None)
+            self.steps.append(row)
+            db.execute(
+                "INSERT INTO step (step, pid, tid, end_tid, begin_ns, end_ns, wall_ns, model_flops,"
+                " model_bytes, cpu_ns, ctx_switches, cpu_migrations, page_faults, cycles,"
+                " instructions, hw_flops, complete) VALUES (?, 42, 42, 42, ?, ?, ?, ?, ?, ?, ?, 0, ?,"
+                " ?, ?, ?, 1)",
+                (i, t, t + wall, wall, flops, 2.0e8, row['cpu_ns'], i, 2 * i, row['cycles'],
+                 row['instructions'], row['hw_flops']))
+            t += wall + 500_000
+        # A step that never ended: in no table.
+        db.execute("INSERT INTO step (step, pid, tid, begin_ns, model_flops, complete)"
+                   " VALUES (?, 42, 42, ?, 1e15, 0)", (nsteps, t))
+        self.phase_rows = []   # (name, step, wall_ns, model_flops, cpu_ns) of the counted ones
+        if phases:
+            pid = 0
+
+            def phase(step, name, begin, wall, flops=None, complete=1, depth=0, cpu=None):
+                nonlocal pid
+                db.execute(
+                    "INSERT INTO phase (id, step, name, pid, tid, depth, begin_ns, end_ns, wall_ns,"
+                    " model_flops, cpu_ns, complete) VALUES (?, ?, ?, 42, 42, ?, ?, ?, ?, ?, ?, ?)",
+                    (pid, step, name, depth, begin, begin + wall if complete else None,
+                     wall if complete else None, flops, cpu, complete))
+                pid += 1
+                if complete and (step is None or step < nsteps):
+                    self.phase_rows.append((name, step, wall, flops, cpu))
+
+            # Outside any step: counted (phases are not only inside steps).
+            phase(None, 'load', START_NS, 700_000, cpu=100_000)
+            for s in self.steps:
+                b, w = s['begin_ns'], s['wall_ns']
+                phase(s['step'], 'forward', b, w * 6 // 10, flops=s['model_flops'], cpu=w)
+                if s['step'] % 2 == 0:   # nested inside forward
+                    phase(s['step'], 'attention', b + 1000, w // 5, flops=1.0e8, depth=1, cpu=w // 5)
+                phase(s['step'], 'backward', b + w * 6 // 10, w * 3 // 10, cpu=w // 2)
+                if s['step'] < 3:
+                    phase(s['step'], ODD_NAME, b, 1_000_000 * (s['step'] + 1))
+                    phase(s['step'], NASTY_NAME, b, 2_000_000)
+            # Not counted: an unfinished phase, a phase of the unfinished step.
+            phase(0, 'forward', t, 0, complete=0)
+            phase(nsteps, 'forward', t, 5_000_000, flops=1e15)
+        db.execute("INSERT INTO note (kind, text) VALUES ('missing_counters',"
+                   " 'cycles, instructions, FP_ARITH: no hardware PMU on this machine')")
+        for kind in ('step_open_at_exit', 'step_open_at_exit', 'phase_end_mismatch'):
+            db.execute("INSERT INTO anomaly (time_ns, pid, tid, kind) VALUES (0, 42, 42, ?)", (kind,))
+        db.commit()
+        db.close()
+        self.peak = peak
+        self.hw = hw
+
+    # ---- the expected numbers, computed from the rows ----
+
+    def step_expect(self, s):
+        w_s = s['wall_ns'] / 1e9
+        pf = PEAK_FLOPS if self.peak else None
+        pb = PEAK_BW if self.peak else None
+        return dict(
+            step=s['step'], wall_ms=s['wall_ns'] / 1e6, begin_ms=(s['begin_ns'] - START_NS) / 1e6,
+            model_flops=s['model_flops'], model_bytes=s['model_bytes'], hw_flops=s['hw_flops'],
+            mfu=s['model_flops'] / (w_s * pf) if pf and s['model_flops'] is not None else None,
+            hfu=s['hw_flops'] / (w_s * pf) if pf and s['hw_flops'] is not None else None,
+            mbu=s['model_bytes'] / (w_s * pb) if pb else None,
+            cpu_ms=s['cpu_ns'] / 1e6, cpu_util=s['cpu_ns'] / (s['wall_ns'] * NCPU),
+            ctx_switches=s['ctx_switches'], page_faults=s['page_faults'],
+            ipc=s['instructions'] / s['cycles'] if s['cycles'] else None)
+
+    def summary_expect(self):
+        walls = [s['wall_ns'] for s in self.steps]
+        with_f = [s for s in self.steps if s['model_flops'] is not None]
+        pf = PEAK_FLOPS if self.peak else None
+        mfu = None
+        if pf and with_f:
+            mfu = sum(s['model_flops'] for s in with_f) / (sum(s['wall_ns'] for s in with_f) / 1e9 * pf)
+        return dict(
+            steps=len(self.steps), wall_ms=sum(walls) / 1e6, mfu=mfu,
+            peak_flops=pf, peak_bw=PEAK_BW if self.peak else None, dtype='fp32',
+            peak_source='user: --peak-flops 2T' if self.peak else None,
+            mean_step_ms=sum(walls) / len(walls) / 1e6,
+            p50_step_ms=nearest_rank(walls, 50) / 1e6, p95_step_ms=nearest_rank(walls, 95) / 1e6,
+            mbu=(sum(s['model_bytes'] for s in self.steps) / (sum(walls) / 1e9 * PEAK_BW)
+                 if self.peak else None),
+            cpu_util=sum(s['cpu_ns'] for s in self.steps) / (sum(walls) * NCPU),
+            ncpu=NCPU, lost_records=3, anomalies=3, exit_status=0, exit_signal=None,
+            state='complete', incomplete_steps=1)
+
+    def phases_expect(self):
+        total_steps = sum(s['wall_ns'] for s in self.steps)
+        out = []
+        for name in dict.fromkeys(r[0] for r in self.phase_rows):   # first-seen order
+            rows = [r for r in self.phase_rows if r[0] == name]
+            walls = [r[2] for r in rows]
+            fl = [r for r in rows if r[3] is not None]
+            cpu = [r[4] for r in rows if r[4] is not None]
+            out.append(dict(
+                phase=name, count=len(rows), total_ms=sum(walls) / 1e6,
+                mean_ms=sum(walls) / len(walls) / 1e6,
+                p50_ms=nearest_rank(walls, 50) / 1e6, p95_ms=nearest_rank(walls, 95) / 1e6,
+                share=sum(walls) / total_steps,
+                mfu=(sum(r[3] for r in fl) / (sum(r[2] for r in fl) / 1e9 * PEAK_FLOPS)
+                     if fl and self.peak else None),
+                model_flops=sum(r[3] for r in fl) if fl else None,
+                cpu_ms=sum(cpu) / 1e6 if cpu else None, hfu=None, mbu=None))
+        return out
+
+
+class ReportTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not os.access(REPORT, os.X_OK):
+            raise unittest.SkipTest('mfu-report not found at %s (set MFU_REPORT)' % REPORT)
+        cls.tmp = tempfile.mkdtemp(prefix='mfu-report-test-')
+        cls.fx = Fixture(os.path.join(cls.tmp, 'run.sqlite'))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def run_report(self, *args, db=None, check=True):
+        cmd = [REPORT, '--db', db or self.fx.path] + list(args)
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        if check and r.returncode != 0:
+            self.fail('%s exited %d: %s' % (' '.join(cmd), r.returncode, r.stderr.decode(errors='replace')))
+        return r
+
+    def json(self, *sections, db=None):
+        r = self.run_report('--format', 'json', *sections, db=db)
+        return json.loads(r.stdout.decode('utf-8')), r.stderr.decode()
+
+    def assertValue(self, got, want, what):
+        """NULL must stay null (never 0); numbers agree to 1e-12 relative."""
+        if want is None:
+            self.assertIsNone(got, what)
+        elif isinstance(want, str):
+            self.assertEqual(got, want, what)
+        else:
+            self.assertIsNotNone(got, what)
+            self.assertTrue(math.isclose(got, want, rel_tol=1e-12, abs_tol=1e-15),
+                            '%s: got %r, want %r' % (what, got, want))
+
+    def assertRow(self, got, want, what):
+        for k, v in want.items():
+            self.assertIn(k, got, '%s lacks %s' % (what, k))
+            self.assertValue(got[k], v, '%s.%s' % (what, k))
+
+
+class JsonTest(ReportTest):
+    def test_summary_is_default_section(self):
+        got, _ = self.json()
+        self.assertIsInstance(got, list)
+        self.assertEqual(len(got), 1)
+        self.assertEqual(list(got[0])[:7], SUMMARY_COLUMNS[:7])
+        for k in SUMMARY_COLUMNS:
+            self.assertIn(k, got[0])
+        self.assertRow(got[0], self.fx.summary_expect(), 'summary')
+        self.assertIsInstance(got[0]['steps'], int)
+
+    def test_steps(self):
+        got, _ = self.json('steps')
+        self.assertEqual(len(got), 10)            # the unfinished step is left out
+        for row, s in zip(got, self.fx.steps):
+            self.assertEqual(list(row), STEP_COLUMNS)
+            self.assertRow(row, self.fx.step_expect(s), 'step %d' % s['step'])
+            self.assertIsInstance(row['step'], int)
+        self.assertIsNone(got[3]['mfu'])          # declared no FLOPs: unknown, not 0
+        self.assertIsNone(got[0]['hfu'])          # no FP counters: unknown, not 0
+        self.assertIsNone(got[0]['ipc'])
+        # MFU of step 0 by hand: 1 GFLOP in 10 ms on a 2 TFLOP/s peak = 5%
+        self.assertAlmostEqual(got[0]['mfu'], 1e9 / (0.010 * 2e12), places=12)
+
+    def test_phases(self):
+        got, _ = self.json('phases')
+        want = self.fx.phases_expect()
+        self.assertEqual([r['phase'] for r in got], [w['phase'] for w in want])
+        self.assertEqual([r['phase'] for r in got][:4], ['load', 'forward', 'attention', 'backward'])
+        for row, w in zip(got, want):
+            self.assertEqual(list(row), PHASE_COLUMNS)
+            self.assertRow(row, w, 'phase %r' % w['phase'])
+        by = {r['phase']: r for r in got}
+        self.assertEqual(by['forward']['count'], 10)   # not the unfinished ones
+        self.assertIsNone(by['backward']['mfu'])       # no FLOPs declared
+        self.assertIsNone(by[ODD_NAME]['cpu_ms'])      # not counted
+        self.assertEqual(by[NASTY_NAME]['phase'], NASTY_NAME)
+        # forward holds 60% of every step: share ~0.6; nested attention adds more
+        self.assertAlmostEqual(by['forward']['share'], 0.6, places=3)
+
+    def test_percentiles_nearest_rank(self):
+        # 20 occurrences 1..20 ms: p50 = 10 ms (rank 10), p95 = 19 ms (rank 19);
+        # 7 occurrences: p50 = rank 4, p95 = rank 7 (the maximum).
+        path = os.path.join(self.tmp, 'pct.sqlite')
+        Fixture(path, nsteps=1, phases=False)
+        db = sqlite3.connect(path)
+        vals = list(range(1, 21))
+        random.Random(7).shuffle(vals)
+        for i, v in enumerate(vals):
+            db.execute("INSERT INTO phase (id, step, name, pid, tid, depth, begin_ns, end_ns, wall_ns,"
+                       " complete) VALUES (?, NULL, 'twenty', 1, 1, 0, 0, ?, ?, 1)", (i, v * 1000000, v * 1000000))
+        for i, v in enumerate([5, 1, 7, 3, 3, 9, 2]):
+            db.execute("INSERT INTO phase (id, step, name, pid, tid, depth, begin_ns, end_ns, wall_ns,"
+                       " complete) VALUES (?, NULL, 'seven', 1, 1, 0, 0, ?, ?, 1)", (100 + i, v * 1000000, v * 1000000))
+        db.commit()
+        db.close()
+        got, _ = self.json('phases', db=path)
+        by = {r['phase']: r for r in got}
+        self.assertEqual(by['twenty']['p50_ms'], 10)
+        self.assertEqual(by['twenty']['p95_ms'], 19)
+        self.assertEqual(by['seven']['p50_ms'], 3)       # sorted 1 2 3 3 5 7 9, rank 4
+        self.assertEqual(by['seven']['p95_ms'], 9)
+        self.assertEqual(by['seven']['count'], 7)
+
+    def test_several_sections_keyed(self):
+        got, _ = self.json('steps', 'summary', 'phases')
+        self.assertIsInstance(got, dict)
+        self.assertEqual(list(got), ['steps', 'summary', 'phases'])
+        self.assertEqual(len(got['steps']), 10)
+        self.assertEqual(len(got['summary']), 1)
+
+    def test_duplicate_section_once(self):
+        got, _ = self.json('steps', 'steps')
+        self.assertIsInstance(got, list)
+        self.assertEqual(len(got), 10)
+
+    def test_notes_go_to_stderr(self):
+        r = self.run_report('--format', 'json', 'steps')
+        json.loads(r.stdout)    # stdout is only JSON
+        lines = r.stderr.decode().splitlines()
+        self.assertTrue(lines)
+        for line in lines:
+            self.assertTrue(line.startswith('mfu-report: note: '), line)
+        self.assertTrue(any('no hardware PMU' in l for l in lines))
+        self.assertTrue(any('3 marker records were lost' in l for l in lines))
+
+    def test_no_peak_gives_null(self):
+        path = os.path.join(self.tmp, 'nopeak.sqlite')
+        fx = Fixture(path, peak=False)
+        got, err = self.json('summary', 'steps', 'phases', db=path)
+        for key in ('mfu', 'hfu', 'mbu', 'peak_flops', 'peak_bw', 'peak_source'):
+            self.assertIsNone(got['summary'][0][key], key)
+        for row in got['steps']:
+            self.assertIsNone(row['mfu'])
+            self.assertIsNone(row['mbu'])
+            self.assertIsNotNone(row['cpu_util'])
+        for row in got['phases']:
+            self.assertIsNone(row['mfu'])
+        self.assertRow(got['summary'][0], fx.summary_expect(), 'summary')
+        self.assertIn('no fp32 FLOP/s peak is known', err)
+
+    def test_hw_counters(self):
+        path = os.path.join(self.tmp, 'hw.sqlite')
+        fx = Fixture(path, hw=True)
+        got, _ = self.json('steps', 'summary', db=path)
+        for row, s in zip(got['steps'], fx.steps):
+            self.assertRow(row, fx.step_expect(s), 'step %d' % s['step'])
+        self.assertAlmostEqual(got['steps'][0]['ipc'], 1.5)
+        hw = [s for s in fx.steps if s['hw_flops'] is not None]
+        want = sum(s['hw_flops'] for s in hw) / (sum(s['wall_ns'] for s in hw) / 1e9 * PEAK_FLOPS)
+        self.assertValue(got['summary'][0]['hfu'], want, 'summary hfu')
+
+    def test_empty_run(self):
+        path = os.path.join(self.tmp, 'empty.sqlite')
+        Fixture(path, nsteps=0, phases=False)
+        got, _ = self.json('summary', 'steps', 'phases', db=path)
+        self.assertEqual(got['steps'], [])
+        self.assertEqual(got['phases'], [])
+        s = got['summary'][0]
+        self.assertEqual(s['steps'], 0)
+        self.assertIsNone(s['mfu'])
+        self.assertIsNone(s['p50_step_ms'])
+
+    def test_invalid_utf8_stays_valid_json(self):
+        path = os.path.join(self.tmp, 'utf8.sqlite')
+        Fixture(path, nsteps=1, phases=False)
+        db = sqlite3.connect(path)
+        db.execute("INSERT INTO phase (id, step, name, pid, tid, depth, begin_ns, end_ns, wall_ns, complete)"
+                   " VALUES (1, 0, CAST(X'666f6fff00627172' AS TEXT), 1, 1, 0, 0, 1, 1, 1)")
+        db.commit()
+        db.close()
+        got, _ = self.json('phases', db=path)
+        self.assertEqual(got[0]['phase'], 'foo\ufffd\x00bqr')
+
+
+class SqlByHandTest(ReportTest):
+    def test_sql_prints_the_analysis(self):
+        for section, cols in (('steps', STEP_COLUMNS), ('phases', PHASE_COLUMNS), ('summary', None)):
+            r = self.run_report('--sql', section)
+            sql = r.stdout.decode()
+            self.assertTrue(sql.lstrip().startswith('--'), 'starts with its comment')
+            with open(os.path.join(ROOT, 'analyses', section + '.sql'), encoding='utf-8') as f:
+                self.assertEqual(sql, f.read())
+            db = sqlite3.connect('file:%s?mode=ro' % self.fx.path, uri=True)
+            cur = db.execute(sql)
+            names = [d[0] for d in cur.description]
+            rows = [dict(zip(names, row)) for row in cur.fetchall()]
+            db.close()
+            if cols:
+                self.assertEqual(names, cols)
+            got, _ = self.json(section)
+            self.assertEqual(len(rows), len(got))
+            for a, b in zip(rows, got):
+                for k in names:
+                    self.assertValue(b[k], a[k], '%s.%s' % (section, k))
+
+    def test_list(self):
+        out = self.run_report('--list').stdout.decode()
+        for s in ('summary', 'steps', 'phases', 'notes'):
+            self.assertIn(s, out)
+
+
+class CsvTest(ReportTest):
+    def test_steps_csv(self):
+        r = self.run_report('--format', 'csv', 'steps')
+        rows = list(csv.reader(io.StringIO(r.stdout.decode())))
+        self.assertEqual(rows[0], STEP_COLUMNS)
+        self.assertEqual(len(rows), 11)
+        got, _ = self.json('steps')
+        for line, js in zip(rows[1:], got):
+            for k, cell in zip(STEP_COLUMNS, line):
+                if js[k] is None:
+                    self.assertEqual(cell, '', k)        # NULL is empty
+                else:
+                    self.assertEqual(float(cell), float(js[k]), k)   # full precision
+
+    def test_quoting(self):
+        r = self.run_report('--format', 'csv', 'phases')
+        text = r.stdout.decode()
+        self.assertIn('"a,""b""\nc"', text)          # RFC 4180
+        rows = list(csv.reader(io.StringIO(text)))
+        names = [row[0] for row in rows[1:]]
+        self.assertIn(ODD_NAME, names)
+        self.assertIn(NASTY_NAME, names)
+        for row in rows:
+            self.assertEqual(len(row), len(PHASE_COLUMNS))
+
+    def test_sections_separated_by_blank_line(self):
+        r = self.run_report('--format', 'csv', 'summary', 'steps')
+        text = r.stdout.decode()
+        first, second = text.split('\n\n')
+        s = list(csv.reader(io.StringIO(first)))
+        self.assertEqual(s[0][:7], SUMMARY_COLUMNS[:7])
+        self.assertEqual(len(s), 2)
+        st = list(csv.reader(io.StringIO(second)))
+        self.assertEqual(st[0], STEP_COLUMNS)
+        self.assertEqual(len(st), 11)
+
+
+class TableTest(ReportTest):
+    def grid(self, text, title):
+        """The lines of section @title's grid: header, dashes, rows."""
+        lines = text.split('\n')
+        i = lines.index(title)
+        out = []
+        for line in lines[i + 1:]:
+            if not line:
+                break
+            out.append(line)
+        return out
+
+    def test_steps_aligned(self):
+        text = self.run_report('steps').stdout.decode()
+        g = self.grid(text, 'steps')
+        self.assertEqual(len(g), 12)                  # header, dashes, 10 steps
+        self.assertEqual(len(set(len(l) for l in g)), 1, 'right-aligned numbers end together')
+        header = g[0].split()
+        for label in ('wall', 'ms', 'MFU', '%', 'FLOP'):
+            self.assertIn(label, header)
+        # MFU of step 0 in percent, 2 decimals; step 3 unknown
+        cols = [c for c in g[1].split('  ') if c]
+        mfu_col = g[0].index('MFU %') + len('MFU %')
+        self.assertEqual(g[2][:mfu_col].split()[-1], '%.2f' % (100 * 1e9 / (0.010 * 2e12)))
+        self.assertEqual(g[5][:mfu_col].split()[-1], '-')
+        self.assertIn('1.00 G', g[2])
+        self.assertTrue(cols)
+
+    def test_phases_escaped(self):
+        text = self.run_report('phases').stdout.decode()
+        self.assertNotIn('\x1b', text)
+        self.assertIn('a,"b"\\nc', text)
+        self.assertIn('x|y\\x1b[31m\\ttab\\\\z', text)
+        g = self.grid(text, 'phases')
+        self.assertEqual(len(set(len(l) for l in g)), 1)
+
+    def test_summary_notes(self):
+        text = self.run_report().stdout.decode()
+        self.assertTrue(text.startswith('summary\n'))
+        self.assertIn('MFU %', text)
+        self.assertIn('user: --peak-flops 2T', text)         # the peak source is named
+        self.assertIn('no hardware PMU on this machine', text)  # the recorder's note
+        self.assertIn('3 anomalies: 2 step_open_at_exit, 1 phase_end_mismatch', text)
+        self.assertIn('3 marker records were lost', text)
+        self.assertIn('1 step began but never ended', text)
+        self.assertIn('mfu covers 9 of 10 steps', text)
+        s = self.fx.summary_expect()
+        self.assertIn('%.2f' % (100 * s['mfu']), text)
+
+    def test_steps_only_has_missing_notes(self):
+        text = self.run_report('steps').stdout.decode()
+        self.assertIn('no hardware PMU', text)
+        self.assertNotIn('anomalies:', text)
+
+
+class MarkdownTest(ReportTest):
+    def test_markdown(self):
+        text = self.run_report('--format', 'markdown', 'summary', 'phases').stdout.decode()
+        self.assertIn('### summary', text)
+        self.assertIn('### phases', text)
+        table = [l for l in text.split('\n') if l.startswith('|')]
+        self.assertTrue(table)
+        for line in table:
+            self.assertTrue(line.endswith('|'), line)
+        # every row of the phases table has as many cells as its header
+        i = text.index('### phases')
+        rows = [l for l in text[i:].split('\n') if l.startswith('|')]
+        ncell = len(rows[0].replace('\\|', '').split('|'))
+        for line in rows:
+            self.assertEqual(len(line.replace('\\|', '').split('|')), ncell, line)
+        self.assertIn('x\\|y', text)
+        self.assertNotIn('\x1b', text)
+        self.assertIn('### notes', text)
+
+
+class ErrorTest(ReportTest):
+    def assertBadDb(self, path, exit_status=1):
+        d = os.path.dirname(path)
+        before = sorted(os.listdir(d))
+        r = subprocess.run([REPORT, '--db', path], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=60)
+        err = r.stderr.decode()
+        self.assertEqual(r.returncode, exit_status, err)
+        self.assertEqual(len(err.splitlines()), 1, err)
+        self.assertTrue(err.startswith('mfu-report: '), err)
+        self.assertEqual(r.stdout, b'')
+        self.assertEqual(sorted(os.listdir(d)), before, 'mfu-report created files')
+        return err
+
+    def bad_dir(self):
+        return tempfile.mkdtemp(dir=self.tmp)
+
+    def test_missing(self):
+        self.assertIn('no such file', self.assertBadDb(os.path.join(self.bad_dir(), 'nope.sqlite')))
+
+    def test_empty_file(self):
+        p = os.path.join(self.bad_dir(), 'empty.sqlite')
+        open(p, 'wb').close()
+        self.assertBadDb(p)
+
+    def test_random_bytes(self):
+        p = os.path.join(self.bad_dir(), 'random.sqlite')
+        with open(p, 'wb') as f:
+            f.write(random.Random(1).randbytes(10000))
+        self.assertBadDb(p)
+
+    def test_not_mfu(self):
+        p = os.path.join(self.bad_dir(), 'other.sqlite')
+        db = sqlite3.connect(p)
+        db.execute('CREATE TABLE t (x)')
+        db.commit()
+        db.close()
+        self.assertIn('not one written by mfu-record', self.assertBadDb(p))
+
+    def test_newer_schema(self):
+        p = os.path.join(self.bad_dir(), 'new.sqlite')
+        Fixture(p, nsteps=2)
+        db = sqlite3.connect(p)
+        db.execute('PRAGMA user_version = 99')
+        db.commit()
+        db.close()
+        self.assertIn('newer', self.assertBadDb(p))
+
+    def truncated(self, wal):
+        d = self.bad_dir()
+        real = os.path.join(d, 'real.sqlite')
+        Fixture(real, wal=wal)
+        self.assertGreater(os.path.getsize(real), 3 * 4096)
+        p = os.path.join(d, 'truncated.sqlite')
+        with open(real, 'rb') as f, open(p, 'wb') as g:
+            g.write(f.read(4096))
+        os.unlink(real)
+        return p
+
+    def test_truncated(self):
+        self.assertIn('corrupt', self.assertBadDb(self.truncated(wal=False)))
+
+    def test_truncated_wal_mode(self):
+        self.assertIn('corrupt', self.assertBadDb(self.truncated(wal=True)))
+
+    def test_directory(self):
+        self.assertBadDb(self.bad_dir())
+
+    def test_usage(self):
+        for args in (['nosuch'], ['--format', 'xml'], ['--bogus'], ['--db'], ['--sql', 'nosuch']):
+            r = subprocess.run([REPORT, '--db', self.fx.path] + args, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=60)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertEqual(r.stdout, b'', args)
+            self.assertTrue(r.stderr.decode().startswith('mfu-report: '), args)
+        r = subprocess.run([REPORT, 'nosuch'], stderr=subprocess.PIPE)
+        self.assertIn('summary, steps, phases', r.stderr.decode())   # lists the valid ones
+
+    def test_help_version(self):
+        for opt in ('--help', '-h'):
+            r = subprocess.run([REPORT, opt], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            self.assertEqual(r.returncode, 0)
+            self.assertIn(b'usage: mfu-report', r.stdout)
+            self.assertEqual(r.stderr, b'')
+        r = subprocess.run([REPORT, '--version'], stdout=subprocess.PIPE)
+        self.assertEqual(r.returncode, 0)
+        self.assertTrue(r.stdout.startswith(b'mfu-report '))
+
+
+class ReadOnlyTest(ReportTest):
+    """A report changes nothing: no journal, -wal or -shm file appears, the
+    file's bytes stay the same."""
+
+    def check_untouched(self, wal):
+        d = tempfile.mkdtemp(dir=self.tmp)
+        p = os.path.join(d, 'run.sqlite')
+        Fixture(p, wal=wal)
+        with open(p, 'rb') as f:
+            data = f.read()
+        before = sorted(os.listdir(d))
+        self.assertEqual(before, ['run.sqlite'])
+        for fmt in ('table', 'csv', 'json', 'markdown'):
+            self.run_report('--format', fmt, 'summary', 'steps', 'phases', 'notes', db=p)
+            self.assertEqual(sorted(os.listdir(d)), before, 'after --format %s' % fmt)
+        with open(p, 'rb') as f:
+            self.assertEqual(f.read(), data)
+
+    def test_rollback_journal_db(self):
+        self.check_untouched(wal=False)
+
+    def test_odd_path(self):
+        d = tempfile.mkdtemp(dir=self.tmp)
+        p = os.path.join(d, 'a run?#%20 x.sqlite')
+        Fixture(p, nsteps=2, wal=True)     # WAL: opened through a file: URI
+        got, _ = self.json('steps', db=p)
+        self.assertEqual(len(got), 2)
+        self.assertEqual(sorted(os.listdir(d)), ['a run?#%20 x.sqlite'])
+
+    def test_wal_mode_db(self):
+        # mfu-record writes its database in WAL mode; opening such a file
+        # read-only makes SQLite create -wal and -shm unless it is opened
+        # immutable (see db_open_readonly).
+        self.check_untouched(wal=True)
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=int(os.environ.get('VERBOSE', '1')))

@@ -1,0 +1,211 @@
+/* mfu-report's output formats: number text, escaping, format names. */
+#include "check.h"
+#include "format.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void test_double_table(void)
+{
+	static const struct {
+		int line;
+		double v;
+		const char *want;
+	} rows[] = {
+		{ __LINE__, 0.0, "0" },
+		{ __LINE__, 1.0, "1" },
+		{ __LINE__, -2.5, "-2.5" },
+		{ __LINE__, 0.9, "0.9" },
+		{ __LINE__, 907919 / 1e6, "0.907919" },
+		{ __LINE__, 123456789 / 1e6, "123.456789" },
+		{ __LINE__, 2e8, "200000000" },
+		{ __LINE__, 1.2e12, "1200000000000" },
+		{ __LINE__, 0.1 + 0.2, "0.30000000000000004" },
+		{ __LINE__, 1.0 / 3, "0.33333333333333331" },
+		{ __LINE__, 2.0 / 3 * 1e-3, "0.00066666666666666664" },
+		{ __LINE__, 1e-7 / 3, "3.3333333333333334e-08" },
+		{ __LINE__, 1e300, "1.0000000000000001e+300" },
+		{ __LINE__, 6.02214076e23, "6.0221407599999999e+23" }, /* %.17g, not shortest */
+		{ __LINE__, 9007199254740993.0, "9007199254740992" },
+		{ __LINE__, 1e17, "1e+17" },
+		{ __LINE__, 5e-324, "4.9406564584124654e-324" },
+		{ __LINE__, INFINITY, "inf" },
+		{ __LINE__, -INFINITY, "-inf" },
+	};
+	char buf[64];
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		size_t n = format_double(buf, rows[i].v);
+		CHECK_ROW(strcmp(buf, rows[i].want) == 0, rows[i].line);
+		CHECK_ROW(n == strlen(buf), rows[i].line);
+		if (strcmp(buf, rows[i].want))
+			fprintf(stderr, "  got %s want %s\n", buf, rows[i].want);
+	}
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* Every finite double reads back exactly; where the output is not printf's
+ * %.17g it must be the short plain decimal. */
+static void test_double_roundtrip(void)
+{
+	char buf[64], ref[64];
+	int bad = 0;
+
+	for (int i = 0; i < 2000000; i++) {
+		double v;
+		uint64_t bits = rng();
+
+		switch (i % 4) {
+		case 0: memcpy(&v, &bits, sizeof(v)); break;                     /* any double */
+		case 1: v = (double)(bits % 100000000000ull) / 1e6; break;        /* ns -> ms */
+		case 2: v = (double)(bits >> 11) / 9007199254740992.0; break;     /* a fraction */
+		default: v = ldexp((double)(bits >> 11), (int)(bits % 160) - 80); break;
+		}
+		if (!isfinite(v))
+			continue;
+		format_double(buf, v);
+		snprintf(ref, sizeof(ref), "%.17g", v);
+		if (strtod(buf, NULL) != v || (strcmp(buf, ref) != 0 && (strchr(buf, 'e') || strlen(buf) > strlen(ref)))) {
+			if (bad++ < 10)
+				fprintf(stderr, "  %s vs %%.17g %s\n", buf, ref);
+		}
+	}
+	CHECK_EQ_INT(bad, 0);
+}
+
+static void test_eng(void)
+{
+	static const struct {
+		int line;
+		double v;
+		const char *want;
+	} rows[] = {
+		{ __LINE__, 0, "0" },
+		{ __LINE__, 12, "12" },
+		{ __LINE__, 0.5, "0.5" },
+		{ __LINE__, 999, "999" },
+		{ __LINE__, 1000, "1.00 k" },
+		{ __LINE__, 1234567, "1.23 M" },
+		{ __LINE__, 12.34e9, "12.3 G" },
+		{ __LINE__, 999.7e9, "1.00 T" },
+		{ __LINE__, 123.4e12, "123 T" },
+		{ __LINE__, -2.5e15, "-2.50 P" },
+		{ __LINE__, 4e18, "4.00 E" },
+	};
+	char buf[64];
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		format_eng(buf, sizeof(buf), rows[i].v);
+		CHECK_ROW(strcmp(buf, rows[i].want) == 0, rows[i].line);
+		if (strcmp(buf, rows[i].want))
+			fprintf(stderr, "  got '%s' want '%s'\n", buf, rows[i].want);
+	}
+}
+
+static void test_sanitize(void)
+{
+	static const struct {
+		int line;
+		const char *in;
+		size_t n;
+		int markdown;
+		const char *want;
+		long width;
+	} rows[] = {
+		{ __LINE__, "forward", 7, 0, "forward", 7 },
+		{ __LINE__, "a,\"b\"\nc", 7, 0, "a,\"b\"\\nc", 8 },
+		{ __LINE__, "a|b", 3, 1, "a\\|b", 4 },
+		{ __LINE__, "a|b", 3, 0, "a|b", 3 },
+		{ __LINE__, "x\x1b[2Jy", 6, 0, "x\\x1b[2Jy", 9 },
+		{ __LINE__, "t\tr\r", 4, 0, "t\\tr\\r", 6 },
+		{ __LINE__, "bad\xff", 4, 0, "bad\\xff", 7 },
+		{ __LINE__, "nul\0x", 5, 0, "nul\\x00x", 8 },
+		{ __LINE__, "caf\xc3\xa9", 5, 0, "caf\xc3\xa9", 4 },
+		{ __LINE__, "c1\xc2\x9b", 4, 0, "c1\\u009b", 8 },
+		{ __LINE__, "rtl\xe2\x80\xae", 6, 0, "rtl\\u202e", 9 },
+		{ __LINE__, "back\\slash", 10, 0, "back\\\\slash", 11 },
+		{ __LINE__, "*em* `c` <b>", 12, 1, "\\*em\\* \\`c\\` \\<b\\>", 18 },
+		{ __LINE__, "\xed\xa0\x80", 3, 0, "\\xed\\xa0\\x80", 12 }, /* a surrogate */
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char *buf = NULL;
+		size_t len = 0, cap = 0;
+		long w = format_sanitize(&buf, &len, &cap, (const unsigned char *)rows[i].in, rows[i].n,
+					 rows[i].markdown);
+		CHECK_ROW(buf && strcmp(buf, rows[i].want) == 0, rows[i].line);
+		CHECK_ROW(w == rows[i].width, rows[i].line);
+		if (!buf || strcmp(buf, rows[i].want) || w != rows[i].width)
+			fprintf(stderr, "  got '%s' (%ld) want '%s' (%ld)\n", buf ? buf : "(null)", w,
+				rows[i].want, rows[i].width);
+		free(buf);
+	}
+}
+
+static void test_json_string(void)
+{
+	static const struct {
+		int line;
+		const char *in;
+		size_t n;
+		const char *want;
+	} rows[] = {
+		{ __LINE__, "plain", 5, "\"plain\"" },
+		{ __LINE__, "a,\"b\"\nc", 7, "\"a,\\\"b\\\"\\nc\"" },
+		{ __LINE__, "back\\", 5, "\"back\\\\\"" },
+		{ __LINE__, "\x01\x1f\x7f", 3, "\"\\u0001\\u001f\\u007f\"" },
+		{ __LINE__, "nul\0", 4, "\"nul\\u0000\"" },
+		{ __LINE__, "bad\xff\xfe", 5, "\"bad\\ufffd\\ufffd\"" },
+		{ __LINE__, "caf\xc3\xa9", 5, "\"caf\xc3\xa9\"" },
+		{ __LINE__, "ls\xe2\x80\xa8", 5, "\"ls\\u2028\"" },
+		{ __LINE__, "", 0, "\"\"" },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char *buf = NULL;
+		size_t len = 0, cap = 0;
+		int rc = format_json_string(&buf, &len, &cap, (const unsigned char *)rows[i].in, rows[i].n);
+		CHECK_ROW(rc == 0 && buf && strcmp(buf, rows[i].want) == 0, rows[i].line);
+		if (!buf || strcmp(buf, rows[i].want))
+			fprintf(stderr, "  got '%s' want '%s'\n", buf ? buf : "(null)", rows[i].want);
+		free(buf);
+	}
+}
+
+static void test_parse(void)
+{
+	enum format_kind k;
+
+	CHECK(format_parse("table", &k) == 0 && k == FORMAT_TABLE);
+	CHECK(format_parse("csv", &k) == 0 && k == FORMAT_CSV);
+	CHECK(format_parse("json", &k) == 0 && k == FORMAT_JSON);
+	CHECK(format_parse("markdown", &k) == 0 && k == FORMAT_MARKDOWN);
+	CHECK(format_parse("md", &k) == 0 && k == FORMAT_MARKDOWN);
+	CHECK(format_parse("xml", &k) < 0);
+	CHECK(format_parse("", &k) < 0);
+	CHECK(format_parse("CSV", &k) < 0);
+	CHECK(format_is_human(FORMAT_TABLE) && format_is_human(FORMAT_MARKDOWN));
+	CHECK(!format_is_human(FORMAT_CSV) && !format_is_human(FORMAT_JSON));
+}
+
+int main(void)
+{
+	test_double_table();
+	test_double_roundtrip();
+	test_eng();
+	test_sanitize();
+	test_json_string();
+	test_parse();
+	return check_status();
+}
