@@ -83,6 +83,11 @@ uint64_t markers_steps(const struct markers *m)
 	return (uint64_t)m->next_step;
 }
 
+size_t markers_thread_slots(const struct markers *m)
+{
+	return m->cap_threads;
+}
+
 uint64_t markers_anomalies(const struct markers *m)
 {
 	return m->anomalies;
@@ -136,25 +141,44 @@ static size_t tid_hash(int32_t tid, size_t cap)
 	return ((uint32_t)tid * 2654435761u) & (cap - 1);
 }
 
-static int threads_grow(struct markers *m)
+/* Rehash the thread table into @ncap slots, dropping the threads with no
+ * open phase: a long run with thread churn (pools, loaders) must not keep a
+ * slot for every thread that ever marked. */
+static int threads_rehash(struct markers *m, size_t ncap)
 {
-	size_t ncap = m->cap_threads * 2;
 	struct thread *nt = calloc(ncap, sizeof(*nt));
+	size_t n = 0;
+
 	if (!nt)
 		return -ENOMEM;
 	for (size_t i = 0; i < m->cap_threads; i++) {
 		struct thread *t = &m->threads[i];
 		if (!t->tid)
 			continue;
+		if (t->depth == 0) {
+			free(t->stack);
+			continue;
+		}
 		size_t h = tid_hash(t->tid, ncap);
 		while (nt[h].tid)
 			h = (h + 1) & (ncap - 1);
 		nt[h] = *t;
+		n++;
 	}
 	free(m->threads);
 	m->threads = nt;
 	m->cap_threads = ncap;
+	m->nthreads = n;
 	return 0;
+}
+
+static int threads_grow(struct markers *m)
+{
+	size_t live = 0;
+	for (size_t i = 0; i < m->cap_threads; i++)
+		live += m->threads[i].tid && m->threads[i].depth > 0;
+	/* grow only if the threads with open phases fill a quarter of it */
+	return threads_rehash(m, live * 4 >= m->cap_threads ? m->cap_threads * 2 : m->cap_threads);
 }
 
 /* The thread @tid (of @pid): a tid reused by another process is a new thread. */

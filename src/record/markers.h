@@ -7,6 +7,7 @@
 #ifndef MFU_MARKERS_H
 #define MFU_MARKERS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "counters.h"
@@ -56,5 +57,7 @@ int markers_finish(struct markers *m);
 /* Counts for the run summary. */
 uint64_t markers_steps(const struct markers *m);
 uint64_t markers_anomalies(const struct markers *m);
+/* Slots of the thread table (for tests: bounded under thread churn). */
+size_t markers_thread_slots(const struct markers *m);
 
 #endif

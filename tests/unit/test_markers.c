@@ -263,8 +263,24 @@ static void test_processes_and_threads(void)
 	markers_free(m);
 }
 
+/* A long run with thread churn: 100,000 short-lived threads each mark a
+ * phase; the thread table stays small. */
+static void test_thread_churn(void)
+{
+	struct rows rs;
+	struct markers *m = mk(&rs);
+	for (int t = 1; t <= 100000; t++) {
+		feed(m, rec(MRING_PHASE_BEGIN, 1, t, (uint64_t)t * 10, "w"));
+		feed(m, rec(MRING_PHASE_END, 1, t, (uint64_t)t * 10 + 5, "w"));
+	}
+	CHECK(markers_thread_slots(m) <= 256);
+	CHECK_EQ_INT(rs.nanom, 0);
+	markers_free(m);
+}
+
 int main(void)
 {
+	test_thread_churn();
 	setup_counters();
 	test_pairing_and_deltas();
 	test_nesting();
