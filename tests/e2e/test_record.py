@@ -137,7 +137,7 @@ class RecordExit(TempDirTest):
         self.assertEqual(run['state'], 'complete')
 
     def test_killing_signal_propagates(self):
-        for sig in (signal.SIGKILL, signal.SIGSEGV, signal.SIGTERM):
+        for sig in (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, signal.SIGTERM):
             db = self.path('run-%d.sqlite' % sig)
             p = record(['-o', db], [wl('steps'), '--steps', '2', '--raise', str(int(sig))])
             self.assertEqual(p.returncode, 128 + sig, p.stderr)
@@ -241,6 +241,21 @@ class RecordFaults(TempDirTest):
         steps = query(db, 'SELECT pid, complete FROM step')
         self.assertEqual(len(steps), 5)
         self.assertEqual(len({s['pid'] for s in steps}), 1)
+
+    def test_memory_stays_bounded(self):
+        # 1,000,000 boundaries: the recorder streams to disk and keeps
+        # nothing per step or phase, so its peak memory does not grow with them
+        db = self.path('run.sqlite')
+        proc = subprocess.Popen([prog('MFU_RECORD'), '-q', '-o', db, '-F', '0', '--', wl('storm'),
+                                 '--steps', '500000', '--rate', '150000'],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        self.assertEqual(proc.returncode, 0)
+        # ru_maxrss (KiB) is the largest of mfu-record and the target (which
+        # maps the 16 MiB marker ring)
+        self.assertLess(usage.ru_maxrss, 100 * 1024, usage.ru_maxrss)
+        self.assertEqual(query(db, 'SELECT count(*) AS n FROM phase')[0]['n'], 500000)
 
     def test_thousand_threads(self):
         db, clk = self.path('run.sqlite'), self.path('clock.txt')
