@@ -998,9 +998,11 @@ int format_notes(struct format *f, sqlite3_stmt *stmt, int missing_only, char *e
 	if (!format_is_human(f->kind))
 		return 0;
 	for (int i = 0; i < sqlite3_column_count(stmt); i++) {
-		if (strcmp(sqlite3_column_name(stmt, i), "text") == 0)
+		const char *name = sqlite3_column_name(stmt, i);
+
+		if (name && strcmp(name, "text") == 0)
 			text_col = i;
-		else if (strcmp(sqlite3_column_name(stmt, i), "missing") == 0)
+		else if (name && strcmp(name, "missing") == 0)
 			missing_col = i;
 	}
 	if (text_col < 0)
