@@ -9,5 +9,8 @@ SELECT CASE
     coalesce((SELECT n FROM g WHERE kind = 'blocked'), 0), coalesce((SELECT ms FROM g WHERE kind = 'blocked'), 0),
     coalesce((SELECT n FROM g WHERE kind = 'runnable'), 0), coalesce((SELECT ms FROM g WHERE kind = 'runnable'), 0),
     coalesce((SELECT n FROM g WHERE kind = 'between_steps'), 0), coalesce((SELECT ms FROM g WHERE kind = 'between_steps'), 0),
-    coalesce(printf(', the longest %.1f ms in %s', (SELECT dur_ms FROM big), (SELECT "where" FROM big)), ''))
+    CASE WHEN (SELECT dur_ms FROM big) >= 0.1
+         THEN printf(', the longest %.1f ms%s', (SELECT dur_ms FROM big),
+                     coalesce(' in ' || (SELECT "where" FROM big), ''))
+         ELSE '' END)
 END;

@@ -44,7 +44,10 @@ g AS MATERIALIZED (
     SUM(CASE WHEN hw_flops IS NOT NULL THEN wall_ns END)       AS hw_flops_ns,
     SUM(model_bytes)                                           AS model_bytes,
     SUM(CASE WHEN model_bytes IS NOT NULL THEN wall_ns END)    AS model_bytes_ns,
-    SUM(cpu_ns)                                                AS cpu_ns
+    SUM(cpu_ns)                                                AS cpu_ns,
+    SUM(coalesce(dram_bytes, dram_read_bytes + dram_write_bytes)) AS dram_bytes,
+    SUM(CASE WHEN coalesce(dram_bytes, dram_read_bytes + dram_write_bytes) IS NOT NULL
+             THEN wall_ns END)                                 AS dram_ns
   FROM ok
   GROUP BY name
 ),
@@ -76,7 +79,11 @@ SELECT
   g.model_flops                                                  AS model_flops,
   g.cpu_ns / 1e6                                                 AS cpu_ms,
   g.hw_flops / (g.hw_flops_ns / 1e9 * (SELECT peak_flops FROM r)) AS hfu,
-  g.model_bytes / (g.model_bytes_ns / 1e9 * (SELECT peak_bw FROM r)) AS mbu
+  g.model_bytes / (g.model_bytes_ns / 1e9 * (SELECT peak_bw FROM r)) AS mbu,
+  g.hw_flops                                                     AS hw_flops,
+  g.dram_bytes                                                   AS dram_bytes,
+  g.dram_bytes / (g.dram_ns / 1e9 * (SELECT peak_bw FROM r))     AS dram_bw_util,
+  g.hw_flops / nullif(g.dram_bytes, 0)                           AS ai_hw
 FROM g
 LEFT JOIN pct ON pct.first_id = g.first_id
 ORDER BY g.first_id;

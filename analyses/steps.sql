@@ -11,6 +11,13 @@
 -- propagates NULL through arithmetic and gives NULL for a division by 0.
 -- Times are milliseconds; begin_ms counts from the target's exec
 -- (run.start_ns). ipc = instructions / cycles.
+-- Counted FLOPs by precision (hw_flops_fp64/fp32/fp16; hw_flops is their
+-- sum), hw_fraction (the share of the step the hardware counters counted:
+-- < 1 when multiplexed, values scaled up), DRAM bytes from the memory
+-- controllers (reads + writes, system-wide, interpolated at the bounds),
+--   dram_bw_util = dram_bytes / (W * peak_bw)
+--   ai_model = model_flops / model_bytes,  ai_hw = hw_flops / dram_bytes
+-- (arithmetic intensity, FLOP per byte, for the roofline).
 --
 -- Run by hand: sqlite3 -header -column run.sqlite < analyses/steps.sql
 WITH r AS (SELECT start_ns, peak_flops, peak_bw, ncpu FROM run WHERE id = 1)
@@ -28,7 +35,16 @@ SELECT
   s.cpu_ns / (s.wall_ns * 1.0 * (SELECT ncpu FROM r))                AS cpu_util,
   s.ctx_switches                                                     AS ctx_switches,
   s.page_faults                                                      AS page_faults,
-  s.instructions * 1.0 / s.cycles                                    AS ipc
+  s.instructions * 1.0 / s.cycles                                    AS ipc,
+  s.hw_flops_fp64                                                    AS hw_flops_fp64,
+  s.hw_flops_fp32                                                    AS hw_flops_fp32,
+  s.hw_flops_fp16                                                    AS hw_flops_fp16,
+  s.hw_fraction                                                      AS hw_fraction,
+  coalesce(s.dram_bytes, s.dram_read_bytes + s.dram_write_bytes)     AS dram_bytes,
+  coalesce(s.dram_bytes, s.dram_read_bytes + s.dram_write_bytes)
+      / (s.wall_ns / 1e9 * (SELECT peak_bw FROM r))                  AS dram_bw_util,
+  s.model_flops / nullif(s.model_bytes, 0)                           AS ai_model,
+  s.hw_flops / nullif(coalesce(s.dram_bytes, s.dram_read_bytes + s.dram_write_bytes), 0) AS ai_hw
 FROM step AS s
 WHERE s.complete = 1
 ORDER BY s.step;

@@ -35,7 +35,10 @@ agg AS MATERIALIZED (
     SUM(hw_flops)                                              AS hw_flops,
     SUM(CASE WHEN hw_flops IS NOT NULL THEN wall_ns END)       AS hw_flops_ns,
     SUM(cpu_ns)                                                AS cpu_ns,
-    SUM(CASE WHEN cpu_ns IS NOT NULL THEN wall_ns END)         AS cpu_wall_ns
+    SUM(CASE WHEN cpu_ns IS NOT NULL THEN wall_ns END)         AS cpu_wall_ns,
+    SUM(coalesce(dram_bytes, dram_read_bytes + dram_write_bytes)) AS dram_bytes,
+    SUM(CASE WHEN coalesce(dram_bytes, dram_read_bytes + dram_write_bytes) IS NOT NULL
+             THEN wall_ns END)                                 AS dram_ns
   FROM step
   WHERE complete = 1
 ),
@@ -69,6 +72,8 @@ SELECT
   agg.model_flops                                              AS model_flops,
   agg.model_bytes                                              AS model_bytes,
   agg.hw_flops                                                 AS hw_flops,
+  agg.dram_bytes                                               AS dram_bytes,
+  agg.dram_bytes / (agg.dram_ns / 1e9 * r.peak_bw)             AS dram_bw_util,
   r.peak_bw_source                                             AS peak_bw_source,
   r.ncpu                                                       AS ncpu,
   (r.end_ns - r.start_ns) / 1e6                                AS run_ms,

@@ -178,10 +178,19 @@ int db_open_readonly(const char *path, sqlite3 **out, char *err, size_t errlen)
 			close(fd);
 		int immutable = wal_mode && strbuf(wal, sizeof(wal), "%s-wal", path) == 0 && access(wal, F_OK) != 0;
 		if (immutable) {
-			/* a URI path needs ?, # and % escaped */
-			size_t k = 0;
-			k += (size_t)snprintf(uri, sizeof(uri), "file:");
-			for (const char *c = path; *c && k + 4 < sizeof(uri); c++) {
+			/* a URI path needs ?, # and % escaped; "//" would start an
+			 * authority, so leading slashes collapse to one */
+			const char *c = path;
+			size_t k = (size_t)snprintf(uri, sizeof(uri), "file:");
+			if (*c == '/')
+				while (c[1] == '/')
+					c++;
+			for (; *c; c++) {
+				if (k + 16 >= sizeof(uri)) {
+					strbuf(err, errlen, "%s: path too long", path);
+					rc = -ENAMETOOLONG;
+					goto fail;
+				}
 				if (*c == '?' || *c == '#' || *c == '%')
 					k += (size_t)snprintf(uri + k, sizeof(uri) - k, "%%%02X", (unsigned char)*c);
 				else
@@ -223,6 +232,12 @@ int db_open_readonly(const char *path, sqlite3 **out, char *err, size_t errlen)
 	if (version == 0 || !has_run) {
 		strbuf(err, errlen, "%s: an SQLite database, but not one written by mfu-record", path);
 		rc = -EPROTO;
+		goto fail;
+	}
+	if (version < db_schema_version()) {
+		strbuf(err, errlen, "%s: schema version %d is older than this mfu reads (%d); record it again with this mfu-record",
+		       path, version, db_schema_version());
+		rc = -ENOTSUP;
 		goto fail;
 	}
 	if (version > db_schema_version()) {

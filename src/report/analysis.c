@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct analysis analyses[] = {
@@ -11,6 +12,13 @@ static const struct analysis analyses[] = {
 	{ "steps", "one row per complete step: time, FLOPs, bytes, MFU, HFU, MBU, CPU use", 0 },
 	{ "phases", "one row per phase name: count, total/mean/p50/p95 time, share of step time, MFU", 0 },
 	{ "notes", "what to know about the data: missing counters, peaks used, anomalies, lost records", 0 },
+	{ "breakdown", "per step: the driver thread's wall time split into blocked, runnable, kernel, dispatch, compute", 0 },
+	{ "phase_breakdown", "per phase: the same split for the thread that ran the phase", 0 },
+	{ "gaps", "idle gaps: off-CPU intervals inside steps and gaps between steps, with where they happened", 0 },
+	{ "dispatch", "per phase: the top dispatch and compute functions, from samples", 0 },
+	{ "waterfall", "from peak to MFU: idle, kernel, dispatch, compute share, compute-kernel efficiency", 0 },
+	{ "events", "per step: every hardware and -e event, raw and scaled", 0 },
+	{ "peaks", "every peak known for the run, spec and measured, and which one is used", 0 },
 };
 
 const struct analysis *analysis_all(size_t *count)
@@ -29,7 +37,7 @@ const struct analysis *analysis_find(const char *name)
 
 const char *analysis_names(void)
 {
-	static char names[256];
+	static char names[512];
 
 	if (!names[0]) {
 		size_t len = 0;
@@ -82,4 +90,79 @@ int analysis_prepare(const struct analysis *a, sqlite3 *db, sqlite3_stmt **out, 
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* @name@ in @sql -> the text of analyses/name.sql without its final ';'.
+ * Returns a malloc'd string or NULL (out of memory, or an unknown name). */
+static char *substitute(const char *sql)
+{
+	size_t cap = strlen(sql) + 1, len = 0;
+	char *out = malloc(cap);
+
+	if (!out)
+		return NULL;
+	for (const char *p = sql; *p;) {
+		const char *end = *p == '@' ? strchr(p + 1, '@') : NULL;
+		const char *text = NULL;
+		size_t n = 1;
+		char name[64];
+
+		if (end && (size_t)(end - p - 1) < sizeof(name) && end > p + 1) {
+			memcpy(name, p + 1, (size_t)(end - p - 1));
+			name[end - p - 1] = '\0';
+			const struct analysis *a = analysis_find(name);
+			text = a ? analysis_sql(a) : NULL;
+		}
+		if (text) {
+			n = strlen(text);
+			while (n && (text[n - 1] == ';' || text[n - 1] == '\n' || text[n - 1] == ' '))
+				n--;
+		} else {
+			text = p;
+		}
+		if (len + n + 1 > cap) {
+			cap = (len + n + 1) * 2;
+			char *grown = realloc(out, cap);
+			if (!grown) {
+				free(out);
+				return NULL;
+			}
+			out = grown;
+		}
+		memcpy(out + len, text, n);
+		len += n;
+		p = text == p ? p + 1 : end + 1;
+	}
+	out[len] = '\0';
+	return out;
+}
+
+int analysis_verdict(const struct analysis *a, sqlite3 *db, char **text, char *err, size_t errlen)
+{
+	char file[80];
+	const struct mfu_embedded *e;
+	sqlite3_stmt *st = NULL;
+	char *sql;
+	int rc = 0;
+
+	*text = NULL;
+	if (strbuf(file, sizeof(file), "%s_verdict.sql", a->name))
+		return 0;
+	e = embedded_find(mfu_analysis_files, file);
+	if (!e)
+		return 0;
+	sql = substitute(e->text);
+	if (!sql)
+		return -ENOMEM;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		strbuf(err, errlen, "%s: %s", file, sqlite3_errmsg(db));
+		rc = -EIO;
+	} else if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
+		*text = strdup((const char *)sqlite3_column_text(st, 0));
+		if (!*text)
+			rc = -ENOMEM;
+	}
+	sqlite3_finalize(st);
+	free(sql);
+	return rc;
 }

@@ -31,4 +31,10 @@ const char *analysis_sql(const struct analysis *a);
  * -ENOENT if the SQL is missing from the build. */
 int analysis_prepare(const struct analysis *a, sqlite3 *db, sqlite3_stmt **out, char *err, size_t errlen);
 
+/* The one-line verdict of @a (analyses/<name>_verdict.sql, in which
+ * @other@ stands for analyses/other.sql), as a malloc'd string in *text, or
+ * NULL when the section has none. Returns 0, -ENOMEM, or -EIO with SQLite's
+ * message in @err. */
+int analysis_verdict(const struct analysis *a, sqlite3 *db, char **text, char *err, size_t errlen);
+
 #endif

@@ -69,6 +69,54 @@ static const struct column_style column_styles[] = {
 	{ "kind", "kind", STYLE_TEXT },
 	{ "text", "note", STYLE_TEXT },
 	{ "missing", "missing", STYLE_INT },
+	/* breakdown, phase_breakdown, gaps, dispatch, waterfall */
+	{ "blocked_ms", "blocked ms", STYLE_MS },
+	{ "runnable_ms", "runnable ms", STYLE_MS },
+	{ "kernel_ms", "kernel ms", STYLE_MS },
+	{ "dispatch_ms", "dispatch ms", STYLE_MS },
+	{ "compute_ms", "compute ms", STYLE_MS },
+	{ "oncpu_ms", "on-CPU ms", STYLE_MS },
+	{ "samples", "samples", STYLE_INT },
+	{ "kernel_lo", "kernel lo %", STYLE_PCT },
+	{ "kernel_hi", "kernel hi %", STYLE_PCT },
+	{ "dispatch_lo", "dispatch lo %", STYLE_PCT },
+	{ "dispatch_hi", "dispatch hi %", STYLE_PCT },
+	{ "compute_lo", "compute lo %", STYLE_PCT },
+	{ "compute_hi", "compute hi %", STYLE_PCT },
+	{ "tid", "tid", STYLE_INT },
+	{ "start_ms", "start ms", STYLE_MS },
+	{ "dur_ms", "dur ms", STYLE_MS },
+	{ "where", "where", STYLE_TEXT },
+	{ "class", "class", STYLE_TEXT },
+	{ "rank", "rank", STYLE_INT },
+	{ "symbol", "symbol", STYLE_TEXT },
+	{ "dso", "library", STYLE_TEXT },
+	{ "est_ms", "est ms", STYLE_MS },
+	{ "capacity_ms", "capacity ms", STYLE_MS },
+	{ "idle", "idle %", STYLE_PCT },
+	{ "kernel", "kernel %", STYLE_PCT },
+	{ "dispatch", "dispatch %", STYLE_PCT },
+	{ "compute", "compute %", STYLE_PCT },
+	{ "compute_efficiency", "compute eff %", STYLE_PCT },
+	/* counters and peaks */
+	{ "event", "event", STYLE_TEXT },
+	{ "raw", "raw", STYLE_INT },
+	{ "value", "value", STYLE_ENG },
+	{ "per_s", "per s", STYLE_ENG },
+	{ "hw_fraction", "counted %", STYLE_PCT },
+	{ "hw_flops_fp64", "HW FLOP fp64", STYLE_ENG },
+	{ "hw_flops_fp32", "HW FLOP fp32", STYLE_ENG },
+	{ "hw_flops_fp16", "HW FLOP fp16", STYLE_ENG },
+	{ "amx_ops", "AMX ops", STYLE_ENG },
+	{ "dram_bytes", "DRAM bytes", STYLE_ENG },
+	{ "dram_bw_util", "DRAM BW %", STYLE_PCT },
+	{ "ai_model", "AI model FLOP/B", STYLE_RATIO },
+	{ "ai_hw", "AI HW FLOP/B", STYLE_RATIO },
+	{ "source", "source", STYLE_TEXT },
+	{ "scope", "scope", STYLE_TEXT },
+	{ "ratio_to_spec", "vs spec", STYLE_RATIO },
+	{ "used", "used", STYLE_INT },
+	{ "detail", "detail", STYLE_TEXT },
 };
 
 struct column {
@@ -90,6 +138,7 @@ struct format {
 	struct column *cols;
 	size_t ncols;
 	size_t olen;
+	char *verdict;     /* printed under the next section's title (people's formats) */
 	char obuf[OBUF_SIZE];
 };
 
@@ -599,6 +648,7 @@ void format_free(struct format *f)
 		return;
 	free(f->cols);
 	free(f->cell);
+	free(f->verdict);
 	free(f);
 }
 
@@ -709,6 +759,33 @@ static void section_title(struct format *f, const char *name)
 		out_str(f, name);
 		out_char(f, '\n');
 	}
+	if (f->verdict) {
+		out_str(f, f->kind == FORMAT_MARKDOWN ? "" : "  ");
+		out_str(f, f->verdict);
+		out_str(f, f->kind == FORMAT_MARKDOWN ? "\n\n" : "\n");
+		free(f->verdict);
+		f->verdict = NULL;
+	}
+}
+
+int format_set_verdict(struct format *f, const char *text)
+{
+	free(f->verdict);
+	f->verdict = NULL;
+	if (!text || !*text)
+		return 0;
+	f->verdict = strdup(text);
+	if (!f->verdict)
+		return -ENOMEM;
+	/* the text holds names from the database: no control bytes, and no
+	 * markup in markdown */
+	for (char *c = f->verdict; *c; c++) {
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+		else if (f->kind == FORMAT_MARKDOWN && (*c == '|' || *c == '*' || *c == '_' || *c == '`' || *c == '<'))
+			*c = ' ';
+	}
+	return 0;
 }
 
 /* One row per record, columns sized by a first pass over the rows. */

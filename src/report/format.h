@@ -52,6 +52,11 @@ int format_notes(struct format *fmt, sqlite3_stmt *stmt, int missing_only, char 
  * Returns 0 or -errno of the failed write. */
 int format_end(struct format *fmt);
 
+/* A one-line verdict to print under the next section's title in the table
+ * and markdown formats (ignored in csv and json). Control bytes are
+ * replaced. Returns 0 or -ENOMEM. */
+int format_set_verdict(struct format *fmt, const char *text);
+
 /* Free @fmt; NULL is fine. Does not close the FILE. */
 void format_free(struct format *fmt);
 

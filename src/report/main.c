@@ -215,6 +215,17 @@ int main(int argc, char **argv)
 
 		with_summary |= strcmp(a->name, "summary") == 0;
 		with_notes |= a == notes;
+		if (format_is_human(kind)) {
+			char *verdict = NULL;
+			rc = analysis_verdict(a, db, &verdict, err, sizeof(err));
+			if (!rc)
+				rc = format_set_verdict(fmt, verdict);
+			free(verdict);
+			if (rc) {
+				db_error(db, path, a->name, rc == -ENOMEM ? "out of memory" : err);
+				goto out;
+			}
+		}
 		rc = analysis_prepare(a, db, &stmt, err, sizeof(err));
 		if (!rc)
 			rc = format_section(fmt, a->name, stmt, a->single_row, err, sizeof(err));

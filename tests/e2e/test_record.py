@@ -127,6 +127,54 @@ class RecordSteps(TempDirTest):
         self.assertEqual(sorted(os.listdir(self.dir)), ['run.sqlite'])
 
 
+class RecordAndReport(TempDirTest):
+    """mfu-record then mfu-report: the report's numbers are the database's."""
+
+    def report(self, *args):
+        p = subprocess.run([prog('MFU_REPORT')] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout
+
+    def test_mfu_recomputed_from_database_equals_report(self):
+        db = self.path('run.sqlite')
+        p = record(['-o', db, '--peak-flops', '50G'], [wl('mlp'), '--steps', '15', '--quiet'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        steps = json.loads(self.report('--db', db, 'steps', '--format', 'json'))
+        rows = {r['step']: r for r in query(db, 'SELECT * FROM step')}
+        self.assertEqual(len(steps), 15)
+        for s in steps:
+            r = rows[s['step']]
+            self.assertEqual(s['model_flops'], r['model_flops'])
+            self.assertAlmostEqual(s['mfu'], r['model_flops'] / (r['wall_ns'] / 1e9 * 50e9), delta=1e-12)
+            self.assertAlmostEqual(s['wall_ms'], r['wall_ns'] / 1e6, delta=1e-9)
+            self.assertIsNone(s['hfu'] if r['hw_flops'] is None else None)
+        summary = json.loads(self.report('--db', db, '--format', 'json'))[0]
+        total_f = sum(r['model_flops'] for r in rows.values())
+        total_w = sum(r['wall_ns'] for r in rows.values()) / 1e9
+        self.assertAlmostEqual(summary['mfu'], total_f / (total_w * 50e9), delta=1e-12)
+        self.assertEqual(summary['peak_flops'], 50e9)
+        self.assertTrue(summary['peak_source'].startswith('user'))
+
+    def test_every_section_and_verdicts(self):
+        db = self.path('run.sqlite')
+        p = record(['-o', db], [wl('mix'), '--steps', '4', '--sleep-ms', '10', '--compute-ms', '10',
+                                '--dispatch-ms', '5'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        sections = ['summary', 'steps', 'phases', 'breakdown', 'phase_breakdown', 'gaps', 'dispatch',
+                    'waterfall', 'events', 'peaks', 'notes']
+        for fmt in ('table', 'csv', 'json', 'markdown'):
+            out = self.report('--db', db, '--format', fmt, *sections)
+            if fmt == 'json':
+                data = json.loads(out)
+                self.assertEqual(sorted(data), sorted(sections))
+                self.assertEqual(len(data['breakdown']), 4)
+            if fmt == 'table':
+                self.assertRegex(out, r'\n  \d+% of step time ')
+                self.assertIn('blocked intervals', out)
+                self.assertRegex(out, r"Of the CPUs'? capacity, \d+% was idle")
+
+
 class RecordExit(TempDirTest):
     def test_exit_code_propagates(self):
         db = self.path('run.sqlite')

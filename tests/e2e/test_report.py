@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end tests of mfu-report on fixture databases.
 
-The fixtures are built here: schema/001.sql plus rows of known times, FLOPs
+The fixtures are built here: schema/*.sql plus rows of known times, FLOPs
 and peaks; every number mfu-report prints is recomputed in Python from those
 rows and compared. Run through meson (`meson test -C BUILD report`) or by
 hand:
@@ -36,17 +36,23 @@ ODD_NAME = 'a,"b"\nc'             # a phase name that needs quoting everywhere
 NASTY_NAME = 'x|y\x1b[31m\ttab\\z'  # pipe, escape sequence, tab, backslash
 
 STEP_COLUMNS = ['step', 'begin_ms', 'wall_ms', 'model_flops', 'model_bytes', 'hw_flops', 'mfu', 'hfu',
-                'mbu', 'cpu_ms', 'cpu_util', 'ctx_switches', 'page_faults', 'ipc']
+                'mbu', 'cpu_ms', 'cpu_util', 'ctx_switches', 'page_faults', 'ipc', 'hw_flops_fp64',
+                'hw_flops_fp32', 'hw_flops_fp16', 'hw_fraction', 'dram_bytes', 'dram_bw_util', 'ai_model',
+                'ai_hw']
 PHASE_COLUMNS = ['phase', 'count', 'total_ms', 'mean_ms', 'p50_ms', 'p95_ms', 'share', 'mfu',
-                 'model_flops', 'cpu_ms', 'hfu', 'mbu']
+                 'model_flops', 'cpu_ms', 'hfu', 'mbu', 'hw_flops', 'dram_bytes', 'dram_bw_util', 'ai_hw']
 SUMMARY_COLUMNS = ['steps', 'wall_ms', 'mfu', 'peak_flops', 'peak_source', 'peak_bw', 'dtype',
                    'mean_step_ms', 'p50_step_ms', 'mbu', 'hfu', 'cpu_util', 'ncpu', 'lost_records',
                    'anomalies', 'exit_status', 'exit_signal', 'state']
 
 
 def schema_sql():
-    with open(os.path.join(ROOT, 'schema', '001.sql'), encoding='utf-8') as f:
-        return f.read()
+    parts = []
+    for name in sorted(os.listdir(os.path.join(ROOT, 'schema'))):
+        if name.endswith('.sql'):
+            with open(os.path.join(ROOT, 'schema', name), encoding='utf-8') as f:
+                parts.append(f.read())
+    return '\n'.join(parts)
 
 
 def nearest_rank(values, p):

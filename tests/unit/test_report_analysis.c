@@ -41,7 +41,8 @@ static void test_sections(void)
 	CHECK(analysis_find("notes") != NULL);
 	CHECK(analysis_find("nope") == NULL);
 	CHECK(analysis_find("") == NULL);
-	CHECK_STR(analysis_names(), "summary, steps, phases, notes");
+	CHECK_STR(analysis_names(), "summary, steps, phases, notes, breakdown, phase_breakdown, gaps, dispatch, "
+				    "waterfall, events, peaks");
 	for (size_t i = 0; i < n; i++)
 		CHECK(analysis_sql(&all[i]) != NULL);
 	/* and every compiled-in analysis is a section */
@@ -52,6 +53,9 @@ static void test_sections(void)
 		CHECK(len > 4 && len < sizeof(name) && strcmp(f->name + len - 4, ".sql") == 0);
 		memcpy(name, f->name, len - 4);
 		name[len - 4] = '\0';
+		/* NAME_verdict.sql is the one-line verdict of section NAME */
+		if (len > 12 && strcmp(name + strlen(name) - 8, "_verdict") == 0)
+			name[strlen(name) - 8] = '\0';
 		CHECK(analysis_find(name) != NULL);
 		if (!analysis_find(name))
 			fprintf(stderr, "  analyses/%s is not a section\n", f->name);
@@ -72,6 +76,11 @@ static void test_columns(void)
 				       "p50_step_ms mbu hfu cpu_util ncpu lost_records anomalies exit_status "
 				       "exit_signal state" },
 		{ __LINE__, "notes", "kind text missing" },
+		{ __LINE__, "breakdown", "step wall_ms blocked_ms runnable_ms kernel_ms dispatch_ms compute_ms" },
+		{ __LINE__, "gaps", "kind step tid start_ms dur_ms where" },
+		{ __LINE__, "waterfall", "step capacity_ms idle kernel dispatch compute compute_efficiency mfu" },
+		{ __LINE__, "dispatch", "phase class symbol samples share est_ms" },
+		{ __LINE__, "steps", "hw_flops_fp64 hw_flops_fp32 hw_flops_fp16 hw_fraction dram_bytes dram_bw_util ai_model ai_hw" },
 	};
 	sqlite3 *db = schema_db();
 
