@@ -1,6 +1,8 @@
 #include "counters.h"
+#include "uncore.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <perfmon/pfmlib_perf_event.h>
 #include <stdio.h>
@@ -252,13 +254,95 @@ static int plan_core_pmu(struct counters *cs, const char *pmu, int g, int hybrid
 	return in_group ? g + 1 : g;
 }
 
-/* A user event: a libpfm4 name, optionally "pmu::"-qualified. */
-static int plan_user(struct counters *cs, const char *ev, int g, char *why, size_t whylen)
+/* Read the first line of @dir/@name into @buf; 0 or -errno. */
+static int read_line(const char *dir, const char *name, char *buf, size_t len)
+{
+	char path[768];
+	FILE *f;
+
+	if (strbuf(path, sizeof(path), "%s/%s", dir, name))
+		return -ENAMETOOLONG;
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	if (!fgets(buf, (int)len, f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/* A user event in perf's sysfs form, "pmu/terms/": terms are an event
+ * alias of the PMU (its events/NAME file) or "event=0x..,umask=.."-style
+ * terms, both encoded with the PMU's format/ files. */
+static int encode_sysfs(const char *sysfs, const char *ev, struct perf_event_attr *attr, char *why,
+			size_t whylen)
+{
+	char pmu[64], terms[256], dir[512], line[512];
+	struct uncore_format fmt[32];
+	int nfmt = 0, type;
+	const char *slash = strchr(ev, '/');
+	size_t plen = slash ? (size_t)(slash - ev) : 0, tlen;
+	DIR *d;
+	struct dirent *e;
+
+	if (!slash || plen == 0 || plen >= sizeof(pmu))
+		goto bad;
+	tlen = strlen(slash + 1);
+	if (tlen < 2 || slash[tlen] != '/' || tlen - 1 >= sizeof(terms))
+		goto bad;
+	memcpy(pmu, ev, plen);
+	pmu[plen] = '\0';
+	memcpy(terms, slash + 1, tlen - 1);
+	terms[tlen - 1] = '\0';
+	if (strchr(pmu, '.') || strchr(terms, '/'))
+		goto bad;
+	strbuf(dir, sizeof(dir), "%s/%s", sysfs, pmu);
+	if (read_line(dir, "type", line, sizeof(line)) || safe_atoi(line, &type) || type < 0) {
+		strbuf(why, whylen, "unknown event '%s': no PMU '%s' in %s", ev, pmu, sysfs);
+		return -EINVAL;
+	}
+	strbuf(dir, sizeof(dir), "%s/%s/format", sysfs, pmu);
+	d = opendir(dir);
+	while (d && (e = readdir(d)) && nfmt < (int)ARRAY_SIZE(fmt)) {
+		if (e->d_name[0] == '.' || read_line(dir, e->d_name, line, sizeof(line)))
+			continue;
+		if (uncore_parse_format(e->d_name, line, &fmt[nfmt]) == 0)
+			nfmt++;
+	}
+	if (d)
+		closedir(d);
+	/* an alias name (no '=' and a file of that name) or literal terms */
+	if (!strchr(terms, '=') && !strchr(terms, ',')) {
+		strbuf(dir, sizeof(dir), "%s/%s/events", sysfs, pmu);
+		if (read_line(dir, terms, line, sizeof(line)) == 0)
+			strbuf(terms, sizeof(terms), "%s", line);
+	}
+	attr->type = (uint32_t)type;
+	if (uncore_parse_alias(terms, fmt, nfmt, attr) != 0) {
+		strbuf(why, whylen, "unknown event '%s': '%s' is not an event of the %s PMU (see %s/%s/events)",
+		       ev, terms, pmu, sysfs, pmu);
+		return -EINVAL;
+	}
+	return 0;
+bad:
+	strbuf(why, whylen, "unknown event '%s': expected a libpfm4 name or PMU/EVENT/", ev);
+	return -EINVAL;
+}
+
+/* A user event: a libpfm4 name, optionally "pmu::"-qualified, or perf's
+ * sysfs form "pmu/event/". */
+static int plan_user(struct counters *cs, const char *sysfs, const char *ev, int g, char *why,
+		     size_t whylen)
 {
 	struct perf_event_attr attr = { 0 };
 	struct counter *c;
 
-	if (pfm_encode(ev, &attr) != 0) {
+	if (strchr(ev, '/')) {
+		int rc = encode_sysfs(sysfs, ev, &attr, why, whylen);
+		if (rc)
+			return rc;
+	} else if (pfm_encode(ev, &attr) != 0) {
 		strbuf(why, whylen, "unknown event '%s' (libpfm4 knows no such event for %s; "
 		       "see mfu-record --list-events)", ev, cs->pmu[0] ? cs->pmu : "this machine");
 		return -EINVAL;
@@ -342,7 +426,7 @@ int counters_plan(struct counters *cs, const char *sysfs, const char *const *use
 			g++;
 			in_group = 0;
 		}
-		int rc = plan_user(cs, user[i], g, why, whylen);
+		int rc = plan_user(cs, sysfs, user[i], g, why, whylen);
 		if (rc)
 			return rc;
 		in_group++;

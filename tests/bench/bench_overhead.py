@@ -11,6 +11,7 @@ interleaved (bare, mfu, perf, bare, ...) so drifts in machine load hit all
 three alike.
 """
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -26,9 +27,12 @@ perf = shutil.which('perf')
 
 
 def timed(cmd, cwd):
+    """(wall time of the whole command, the training loop's own time)."""
     t0 = time.monotonic()
-    subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.monotonic() - t0
+    p = subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.monotonic() - t0
+    m = re.search(r'train_s=([\d.]+)', p.stderr)
+    return wall, float(m.group(1))
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -41,11 +45,14 @@ with tempfile.TemporaryDirectory() as tmp:
     for _ in range(reps):
         for name, cmd in configs.items():
             times[name].append(timed(cmd, tmp))
-    bare = statistics.median(times['bare'])
-    for name, ts in times.items():
-        med = statistics.median(ts)
-        print('%-26s median %.3f s over %d runs (min %.3f)  ratio to bare %.3f' %
-              (name, med, reps, min(ts), med / bare))
+    def med(name, k):
+        return statistics.median(t[k] for t in times[name])
+    print('training loop time (the program\'s own clock), and the whole command:')
+    for name in times:
+        print('%-26s loop %.3f s (ratio %.3f)   command %.3f s (ratio %.3f)   median of %d' %
+              (name, med(name, 1), med(name, 1) / med('bare', 1), med(name, 0), med(name, 0) / med('bare', 0),
+               reps))
     if 'perf record -F 1000 -g' in times:
-        print('mfu-record / perf record: %.3f' % (statistics.median(times['mfu-record']) /
-                                                 statistics.median(times['perf record -F 1000 -g'])))
+        perf_name = 'perf record -F 1000 -g'
+        print('mfu-record / perf record: loop %.3f, command %.3f' %
+              (med('mfu-record', 1) / med(perf_name, 1), med('mfu-record', 0) / med(perf_name, 0)))

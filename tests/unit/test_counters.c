@@ -212,8 +212,34 @@ static void test_delta(void)
 	CHECK_STR(counters_col_name(COL_FLOPS_FP16), "hw_flops_fp16");
 }
 
+/* -e in perf's sysfs form: an alias of the PMU or literal terms, encoded
+ * with its format files (fixture: SPR memory controller). */
+static void test_sysfs_events(void)
+{
+	struct counters cs;
+	char why[256];
+	const char *ev[] = { "uncore_imc_0/cas_count_read/", "uncore_imc_0/event=0x4,umask=0x3/" };
+	unsetenv("LIBPFM_FORCE_PMU");
+	CHECK_EQ_INT(counters_plan(&cs, FIX "/uncore/intel-spr", ev, 2, why, sizeof(why)), 0);
+	const struct counter *a = find(&cs, ev[0]), *b = find(&cs, ev[1]);
+	CHECK(a && b);
+	if (a && b) {
+		CHECK_EQ_INT(a->attr.type, 20);
+		CHECK(a->attr.config == 0xcf05); /* event=0x05 in 0-7, umask=0xcf in 8-15 */
+		CHECK(b->attr.config == 0x0304);
+		CHECK_STR(a->kind, "user");
+	}
+	const char *bad[][1] = { { "uncore_imc_0/no_such_alias/" }, { "nopmu/event=1/" }, { "uncore_imc_0/" },
+				 { "/x/" }, { "uncore_imc_0/event=0x1ff/" } };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK_EQ_INT(counters_plan(&cs, FIX "/uncore/intel-spr", bad[i], 1, why, sizeof(why)), -EINVAL);
+		CHECK(strstr(why, "unknown event") != NULL);
+	}
+}
+
 int main(void)
 {
+	test_sysfs_events();
 	test_no_pmu();
 	test_encodings();
 	test_delta();
