@@ -5,7 +5,8 @@
 -- ("(no phase)" otherwise) and is attributed to the innermost user frame
 -- (symbol). est_ms turns samples into time with each thread's exact on-CPU
 -- time (thread.cpu_ns from the switch records / the thread's samples).
--- share: of the phase's on-CPU samples; samples = the count behind it.
+-- share: of the phase's on-CPU samples; samples = the count behind it;
+-- share_lo, share_hi: its 95% Wilson interval.
 WITH
 lim AS (SELECT coalesce(max(end_ns - begin_ns), 0) AS maxph FROM phase WHERE complete = 1),
 tw AS (  -- ns of on-CPU time one sample of each thread stands for
@@ -32,7 +33,11 @@ ranked AS (
   SELECT agg.*, row_number() OVER (PARTITION BY phase, class ORDER BY samples DESC, symbol) AS rank
   FROM agg)
 SELECT r.phase, r.class, r.rank, coalesce(r.symbol, '[unknown]') AS symbol, r.dso, r.samples,
-       r.samples * 1.0 / tot.n AS share, r.est_ms
+       r.samples * 1.0 / tot.n AS share, r.est_ms,
+       ((r.samples * 1.0 / tot.n) + 1.9208 / tot.n - 1.96 * sqrt((r.samples * 1.0 / tot.n) * (1 - r.samples * 1.0 / tot.n) / tot.n
+         + 0.9604 / (tot.n * tot.n))) / (1 + 3.8416 / tot.n) AS share_lo,
+       ((r.samples * 1.0 / tot.n) + 1.9208 / tot.n + 1.96 * sqrt((r.samples * 1.0 / tot.n) * (1 - r.samples * 1.0 / tot.n) / tot.n
+         + 0.9604 / (tot.n * tot.n))) / (1 + 3.8416 / tot.n) AS share_hi
 FROM ranked r JOIN tot ON tot.phase = r.phase
 WHERE r.rank <= 5
 ORDER BY r.phase, r.class DESC, r.rank;

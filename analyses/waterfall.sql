@@ -7,7 +7,8 @@
 --   mfu = compute_share x compute_efficiency = model FLOPs / (wall x peak)
 -- All shares are fractions of the capacity. The first row (step NULL) is
 -- all complete steps together. samples backs the kernel/dispatch/compute
--- split; NULL where there are no samples, no peak or no declared FLOPs.
+-- split, and compute_lo/compute_hi is the 95% Wilson interval of the compute
+-- share; NULL where there are no samples, no peak or no declared FLOPs.
 WITH
 r AS (SELECT ncpu, peak_flops FROM run),
 st AS (SELECT step, pid, begin_ns, end_ns, wall_ns, cpu_ns, model_flops FROM step WHERE complete = 1),
@@ -39,6 +40,10 @@ SELECT step,
        CASE WHEN n > 0 AND compute_ns > 0 AND peak_flops > 0 AND declared = nsteps
             THEN model_flops / (compute_ns / 1e9 * peak_flops / ncpu) END AS compute_efficiency,
        CASE WHEN peak_flops > 0 AND declared = nsteps THEN model_flops / (wall_ns / 1e9 * peak_flops) END AS mfu,
-       n AS samples
+       n AS samples,
+       CASE WHEN n > 0 THEN cpu_ns * 1.0 / cap_ns * ((nc * 1.0 / n) + 1.9208 / n
+            - 1.96 * sqrt((nc * 1.0 / n) * (1 - nc * 1.0 / n) / n + 0.9604 / (n * n))) / (1 + 3.8416 / n) END AS compute_lo,
+       CASE WHEN n > 0 THEN cpu_ns * 1.0 / cap_ns * ((nc * 1.0 / n) + 1.9208 / n
+            + 1.96 * sqrt((nc * 1.0 / n) * (1 - nc * 1.0 / n) / n + 0.9604 / (n * n))) / (1 + 3.8416 / n) END AS compute_hi
 FROM w
 ORDER BY step IS NOT NULL, step;

@@ -92,6 +92,8 @@ static const struct column_style column_styles[] = {
 	{ "symbol", "symbol", STYLE_TEXT },
 	{ "dso", "library", STYLE_TEXT },
 	{ "est_ms", "est ms", STYLE_MS },
+	{ "share_lo", "share lo %", STYLE_PCT },
+	{ "share_hi", "share hi %", STYLE_PCT },
 	{ "capacity_ms", "capacity ms", STYLE_MS },
 	{ "idle", "idle %", STYLE_PCT },
 	{ "kernel", "kernel %", STYLE_PCT },
