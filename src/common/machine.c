@@ -278,38 +278,9 @@ static void trim(char *s)
 		memmove(s, s + i, n - i + 1);
 }
 
-/* Read a small text file whole. Returns 0 or -errno (-ENOENT when missing,
- * -EFBIG when it does not fit). */
 static int read_text(const char *path, char *buf, size_t len)
 {
-	size_t used = 0;
-	int fd, err = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n;
-
-		if (used + 1 >= len) {
-			err = -EFBIG;
-			goto out;
-		}
-		n = read(fd, buf + used, len - 1 - used);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			goto out;
-		}
-		if (n == 0)
-			break;
-		used += (size_t)n;
-	}
-	buf[used] = '\0';
-out:
-	close(fd);
-	return err;
+	return read_text_file(path, buf, len);
 }
 
 /* A whole file holding one unsigned number (sysfs style, newline allowed). */

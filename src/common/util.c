@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 int safe_atoi(const char *s, int *out)
 {
@@ -92,6 +94,44 @@ int parse_si(const char *s, double *out)
 		return -ERANGE;
 	*out = v;
 	return 0;
+}
+
+int read_text_file(const char *path, char *buf, size_t len)
+{
+	size_t used = 0;
+	int fd, err = 0;
+
+	if (len == 0)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n;
+		char extra;
+
+		if (used + 1 >= len) {
+			/* full: fine only if nothing is left */
+			n = read(fd, &extra, 1);
+			if (n < 0 && errno == EINTR)
+				continue;
+			err = n == 0 ? 0 : n < 0 ? -errno : -EFBIG;
+			break;
+		}
+		n = read(fd, buf + used, len - 1 - used);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+	}
+	buf[used] = '\0';
+	close(fd);
+	return err;
 }
 
 uint64_t now_ns(void)

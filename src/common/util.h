@@ -16,6 +16,10 @@ int safe_atod(const char *s, double *out);
  * 1000), e.g. "1.5T" -> 1.5e12. Non-finite and <= 0 values are -ERANGE. */
 int parse_si(const char *s, double *out);
 
+/* Read a small text file (sysfs, procfs) whole into @buf, NUL-terminated.
+ * Returns 0 or -errno (-ENOENT when missing, -EFBIG when it does not fit). */
+int read_text_file(const char *path, char *buf, size_t len);
+
 /* CLOCK_MONOTONIC / CLOCK_REALTIME in nanoseconds. */
 uint64_t now_ns(void);
 uint64_t realtime_ns(void);

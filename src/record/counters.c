@@ -258,18 +258,14 @@ static int plan_core_pmu(struct counters *cs, const char *pmu, int g, int hybrid
 static int read_line(const char *dir, const char *name, char *buf, size_t len)
 {
 	char path[768];
-	FILE *f;
+	int err;
 
 	if (strbuf(path, sizeof(path), "%s/%s", dir, name))
 		return -ENAMETOOLONG;
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	if (!fgets(buf, (int)len, f))
-		buf[0] = '\0';
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
+	err = read_text_file(path, buf, len);
+	if (!err)
+		buf[strcspn(buf, "\n")] = '\0';
+	return err;
 }
 
 /* A user event in perf's sysfs form, "pmu/terms/": terms are an event

@@ -364,37 +364,9 @@ static int parse_cpulist(const char *s, int *cpus, int max, int *ncpus)
 /* Read a small text file whole, without its trailing whitespace. */
 static int read_text(const char *path, char *buf, size_t len)
 {
-	ssize_t got;
-	size_t used = 0;
-	int fd, err = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		got = read(fd, buf + used, len - 1 - used);
-		if (got < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			goto out;
-		}
-		if (got == 0)
-			break;
-		used += (size_t)got;
-		if (used == len - 1) {
-			char extra;
-			if (read(fd, &extra, 1) > 0) {
-				err = -EFBIG;
-				goto out;
-			}
-			break;
-		}
-	}
-	buf[used] = '\0';
-	buf[trimmed_len(buf)] = '\0';
-out:
-	close(fd);
+	int err = read_text_file(path, buf, len);
+	if (!err)
+		buf[trimmed_len(buf)] = '\0';
 	return err;
 }
 
