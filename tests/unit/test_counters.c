@@ -60,6 +60,9 @@ static const struct {
 	{ __LINE__, "icx", "hw_flops_fp32", "FP_ARITH_INST_RETIRED:SCALAR_SINGLE", 0x02c7, 1 },
 	{ __LINE__, "skx", "hw_flops_fp64", "FP_ARITH_INST_RETIRED:SCALAR_DOUBLE", 0x01c7, 1 },
 	{ __LINE__, "skx", "hw_flops_fp32", "FP_ARITH_INST_RETIRED:256B_PACKED_SINGLE", 0x20c7, 8 },
+	/* client cores (Skylake, Ice Lake): the same FP_ARITH codes */
+	{ __LINE__, "skl", "hw_flops_fp64", "FP_ARITH_INST_RETIRED:256B_PACKED_DOUBLE", 0x10c7, 4 },
+	{ __LINE__, "icl", "hw_flops_fp32", "FP_ARITH_INST_RETIRED:512B_PACKED_SINGLE", 0x80c7, 16 },
 	{ __LINE__, "amd64_fam17h_zen2", "hw_flops_any", "RETIRED_SSE_AVX_FLOPS:ANY", 0x0f03, 1 },
 	{ __LINE__, "amd64_fam19h_zen3", "hw_flops_any", "RETIRED_SSE_AVX_FLOPS:ANY", 0x0f03, 1 },
 	{ __LINE__, "amd64_fam19h_zen4", "hw_flops_any", "RETIRED_SSE_AVX_FLOPS:ANY", 0x1f03, 1 },
