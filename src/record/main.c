@@ -688,7 +688,12 @@ int main(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, PROG ": cannot run '%s': %s\n", o.argv[0], strerror(-rc));
 		exit_code = rc == -ENOENT ? 127 : 126;
-		/* Nothing ran: leave no half-made database behind. */
+		/* Nothing ran: leave no half-made database behind. Everything
+		 * holding statements on it goes first, or it cannot close. */
+		sampler_close(d.sampler);
+		d.sampler = NULL;
+		dram_close(d.dram);
+		d.dram = NULL;
 		writer_close(d.writer);
 		d.writer = NULL;
 		sqlite3_close(db);
