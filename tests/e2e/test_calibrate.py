@@ -38,6 +38,14 @@ def row(rows, kind, scope, dtype=None, kernel=None, best=None):
     return None
 
 
+# In a sanitizer build (AddressSanitizer, UBSan) every kernel is
+# instrumented: speed figures say nothing about the machine, so the checks of
+# speed against the spec peak, repeatability and total time are skipped there;
+# the rest (output contract, profile, errors) still runs.
+SANITIZED = os.environ.get('MFU_SANITIZED') == '1'
+perf_only = unittest.skipIf(SANITIZED, 'speed is meaningless in a sanitizer build')
+
+
 class Calibrate(unittest.TestCase):
     """Two full runs in JSON (shared by the tests below: each takes seconds)."""
 
@@ -91,6 +99,7 @@ class Calibrate(unittest.TestCase):
                            if r['kind'] == 'bandwidth' and r['scope'] == scope)
             self.assertEqual(names, ['copy', 'read', 'triad'])
 
+    @perf_only
     def test_fp64_fma_core_vs_spec(self):
         """One core's fp64 FMA rate is at least 50% of the spec peak of one
         core (nominal GHz x FLOPs/cycle) and at most 105% of it, scaled by
@@ -140,6 +149,7 @@ class Calibrate(unittest.TestCase):
             if a['cpu_share'] >= SHARE_OK and r['cpu_share'] >= SHARE_OK:
                 self.assertGreaterEqual(a['value'], r['value'] * 0.85, (r, a))
 
+    @perf_only
     def test_bandwidth_positive_and_repeatable(self):
         """Bandwidth figures are positive and two runs agree within 15%,
         where neither run shared its CPUs with another task (a busy machine
@@ -178,6 +188,7 @@ class Calibrate(unittest.TestCase):
             else:
                 self.assertTrue(best[0]['kernel'].startswith('triad'))
 
+    @perf_only
     def test_under_ten_seconds(self):
         self.assertLess(self.wall1, 10.0)
 
