@@ -1,9 +1,17 @@
 # Thin wrapper over meson: `make demo` and `make check` work on a fresh clone
-# (they install missing packages first when run as root).
+# (they install missing packages first when run as root). docs/testing.md
+# describes every check.
 BUILD ?= build
 MESON_OPTS ?=
+ASAN_BUILD ?= build-asan
+# UBSan stops at its first report: -fno-sanitize-recover here, and
+# halt_on_error for anything built without it.
+SANITIZE_OPTS = -Db_sanitize=address,undefined -Db_lundef=false \
+	-Dc_args=-fno-sanitize-recover=undefined -Dcpp_args=-fno-sanitize-recover=undefined
+VALGRIND = valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
+	--error-exitcode=99
 
-.PHONY: all deps build demo check bench clean
+.PHONY: all deps build demo check check-sanitize check-valgrind bench clean
 
 all: build
 
@@ -16,12 +24,57 @@ build: deps
 
 demo: build
 	$(BUILD)/src/record/mfu-record -o demo.sqlite -- $(BUILD)/tests/workloads/wl_mlp
-	$(BUILD)/src/report/mfu-report --db demo.sqlite summary phases
+	$(BUILD)/src/report/mfu-report --db demo.sqlite summary phases waterfall
 	@echo
-	@echo "Per-step table: $(BUILD)/src/report/mfu-report --db demo.sqlite steps"
+	@echo "More: $(BUILD)/src/report/mfu-report --db demo.sqlite steps breakdown gaps dispatch peaks"
 
 check: build
 	tools/run-tests $(BUILD)
+
+# The whole suite under ASan + UBSan, in its own build directory. MFU_SANITIZE
+# tells the tests that check native speed or memory to leave those checks out.
+check-sanitize: deps
+	@test -f $(ASAN_BUILD)/build.ninja || meson setup $(ASAN_BUILD) $(SANITIZE_OPTS)
+	ninja -C $(ASAN_BUILD)
+	MFU_SANITIZE=address,undefined UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		tools/run-tests $(ASAN_BUILD)
+
+# mfu-report under valgrind memcheck: every format with every section alone
+# and all together, on a run of the demo workload, then the error paths (no
+# file, an empty file, a file that is not a database). Any memcheck error or
+# definite/indirect leak fails. Ends with "N passed, N failed".
+check-valgrind: build
+	@dir=$(BUILD)/valgrind; report=$(BUILD)/src/report/mfu-report; \
+	rm -rf $$dir && mkdir -p $$dir || exit 1; \
+	if ! $(BUILD)/src/record/mfu-record -o $$dir/demo.sqlite -- \
+		$(BUILD)/tests/workloads/wl_mlp --steps 40 >$$dir/record.log 2>&1; then \
+		cat $$dir/record.log; echo "check-valgrind: cannot record the demo workload"; \
+		echo "0 passed, 1 failed"; exit 1; \
+	fi; \
+	sections=$$($$report --list | awk '{ print $$1 }'); \
+	formats=$$($$report --help | sed -n 's/.*-f, --format FORMAT *\([a-z|]*\).*/\1/p' | tr '|' ' '); \
+	: >$$dir/empty.sqlite; head -c 4096 /dev/urandom >$$dir/random.sqlite; \
+	passed=0; failed=0; n=0; \
+	check() { \
+		want=$$1; shift; n=$$((n + 1)); \
+		$(VALGRIND) --log-file=$$dir/vg.$$n.log $$report "$$@" >$$dir/out.$$n 2>&1; rc=$$?; \
+		if [ $$rc = $$want ]; then passed=$$((passed + 1)); else \
+			failed=$$((failed + 1)); \
+			echo "FAIL (exit $$rc, want $$want): valgrind mfu-report $$*"; \
+			cat $$dir/vg.$$n.log; tail -5 $$dir/out.$$n; \
+		fi; \
+	}; \
+	for f in $$formats; do \
+		for s in $$sections; do check 0 --db $$dir/demo.sqlite --format $$f $$s; done; \
+		check 0 --db $$dir/demo.sqlite --format $$f $$sections; \
+	done; \
+	check 1 --db $$dir/missing.sqlite; \
+	check 1 --db $$dir/empty.sqlite; \
+	check 1 --db $$dir/random.sqlite; \
+	check 2 --format nosuch; \
+	echo "check-valgrind: mfu-report, formats: $$formats; sections: $$(echo $$sections)"; \
+	echo "$$passed passed, $$failed failed"; \
+	[ $$failed = 0 ] && [ -n "$$formats" ] && [ -n "$$sections" ]
 
 bench: build
 	tests/bench/run $(BUILD)
