@@ -11,7 +11,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mfutest import TempDirTest, prog, query, read_clock, record  # noqa: E402
+from mfutest import SANITIZED, TempDirTest, prog, query, read_clock, record, steal_ns  # noqa: E402
 
 
 def wl(name):
@@ -21,10 +21,12 @@ def wl(name):
 class RecordSteps(TempDirTest):
     def test_steps_wall_and_cpu_against_own_clock(self):
         db, clk = self.path('run.sqlite'), self.path('clock.txt')
+        steal0 = steal_ns()
         p = record(['-o', db], [wl('steps'), '--steps', '20', '--busy-us', '10000',
                                 '--sleep-us', '2000', '--clock', clk, '--flops', '123456789',
                                 '--bytes', '4096'])
         self.assertEqual(p.returncode, 0, p.stderr)
+        stolen = steal_ns() - steal0
         own = read_clock(clk)
         steps = query(db, 'SELECT * FROM step ORDER BY step')
         self.assertEqual(len(steps), 20)
@@ -41,8 +43,9 @@ class RecordSteps(TempDirTest):
                                  'step %d: recorded %d ns, own clock %d ns' % (s['step'], s['wall_ns'], own_wall))
             # task-clock over all threads vs CLOCK_PROCESS_CPUTIME_ID
             own_cpu = c1 - c0
-            self.assertLessEqual(abs(s['cpu_ns'] - own_cpu), max(0.02 * own_cpu, 100000),
-                                 'step %d: cpu %d vs own %d' % (s['step'], s['cpu_ns'], own_cpu))
+            self.assertLessEqual(abs(s['cpu_ns'] - own_cpu), max(0.02 * own_cpu, 100000) + stolen,
+                                 'step %d: cpu %d vs own %d, %d ns stolen' % (s['step'], s['cpu_ns'], own_cpu,
+                                                                             stolen))
             # declared model values are stored exactly
             self.assertEqual(s['model_flops'], 123456789.0)
             self.assertEqual(s['model_bytes'], 4096.0)
@@ -294,6 +297,7 @@ class RecordFaults(TempDirTest):
         self.assertEqual(len(steps), 5)
         self.assertEqual(len({s['pid'] for s in steps}), 1)
 
+    @unittest.skipIf(SANITIZED, 'memory and drain speed are not the product\'s under a sanitizer')
     def test_memory_stays_bounded(self):
         # 1,000,000 boundaries: the recorder streams to disk and keeps
         # nothing per step or phase, so its peak memory does not grow with them
@@ -590,15 +594,17 @@ class RecordUnprivileged(TempDirTest):
         cmd = ['setpriv', '--reuid=%d' % nobody.pw_uid, '--regid=%d' % nobody.pw_gid, '--clear-groups',
                prog('MFU_RECORD'), '-o', db, '--', wl('steps'), '--steps', '5', '--busy-us', '10000',
                '--sleep-us', '1000', '--clock', clk]
+        steal0 = steal_ns()
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
+        stolen = steal_ns() - steal0
         steps = query(db, 'SELECT * FROM step ORDER BY step')
         own = read_clock(clk)
         self.assertEqual(len(steps), 5)
         for s in steps:
             t0, t1, c0, c1 = own[s['step']]
             self.assertLessEqual(abs(s['wall_ns'] - (t1 - t0)), max(0.01 * (t1 - t0), 50000))
-            self.assertLessEqual(abs(s['cpu_ns'] - (c1 - c0)), max(0.02 * (c1 - c0), 100000))
+            self.assertLessEqual(abs(s['cpu_ns'] - (c1 - c0)), max(0.02 * (c1 - c0), 100000) + stolen)
         paranoid = int(open('/proc/sys/kernel/perf_event_paranoid').read())
         if paranoid >= 2:
             # user-mode-only switch counts would read 0: unknown, not 0
