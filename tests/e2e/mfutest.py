@@ -55,7 +55,7 @@ def steal_ns():
     return steal * 1_000_000_000 // hz
 
 
-SANITIZED = bool(os.environ.get('MFU_SANITIZE'))
+SANITIZED = os.environ.get('MFU_SANITIZED') == '1' or bool(os.environ.get('MFU_SANITIZE'))
 
 
 class TempDirTest(unittest.TestCase):

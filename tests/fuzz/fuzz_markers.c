@@ -100,8 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!r)
 				break;
 			memcpy(r, data + i * rsz, rsz);
-			/* wraps like the kernel's pid space would not, but any
-			 * int32 is a valid input */
+			/* unsigned: any int32 is a valid input, wrapping too */
 			if (move_tid)
 				r->tid = (int32_t)((uint32_t)r->tid + round);
 			if (move_pid)
