@@ -134,6 +134,7 @@ class Calibrate(unittest.TestCase):
         words = r['spec_detail'].split()
         return float(words[words.index('FLOP/cycle') - 1])
 
+    @perf_only
     def test_flops_counted_per_scope(self):
         """The all-CPUs figure is never more than ncpu times the core figure
         (+ noise): FLOPs are not double counted; on an idle machine it is
