@@ -18,6 +18,14 @@ def wl(name):
     return prog('MFU_WL_' + name.upper())
 
 
+def default_signals():
+    """preexec_fn: default dispositions whatever this test inherited (under
+    nohup SIGHUP is ignored, in a background job SIGINT: the target would
+    rightly keep ignoring them)."""
+    for s in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
+        signal.signal(s, signal.SIG_DFL)
+
+
 class RecordSteps(TempDirTest):
     def test_steps_wall_and_cpu_against_own_clock(self):
         db, clk = self.path('run.sqlite'), self.path('clock.txt')
@@ -225,7 +233,7 @@ class RecordExit(TempDirTest):
         db = self.path('run.sqlite')
         proc = subprocess.Popen([prog('MFU_RECORD'), '-o', db, '--', wl('steps'), '--forever',
                                  '--busy-us', '1000'], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+                                stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
         time.sleep(0.6)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
@@ -272,7 +280,8 @@ class RecordFaults(TempDirTest):
         for sig in (signal.SIGTERM, signal.SIGHUP):
             db = self.path('run-%d.sqlite' % sig)
             proc = subprocess.Popen([prog('MFU_RECORD'), '-o', db, '--', wl('steps'), '--forever',
-                                     '--busy-us', '1000'], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                     '--busy-us', '1000'], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                    preexec_fn=default_signals)
             time.sleep(0.4)
             proc.send_signal(sig)
             proc.communicate(timeout=30)
