@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -26,6 +27,9 @@
 #include "markers.h"
 #include "util.h"
 #include "dram.h"
+#include "intervals.h"
+#include "probe_steps.h"
+#include "py_hook.h"
 #include "sampler.h"
 #include "writer.h"
 
@@ -43,6 +47,7 @@ struct options {
 	int kill_on_error;
 	unsigned freq;
 	unsigned dram_ms;
+	unsigned interval_ms;
 	int use_measured;
 	const char *profile;
 	const char *compute[32];
@@ -50,6 +55,8 @@ struct options {
 	const char *compute_file;
 	const char *events[COUNTERS_MAX];
 	int nevents;
+	struct probe_request req[PROBE_STEPS_MAX_REQUESTS];
+	int nreq, have_step;
 	char **argv;
 };
 
@@ -75,6 +82,12 @@ static void usage(FILE *f)
 		"  -e, --event EVENT       also count EVENT (a libpfm4 name such as INST_RETIRED:ANY\n"
 		"                          or PMU::EVENT:UMASK, or sysfs pmu/alias/ or pmu/terms/);\n"
 		"                          repeatable; stored per step and phase\n"
+		"      --step SPEC         take the steps from probes instead of markers: FUNC (entry\n"
+		"                          to return), FUNC_A,FUNC_B, sdt:PROVIDER:NAME (hit to next\n"
+		"                          hit), sdt:P:BEGIN,sdt:P:END, py:[MODULE.]FUNC (a Python\n"
+		"                          function); [OBJECT:] before a point names its file.\n"
+		"                          Needs root (uprobes need CAP_SYS_ADMIN)\n"
+		"      --phase NAME=SPEC   a phase NAME from probes, SPEC as for --step; repeatable\n"
 		"      --list-events       show what would be counted on this machine and exit\n"
 		"                          (LIBPFM_FORCE_PMU=spr|icx|skx|amd64_fam19h_zen4... shows\n"
 		"                          the encodings for another CPU)\n"
@@ -86,6 +99,9 @@ static void usage(FILE *f)
 		"                          $XDG_CONFIG_HOME/mfu/compute when it exists)\n"
 		"      --dram-interval MS  read the memory-controller counters every MS ms (default\n"
 		"                          10); steps get DRAM bytes interpolated at their bounds\n"
+		"  -I, --interval MS       read the counter groups every MS ms into interval_reading\n"
+		"                          (default 10; 0: off): a time series of the run, and\n"
+		"                          what the counts of probe steps are interpolated from\n"
 		"      --ring-records N    marker ring capacity in records (default 32768, a power\n"
 		"                          of two, 512 bytes each)\n"
 		"      --on-error ACTION   when the database cannot be written (disk full...):\n"
@@ -106,7 +122,8 @@ static void usage(FILE *f)
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DTYPE = 256, OPT_PEAK_FLOPS, OPT_PEAK_BW, OPT_RING, OPT_VERSION, OPT_LIST, OPT_ON_ERROR,
-	       OPT_AS_ROOT, OPT_COMPUTE, OPT_COMPUTE_FILE, OPT_DRAM_MS, OPT_PEAK, OPT_PROFILE };
+	       OPT_AS_ROOT, OPT_COMPUTE, OPT_COMPUTE_FILE, OPT_DRAM_MS, OPT_PEAK, OPT_PROFILE, OPT_STEP,
+	       OPT_PHASE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "dtype", required_argument, NULL, OPT_DTYPE },
@@ -121,6 +138,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "compute", required_argument, NULL, OPT_COMPUTE },
 		{ "compute-file", required_argument, NULL, OPT_COMPUTE_FILE },
 		{ "dram-interval", required_argument, NULL, OPT_DRAM_MS },
+		{ "interval", required_argument, NULL, 'I' },
+		{ "step", required_argument, NULL, OPT_STEP },
+		{ "phase", required_argument, NULL, OPT_PHASE },
 		{ "peak", required_argument, NULL, OPT_PEAK },
 		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -135,7 +155,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->ring_records = 32768;
 	o->freq = 1000;
 	o->dram_ms = 10;
-	while ((c = getopt_long(argc, argv, "+o:qhe:F:", longopts, NULL)) != -1) {
+	o->interval_ms = 10;
+	while ((c = getopt_long(argc, argv, "+o:qhe:F:I:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg) {
@@ -242,6 +263,36 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return 2;
 			}
 			o->dram_ms = (unsigned)v;
+			break;
+		}
+		case 'I': {
+			uint64_t v;
+			if (safe_atou64(optarg, &v) != 0 || v > 60000) {
+				fprintf(stderr, PROG ": -I '%s': expected milliseconds from 0 (off) to 60000\n", optarg);
+				return 2;
+			}
+			o->interval_ms = (unsigned)v;
+			break;
+		}
+		case OPT_STEP:
+		case OPT_PHASE: {
+			char why[512];
+			if (c == OPT_STEP && o->have_step) {
+				fprintf(stderr, PROG ": --step given twice: one step spec per recording "
+					"(phases take --phase NAME=SPEC)\n");
+				return 2;
+			}
+			if (o->nreq == PROBE_STEPS_MAX_REQUESTS - !o->have_step && c == OPT_PHASE) {
+				fprintf(stderr, PROG ": too many --phase options (at most %d)\n",
+					PROBE_STEPS_MAX_REQUESTS - 1);
+				return 2;
+			}
+			if (probe_steps_parse(optarg, c == OPT_PHASE, &o->req[o->nreq], why, sizeof(why)) != 0) {
+				fprintf(stderr, PROG ": %s '%s': %s\n", c == OPT_STEP ? "--step" : "--phase", optarg, why);
+				return 2;
+			}
+			o->have_step |= c == OPT_STEP;
+			o->nreq++;
 			break;
 		}
 		case 'h':
@@ -475,6 +526,8 @@ static int sudo_creds(const struct options *o, struct launch_creds *c)
 struct drain {
 	struct sampler *sampler;
 	struct dram *dram;
+	struct intervals *intervals;
+	struct probe_steps *probes;
 	void *ring;
 	struct markers *markers;
 	struct writer *writer;
@@ -484,6 +537,7 @@ struct drain {
 	int kill_on_error;
 	pid_t target;
 	const char *output;
+	int probe_warned;
 };
 
 /* The database stopped accepting data: say so once, and stop the target if
@@ -521,6 +575,71 @@ static int drain_ring(struct drain *d)
 	return n;
 }
 
+/* probe_steps sink: probe boundaries join the markers' stream */
+static int probe_boundary(void *ctx, const struct mring_record *r)
+{
+	struct drain *d = ctx;
+	int rc;
+
+	if (!d->markers || d->failed)
+		return 0;
+	rc = markers_feed_probe(d->markers, r);
+	if (rc)
+		record_failed(d, rc, rc == -ENOMEM ? "out of memory" : writer_error(d->writer));
+	return 0;
+}
+
+static void probe_cancel(void *ctx, pid_t pid, pid_t tid, const char *name)
+{
+	struct drain *d = ctx;
+	if (d->markers)
+		markers_cancel(d->markers, pid, tid, name);
+}
+
+/* sampler callbacks: the uprobes follow new threads and libraries */
+static void on_task(void *ctx, pid_t pid, pid_t tid, int exited)
+{
+	struct drain *d = ctx;
+	char why[512];
+
+	if (exited) {
+		probe_steps_thread_exit(d->probes, tid);
+	} else if (probe_steps_add_thread(d->probes, pid, tid, why, sizeof(why)) != 0 && !d->probe_warned) {
+		fprintf(stderr, PROG ": cannot probe thread %d: %s\n", (int)tid, why);
+		d->probe_warned = 1;
+	}
+}
+
+static void on_exec_map(void *ctx, pid_t pid, const char *path)
+{
+	struct drain *d = ctx;
+	probe_steps_on_map(d->probes, pid, path);
+}
+
+/* Uprobes need CAP_SYS_ADMIN (not CAP_PERFMON, whatever perf_event_paranoid
+ * says): the effective set of /proc/self/status. */
+static int have_cap_sys_admin(void)
+{
+	char buf[4096], *p;
+	unsigned long long eff;
+
+	if (read_text_file("/proc/self/status", buf, sizeof(buf)) < 0 || !(p = strstr(buf, "CapEff:")) ||
+	    sscanf(p + 7, "%llx", &eff) != 1)
+		return geteuid() == 0;
+	return (eff >> 21) & 1; /* CAP_SYS_ADMIN */
+}
+
+/* A recording with uprobes holds an event per site and thread: let it use
+ * every fd it may. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
@@ -541,6 +660,7 @@ int main(int argc, char **argv)
 	struct markers_sink sink;
 	struct stat lst;
 	struct launch_creds creds;
+	struct py_hook *pyhook = NULL;
 
 	rc = parse_options(argc, argv, &o);
 	if (rc)
@@ -561,6 +681,53 @@ int main(int argc, char **argv)
 
 	if (sudo_creds(&o, &creds) != 0)
 		return 2;
+	struct probe_request ureq[PROBE_STEPS_MAX_REQUESTS];
+	int nureq = 0;
+	for (int i = 0; i < o.nreq; i++)
+		if (!o.req[i].python)
+			ureq[nureq++] = o.req[i];
+	if (nureq < o.nreq) {
+		char why[600];
+		rc = py_hook_setup(&pyhook, o.req, o.nreq, creds.drop ? creds.uid : (uid_t)-1,
+				   creds.drop ? creds.gid : (gid_t)-1, why, sizeof(why));
+		if (rc) {
+			fprintf(stderr, PROG ": %s\n", why);
+			return 125;
+		}
+	}
+	if (nureq) {
+		char exe[PATH_MAX], warn[2048], why[1200];
+		struct probe_steps_sink psink = { .ctx = &d, .boundary = probe_boundary, .cancel = probe_cancel };
+		if (!have_cap_sys_admin()) {
+			fprintf(stderr, PROG ": --step and --phase put uprobes in the program (all but py: specs), "
+				"and opening a uprobe needs CAP_SYS_ADMIN: run mfu-record as root (sudo "
+				"mfu-record ...; the program still runs as you)\n");
+			py_hook_free(pyhook);
+			return 125;
+		}
+		raise_fd_limit();
+		if (probe_steps_new(&d.probes, ureq, nureq, &psink) != 0) {
+			fprintf(stderr, PROG ": out of memory\n");
+			py_hook_free(pyhook);
+			return 125;
+		}
+		/* a program that cannot be found fails at its exec, with 127 */
+		if (probe_steps_program(o.argv[0], exe, sizeof(exe)) == 0) {
+			rc = probe_steps_resolve_exe(d.probes, exe, warn, sizeof(warn), why, sizeof(why));
+			if (rc) {
+				fprintf(stderr, PROG ": %s\n", why);
+				probe_steps_free(d.probes);
+				py_hook_free(pyhook);
+				return 2;
+			}
+			for (char *line = warn; *line;) {
+				size_t n = strcspn(line, "\n");
+				fprintf(stderr, PROG ": %.*s; it will be probed if a library loaded later has it\n",
+					(int)n, line);
+				line += n + (line[n] == '\n');
+			}
+		}
+	}
 	cmd = command_json(o.argv);
 	if (!cmd) {
 		fprintf(stderr, PROG ": out of memory\n");
@@ -618,6 +785,17 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	if (d.probes) {
+		/* on the child before its exec: they survive it, and fire from
+		 * the program's first instruction */
+		rc = probe_steps_add_thread(d.probes, l.pid, l.pid, err, sizeof(err));
+		if (rc) {
+			fprintf(stderr, PROG ": %s\n", err);
+			launch_abort(&l);
+			goto out;
+		}
+	}
+
 	rc = writer_counters(d.writer, &cs);
 	if (!rc && cs.hw_missing[0])
 		rc = writer_note(d.writer, "missing_counters", cs.hw_missing);
@@ -653,6 +831,11 @@ int main(int argc, char **argv)
 	{
 		struct sampler_opts so = { .freq = o.freq, .compute = o.compute, .ncompute = o.ncompute,
 					   .compute_file = o.compute_file };
+		if (d.probes) {
+			so.on_task = on_task;
+			so.on_exec_map = on_exec_map;
+			so.cb_ctx = &d;
+		}
 		rc = sampler_open(&d.sampler, db, l.pid, &so, err, sizeof(err));
 		if (rc == -EINVAL) {
 			fprintf(stderr, PROG ": %s\n", err);
@@ -662,11 +845,26 @@ int main(int argc, char **argv)
 		}
 		if (rc) {
 			char note[600];
-			strbuf(note, sizeof(note), "no sampling: %s; the breakdown of step time is unknown", err);
+			strbuf(note, sizeof(note), "no sampling: %s; the breakdown of step time is unknown%s", err,
+			       d.probes ? ", and probes follow only the first thread" : "");
 			fprintf(stderr, PROG ": %s\n", note);
 			writer_note(d.writer, "no_sampling", note);
 		} else if (sampler_note(d.sampler)[0]) {
 			fprintf(stderr, PROG ": note: %s\n", sampler_note(d.sampler));
+		}
+	}
+
+	if (o.interval_ms) {
+		int leaders[MRING_MAX_GROUPS];
+		for (int g = 0; g < MRING_MAX_GROUPS; g++)
+			leaders[g] = g < cs.ngroups && cs.leader[g] >= 0 ? cs.c[cs.leader[g]].fd : -1;
+		rc = intervals_new(&d.intervals, db, &cs, (uint64_t)o.interval_ms * 1000000ull);
+		if (!rc)
+			rc = intervals_add_source(d.intervals, leaders);
+		if (rc) {
+			fprintf(stderr, PROG ": cannot prepare the counter readings: %s\n", strerror(-rc));
+			launch_abort(&l);
+			goto out;
 		}
 	}
 
@@ -682,8 +880,13 @@ int main(int argc, char **argv)
 	ri.machine = &m;
 	ri.dtype = o.dtype;
 	ri.target_pid = l.pid;
+	ri.interval_ns = (uint64_t)o.interval_ms * 1000000ull;
 	ri.start_unix_ns = realtime_ns();
 	ri.start_ns = now_ns();
+	/* the counters are enabled at the exec, after this: zero until then,
+	 * a valid lower bound for a probe hit before the first reading */
+	if (d.intervals && intervals_store_zero(d.intervals, ri.start_ns) != 0)
+		fprintf(stderr, PROG ": %s: %s\n", o.output, sqlite3_errmsg(db));
 	rc = launch_go(&l);
 	if (rc) {
 		fprintf(stderr, PROG ": cannot run '%s': %s\n", o.argv[0], strerror(-rc));
@@ -694,6 +897,8 @@ int main(int argc, char **argv)
 		d.sampler = NULL;
 		dram_close(d.dram);
 		d.dram = NULL;
+		intervals_free(d.intervals);
+		d.intervals = NULL;
 		writer_close(d.writer);
 		d.writer = NULL;
 		sqlite3_close(db);
@@ -758,6 +963,11 @@ int main(int argc, char **argv)
 			if (e)
 				record_failed(&d, e, "cannot store DRAM readings");
 		}
+		if (d.intervals && !d.failed) {
+			int e = intervals_sample(d.intervals, 0);
+			if (e)
+				record_failed(&d, e, "cannot store counter readings");
+		}
 		if (d.sampler && !d.failed) {
 			int n = sampler_drain(d.sampler);
 			if (n < 0)
@@ -765,9 +975,15 @@ int main(int argc, char **argv)
 			else
 				drained += n;
 		}
+		if (d.probes) {
+			int n = probe_steps_drain(d.probes, 0);
+			if (n > 0)
+				drained += n;
+		}
 
-		/* A busy ring is drained again at once; an idle one every 5 ms. */
-		poll(&pfd, 1, drained > 64 ? 0 : 5);
+		/* A busy ring is drained again at once; an idle one every 5 ms,
+		 * or at the pace of the counter readings when -I is shorter. */
+		poll(&pfd, 1, drained > 64 ? 0 : o.interval_ms && o.interval_ms < 5 ? (int)o.interval_ms : 5);
 		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 			if (si.ssi_signo == SIGCHLD)
 				continue;
@@ -804,11 +1020,38 @@ int main(int argc, char **argv)
 		while (mring_skip_hole(ring))
 			drain_ring(&d);
 	}
+	if (d.probes) {
+		char why[512];
+		if (d.sampler)
+			sampler_drain(d.sampler); /* the last threads and libraries */
+		probe_steps_drain(d.probes, 1);
+		if (probe_steps_finish(d.probes, db, why, sizeof(why)) != 0 && !d.failed)
+			record_failed(&d, -EIO, why);
+		if (probe_steps_note(d.probes)[0]) {
+			fprintf(stderr, PROG ": %s\n", probe_steps_note(d.probes));
+			writer_note(d.writer, "probes", probe_steps_note(d.probes));
+		}
+	}
+	if (pyhook && !d.failed) {
+		char why[512], note[1024];
+		if (py_hook_finish(pyhook, db, note, sizeof(note), why, sizeof(why)) != 0)
+			record_failed(&d, -EIO, why);
+		else if (note[0]) {
+			fprintf(stderr, PROG ": %s\n", note);
+			writer_note(d.writer, "probes", note);
+		}
+	}
 	if (!d.failed) {
 		uint64_t lost = mring_lost(ring);
 		rc = d.markers ? markers_finish(d.markers) : 0;
 		if (!rc)
 			rc = store_totals(d.writer, &cs);
+		if (!rc && d.intervals) {
+			/* the counters' final values: the bound for the last boundaries */
+			rc = intervals_sample(d.intervals, 1);
+			if (!rc && intervals_attribute(db, &cs, d.writer, err, sizeof(err)) != 0)
+				fprintf(stderr, PROG ": %s\n", err);
+		}
 		if (!rc && d.dram) {
 			rc = dram_sample(d.dram, db, end_ns, 1);
 			if (!rc && dram_attribute(db, err, sizeof(err)) != 0)
@@ -854,7 +1097,10 @@ int main(int argc, char **argv)
 	}
 out:
 	sampler_close(d.sampler);
+	probe_steps_free(d.probes);
+	py_hook_free(pyhook);
 	dram_close(d.dram);
+	intervals_free(d.intervals);
 	markers_free(d.markers);
 	writer_close(d.writer);
 	if (db) {

@@ -17,6 +17,7 @@ struct open_phase {
 	uint64_t begin_ns;
 	int has_model;
 	double flops, bytes;
+	int probe;              /* begun by a probe: no counter reading */
 	struct counter_reading begin;
 };
 
@@ -36,6 +37,7 @@ struct proc {
 	uint64_t begin_ns;
 	int has_model;
 	double flops, bytes;
+	int probe;
 	struct counter_reading begin;
 };
 
@@ -49,6 +51,7 @@ struct markers {
 	int64_t next_step;
 	int64_t next_phase;
 	uint64_t anomalies;
+	int probe;              /* the record being fed comes from a probe */
 };
 
 struct markers *markers_new(const struct counters *cs, const struct markers_sink *sink)
@@ -238,6 +241,7 @@ static int emit_step(struct markers *m, struct proc *p, const struct mring_recor
 		.has_model = p->has_model,
 		.model_flops = p->flops,
 		.model_bytes = p->bytes,
+		.interpolated = p->probe || (end && m->probe),
 	};
 	if (end)
 		fill_delta(m, &p->begin, end, &row.d);
@@ -263,6 +267,7 @@ static int emit_phase(struct markers *m, struct thread *t, int idx, const struct
 		.has_model = op->has_model,
 		.model_flops = op->flops,
 		.model_bytes = op->bytes,
+		.interpolated = op->probe || (end && m->probe),
 	};
 	if (end)
 		fill_delta(m, &op->begin, end, &row.d);
@@ -292,6 +297,7 @@ static int on_step_begin(struct markers *m, const struct mring_record *r)
 	p->begin_ns = r->time_ns;
 	p->has_model = 0;
 	p->flops = p->bytes = 0;
+	p->probe = m->probe;
 	counters_reading_from_record(&p->begin, r);
 	return 0;
 }
@@ -351,6 +357,7 @@ static int push_phase(struct markers *m, struct thread *t, const struct mring_re
 	op->begin_ns = r->time_ns;
 	op->has_model = 0;
 	op->flops = op->bytes = 0;
+	op->probe = m->probe;
 	counters_reading_from_record(&op->begin, r);
 	return 0;
 }
@@ -431,6 +438,14 @@ static int on_phase_model(struct markers *m, const struct mring_record *r)
 	return 0;
 }
 
+int markers_feed_probe(struct markers *m, const struct mring_record *rec)
+{
+	m->probe = 1;
+	int rc = markers_feed(m, rec);
+	m->probe = 0;
+	return rc;
+}
+
 int markers_feed(struct markers *m, const struct mring_record *rec)
 {
 	/* The record lies in memory the target writes: work on a copy whose
@@ -458,6 +473,27 @@ int markers_feed(struct markers *m, const struct mring_record *rec)
 		return anomaly(m, r, "bad_record", -1, "unknown marker record kind %u; ignored",
 			       (unsigned)r->kind);
 	}
+}
+
+void markers_cancel(struct markers *m, int32_t pid, int32_t tid, const char *name)
+{
+	if (!name) {
+		for (int i = 0; i < m->nprocs; i++) {
+			struct proc *p = &m->procs[i];
+			if (p->pid != pid || !p->open || p->tid != tid)
+				continue;
+			p->open = 0;
+			if (p->step == m->next_step - 1)
+				m->next_step--; /* no gap in the step numbers */
+		}
+		return;
+	}
+	struct thread *t = thread_get(m, pid, tid);
+	if (!t || t->depth == 0 || strcmp(t->stack[t->depth - 1].name, name) != 0)
+		return;
+	if (t->stack[t->depth - 1].id == m->next_phase - 1)
+		m->next_phase--;
+	t->depth--;
 }
 
 int markers_finish(struct markers *m)

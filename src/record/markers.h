@@ -24,6 +24,8 @@ struct interval_row {
 	int complete;           /* 0: never ended (end_ns and counters unknown) */
 	int has_model;
 	double model_flops, model_bytes;
+	int interpolated;       /* a boundary came from a probe: the counts in @d are
+				 * unknown here, interpolated later (intervals.h) */
 	struct counter_delta d;
 };
 
@@ -49,6 +51,16 @@ void markers_free(struct markers *m);
 
 /* Process one record. Returns 0, or the first non-zero sink return / -ENOMEM. */
 int markers_feed(struct markers *m, const struct mring_record *r);
+
+/* Process a boundary taken by a probe (probe_steps.h): like markers_feed,
+ * but the record carries no counter reading (ngroups 0) and the intervals
+ * it bounds are flagged interpolated. */
+int markers_feed_probe(struct markers *m, const struct mring_record *r);
+
+/* Forget, without a row, the step that thread @tid of @pid has open (@name
+ * NULL), or its innermost phase when that is @name: a probe's boundary that
+ * began something the recording will not see end (probe_steps.h). */
+void markers_cancel(struct markers *m, int32_t pid, int32_t tid, const char *name);
 
 /* The target has ended: every open step and phase becomes an incomplete row
  * and an anomaly. Returns 0 or a sink error. */

@@ -64,6 +64,9 @@ struct sampler {
 	int nre;
 	uint64_t samples, switches;
 	int error;          /* first error while draining */
+	void (*on_task)(void *ctx, pid_t pid, pid_t tid, int exited);
+	void (*on_exec_map)(void *ctx, pid_t pid, const char *path);
+	void *cb_ctx;
 	char note[512];
 	char why[256];
 };
@@ -187,6 +190,9 @@ int sampler_open(struct sampler **out, sqlite3 *db, pid_t pid, const struct samp
 	s->target = pid;
 	s->freq = o->freq;
 	s->next_stack = 1;
+	s->on_task = o->on_task;
+	s->on_exec_map = o->on_exec_map;
+	s->cb_ctx = o->cb_ctx;
 	for (int i = 0; sampler_builtin_compute[i]; i++) {
 		rc = add_pattern(s, sampler_builtin_compute[i], why, whylen);
 		if (rc)
@@ -400,6 +406,8 @@ static int on_record(void *ctx, const struct perf_event_header *hdr, const void 
 	case PERF_RECORD_MMAP2:
 		if (r.type == PERF_RECORD_MMAP2 && !(r.mmap.prot & PROT_EXEC))
 			return 0;
+		if (s->on_exec_map)
+			s->on_exec_map(s->cb_ctx, (pid_t)r.mmap.pid, r.mmap.filename);
 		st = s->ins_mapping;
 		sqlite3_bind_int(st, 1, (int)r.mmap.pid);
 		sqlite3_bind_int64(st, 2, (sqlite3_int64)r.mmap.addr);
@@ -436,6 +444,8 @@ static int on_record(void *ctx, const struct perf_event_header *hdr, const void 
 		sqlite3_bind_null(st, 5);
 		return step_stmt(s, st);
 	case PERF_RECORD_FORK:
+		if (s->on_task)
+			s->on_task(s->cb_ctx, (pid_t)r.task.pid, (pid_t)r.task.tid, 0);
 		st = s->ins_thread;
 		sqlite3_bind_int(st, 1, (int)r.task.tid);
 		sqlite3_bind_int(st, 2, (int)r.task.pid);
@@ -444,6 +454,8 @@ static int on_record(void *ctx, const struct perf_event_header *hdr, const void 
 		sqlite3_bind_int64(st, 5, (sqlite3_int64)r.task.time);
 		return step_stmt(s, st);
 	case PERF_RECORD_EXIT:
+		if (s->on_task)
+			s->on_task(s->cb_ctx, (pid_t)r.task.pid, (pid_t)r.task.tid, 1);
 		st = s->upd_exit;
 		sqlite3_bind_int64(st, 1, (sqlite3_int64)r.task.time);
 		sqlite3_bind_int(st, 2, (int)r.task.tid);

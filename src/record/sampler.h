@@ -21,6 +21,12 @@ struct sampler_opts {
 	int ncompute;
 	const char *compute_file;     /* a file of patterns, one per line; NULL: the default
 				       * ($XDG_CONFIG_HOME/mfu/compute, if it exists) */
+	/* Told, while draining, of each new thread or process of the target
+	 * (exited 0) and each one that ended (exited 1), and of each
+	 * executable file it maps: for the per-thread uprobes of probe steps. */
+	void (*on_task)(void *ctx, pid_t pid, pid_t tid, int exited);
+	void (*on_exec_map)(void *ctx, pid_t pid, const char *path);
+	void *cb_ctx;
 };
 
 /* Open the sampling events on @pid (disabled until its exec) and prepare the

@@ -7,26 +7,32 @@
 #include <string.h>
 
 enum stmt_id { S_STEP, S_PHASE, S_ANOMALY, S_NOTE, S_PEAK, S_COUNTER, S_TOTAL, S_STEP_COUNTER,
-	       S_PHASE_COUNTER, S_N };
+	       S_PHASE_COUNTER, S_STEP_COUNTS, S_PHASE_COUNTS, S_N };
 
 #define COUNTER_COLUMNS "cpu_ns, ctx_switches, cpu_migrations, page_faults, cycles, instructions, " \
 	"ref_cycles, hw_flops, hw_flops_fp64, hw_flops_fp32, hw_flops_fp16, hw_flops_any, amx_ops, hw_fraction"
 #define COUNTER_PARAMS "?,?,?,?,?,?,?,?,?,?,?,?,?,?"
+#define COUNTER_SETS "cpu_ns = ?, ctx_switches = ?, cpu_migrations = ?, page_faults = ?, cycles = ?, " \
+	"instructions = ?, ref_cycles = ?, hw_flops = ?, hw_flops_fp64 = ?, hw_flops_fp32 = ?, " \
+	"hw_flops_fp16 = ?, hw_flops_any = ?, amx_ops = ?, hw_fraction = ?, cpu_ns_err = ?, hw_flops_err = ?"
 
 static const char *const stmt_sql[S_N] = {
 	[S_STEP] = "INSERT INTO step (step, pid, tid, end_tid, begin_ns, end_ns, wall_ns, model_flops, "
-		   "model_bytes, " COUNTER_COLUMNS ", complete) VALUES (?,?,?,?,?,?,?,?,?," COUNTER_PARAMS ",?)",
+		   "model_bytes, " COUNTER_COLUMNS ", cpu_ns_err, hw_flops_err, complete, counts) "
+		   "VALUES (?,?,?,?,?,?,?,?,?," COUNTER_PARAMS ",?,?,?,?)",
 	[S_PHASE] = "INSERT INTO phase (id, step, name, pid, tid, depth, parent, begin_ns, end_ns, wall_ns, "
-		    "model_flops, model_bytes, " COUNTER_COLUMNS ", complete) "
-		    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?," COUNTER_PARAMS ",?)",
+		    "model_flops, model_bytes, " COUNTER_COLUMNS ", cpu_ns_err, hw_flops_err, complete, counts) "
+		    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?," COUNTER_PARAMS ",?,?,?,?)",
 	[S_ANOMALY] = "INSERT INTO anomaly (time_ns, pid, tid, kind, step, detail) VALUES (?,?,?,?,?,?)",
 	[S_NOTE] = "INSERT INTO note (kind, text) VALUES (?,?)",
 	[S_PEAK] = "INSERT INTO peak (kind, dtype, scope, value, source, detail) VALUES (?,?,?,?,?,?)",
 	[S_COUNTER] = "INSERT INTO counter (id, name, kind, unit, opened, reason, encoding, grp, weight, col, pmu) "
 		      "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
 	[S_TOTAL] = "UPDATE counter SET total = ?, time_enabled = ?, time_running = ? WHERE id = ?",
-	[S_STEP_COUNTER] = "INSERT INTO step_counter (step, counter, raw, value) VALUES (?,?,?,?)",
-	[S_PHASE_COUNTER] = "INSERT INTO phase_counter (phase, counter, raw, value) VALUES (?,?,?,?)",
+	[S_STEP_COUNTER] = "INSERT INTO step_counter (step, counter, raw, value, err) VALUES (?,?,?,?,?)",
+	[S_PHASE_COUNTER] = "INSERT INTO phase_counter (phase, counter, raw, value, err) VALUES (?,?,?,?,?)",
+	[S_STEP_COUNTS] = "UPDATE step SET " COUNTER_SETS " WHERE step = ?",
+	[S_PHASE_COUNTS] = "UPDATE phase SET " COUNTER_SETS " WHERE id = ?",
 };
 
 struct writer {
@@ -158,8 +164,8 @@ int writer_run_begin(struct writer *w, const struct run_info *ri)
 		"INSERT INTO run (id, mfu_version, command, cwd, start_unix_ns, start_ns, host, kernel, "
 		"cpu_vendor, cpu_family, cpu_model, cpu_stepping, cpu_name, uarch, isa, nominal_hz, "
 		"nominal_hz_source, allowed_cpus, ncpu_affinity, cpu_quota, ncpu, dtype, peak_flops, "
-		"peak_flops_source, peak_bw, peak_bw_source, target_pid, state) VALUES "
-		"(1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'recording')",
+		"peak_flops_source, peak_bw, peak_bw_source, target_pid, mode, interval_ns, state) VALUES "
+		"(1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'recording')",
 		-1, &st, NULL) != SQLITE_OK)
 		return fail(w);
 	char host[256] = "", kernel[256] = "";
@@ -201,6 +207,11 @@ int writer_run_begin(struct writer *w, const struct run_info *ri)
 	bind_pos_or_null(st, i++, ri->peak_bw);
 	bind_text_or_null(st, i++, ri->peak_bw_source);
 	sqlite3_bind_int(st, i++, ri->target_pid);
+	sqlite3_bind_text(st, i++, ri->attach ? "attach" : "launch", -1, SQLITE_STATIC);
+	if (ri->interval_ns)
+		sqlite3_bind_int64(st, i++, (sqlite3_int64)ri->interval_ns);
+	else
+		sqlite3_bind_null(st, i++);
 	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w);
 	sqlite3_finalize(st);
 	return rc;
@@ -295,7 +306,10 @@ int writer_note(struct writer *w, const char *kind, const char *text)
 }
 
 /* Bind the counter columns of @row (COUNTER_COLUMNS) from parameter @i on. */
-static int bind_counters(sqlite3_stmt *st, int i, const struct interval_row *row)
+/* The counter columns of @row, then cpu_ns_err and hw_flops_err: from
+ * @err when given (interpolated counts), else 0 for each known value (read
+ * exactly at the boundaries). */
+static int bind_counters(sqlite3_stmt *st, int i, const struct interval_row *row, const struct counter_delta *err)
 {
 	static const enum counter_col int_cols[] = {
 		COL_CPU_NS, COL_CTX_SWITCHES, COL_CPU_MIGRATIONS, COL_PAGE_FAULTS, COL_CYCLES,
@@ -325,13 +339,24 @@ static int bind_counters(sqlite3_stmt *st, int i, const struct interval_row *row
 		sqlite3_bind_double(st, i++, row->d.hw_fraction);
 	else
 		sqlite3_bind_null(st, i++);
+	if (row->complete && row->d.has[COL_CPU_NS])
+		sqlite3_bind_int64(st, i, err ? (sqlite3_int64)(err->v[COL_CPU_NS] + 0.5) : 0);
+	else
+		sqlite3_bind_null(st, i);
+	i++;
+	if (flops >= 0)
+		sqlite3_bind_double(st, i, err ? (counters_hw_flops(err) > 0 ? counters_hw_flops(err) : 0) : 0);
+	else
+		sqlite3_bind_null(st, i);
+	i++;
 	return i;
 }
 
 /* Raw and scaled values of the hardware and user events of a row. */
-static int write_counter_rows(struct writer *w, sqlite3_stmt *st, const struct interval_row *row)
+static int write_counter_rows(struct writer *w, sqlite3_stmt *st, const struct interval_row *row,
+			      const struct counter_delta *err)
 {
-	if (!row->complete || !w->cs)
+	if (!row->complete || !w->cs || (row->interpolated && !err))
 		return 0;
 	for (int k = 0; k < w->cs->n; k++) {
 		const struct counter *c = &w->cs->c[k];
@@ -341,11 +366,27 @@ static int write_counter_rows(struct writer *w, sqlite3_stmt *st, const struct i
 		sqlite3_bind_int(st, 2, k);
 		sqlite3_bind_int64(st, 3, (sqlite3_int64)row->d.raw[k]);
 		sqlite3_bind_double(st, 4, row->d.scaled[k]);
+		sqlite3_bind_double(st, 5, err ? err->scaled[k] : 0);
 		int rc = run_stmt(w, st);
 		if (rc)
 			return rc;
 	}
 	return 0;
+}
+
+/* The counter columns, complete and counts of a new row: an interpolated
+ * row's counts are filled in later (writer_step_counts). */
+static int bind_row_counters(sqlite3_stmt *st, int i, const struct interval_row *row)
+{
+	if (row->interpolated) {
+		for (int k = 0; k < 16; k++)
+			sqlite3_bind_null(st, i++);
+	} else {
+		i = bind_counters(st, i, row, NULL);
+	}
+	sqlite3_bind_int(st, i++, row->complete);
+	sqlite3_bind_text(st, i++, row->interpolated ? "interpolated" : "exact", -1, SQLITE_STATIC);
+	return i;
 }
 
 static void bind_interval(sqlite3_stmt *st, int *i, const struct interval_row *row)
@@ -381,10 +422,9 @@ int writer_step(void *ctx, const struct interval_row *row)
 	else
 		sqlite3_bind_null(st, i++);
 	bind_interval(st, &i, row);
-	i = bind_counters(st, i, row);
-	sqlite3_bind_int(st, i++, row->complete);
+	i = bind_row_counters(st, i, row);
 	int rc = run_stmt(w, st);
-	return rc ? rc : write_counter_rows(w, w->st[S_STEP_COUNTER], row);
+	return rc ? rc : write_counter_rows(w, w->st[S_STEP_COUNTER], row, NULL);
 }
 
 int writer_phase(void *ctx, const struct interval_row *row)
@@ -407,10 +447,30 @@ int writer_phase(void *ctx, const struct interval_row *row)
 	else
 		sqlite3_bind_null(st, i++);
 	bind_interval(st, &i, row);
-	i = bind_counters(st, i, row);
-	sqlite3_bind_int(st, i++, row->complete);
+	i = bind_row_counters(st, i, row);
 	int rc = run_stmt(w, st);
-	return rc ? rc : write_counter_rows(w, w->st[S_PHASE_COUNTER], row);
+	return rc ? rc : write_counter_rows(w, w->st[S_PHASE_COUNTER], row, NULL);
+}
+
+/* Counts of an interpolated row, known only when the recording ended. */
+static int write_counts(struct writer *w, int is_phase, const struct interval_row *row,
+			const struct counter_delta *err)
+{
+	sqlite3_stmt *st = w->st[is_phase ? S_PHASE_COUNTS : S_STEP_COUNTS];
+	int i = bind_counters(st, 1, row, err);
+	sqlite3_bind_int64(st, i, row->id);
+	int rc = run_stmt(w, st);
+	return rc ? rc : write_counter_rows(w, w->st[is_phase ? S_PHASE_COUNTER : S_STEP_COUNTER], row, err);
+}
+
+int writer_step_counts(struct writer *w, const struct interval_row *row, const struct counter_delta *err)
+{
+	return write_counts(w, 0, row, err);
+}
+
+int writer_phase_counts(struct writer *w, const struct interval_row *row, const struct counter_delta *err)
+{
+	return write_counts(w, 1, row, err);
 }
 
 int writer_anomaly(void *ctx, const struct anomaly_row *row)

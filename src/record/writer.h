@@ -27,6 +27,8 @@ struct run_info {
 	double peak_bw;         /* 0: unknown */
 	const char *peak_bw_source;
 	int target_pid;
+	int attach;             /* mfu-record -p: joined a running process */
+	uint64_t interval_ns;   /* period of the counter readings; 0: none */
 };
 
 int writer_open(struct writer **out, sqlite3 *db, char *err, size_t errlen);
@@ -34,7 +36,8 @@ int writer_open(struct writer **out, sqlite3 *db, char *err, size_t errlen);
 void writer_close(struct writer *w);
 
 int writer_run_begin(struct writer *w, const struct run_info *ri);
-/* exit_status/exit_signal < 0: unknown. state: complete, interrupted, failed. */
+/* exit_status/exit_signal < 0: unknown. state: complete, interrupted,
+ * failed, detached (an attached recording that ended before its target). */
 int writer_run_end(struct writer *w, uint64_t end_ns, int exit_status, int exit_signal,
 		   uint64_t lost_records, const char *state);
 int writer_counters(struct writer *w, const struct counters *cs);
@@ -48,6 +51,13 @@ int writer_note(struct writer *w, const char *kind, const char *text);
 int writer_step(void *w, const struct interval_row *row);
 int writer_phase(void *w, const struct interval_row *row);
 int writer_anomaly(void *w, const struct anomaly_row *row);
+
+/* Fill the counter columns (and step_counter / phase_counter rows) of an
+ * interpolated row stored earlier: values from @row->d, error bounds from
+ * @err (err->v[COL_CPU_NS] for cpu_ns_err, counters_hw_flops(err) for
+ * hw_flops_err, err->scaled[k] for each counter's err). */
+int writer_step_counts(struct writer *w, const struct interval_row *row, const struct counter_delta *err);
+int writer_phase_counts(struct writer *w, const struct interval_row *row, const struct counter_delta *err);
 
 int writer_commit(struct writer *w);
 /* Abandon the pending batch (after a failed write) and start a new one. */

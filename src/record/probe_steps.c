@@ -1,0 +1,849 @@
+#include "probe_steps.h"
+#include "perf_ring.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_POINTS (2 * PROBE_STEPS_MAX_REQUESTS)
+#define RING_PAGES 16      /* per thread: 64 KiB, about 1,600 hits */
+
+enum boundary { BOUND_BEGIN, BOUND_END, BOUND_EACH };
+
+struct site {
+	struct probe_site s;
+};
+
+struct point {
+	int req;
+	enum boundary boundary;
+	struct probe_point pp;
+	struct site *sites;
+	size_t nsites, capsites;
+	unsigned long long hits;
+	int failed;             /* a site could not be opened: detail says why */
+	char detail[512];
+};
+
+struct event {
+	uint64_t id;            /* 0: empty slot */
+	int point, site;
+};
+
+struct pthread {
+	pid_t pid, tid;
+	int exited;
+	int ring_fd;
+	void *map;
+	size_t maplen;
+	struct perf_sampler *ring;
+	int *fds;
+	size_t nfds, capfds;
+	size_t nopen[MAX_POINTS];          /* sites of each point opened here */
+	int state[PROBE_STEPS_MAX_REQUESTS]; /* call depth, or 1 while a step is open */
+};
+
+struct hit {
+	uint64_t time, seq;
+	pid_t pid, tid;
+	int point;
+};
+
+struct probe_steps {
+	struct probe_request req[PROBE_STEPS_MAX_REQUESTS];
+	int nreq;
+	struct point pt[MAX_POINTS];
+	int npt;
+	struct probe_steps_sink sink;
+	struct pthread **th;
+	size_t nth, capth;
+	struct event *ev;
+	size_t nev, capev;
+	struct hit *hits;
+	size_t nhits, caphits;
+	uint64_t seq;
+	char **seen;            /* files every point was resolved in */
+	size_t nseen, capseen;
+	unsigned long long total_hits, lost;
+	int closed;
+	char note[512];
+};
+
+/* ---- parsing ---- */
+
+/* py:NAME: dotted Python names, matched by the Python hook (py_hook.h) */
+static int parse_python(const char *spec, struct probe_request *out, char *why, size_t whylen)
+{
+	const char *s = spec + 3;
+	size_t n = strlen(s);
+	int ok = n > 0 && s[0] != '.' && s[n - 1] != '.' && !strstr(s, "..");
+
+	for (const char *c = s; ok && *c; c++)
+		ok = isalnum((unsigned char)*c) || *c == '_' || *c == '.' || (unsigned char)*c >= 0x80;
+	if (!ok) {
+		strbuf(why, whylen, "'%s': expected py:[MODULE.]FUNCTION, dotted Python names (e.g. "
+		       "py:train.train_step or py:model.Net.forward)", spec);
+		return -EINVAL;
+	}
+	if (n >= sizeof(out->py_name)) {
+		strbuf(why, whylen, "'%s': name too long (at most %zu bytes)", spec, sizeof(out->py_name) - 1);
+		return -EINVAL;
+	}
+	memcpy(out->py_name, s, n + 1);
+	out->python = 1;
+	return 0;
+}
+
+int probe_steps_parse(const char *arg, int phase, struct probe_request *out, char *why, size_t whylen)
+{
+	const char *spec = arg;
+
+	memset(out, 0, sizeof(*out));
+	out->phase = phase;
+	if (phase) {
+		const char *eq = strchr(arg, '=');
+		if (eq && strncmp(eq + 1, "py:", 3) == 0) {
+			/* the name is checked as for any spec, with a placeholder one */
+			char probe[MRING_NAME_MAX + 8];
+			struct probe_spec unused;
+			if ((size_t)(eq - arg) >= MRING_NAME_MAX) {
+				strbuf(why, whylen, "phase name too long in '%s' (at most %d bytes)", arg,
+				       MRING_NAME_MAX - 1);
+				return -EINVAL;
+			}
+			snprintf(probe, sizeof(probe), "%.*s=f", (int)(eq - arg), arg);
+			int rc = probes_parse_phase(probe, out->name, sizeof(out->name), &unused, why, whylen);
+			if (rc)
+				return rc;
+			spec = eq + 1;
+		} else {
+			int rc = probes_parse_phase(arg, out->name, sizeof(out->name), &out->spec, why, whylen);
+			if (rc)
+				return rc;
+			spec = eq + 1;
+			return strbuf(out->text, sizeof(out->text), "%s", spec) ? -EINVAL : 0;
+		}
+	}
+	if (strbuf(out->text, sizeof(out->text), "%s", spec)) {
+		strbuf(why, whylen, "spec too long");
+		return -EINVAL;
+	}
+	if (strncmp(spec, "py:", 3) == 0)
+		return parse_python(spec, out, why, whylen);
+	return probes_parse_spec(spec, &out->spec, why, whylen);
+}
+
+/* ---- lifecycle ---- */
+
+static void add_point(struct probe_steps *ps, int req, enum boundary b, const struct probe_point *pp)
+{
+	struct point *p = &ps->pt[ps->npt++];
+	memset(p, 0, sizeof(*p));
+	p->req = req;
+	p->boundary = b;
+	p->pp = *pp;
+}
+
+int probe_steps_new(struct probe_steps **out, const struct probe_request *req, int nreq,
+		    const struct probe_steps_sink *sink)
+{
+	struct probe_steps *ps;
+
+	*out = NULL;
+	if (nreq < 0 || nreq > PROBE_STEPS_MAX_REQUESTS)
+		return -EINVAL;
+	ps = calloc(1, sizeof(*ps));
+	if (!ps)
+		return -ENOMEM;
+	ps->nreq = nreq;
+	ps->sink = *sink;
+	for (int r = 0; r < nreq; r++) {
+		ps->req[r] = req[r];
+		const struct probe_request *q = &ps->req[r];
+		if (q->python) {
+			free(ps);
+			return -EINVAL; /* the Python hook's (py_hook.h), not uprobes */
+		}
+		if (q->spec.kind == PROBE_SPEC_EACH) {
+			add_point(ps, r, BOUND_EACH, &q->spec.begin);
+		} else {
+			add_point(ps, r, BOUND_BEGIN, &q->spec.begin);
+			add_point(ps, r, BOUND_END, &q->spec.end);
+		}
+	}
+	*out = ps;
+	return 0;
+}
+
+static void thread_close(struct pthread *t)
+{
+	for (size_t i = 0; i < t->nfds; i++)
+		close(t->fds[i]);
+	t->nfds = 0;
+	perf_ring_close(t->ring);
+	t->ring = NULL;
+	probes_unmap_ring(t->map, t->maplen);
+	t->map = NULL;
+	t->ring_fd = -1;
+}
+
+void probe_steps_close(struct probe_steps *ps)
+{
+	if (!ps)
+		return;
+	for (size_t i = 0; i < ps->nth; i++) {
+		ps->lost += ps->th[i]->ring ? perf_ring_lost(ps->th[i]->ring, -1) : 0;
+		thread_close(ps->th[i]);
+	}
+	ps->closed = 1;
+}
+
+void probe_steps_free(struct probe_steps *ps)
+{
+	if (!ps)
+		return;
+	probe_steps_close(ps);
+	for (size_t i = 0; i < ps->nth; i++) {
+		free(ps->th[i]->fds);
+		free(ps->th[i]);
+	}
+	free(ps->th);
+	for (int p = 0; p < ps->npt; p++)
+		free(ps->pt[p].sites);
+	for (size_t i = 0; i < ps->nseen; i++)
+		free(ps->seen[i]);
+	free(ps->seen);
+	free(ps->ev);
+	free(ps->hits);
+	free(ps);
+}
+
+unsigned long long probe_steps_hits(const struct probe_steps *ps)
+{
+	return ps ? ps->total_hits : 0;
+}
+
+const char *probe_steps_note(const struct probe_steps *ps)
+{
+	return ps ? ps->note : "";
+}
+
+/* ---- resolution ---- */
+
+int probe_steps_program(const char *argv0, char *buf, size_t len)
+{
+	char path[PATH_MAX], line[PATH_MAX];
+	int rc;
+
+	if (strchr(argv0, '/')) {
+		rc = strbuf(path, sizeof(path), "%s", argv0) ? -ENAMETOOLONG : 0;
+		if (!rc && access(path, X_OK) != 0)
+			rc = -errno;
+	} else {
+		const char *env = getenv("PATH");
+		const char *p = env && *env ? env : "/usr/local/bin:/usr/bin:/bin";
+		rc = -ENOENT;
+		while (*p) {
+			size_t n = strcspn(p, ":");
+			struct stat st;
+			if (snprintf(path, sizeof(path), "%.*s/%s", (int)n, n ? p : ".", argv0) < (int)sizeof(path) &&
+			    stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0) {
+				rc = 0;
+				break;
+			}
+			p += n + (p[n] == ':');
+		}
+	}
+	if (rc)
+		return rc;
+	/* a script runs its interpreter: that is where the probes are */
+	FILE *f = fopen(path, "r");
+	if (f && fgets(line, sizeof(line), f) && line[0] == '#' && line[1] == '!') {
+		char *interp = line + 2, *arg;
+		interp += strspn(interp, " \t");
+		interp[strcspn(interp, "\r\n")] = '\0';
+		arg = interp + strcspn(interp, " \t");
+		if (*arg) {
+			*arg++ = '\0';
+			arg += strspn(arg, " \t");
+			arg[strcspn(arg, " \t")] = '\0';
+		}
+		fclose(f);
+		const char *base = strrchr(interp, '/');
+		if (base && strcmp(base + 1, "env") == 0 && *arg && strcmp(arg, "-S") != 0)
+			return probe_steps_program(arg, buf, len);
+		return probe_steps_program(interp, buf, len);
+	}
+	if (f)
+		fclose(f);
+	return strbuf(buf, len, "%s", path) ? -ENAMETOOLONG : 0;
+}
+
+static int seen_has(const struct probe_steps *ps, const char *path)
+{
+	for (size_t i = 0; i < ps->nseen; i++)
+		if (strcmp(ps->seen[i], path) == 0)
+			return 1;
+	return 0;
+}
+
+static int seen_add(struct probe_steps *ps, const char *path)
+{
+	if (seen_has(ps, path))
+		return 0;
+	if (ps->nseen == ps->capseen) {
+		size_t ncap = ps->capseen ? ps->capseen * 2 : 16;
+		char **ns = realloc(ps->seen, ncap * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		ps->seen = ns;
+		ps->capseen = ncap;
+	}
+	ps->seen[ps->nseen] = strdup(path);
+	if (!ps->seen[ps->nseen])
+		return -ENOMEM;
+	ps->nseen++;
+	return 0;
+}
+
+static int add_sites(struct probe_steps *ps, int pi, const struct probe_site *sites, size_t n, char *why,
+		     size_t whylen)
+{
+	struct point *p = &ps->pt[pi];
+
+	for (size_t i = 0; i < n; i++) {
+		if (p->nsites == p->capsites) {
+			size_t ncap = p->capsites ? p->capsites * 2 : 4;
+			struct site *ns = realloc(p->sites, ncap * sizeof(*ns));
+			if (!ns)
+				return -ENOMEM;
+			p->sites = ns;
+			p->capsites = ncap;
+		}
+		struct site *s = &p->sites[p->nsites];
+		memset(s, 0, sizeof(*s));
+		s->s = sites[i];
+		p->nsites++;
+	}
+	return 0;
+}
+
+static void point_text(const struct point *p, char *buf, size_t len)
+{
+	probes_point_format(&p->pp, buf, len);
+}
+
+static int resolve(struct probe_steps *ps, const char *exe, pid_t pid, char *warn, size_t warnlen, char *why,
+		   size_t whylen)
+{
+	size_t wlen = 0;
+
+	if (warnlen)
+		warn[0] = '\0';
+	for (int i = 0; i < ps->npt; i++) {
+		struct point *p = &ps->pt[i];
+		struct probe_site *sites = NULL;
+		size_t n = 0;
+		char msg[1024], text[PROBE_OBJECT_MAX + 64];
+		int rc = exe ? probes_find_in_needed(exe, NULL, &p->pp, &sites, &n, msg, sizeof(msg))
+			     : probes_find_in_maps(pid, &p->pp, &sites, &n, msg, sizeof(msg));
+
+		point_text(p, text, sizeof(text));
+		if (rc == -ENOENT) {
+			strbuf(p->detail, sizeof(p->detail), "%s", msg);
+			/* once per option: its entry and return are the same function */
+			int said = 0;
+			for (int k = 0; k < i; k++)
+				said |= ps->pt[k].req == p->req && !ps->pt[k].nsites;
+			if (!said && wlen < warnlen)
+				wlen += (size_t)snprintf(warn + wlen, warnlen - wlen, "%s%s '%s': %s",
+							 wlen ? "\n" : "", ps->req[p->req].phase ? "--phase" : "--step",
+							 ps->req[p->req].text, msg);
+			continue;
+		}
+		if (rc) {
+			strbuf(why, whylen, "%s: %s", text, msg);
+			free(sites);
+			return rc;
+		}
+		rc = add_sites(ps, i, sites, n, msg, sizeof(msg));
+		free(sites);
+		if (rc) {
+			strbuf(why, whylen, "%s: %s", text, rc == -ENOMEM ? "out of memory" : msg);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+int probe_steps_resolve_exe(struct probe_steps *ps, const char *exe, char *warn, size_t warnlen, char *why,
+			    size_t whylen)
+{
+	char **paths = NULL;
+	size_t n = 0;
+	int rc = probes_needed_objects(exe, NULL, &paths, &n, why, whylen);
+
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = seen_add(ps, paths[i]);
+	probes_paths_free(paths, n);
+	return rc ? rc : resolve(ps, exe, 0, warn, warnlen, why, whylen);
+}
+
+int probe_steps_resolve_pid(struct probe_steps *ps, pid_t pid, char *warn, size_t warnlen, char *why,
+			    size_t whylen)
+{
+	char path[64], line[PATH_MAX + 256];
+	FILE *f;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	if (!f) {
+		rc = -errno;
+		strbuf(why, whylen, "cannot read %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	while (!rc && fgets(line, sizeof(line), f)) {
+		char perms[8];
+		int off = 0;
+		if (sscanf(line, "%*s %7s %*s %*s %*s%n", perms, &off) == 1 && perms[2] == 'x') {
+			char *file = line + off;
+			file += strspn(file, " \t");
+			file[strcspn(file, "\n")] = '\0';
+			if (file[0] == '/')
+				rc = seen_add(ps, file);
+		}
+	}
+	fclose(f);
+	return rc ? rc : resolve(ps, NULL, pid, warn, warnlen, why, whylen);
+}
+
+/* ---- opening ---- */
+
+static struct pthread *thread_find(struct probe_steps *ps, pid_t tid)
+{
+	for (size_t i = 0; i < ps->nth; i++)
+		if (ps->th[i]->tid == tid && !ps->th[i]->exited)
+			return ps->th[i];
+	return NULL;
+}
+
+static int event_add(struct probe_steps *ps, uint64_t id, int point, int site)
+{
+	if ((ps->nev + 1) * 2 > ps->capev) {
+		size_t ncap = ps->capev ? ps->capev * 2 : 256;
+		struct event *ne = calloc(ncap, sizeof(*ne));
+		if (!ne)
+			return -ENOMEM;
+		for (size_t i = 0; i < ps->capev; i++) {
+			if (!ps->ev[i].id)
+				continue;
+			size_t h = (ps->ev[i].id * 0x9E3779B97F4A7C15ull) & (ncap - 1);
+			while (ne[h].id)
+				h = (h + 1) & (ncap - 1);
+			ne[h] = ps->ev[i];
+		}
+		free(ps->ev);
+		ps->ev = ne;
+		ps->capev = ncap;
+	}
+	size_t h = (id * 0x9E3779B97F4A7C15ull) & (ps->capev - 1);
+	while (ps->ev[h].id && ps->ev[h].id != id)
+		h = (h + 1) & (ps->capev - 1);
+	if (!ps->ev[h].id)
+		ps->nev++;
+	ps->ev[h] = (struct event){ .id = id, .point = point, .site = site };
+	return 0;
+}
+
+static const struct event *event_find(const struct probe_steps *ps, uint64_t id)
+{
+	if (!ps->capev || !id)
+		return NULL;
+	size_t h = (id * 0x9E3779B97F4A7C15ull) & (ps->capev - 1);
+	while (ps->ev[h].id) {
+		if (ps->ev[h].id == id)
+			return &ps->ev[h];
+		h = (h + 1) & (ps->capev - 1);
+	}
+	return NULL;
+}
+
+/* Open the sites of every point not yet opened on @t. */
+static int thread_open_sites(struct probe_steps *ps, struct pthread *t, char *why, size_t whylen)
+{
+	for (int pi = 0; pi < ps->npt; pi++) {
+		struct point *p = &ps->pt[pi];
+		for (; t->nopen[pi] < p->nsites; t->nopen[pi]++) {
+			struct site *s = &p->sites[t->nopen[pi]];
+			char msg[512];
+			uint64_t id;
+			int fd, rc;
+
+			rc = probes_open(&s->s, t->tid, p->boundary == BOUND_END && p->pp.at_return, &fd, msg,
+					 sizeof(msg));
+			if (rc == -ESRCH) {
+				t->exited = 1;
+				return 0;
+			}
+			if (rc == -EPERM || rc == -ENODEV) {
+				strbuf(why, whylen, "%s", msg);
+				return rc;
+			}
+			if (rc) {
+				if (!p->failed)
+					strbuf(p->detail, sizeof(p->detail), "%s", msg);
+				p->failed = 1;
+				continue;
+			}
+			if (t->nfds == t->capfds) {
+				size_t ncap = t->capfds ? t->capfds * 2 : 8;
+				int *nf = realloc(t->fds, ncap * sizeof(*nf));
+				if (!nf) {
+					close(fd);
+					return -ENOMEM;
+				}
+				t->fds = nf;
+				t->capfds = ncap;
+			}
+			t->fds[t->nfds++] = fd;
+			if (t->ring_fd < 0) {
+				int cpu = 0;
+				rc = probes_map_ring(fd, RING_PAGES, &t->map, &t->maplen);
+				if (!rc)
+					rc = perf_ring_open_maps(&t->ring, &t->map, &cpu, 1, t->maplen);
+				if (rc) {
+					strbuf(why, whylen, "cannot map the ring of a uprobe on thread %d: %s (raise "
+					       "/proc/sys/kernel/perf_event_mlock_kb or RLIMIT_MEMLOCK)", (int)t->tid,
+					       strerror(-rc));
+					return rc;
+				}
+				t->ring_fd = fd;
+			} else if ((rc = probes_share_ring(fd, t->ring_fd)) != 0) {
+				strbuf(why, whylen, "cannot share a uprobe ring on thread %d: %s", (int)t->tid,
+				       strerror(-rc));
+				return rc;
+			}
+			if ((rc = probes_event_id(fd, &id)) != 0 || (rc = event_add(ps, id, pi, (int)t->nopen[pi])) != 0) {
+				strbuf(why, whylen, "cannot register a uprobe event: %s", strerror(-rc));
+				return rc;
+			}
+		}
+	}
+	return 0;
+}
+
+int probe_steps_add_thread(struct probe_steps *ps, pid_t pid, pid_t tid, char *why, size_t whylen)
+{
+	struct pthread *t;
+
+	if (ps->closed || thread_find(ps, tid))
+		return 0;
+	if (ps->nth == ps->capth) {
+		size_t ncap = ps->capth ? ps->capth * 2 : 16;
+		struct pthread **nt = realloc(ps->th, ncap * sizeof(*nt));
+		if (!nt)
+			return -ENOMEM;
+		ps->th = nt;
+		ps->capth = ncap;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->pid = pid;
+	t->tid = tid;
+	t->ring_fd = -1;
+	ps->th[ps->nth++] = t;
+	return thread_open_sites(ps, t, why, whylen);
+}
+
+void probe_steps_thread_exit(struct probe_steps *ps, pid_t tid)
+{
+	struct pthread *t = ps ? thread_find(ps, tid) : NULL;
+	if (t)
+		t->exited = 2; /* drain, then close */
+}
+
+void probe_steps_on_map(struct probe_steps *ps, pid_t pid, const char *path)
+{
+	if (!ps || ps->closed || path[0] != '/' || seen_has(ps, path))
+		return;
+	if (seen_add(ps, path))
+		return;
+	int added = 0;
+	for (int i = 0; i < ps->npt; i++) {
+		struct point *p = &ps->pt[i];
+		struct probe_site *sites = NULL;
+		size_t n = 0;
+		char msg[512];
+
+		/* a function is bound once, like the dynamic linker does; USDT
+		 * probes are collected from every file */
+		if (p->pp.kind == PROBE_POINT_FUNC && p->nsites)
+			continue;
+		if (!probes_object_matches(&p->pp, path))
+			continue;
+		int rc = probes_resolve_point(path, &p->pp, &sites, &n, msg, sizeof(msg));
+		if (rc == 0)
+			rc = add_sites(ps, i, sites, n, msg, sizeof(msg));
+		free(sites);
+		if (rc == 0 && n) {
+			added = 1;
+			p->detail[0] = '\0';
+		} else if (rc != -ENOENT && rc != -ENOEXEC && !p->failed) {
+			strbuf(p->detail, sizeof(p->detail), "%s: %s", path, msg);
+			p->failed = 1;
+		}
+	}
+	if (!added)
+		return;
+	for (size_t i = 0; i < ps->nth; i++) {
+		char why[512];
+		struct pthread *t = ps->th[i];
+		if (!t->exited && thread_open_sites(ps, t, why, sizeof(why)) != 0) {
+			strbuf(ps->note, sizeof(ps->note), "%s", why);
+		}
+	}
+	(void)pid;
+}
+
+/* ---- draining ---- */
+
+static int on_hit(void *ctx, const struct perf_event_header *hdr, const void *rec, int cpu)
+{
+	struct probe_steps *ps = ctx;
+	struct probe_hit h;
+	size_t len = hdr->size - sizeof(*hdr);
+	const struct event *e;
+	uint64_t id;
+
+	(void)cpu;
+	if (hdr->type != PERF_RECORD_SAMPLE || len < 8)
+		return 0;
+	memcpy(&id, rec, 8); /* PERF_SAMPLE_IDENTIFIER comes first */
+	e = event_find(ps, id);
+	if (!e)
+		return 0;
+	struct point *p = &ps->pt[e->point];
+	if (probes_parse_hit(hdr, rec, len, &h) != 0)
+		return 0;
+	p->hits++;
+	ps->total_hits++;
+	if (ps->nhits == ps->caphits) {
+		size_t ncap = ps->caphits ? ps->caphits * 2 : 256;
+		struct hit *nh = realloc(ps->hits, ncap * sizeof(*nh));
+		if (!nh)
+			return -ENOMEM;
+		ps->hits = nh;
+		ps->caphits = ncap;
+	}
+	ps->hits[ps->nhits++] = (struct hit){ .time = h.time, .seq = ps->seq++, .pid = (pid_t)h.pid,
+					      .tid = (pid_t)h.tid, .point = e->point };
+	return 0;
+}
+
+static int hit_cmp(const void *a, const void *b)
+{
+	const struct hit *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int emit(struct probe_steps *ps, const struct probe_request *q, int begin, const struct hit *h)
+{
+	struct mring_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = q->phase ? (begin ? MRING_PHASE_BEGIN : MRING_PHASE_END) : (begin ? MRING_STEP_BEGIN : MRING_STEP_END);
+	r.pid = h->pid;
+	r.tid = h->tid;
+	r.time_ns = h->time;
+	if (q->phase) {
+		strbuf(r.name, sizeof(r.name), "%s", q->name);
+		r.name_len = (uint16_t)strlen(r.name);
+	}
+	return ps->sink.boundary ? ps->sink.boundary(ps->sink.ctx, &r) : 0;
+}
+
+/* Turn one hit into boundaries with its request's per-thread state. */
+static int apply(struct probe_steps *ps, const struct hit *h)
+{
+	const struct point *p = &ps->pt[h->point];
+	const struct probe_request *q = &ps->req[p->req];
+	struct pthread *t = NULL;
+	int *st, dummy = 0;
+
+	/* the live thread of that tid, else the one that exited */
+	for (size_t i = 0; i < ps->nth; i++)
+		if (ps->th[i]->tid == h->tid && (!t || t->exited))
+			t = ps->th[i];
+	st = t ? &t->state[p->req] : &dummy;
+	if (p->boundary == BOUND_EACH) {
+		int rc = *st ? emit(ps, q, 0, h) : 0;
+		*st = 1;
+		return rc ? rc : emit(ps, q, 1, h);
+	}
+	int nests = q->spec.kind == PROBE_SPEC_CALL;
+	if (p->boundary == BOUND_BEGIN) {
+		if (nests ? (*st)++ == 0 : !*st) {
+			*st = nests ? *st : 1;
+			return emit(ps, q, 1, h);
+		}
+		return 0;
+	}
+	/* an end without its begin (a call that began before the probes were
+	 * in place, or a pair's end alone) is no boundary */
+	if (*st == 0)
+		return 0;
+	if (nests ? --(*st) == 0 : (*st = 0, 1))
+		return emit(ps, q, 0, h);
+	return 0;
+}
+
+/* sdt:P:N alone: the part after a thread's last hit is not a step. */
+static void cancel_each(struct probe_steps *ps, struct pthread *t)
+{
+	for (int pi = 0; pi < ps->npt; pi++) {
+		const struct point *p = &ps->pt[pi];
+		const struct probe_request *q = &ps->req[p->req];
+		if (p->boundary == BOUND_EACH && t->state[p->req]) {
+			if (ps->sink.cancel)
+				ps->sink.cancel(ps->sink.ctx, t->pid, t->tid, q->phase ? q->name : NULL);
+			t->state[p->req] = 0;
+		}
+	}
+}
+
+int probe_steps_drain(struct probe_steps *ps, int final)
+{
+	uint64_t cutoff = now_ns();
+	size_t before = ps->nhits, k;
+	int rc = 0;
+
+	for (size_t i = 0; i < ps->nth; i++) {
+		struct pthread *t = ps->th[i];
+		if (!t->ring)
+			continue;
+		int n = perf_ring_drain(t->ring, on_hit, ps);
+		if (n < 0 && n != -EPROTO)
+			return n;
+		if (t->exited == 2) {
+			/* gone: its ring is empty now */
+			ps->lost += perf_ring_lost(t->ring, -1);
+			thread_close(t);
+			t->exited = 1;
+		}
+	}
+	size_t drained = ps->nhits - before;
+	/* Hits up to the drain's start are all in the rings (a uprobe writes
+	 * its sample before the thread goes on): later ones may still be
+	 * missing from other threads' rings, so they wait for the next drain. */
+	qsort(ps->hits, ps->nhits, sizeof(*ps->hits), hit_cmp);
+	for (k = 0; k < ps->nhits && !rc; k++) {
+		if (!final && ps->hits[k].time > cutoff)
+			break;
+		rc = apply(ps, &ps->hits[k]);
+	}
+	memmove(ps->hits, ps->hits + k, (ps->nhits - k) * sizeof(*ps->hits));
+	ps->nhits -= k;
+	if (rc)
+		return rc;
+	/* forget the threads that are gone once their hits are applied */
+	for (size_t i = 0; !final && i < ps->nth;) {
+		struct pthread *t = ps->th[i];
+		int pending = 0;
+		for (size_t j = 0; j < ps->nhits && !pending; j++)
+			pending = ps->hits[j].tid == t->tid;
+		if (t->exited && !t->ring && !pending) {
+			cancel_each(ps, t);
+			free(t->fds);
+			free(t);
+			ps->th[i] = ps->th[--ps->nth];
+			continue;
+		}
+		i++;
+	}
+	return (int)drained;
+}
+
+/* ---- the end ---- */
+
+int probe_steps_finish(struct probe_steps *ps, sqlite3 *db, char *why, size_t whylen)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = 0;
+
+	for (size_t i = 0; i < ps->nth; i++)
+		cancel_each(ps, ps->th[i]);
+	if (!ps->closed)
+		probe_steps_close(ps);
+	if (sqlite3_prepare_v2(db,
+		"INSERT INTO probe (role, name, spec, boundary, point, sites, paths, hits, status, detail) "
+		"VALUES (?,?,?,?,?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK) {
+		strbuf(why, whylen, "%s", sqlite3_errmsg(db));
+		return -EIO;
+	}
+	for (int pi = 0; pi < ps->npt && !rc; pi++) {
+		const struct point *p = &ps->pt[pi];
+		const struct probe_request *q = &ps->req[p->req];
+		char text[PROBE_OBJECT_MAX + 64], *paths = NULL;
+		size_t plen = 0;
+		static const char *const bnames[] = { "begin", "end", "each" };
+
+		point_text(p, text, sizeof(text));
+		for (size_t s = 0; s < p->nsites; s++) {
+			int dup = 0;
+			for (size_t k = 0; k < s && !dup; k++)
+				dup = strcmp(p->sites[k].s.path, p->sites[s].s.path) == 0;
+			if (dup)
+				continue;
+			size_t add = strlen(p->sites[s].s.path) + 2;
+			char *np = realloc(paths, plen + add);
+			if (!np)
+				break;
+			paths = np;
+			plen += (size_t)sprintf(paths + plen, "%s%s", plen ? "\n" : "", p->sites[s].s.path);
+		}
+		sqlite3_bind_text(st, 1, q->phase ? "phase" : "step", -1, SQLITE_STATIC);
+		if (q->phase)
+			sqlite3_bind_text(st, 2, q->name, -1, SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_null(st, 2);
+		sqlite3_bind_text(st, 3, q->text, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 4, bnames[p->boundary], -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 5, text, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 6, (sqlite3_int64)p->nsites);
+		if (paths)
+			sqlite3_bind_text(st, 7, paths, -1, SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_null(st, 7);
+		sqlite3_bind_int64(st, 8, (sqlite3_int64)p->hits);
+		sqlite3_bind_text(st, 9, !p->nsites ? "not_found" : p->failed ? "failed" : "placed", -1, SQLITE_STATIC);
+		if (p->detail[0])
+			sqlite3_bind_text(st, 10, p->detail, -1, SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_null(st, 10);
+		if (sqlite3_step(st) != SQLITE_DONE) {
+			strbuf(why, whylen, "%s", sqlite3_errmsg(db));
+			rc = sqlite3_errcode(db) == SQLITE_FULL ? -ENOSPC : -EIO;
+		}
+		sqlite3_reset(st);
+		free(paths);
+	}
+	sqlite3_finalize(st);
+	size_t len = strlen(ps->note);
+	if (ps->lost)
+		snprintf(ps->note + len, sizeof(ps->note) - len,
+			 "%s%llu probe hits were lost (a thread's uprobe ring was full): steps and "
+			 "phases around them may be missing or merged", len ? "; " : "", ps->lost);
+	return rc;
+}

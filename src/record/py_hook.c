@@ -1,0 +1,260 @@
+#include "py_hook.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_PY PROBE_STEPS_MAX_REQUESTS
+
+struct py_hook {
+	struct probe_request req[MAX_PY];
+	int n;
+	char dir[PATH_MAX];    /* private directory of the status file */
+	char status[PATH_MAX];
+};
+
+static int file_exists(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	return strbuf(path, sizeof(path), "%s/%s", dir, name) == 0 && stat(path, &st) == 0;
+}
+
+/* Where mfu.py and mfu_hook/ are: $MFU_PYTHON_DIR, the source tree for a
+ * build-tree mfu-record, else the installed data directory. */
+static int python_dir(char *buf, size_t len, int *build_tree)
+{
+	const char *env = getenv("MFU_PYTHON_DIR");
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	*build_tree = 0;
+	if (env && *env)
+		return strbuf(buf, len, "%s", env) ? -ENAMETOOLONG : 0;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		char *slash = strrchr(exe, '/');
+		if (slash)
+			*slash = '\0';
+		if (strcmp(exe, MFU_BUILD_RECORD_DIR) == 0) {
+			*build_tree = 1;
+			return strbuf(buf, len, "%s", MFU_SOURCE_PYTHON_DIR) ? -ENAMETOOLONG : 0;
+		}
+	}
+	return strbuf(buf, len, "%s", MFU_INSTALLED_PYTHON_DIR) ? -ENAMETOOLONG : 0;
+}
+
+int py_hook_setup(struct py_hook **out, const struct probe_request *req, int nreq, uid_t owner_uid,
+		  gid_t owner_gid, char *why, size_t whylen)
+{
+	struct py_hook *h;
+	char pydir[PATH_MAX], path[PATH_MAX], lines[MAX_PY * 600];
+	size_t llen = 0;
+	int build_tree, rc, fd;
+
+	*out = NULL;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	for (int i = 0; i < nreq; i++) {
+		if (!req[i].python)
+			continue;
+		h->req[h->n++] = req[i];
+		llen += (size_t)snprintf(lines + llen, sizeof(lines) - llen, "%s%s\t%s%s%s", llen ? "\n" : "",
+					 req[i].phase ? "phase" : "step", req[i].py_name, req[i].phase ? "\t" : "",
+					 req[i].phase ? req[i].name : "");
+	}
+	if (!h->n) {
+		free(h);
+		return 0;
+	}
+	rc = python_dir(pydir, sizeof(pydir), &build_tree);
+	if (!rc && (!file_exists(pydir, "mfu.py") || !file_exists(pydir, "mfu_hook/sitecustomize.py")))
+		rc = -ENOENT;
+	if (rc) {
+		strbuf(why, whylen, "py: steps need mfu's Python files (mfu.py and mfu_hook/sitecustomize.py), "
+		       "not found in %s: reinstall mfu, or set MFU_PYTHON_DIR to the directory that has them",
+		       pydir);
+		free(h);
+		return rc;
+	}
+	/* the status file, in a directory of our own that the target's user
+	 * may write to */
+	const char *tmp = getenv("TMPDIR");
+	if (strbuf(h->dir, sizeof(h->dir), "%s/mfu-py-XXXXXX", tmp && *tmp ? tmp : "/tmp") || !mkdtemp(h->dir)) {
+		rc = -errno;
+		strbuf(why, whylen, "cannot create a directory for the Python hook's status: %s", strerror(errno));
+		free(h);
+		return rc ? rc : -EIO;
+	}
+	strbuf(h->status, sizeof(h->status), "%s/status", h->dir);
+	fd = open(h->status, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		rc = -errno;
+		strbuf(why, whylen, "cannot create %s: %s", h->status, strerror(-rc));
+		rmdir(h->dir);
+		free(h);
+		return rc;
+	}
+	close(fd);
+	if ((int)owner_uid >= 0 && (chown(h->dir, owner_uid, owner_gid) != 0 ||
+				    chown(h->status, owner_uid, owner_gid) != 0)) {
+		rc = -errno;
+		strbuf(why, whylen, "cannot give %s to uid %d: %s", h->dir, (int)owner_uid, strerror(-rc));
+		py_hook_free(h);
+		return rc;
+	}
+
+	const char *old = getenv("PYTHONPATH");
+	char *pp = NULL;
+	if (asprintf(&pp, "%s/mfu_hook%s%s", pydir, old && *old ? ":" : "", old && *old ? old : "") < 0) {
+		py_hook_free(h);
+		return -ENOMEM;
+	}
+	rc = setenv("PYTHONPATH", pp, 1);
+	free(pp);
+	if (!rc && strbuf(path, sizeof(path), "%s/mfu.py", pydir) == 0)
+		rc = setenv("MFU_PY_HOOK_MFU", path, 1);
+	if (!rc)
+		rc = setenv("MFU_PY_HOOK", lines, 1);
+	if (!rc)
+		rc = setenv("MFU_PY_HOOK_STATUS", h->status, 1);
+	/* mfu.py loads libmfu by name: an uninstalled build names its own */
+	if (!rc && build_tree && !getenv("MFU_LIBRARY"))
+		rc = setenv("MFU_LIBRARY", MFU_BUILD_LIBMFU, 1);
+	if (rc) {
+		rc = -errno;
+		strbuf(why, whylen, "cannot set the Python hook's environment: %s", strerror(-rc));
+		py_hook_free(h);
+		return rc;
+	}
+	*out = h;
+	return 0;
+}
+
+void py_hook_free(struct py_hook *h)
+{
+	if (!h)
+		return;
+	if (h->status[0])
+		unlink(h->status);
+	if (h->dir[0])
+		rmdir(h->dir);
+	free(h);
+}
+
+struct py_result {
+	unsigned long long calls;
+	int procs;              /* processes where it was found */
+	char how[16];
+	char why[256];
+	char paths[1024];
+};
+
+int py_hook_finish(struct py_hook *h, sqlite3 *db, char *note, size_t notelen, char *why, size_t whylen)
+{
+	struct py_result res[MAX_PY];
+	char line[2048], errors[512] = "";
+	int loads = 0, rc = 0;
+	sqlite3_stmt *st = NULL;
+	FILE *f;
+
+	if (notelen)
+		note[0] = '\0';
+	memset(res, 0, sizeof(res));
+	f = fopen(h->status, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char word[16], rest[1800] = "";
+		int pid, idx, off = 0;
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%15s %d%n", word, &pid, &off) < 2)
+			continue;
+		if (strcmp(word, "load") == 0) {
+			loads++;
+		} else if (strcmp(word, "error") == 0) {
+			if (!errors[0])
+				strbuf(errors, sizeof(errors), "%s", line + off + (line[off] == ' '));
+		} else if (strcmp(word, "calls") == 0) {
+			unsigned long long n;
+			if (sscanf(line + off, "%d %llu", &idx, &n) == 2 && idx >= 0 && idx < h->n)
+				res[idx].calls += n;
+		} else if (strcmp(word, "found") == 0) {
+			char how[16], file[1024];
+			int k = 0;
+			if (sscanf(line + off, "%d %15s %1023s%n", &idx, how, file, &k) < 3 || idx < 0 || idx >= h->n)
+				continue;
+			struct py_result *r = &res[idx];
+			r->procs++;
+			if (!r->how[0] || strcmp(how, "profiled") == 0) {
+				strbuf(r->how, sizeof(r->how), "%s", how);
+				strbuf(rest, sizeof(rest), "%s", line + off + k + (line[off + k] == ' '));
+				strbuf(r->why, sizeof(r->why), "%s", rest);
+			}
+			if (!strstr(r->paths, file)) {
+				size_t pl = strlen(r->paths);
+				snprintf(r->paths + pl, sizeof(r->paths) - pl, "%s%s", pl ? "\n" : "", file);
+			}
+		}
+	}
+	if (f)
+		fclose(f);
+
+	if (sqlite3_prepare_v2(db,
+		"INSERT INTO probe (role, name, spec, boundary, point, sites, paths, hits, status, detail) "
+		"VALUES (?,?,?,'call',?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK) {
+		strbuf(why, whylen, "%s", sqlite3_errmsg(db));
+		return -EIO;
+	}
+	size_t nlen = 0;
+	for (int i = 0; i < h->n && !rc; i++) {
+		const struct probe_request *q = &h->req[i];
+		const struct py_result *r = &res[i];
+		char point[600], detail[700];
+		snprintf(point, sizeof(point), "py:%s", q->py_name);
+		if (r->procs && strcmp(r->how, "wrapped") == 0)
+			strbuf(detail, sizeof(detail), "marked by a wrapper that replaced the function at its first call");
+		else if (r->procs)
+			strbuf(detail, sizeof(detail), "marked by the profile function (every Python call passes "
+			       "through it, slower): %s", r->why[0] ? r->why : "it could not be replaced");
+		else if (errors[0])
+			strbuf(detail, sizeof(detail), "the Python hook failed: %s", errors);
+		else if (!loads)
+			strbuf(detail, sizeof(detail), "no Python process loaded mfu's hook: not a Python program, or "
+			       "Python ran with -S, -I or -E (which skip sitecustomize and PYTHONPATH)");
+		else
+			strbuf(detail, sizeof(detail), "%d Python process%s ran and none called %s", loads,
+			       loads == 1 ? "" : "es", q->py_name);
+		sqlite3_bind_text(st, 1, q->phase ? "phase" : "step", -1, SQLITE_STATIC);
+		if (q->phase)
+			sqlite3_bind_text(st, 2, q->name, -1, SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_null(st, 2);
+		sqlite3_bind_text(st, 3, q->text, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 4, point, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int(st, 5, r->procs);
+		if (r->paths[0])
+			sqlite3_bind_text(st, 6, r->paths, -1, SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_null(st, 6);
+		sqlite3_bind_int64(st, 7, (sqlite3_int64)r->calls);
+		sqlite3_bind_text(st, 8, r->procs ? "placed" : "not_found", -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 9, detail, -1, SQLITE_TRANSIENT);
+		if (sqlite3_step(st) != SQLITE_DONE) {
+			strbuf(why, whylen, "%s", sqlite3_errmsg(db));
+			rc = sqlite3_errcode(db) == SQLITE_FULL ? -ENOSPC : -EIO;
+		}
+		sqlite3_reset(st);
+		if (!r->procs && nlen < notelen)
+			nlen += (size_t)snprintf(note + nlen, notelen - nlen, "%s%s: %s", nlen ? "; " : "", q->text,
+						 detail);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}

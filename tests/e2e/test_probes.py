@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""Programs without markers: steps and phases from uprobes on functions and
+USDT probes, counts interpolated from the recorder's counter readings, and
+Python functions by name. Checked against the programs' own clocks and
+counts (tests/workloads/nomark.c)."""
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mfutest import TempDirTest, prog, query, record  # noqa: E402
+
+ROOT = os.geteuid() == 0
+PYTHON = '/usr/bin/python3.11'
+
+
+def wl_nomark():
+    return prog('MFU_WL_NOMARK')
+
+
+def read_clock(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            k, t0, t1, c0, c1 = (int(x) for x in line.split())
+            rows.append((k, t0, t1, c0, c1))
+    return rows
+
+
+def python_has_probes():
+    if not os.path.exists(PYTHON):
+        return False
+    out = subprocess.run(['readelf', '-n', PYTHON], stdout=subprocess.PIPE, text=True).stdout
+    return 'gc__start' in out
+
+
+@unittest.skipUnless(ROOT, 'uprobes need CAP_SYS_ADMIN: run as root')
+class FunctionSteps(TempDirTest):
+    def test_function_called_n_times_gives_n_steps_on_its_own_clock(self):
+        db, clk = self.path('run.sqlite'), self.path('clock.txt')
+        p = record(['-o', db, '--step', 'train_step', '--phase', 'load=load_batch'],
+                   [wl_nomark(), '--calls', '25', '--busy-us', '8000', '--sleep-us', '2000',
+                    '--gap-us', '1000', '--clock', clk])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        own = read_clock(clk)
+        steps = query(db, 'SELECT * FROM step ORDER BY step')
+        self.assertEqual(len(own), 25)
+        self.assertEqual(len(steps), 25, p.stderr)
+        for s, (k, t0, t1, c0, c1) in zip(steps, own):
+            self.assertEqual(s['complete'], 1)
+            self.assertEqual(s['counts'], 'interpolated')
+            # the uprobes fire inside the program's own readings around the call
+            self.assertGreaterEqual(s['begin_ns'], t0 - 50000)
+            self.assertLessEqual(s['end_ns'], t1 + 50000)
+            own_wall = t1 - t0
+            self.assertLessEqual(abs(s['wall_ns'] - own_wall), max(0.02 * own_wall, 100000),
+                                 'call %d: step %d ns, own clock %d ns' % (k, s['wall_ns'], own_wall))
+        # the phase: load_batch sleeps 2 ms inside each call
+        phases = query(db, "SELECT * FROM phase WHERE name = 'load' ORDER BY id")
+        self.assertEqual(len(phases), 25)
+        for ph in phases:
+            self.assertGreaterEqual(ph['wall_ns'], 2000000)
+            self.assertLess(ph['wall_ns'], 2000000 + 5000000)
+            self.assertIsNotNone(ph['step'])
+        probes = {(r['role'], r['boundary']): r for r in query(db, 'SELECT * FROM probe')}
+        self.assertEqual(probes[('step', 'begin')]['hits'], 25)
+        self.assertEqual(probes[('step', 'end')]['hits'], 25)
+        self.assertEqual(probes[('step', 'begin')]['status'], 'placed')
+        self.assertEqual(query(db, 'SELECT count(*) AS n FROM anomaly')[0]['n'], 0)
+        run = query(db, 'SELECT mode, interval_ns FROM run')[0]
+        self.assertEqual((run['mode'], run['interval_ns']), ('launch', 10000000))
+
+    def test_interpolated_counts_within_their_bound(self):
+        # a constant-rate workload: each call spins 30 ms on one CPU
+        db, clk = self.path('run.sqlite'), self.path('clock.txt')
+        p = record(['-o', db, '--step', 'train_step'],
+                   [wl_nomark(), '--calls', '15', '--busy-us', '30000', '--gap-us', '3000', '--clock', clk])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        own = read_clock(clk)
+        steps = query(db, 'SELECT * FROM step ORDER BY step')
+        self.assertEqual(len(steps), 15)
+        readings = query(db, 'SELECT count(DISTINCT time_ns) AS n FROM interval_reading')[0]['n']
+        self.assertGreater(readings, 15 * 3)
+        for s, (k, t0, t1, c0, c1) in zip(steps, own):
+            own_cpu = c1 - c0
+            self.assertIsNotNone(s['cpu_ns'])
+            self.assertIsNotNone(s['cpu_ns_err'])
+            # the program's own readings sit microseconds outside the probes
+            self.assertLessEqual(abs(s['cpu_ns'] - own_cpu), s['cpu_ns_err'] + 100000,
+                                 'call %d: cpu %d +- %d, own %d' % (k, s['cpu_ns'], s['cpu_ns_err'], own_cpu))
+            # the bound is at most about two reading periods of one CPU
+            self.assertLessEqual(s['cpu_ns_err'], 25000000)
+
+    def test_function_in_a_library_loaded_later_with_dlopen(self):
+        db, clk = self.path('run.sqlite'), self.path('clock.txt')
+        p = record(['-o', db, '--step', 'plugin_step'],
+                   [wl_nomark(), '--calls', '12', '--busy-us', '10000', '--plugin', prog('MFU_NOMARK_PLUGIN'),
+                    '--after-dlopen-us', '100000', '--clock', clk])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn('library loaded later', p.stderr)
+        own = read_clock(clk)
+        steps = query(db, 'SELECT * FROM step WHERE complete = 1 ORDER BY step')
+        self.assertEqual(len(steps), 12)
+        for s, (k, t0, t1, c0, c1) in zip(steps, own):
+            self.assertLessEqual(abs(s['wall_ns'] - (t1 - t0)), max(0.02 * (t1 - t0), 100000))
+        row = query(db, "SELECT * FROM probe WHERE boundary = 'begin'")[0]
+        self.assertTrue(row['paths'].endswith('libnomark_plugin.so'), row)
+
+    def test_threads_are_followed(self):
+        db = self.path('run.sqlite')
+        # phases nest per thread: four threads at once, each 10 calls, the
+        # threads started 50 ms before their first call (the recorder
+        # follows a new thread within milliseconds)
+        p = record(['-o', db, '--phase', 'call=train_step'],
+                   [wl_nomark(), '--calls', '10', '--busy-us', '2000', '--threads', '4',
+                    '--start-delay-us', '50000'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        per_tid = query(db, "SELECT tid, count(*) AS n FROM phase WHERE complete = 1 GROUP BY tid")
+        self.assertEqual(len(per_tid), 4, per_tid)
+        self.assertTrue(all(r['n'] == 10 for r in per_tid), per_tid)
+
+    def test_usdt_probe_with_semaphore_fires_only_when_recorded(self):
+        bare = subprocess.run([wl_nomark(), '--calls', '5', '--usdt'], stdout=subprocess.PIPE, text=True)
+        self.assertIn('usdt fired 0', bare.stdout)
+        db = self.path('run.sqlite')
+        p = record(['-o', db, '--step', 'sdt:nomark:iter_begin,sdt:nomark:iter_end'],
+                   [wl_nomark(), '--calls', '10', '--busy-us', '2000', '--usdt'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn('usdt fired 10', p.stdout)
+        steps = query(db, 'SELECT * FROM step WHERE complete = 1')
+        self.assertEqual(len(steps), 10)
+        for s in steps:
+            self.assertGreaterEqual(s['wall_ns'], 2000000)
+        # one probe alone: N hits give N-1 steps, and no open step is left
+        db2 = self.path('each.sqlite')
+        p = record(['-o', db2, '--step', 'sdt:nomark:iter_begin'],
+                   [wl_nomark(), '--calls', '8', '--busy-us', '1000', '--usdt'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len(query(db2, 'SELECT * FROM step')), 7)
+        self.assertEqual(query(db2, 'SELECT count(*) AS n FROM anomaly')[0]['n'], 0)
+
+    def test_bad_specs_are_refused_before_running(self):
+        cases = [(['--step', 'no_such_function_anywhere'], 0, 'will be probed if a library loaded later'),
+                 (['--step', 'a,b,c'], 2, 'at most two'),
+                 (['--phase', 'noequals'], 2, 'NAME=SPEC'),
+                 (['--step', 'sdt:nomark'], 2, 'sdt:PROVIDER:NAME'),
+                 (['--step', 'py:bad name'], 2, 'py:'),
+                 (['--step', 'train_step', '--step', 'load_batch'], 2, 'twice')]
+        for args, code, text in cases:
+            db = self.path('bad.sqlite')
+            p = record(['-o', db] + args, [wl_nomark(), '--calls', '1'])
+            self.assertEqual(p.returncode, code, (args, p.stderr))
+            self.assertIn(text, p.stderr, args)
+            if code:
+                self.assertFalse(os.path.exists(db), args)
+            if os.path.exists(db):
+                row = query(db, 'SELECT * FROM probe')[0]
+                self.assertEqual(row['status'], 'not_found')
+                os.unlink(db)
+
+
+class Unprivileged(TempDirTest):
+    def nobody(self, args):
+        nb = pwd.getpwnam('nobody')
+        cmd = ['setpriv', '--reuid=%d' % nb.pw_uid, '--regid=%d' % nb.pw_gid, '--clear-groups',
+               prog('MFU_RECORD')] + args
+        return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+
+    @unittest.skipUnless(ROOT and shutil.which('setpriv'), 'needs root to become another user')
+    def test_uprobes_without_cap_sys_admin_say_what_is_needed(self):
+        db = self.path('run.sqlite')
+        p = self.nobody(['-o', db, '--step', 'train_step', '--', wl_nomark(), '--calls', '1'])
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn('CAP_SYS_ADMIN', p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertFalse(os.path.exists(db))
+
+    @unittest.skipUnless(python_has_probes(), 'needs Debian\'s python3.11')
+    @unittest.skipUnless(ROOT and shutil.which('setpriv'), 'needs root to become another user')
+    def test_python_steps_need_no_privilege(self):
+        db, script = self.path('run.sqlite'), self.path('loop.py')
+        with open(script, 'w') as f:
+            f.write('def step(n):\n    return sum(range(n))\n\nfor i in range(7):\n    step(1000)\n')
+        p = self.nobody(['-o', db, '--step', 'py:loop.step', '--', PYTHON, script])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len(query(db, 'SELECT * FROM step WHERE complete = 1')), 7)
+
+
+SCRIPT = r'''
+import gc, sys, time
+
+gcs = []
+gc.callbacks.append(lambda phase, info: gcs.append(time.monotonic_ns()) if phase == "start" else None)
+since = time.monotonic_ns()
+
+class Model:
+    def forward(self, n):
+        return sum(i * i for i in range(n))
+
+def train_step(model, n):
+    t0 = time.monotonic_ns()
+    model.forward(n)
+    time.sleep(0.002)
+    return t0
+
+def helper():
+    return 1
+
+model = Model()
+clock = []
+for i in range(N):
+    t0 = time.monotonic_ns()
+    train_step(model, 20000)
+    clock.append((t0, time.monotonic_ns()))
+    helper()
+    if i % 5 == 4:
+        junk = [[j] for j in range(1000)]
+        for j in junk:
+            j.append(j)  # cycles for the collector
+        gc.collect()
+until = time.monotonic_ns()
+n = len(gcs)
+with open(sys.argv[1], "w") as f:
+    f.write("%d %d %d\n" % (n, since, until))
+    for t0, t1 in clock:
+        f.write("%d %d\n" % (t0, t1))
+'''
+
+
+@unittest.skipUnless(python_has_probes(), 'needs Debian\'s python3.11 (USDT probes)')
+class PythonSteps(TempDirTest):
+    def run_script(self, n, args, root_needed):
+        if root_needed and not ROOT:
+            self.skipTest('uprobes need CAP_SYS_ADMIN')
+        script, out, db = self.path('train.py'), self.path('out.txt'), self.path('run.sqlite')
+        with open(script, 'w') as f:
+            f.write('N = %d\n' % n + SCRIPT)
+        p = record(['-o', db] + args, [PYTHON, script, out])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            lines = f.read().split('\n')
+        ngc, self.since, self.until = (int(x) for x in lines[0].split())
+        clock = [tuple(int(x) for x in l.split()) for l in lines[1:] if l]
+        return db, ngc, clock, p
+
+    def test_function_called_n_times_without_edits(self):
+        db, ngc, clock, p = self.run_script(12, ['--step', 'py:train.train_step',
+                                                 '--phase', 'forward=py:Model.forward'], False)
+        steps = query(db, 'SELECT * FROM step WHERE complete = 1 ORDER BY step')
+        self.assertEqual(len(steps), 12, p.stderr)
+        for s, (t0, t1) in zip(steps, clock):
+            self.assertGreaterEqual(s['begin_ns'], t0)
+            self.assertLessEqual(s['end_ns'], t1)
+            self.assertGreaterEqual(s['wall_ns'], 2000000)
+            self.assertEqual(s['counts'], 'exact')
+        fwd = query(db, "SELECT step FROM phase WHERE name = 'forward' AND complete = 1")
+        self.assertEqual(len(fwd), 12)
+        self.assertEqual(sorted(r['step'] for r in fwd), list(range(12)))
+        row = query(db, "SELECT * FROM probe WHERE role = 'step'")[0]
+        self.assertEqual((row['hits'], row['status']), (12, 'placed'))
+        self.assertIn('wrapper', row['detail'])
+
+    def test_garbage_collections_as_a_phase(self):
+        db, ngc, clock, p = self.run_script(10, ['--step', 'py:train_step',
+                                                 '--phase', 'gc=sdt:python:gc__start,sdt:python:gc__done'],
+                                            True)
+        self.assertGreaterEqual(ngc, 2)
+        # every collection the script's gc.callbacks saw, and no other, in
+        # its window (the interpreter also collects while starting and
+        # exiting, outside it)
+        gcs = query(db, "SELECT * FROM phase WHERE name = 'gc' AND complete = 1 AND begin_ns BETWEEN ? AND ?",
+                    (self.since, self.until))
+        self.assertEqual(len(gcs), ngc, p.stderr)
+        self.assertEqual(len(query(db, 'SELECT * FROM step WHERE complete = 1')), 10)
+
+    def test_a_name_never_called_is_reported(self):
+        db, ngc, clock, p = self.run_script(3, ['--step', 'py:train.no_such_function'], False)
+        self.assertIn('none called train.no_such_function', p.stderr)
+        row = query(db, 'SELECT * FROM probe')[0]
+        self.assertEqual(row['status'], 'not_found')
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)
