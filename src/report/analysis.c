@@ -1,5 +1,6 @@
 #include "analysis.h"
 #include "embedded.h"
+#include "phase_stats.h"
 #include "util.h"
 
 #include <errno.h>
@@ -59,37 +60,99 @@ const char *analysis_sql(const struct analysis *a)
 	return e ? e->text : NULL;
 }
 
+#define COMPUTED_MARK "-- @computed:"
+#define END_MARK "-- @end"
+
+/* The line of @sql that starts with @mark, from @from on, or NULL. */
+static const char *find_line(const char *sql, const char *from, const char *mark)
+{
+	for (const char *p = strstr(from, mark); p; p = strstr(p + 1, mark))
+		if (p == sql || p[-1] == '\n')
+			return p;
+	return NULL;
+}
+
+char *analysis_computed_sql(const char *sql)
+{
+	size_t len = strlen(sql);
+	char *out = malloc(len + 1), *o = out;
+	const char *p = sql;
+
+	if (!out)
+		return NULL;
+	for (const char *mark; (mark = find_line(sql, p, COMPUTED_MARK));) {
+		const char *text = mark + strlen(COMPUTED_MARK), *eol = strchr(text, '\n');
+		const char *end = eol ? find_line(sql, eol, END_MARK) : NULL;
+
+		if (!end) /* an unclosed block is left as it is: it is still SQL */
+			break;
+		memcpy(o, p, (size_t)(mark - p));
+		o += mark - p;
+		memcpy(o, text, (size_t)(eol - text));
+		o += eol - text;
+		p = end + strlen(END_MARK);
+	}
+	/* the replacement is never longer than the block it replaces */
+	memcpy(o, p, strlen(p) + 1);
+	return out;
+}
+
 int analysis_prepare(const struct analysis *a, sqlite3 *db, sqlite3_stmt **out, char *err, size_t errlen)
 {
-	const char *sql = analysis_sql(a), *tail = NULL;
+	const char *text = analysis_sql(a), *tail = NULL;
+	char *sql = NULL;
+	int rc = -EIO;
 
 	*out = NULL;
-	if (!sql) {
+	if (!text) {
 		strbuf(err, errlen, "analyses/%s.sql is missing from this build", a->name);
 		return -ENOENT;
 	}
-	if (sqlite3_prepare_v2(db, sql, -1, out, &tail) != SQLITE_OK) {
+	if (strstr(text, COMPUTED_MARK)) {
+		sqlite3_stmt *probe = NULL;
+
+		/* mfu_phase_stats is the only C table so far; registered once
+		 * per connection (the probe is only prepared, never run) */
+		if (sqlite3_prepare_v2(db, "SELECT 1 FROM mfu_phase_stats", -1, &probe, NULL) != SQLITE_OK &&
+		    phase_stats_register(db)) {
+			sqlite3_finalize(probe);
+			strbuf(err, errlen, "cannot register mfu_phase_stats: %s", sqlite3_errmsg(db));
+			return -EIO;
+		}
+		sqlite3_finalize(probe);
+		sql = analysis_computed_sql(text);
+		if (!sql) {
+			strbuf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		text = sql;
+	}
+	if (sqlite3_prepare_v2(db, text, -1, out, &tail) != SQLITE_OK) {
 		strbuf(err, errlen, "%s", sqlite3_errmsg(db));
 		sqlite3_finalize(*out);
 		*out = NULL;
-		return -EIO;
+		goto out;
 	}
 	/* One statement per file: a second one would be silently ignored. */
 	if (*out && tail && *tail) {
 		sqlite3_stmt *extra = NULL;
-		int rc = sqlite3_prepare_v2(db, tail, -1, &extra, NULL);
+		int src = sqlite3_prepare_v2(db, tail, -1, &extra, NULL);
 
 		sqlite3_finalize(extra);
-		if (rc != SQLITE_OK || extra)
+		if (src != SQLITE_OK || extra)
 			tail = NULL;
 	}
 	if (!*out || !tail) {
 		strbuf(err, errlen, "analyses/%s.sql must hold exactly one SELECT", a->name);
 		sqlite3_finalize(*out);
 		*out = NULL;
-		return -EINVAL;
+		rc = -EINVAL;
+		goto out;
 	}
-	return 0;
+	rc = 0;
+out:
+	free(sql);
+	return rc;
 }
 
 /* @name@ in @sql -> the text of analyses/name.sql without its final ';'.

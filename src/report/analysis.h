@@ -27,9 +27,18 @@ const char *analysis_names(void);
  * lacks the file. */
 const char *analysis_sql(const struct analysis *a);
 
-/* Prepare @a on @db. Returns 0, or -EIO with SQLite's message in @err,
- * -ENOENT if the SQL is missing from the build. */
+/* Prepare @a on @db as mfu-report runs it: analysis_computed_sql() of its
+ * SQL, with the C tables it reads (mfu_phase_stats, phase_stats.h)
+ * registered on @db. Returns 0, or -EIO with SQLite's message in @err,
+ * -ENOENT if the SQL is missing from the build, -ENOMEM. */
 int analysis_prepare(const struct analysis *a, sqlite3 *db, sqlite3_stmt **out, char *err, size_t errlen);
+
+/* @sql with every block that runs from a line starting "-- @computed: TEXT"
+ * to a line starting "-- @end" replaced by TEXT. In the file the block is
+ * the plain SQL a user runs in sqlite3; TEXT reads the same rows from a
+ * table mfu-report computes in C. Returns a malloc'd string, or NULL when
+ * out of memory. */
+char *analysis_computed_sql(const char *sql);
 
 /* The one-line verdict of @a (analyses/<name>_verdict.sql, in which
  * @other@ stands for analyses/other.sql), as a malloc'd string in *text, or

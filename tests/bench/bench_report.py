@@ -12,7 +12,7 @@ and the CPU time of that run. The target is well under 3 s for 1,000,000
 steps. Not a registered test: it takes a while.
 
 The mfu-report binary comes from --report, else $MFU_REPORT, else
-build-report/src/report/mfu-report under the source tree.
+build/src/report/mfu-report under the source tree.
 """
 import argparse
 import os
@@ -27,12 +27,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PHASES = ['data', 'forward', 'backward', 'optimizer', 'comm', 'log']
 
 
-def build(path, nsteps, nphases):
+def build(path, nsteps, nphases, schema_version=None):
     if os.path.exists(path):
         os.unlink(path)
     db = sqlite3.connect(path)
-    with open(os.path.join(ROOT, 'schema', '001.sql'), encoding='utf-8') as f:
-        db.executescript(f.read())
+    for name in sorted(os.listdir(os.path.join(ROOT, 'schema'))):
+        if name.endswith('.sql') and (schema_version is None or int(name[:3]) <= schema_version):
+            with open(os.path.join(ROOT, 'schema', name), encoding='utf-8') as f:
+                db.executescript(f.read())
     db.execute('PRAGMA journal_mode=OFF')
     db.execute('PRAGMA synchronous=OFF')
     start = 1_000_000_000
@@ -48,7 +50,10 @@ def build(path, nsteps, nphases):
     # sequence); phase j of K takes between 1/2K and 1/K of its step.
     db.execute(
         "WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n + 1 < ?)"
-        " INSERT INTO step SELECT n, 100, 100, 100, ? + n * 1200000,"
+        " INSERT INTO step (step, pid, tid, end_tid, begin_ns, end_ns, wall_ns, model_flops,"
+        "  model_bytes, cpu_ns, ctx_switches, cpu_migrations, page_faults, cycles, instructions,"
+        "  hw_flops, complete)"
+        " SELECT n, 100, 100, 100, ? + n * 1200000,"
         "  ? + n * 1200000 + 900000 + (n * 7919) % 200001, 900000 + (n * 7919) % 200001,"
         "  2.0e8, 4.0e7, (900000 + (n * 7919) % 200001) * 6, n % 4, 0, n % 11,"
         "  NULL, NULL, NULL, 1 FROM i", (nsteps, start, start))
@@ -80,19 +85,21 @@ def build(path, nsteps, nphases):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--report', default=os.environ.get('MFU_REPORT',
-                    os.path.join(ROOT, 'build-report', 'src', 'report', 'mfu-report')))
+                    os.path.join(ROOT, 'build', 'src', 'report', 'mfu-report')))
     ap.add_argument('--steps', type=int, default=1_000_000)
     ap.add_argument('--phases-per-step', type=int, default=3, choices=range(0, len(PHASES) + 1))
     ap.add_argument('--keep', metavar='FILE', help='build the database here and keep it')
     ap.add_argument('--db', metavar='FILE', help='time on this existing database, build none')
     ap.add_argument('--repeat', type=int, default=3)
+    ap.add_argument('--schema-version', type=int, metavar='N',
+                    help='apply schema/001.sql .. N.sql only (default: all), for an older mfu-report')
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
         path = args.db or args.keep or os.path.join(tmp, 'bench.sqlite')
         if not args.db:
             t0 = time.monotonic()
-            build(path, args.steps, args.phases_per_step)
+            build(path, args.steps, args.phases_per_step, args.schema_version)
             print('built %s: %d steps, %d phases each, %.1f MB in %.1f s' % (
                 path, args.steps, args.phases_per_step, os.path.getsize(path) / 1e6,
                 time.monotonic() - t0))

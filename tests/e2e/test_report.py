@@ -372,6 +372,206 @@ class JsonTest(ReportTest):
         self.assertEqual(got[0]['phase'], 'foo\ufffd\x00bqr')
 
 
+def nearest_rank_nulls_first(values, p):
+    """nearest_rank() where None sorts first, as SQL's ORDER BY puts NULL."""
+    s = sorted(values, key=lambda v: (v is not None, v if v is not None else 0))
+    k = -(-p * len(s) // 100)
+    return s[k - 1]
+
+
+def m3_killer(n):
+    """Musser's median-of-3 killer sequence (n even): defeats quickselect
+    with a first/middle/last pivot, which must fall back and stay exact."""
+    k = n // 2
+    a = [0] * n
+    for i in range(1, k + 1):
+        if i % 2:
+            a[i - 1] = i
+            a[i] = k + i
+        a[k + i - 1] = 2 * i
+    return a
+
+
+def select_killer(n, k):
+    """Wall times that drive mfu-report's selection of rank k + 1 (Hoare's
+    partition with a first/middle/last median, src/report/phase_stats.c)
+    into a round per two values: McIlroy's adversary ("A killer adversary
+    for quicksort", 1999) answers each comparison of the replayed algorithm
+    so that the pivot is nearly the smallest value left. mfu-report must
+    notice, sort what is left, and still be exact."""
+    gas = n
+    val = [gas] * n
+    state = {'solid': 0, 'cand': 0}
+
+    def cmp(x, y):
+        if val[x] == gas and val[y] == gas:
+            z = x if x == state['cand'] else y
+            val[z] = state['solid']
+            state['solid'] += 1
+        if val[x] == gas:
+            state['cand'] = x
+        elif val[y] == gas:
+            state['cand'] = y
+        return val[x] - val[y]
+
+    v = list(range(n))
+    lo, hi = 0, n - 1
+    while hi > lo:
+        mid = lo + (hi - lo) // 2
+        for a, b in ((mid, lo), (hi, lo), (hi, mid)):
+            if cmp(v[a], v[b]) < 0:
+                v[a], v[b] = v[b], v[a]
+        pivot, i, j = v[mid], lo, hi
+        while i <= j:
+            while cmp(v[i], pivot) < 0:
+                i += 1
+            while cmp(v[j], pivot) > 0:
+                j -= 1
+            if i <= j:
+                v[i], v[j] = v[j], v[i]
+                i, j = i + 1, j - 1
+        if k <= j:
+            hi = j
+        elif k >= i:
+            lo = i
+        else:
+            break
+    return val
+
+
+class PercentileTest(ReportTest):
+    """mfu-report computes the phases' totals and percentiles in C
+    (mfu_phase_stats); they must equal Python's own sort of the same rows and
+    the plain SQL of analyses/phases.sql run in sqlite3, to the last bit."""
+
+    def build(self, name, series, extra=None):
+        """A run with one phase name per (name, wall times) in @series."""
+        path = os.path.join(self.tmp, name + '.sqlite')
+        Fixture(path, nsteps=3, phases=False)
+        db = sqlite3.connect(path)
+        pid = 0
+        rows = []
+        for pname, walls in series:
+            for i, w in enumerate(walls):
+                flops = None if i % 3 == 0 or w is None else float(w) * 1e3 + 0.1
+                rows.append((pid, i % 3, pname, w, flops, None if i % 5 == 0 else i * 7))
+                pid += 1
+        db.executemany("INSERT INTO phase (id, step, name, pid, tid, depth, begin_ns, end_ns, wall_ns,"
+                       " model_flops, cpu_ns, complete) VALUES (?, ?, ?, 1, 1, 0, 0, ?4, ?4, ?5, ?6, 1)",
+                       rows)
+        if extra:
+            extra(db, pid)
+        db.commit()
+        db.close()
+        return path
+
+    def expect(self, series):
+        out = {}
+        for pname, walls in series:
+            known = [w for w in walls if w is not None]
+            out[pname] = dict(
+                count=len(walls),
+                total_ms=sum(known) / 1e6 if known else None,
+                p50_ms=None if nearest_rank_nulls_first(walls, 50) is None
+                else nearest_rank_nulls_first(walls, 50) / 1e6,
+                p95_ms=None if nearest_rank_nulls_first(walls, 95) is None
+                else nearest_rank_nulls_first(walls, 95) / 1e6)
+        return out
+
+    def check(self, path, series):
+        got, _ = self.json('phases', db=path)
+        want = self.expect(series)
+        self.assertEqual([r['phase'] for r in got], [n for n, _ in series])
+        for row in got:
+            w = want[row['phase']]
+            what = 'phase %r (%d)' % (row['phase'], w['count'])
+            self.assertEqual(row['count'], w['count'], what)
+            # exact: the same double as Python's sort gives, not close to it
+            self.assertEqual(row['p50_ms'], w['p50_ms'], what + ' p50')
+            self.assertEqual(row['p95_ms'], w['p95_ms'], what + ' p95')
+            self.assertValue(row['total_ms'], w['total_ms'], what + ' total')
+        # and every column equals the plain SQL's, run as a user runs it
+        sql = self.run_report('--sql', 'phases').stdout.decode()
+        db = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
+        cur = db.execute(sql)
+        names = [d[0] for d in cur.description]
+        plain = [dict(zip(names, r)) for r in cur.fetchall()]
+        db.close()
+        self.assertEqual(len(plain), len(got))
+        for a, b in zip(plain, got):
+            for k in names:
+                if isinstance(a[k], str):
+                    self.assertEqual(b[k], a[k], k)
+                elif k in ('count', 'p50_ms', 'p95_ms', 'total_ms', 'cpu_ms'):
+                    self.assertEqual(b[k], a[k], '%s of %r' % (k, a['phase']))   # integer sums: exact
+                else:
+                    self.assertValue(b[k], a[k], '%s of %r' % (k, a['phase']))
+        # the table format reads the section twice: the same percentiles
+        table = self.run_report('phases', db=path).stdout.decode()
+        for row in got:
+            if row['p95_ms'] is not None and row['phase'].isalnum():
+                line = [l for l in table.splitlines() if l.startswith(row['phase'] + ' ')][0]
+                self.assertIn('%.3f' % row['p95_ms'], line)
+
+    def test_patterns(self):
+        # Orders and sizes that break a naive selection: sorted, reversed,
+        # all equal, two values, organ pipe, sawtooth, the median-of-3
+        # killer; sizes around the ranks' rounding (19, 20, 21).
+        rng = random.Random(11)
+        series = []
+        for n in (1, 2, 3, 19, 20, 21, 1000, 4096):
+            base = [(i + 1) * 1000 for i in range(n)]
+            pats = {
+                'sorted': base,
+                'reversed': base[::-1],
+                'equal': [7000] * n,
+                'two': [1000 if i % 2 else 2000 for i in range(n)],
+                'pipe': [min(i, n - 1 - i) * 1000 for i in range(n)],
+                'saw': [(i % 17) * 1000 for i in range(n)],
+                'dupes': [rng.randrange(50) * 1000 for _ in range(n)],
+            }
+            if n % 2 == 0:
+                pats['killer'] = [v * 1000 for v in m3_killer(n)]
+            for pat, walls in pats.items():
+                series.append(('%s%d' % (pat, n), walls))
+        self.check(self.build('patterns', series), series)
+
+    def test_adversarial_order(self):
+        # about n/2 partition rounds without the fallback to a sort
+        series = []
+        for n in (100, 1000, 5000):
+            series.append(('adv%d' % n, [v * 1000 + 1 for v in select_killer(n, (50 * n + 99) // 100 - 1)]))
+        self.check(self.build('adversary', series), series)
+
+    def test_random_with_nulls_and_excluded_rows(self):
+        # Random times with ties; complete phases without a wall time (NULL
+        # sorts first, as in SQL); phases of an unfinished step and
+        # unfinished phases, which count nowhere.
+        rng = random.Random(5)
+        series = []
+        for k in range(12):
+            n = rng.choice([1, 5, 37, 300, 2500])
+            walls = [rng.randrange(1, 10 ** rng.randrange(2, 12)) for _ in range(n)]
+            if k % 3 == 0:
+                for i in rng.sample(range(n), max(1, n // 4)):
+                    walls[i] = None
+            series.append(('name%d' % k, walls))
+
+        def extra(db, pid):
+            for i in range(50):   # step 3 never ended (the fixture's), and incomplete phases
+                db.execute("INSERT INTO phase (id, step, name, pid, tid, depth, begin_ns, end_ns,"
+                           " wall_ns, complete) VALUES (?, ?, 'name0', 1, 1, 0, 0, ?, ?, ?)",
+                           (pid + i, 3 if i % 2 else 1, 10 ** 13, 10 ** 13, i % 2))
+        self.check(self.build('random', series, extra), series)
+
+    def test_large_integers_stay_exact(self):
+        # wall times near 2^53: a double still holds each exactly, and the
+        # selection must not lose the last unit
+        big = 2 ** 53 - 1000
+        series = [('big', [big + d for d in (7, 3, 999, 0, 512, 1, 2)])]
+        self.check(self.build('big', series), series)
+
+
 class SqlByHandTest(ReportTest):
     def test_sql_prints_the_analysis(self):
         for section, cols in (('steps', STEP_COLUMNS), ('phases', PHASE_COLUMNS), ('summary', None)):

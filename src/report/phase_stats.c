@@ -1,0 +1,604 @@
+#include "phase_stats.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The counted occurrences are phases.sql's CTE ok: the complete ones, but
+ * not those of a step that never ended (bad_sql; the check is made here, a
+ * lookup in SQL costs 10% of the scan). The rows come in rowid order (NOT
+ * INDEXED: through the phase_name index every row would be a random read).
+ * The last column is phases.sql's dram_bytes expression. */
+static const char bad_sql[] = "SELECT step FROM step WHERE complete = 0 ORDER BY step";
+static const char rows_sql[] =
+	"SELECT name, id, step, wall_ns, model_flops, hw_flops, model_bytes, cpu_ns,"
+	" coalesce(dram_bytes, dram_read_bytes + dram_write_bytes)"
+	" FROM phase NOT INDEXED WHERE complete = 1";
+
+enum { R_NAME, R_ID, R_STEP, R_WALL, R_MODEL_FLOPS, R_HW_FLOPS, R_MODEL_BYTES, R_CPU, R_DRAM };
+
+/* The table's columns; the sums come first, in the order of enum sum_col. */
+static const char table_sql[] =
+	"CREATE TABLE x(name, n, first_id, total_ns, model_flops, model_flops_ns, hw_flops, hw_flops_ns,"
+	" model_bytes, model_bytes_ns, cpu_ns, dram_bytes, dram_ns, p50_ns, p95_ns)";
+
+enum { C_NAME, C_N, C_FIRST_ID, C_SUMS, C_P50 = C_SUMS + 10, C_P95 };
+
+/* The sums of g: the column summed, and the column that must not be NULL
+ * for the row to count (the "CASE WHEN x IS NOT NULL THEN wall_ns END"), or
+ * -1. */
+static const struct {
+	int col, unless_null;
+} sum_cols[] = {
+	{ R_WALL, -1 },  { R_MODEL_FLOPS, -1 }, { R_WALL, R_MODEL_FLOPS }, { R_HW_FLOPS, -1 },
+	{ R_WALL, R_HW_FLOPS }, { R_MODEL_BYTES, -1 }, { R_WALL, R_MODEL_BYTES }, { R_CPU, -1 },
+	{ R_DRAM, -1 },  { R_WALL, R_DRAM },
+};
+#define NSUMS (sizeof(sum_cols) / sizeof(sum_cols[0]))
+
+_Static_assert(C_SUMS + NSUMS == C_P50, "one table column per sum");
+
+/* SQL's SUM() as SQLite computes it: an integer while every value is one
+ * and the total fits, else a real; NULL over no values; an error on
+ * integer overflow. */
+struct sum {
+	int64_t i;
+	double r;
+	int64_t count;
+	int approx, overflow;
+};
+
+/* One phase name. */
+struct group {
+	char *name;
+	int name_len, blob;
+	int64_t n, first_id;
+	struct sum sums[NSUMS];
+	double *walls;         /* the non-NULL wall times, for the percentiles */
+	size_t nwalls, cap;
+	int64_t nnull;         /* NULL wall times: they sort first, as in SQL */
+	int walls_int;         /* every wall time was an integer */
+	int pct_null[2];
+	double pct[2];
+};
+
+struct stats {
+	struct group *groups;
+	size_t ngroups, cap;
+	uint32_t *hash;        /* 1 + index into groups, 0 = empty */
+	size_t hash_size;      /* a power of two, at least 2 x ngroups */
+	int refs;              /* the table's cache and each cursor reading it */
+	unsigned data_version; /* of the database it was computed from */
+	int changes;           /* sqlite3_total_changes() then */
+};
+
+/* The table and its last result: the table and markdown formats read every
+ * section twice, and a million phase rows are worth not scanning twice. */
+struct stats_vtab {
+	sqlite3_vtab base;
+	sqlite3 *db;
+	struct stats *cache;
+};
+
+struct stats_cursor {
+	sqlite3_vtab_cursor base;
+	struct stats *stats;
+	size_t row;
+};
+
+static void stats_unref(struct stats *s)
+{
+	if (!s || --s->refs > 0)
+		return;
+	for (size_t i = 0; i < s->ngroups; i++) {
+		free(s->groups[i].name);
+		free(s->groups[i].walls);
+	}
+	free(s->groups);
+	free(s->hash);
+	free(s);
+}
+
+static uint32_t hash_bytes(const unsigned char *p, int n, int blob)
+{
+	uint32_t h = 2166136261u ^ (uint32_t)blob; /* FNV-1a */
+
+	for (int i = 0; i < n; i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h;
+}
+
+static int hash_grow(struct stats *s)
+{
+	size_t size = s->hash_size ? s->hash_size * 2 : 64;
+	uint32_t *hash = calloc(size, sizeof(*hash));
+
+	if (!hash)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->ngroups; i++) {
+		struct group *g = &s->groups[i];
+		size_t at = hash_bytes((const unsigned char *)g->name, g->name_len, g->blob) & (size - 1);
+
+		while (hash[at])
+			at = (at + 1) & (size - 1);
+		hash[at] = (uint32_t)(i + 1);
+	}
+	free(s->hash);
+	s->hash = hash;
+	s->hash_size = size;
+	return 0;
+}
+
+/* The group of name @p (@n bytes), created if new. */
+static struct group *group_get(struct stats *s, const unsigned char *p, int n, int blob)
+{
+	size_t at;
+	struct group *g;
+
+	if (2 * (s->ngroups + 1) > s->hash_size && (s->ngroups >= UINT32_MAX - 1 || hash_grow(s)))
+		return NULL;
+	at = hash_bytes(p, n, blob) & (s->hash_size - 1);
+	for (; s->hash[at]; at = (at + 1) & (s->hash_size - 1)) {
+		g = &s->groups[s->hash[at] - 1];
+		if (g->name_len == n && g->blob == blob && memcmp(g->name, p, (size_t)n) == 0)
+			return g;
+	}
+	if (s->ngroups == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		struct group *grown = realloc(s->groups, cap * sizeof(*grown));
+
+		if (!grown)
+			return NULL;
+		s->groups = grown;
+		s->cap = cap;
+	}
+	g = &s->groups[s->ngroups];
+	memset(g, 0, sizeof(*g));
+	g->name = malloc((size_t)n + 1);
+	if (!g->name)
+		return NULL;
+	if (n)
+		memcpy(g->name, p, (size_t)n);
+	g->name[n] = '\0';
+	g->name_len = n;
+	g->blob = blob;
+	g->first_id = INT64_MAX;
+	g->walls_int = 1;
+	s->hash[at] = (uint32_t)++s->ngroups;
+	return g;
+}
+
+/* One value of a row: its SQLite type and number. */
+struct cell {
+	int type;
+	int64_t i;
+	double r;
+};
+
+static void sum_add(struct sum *s, const struct cell *c)
+{
+	switch (c->type) {
+	case SQLITE_NULL:
+		return;
+	case SQLITE_INTEGER:
+		s->r += (double)c->i;
+		if (!s->approx && __builtin_add_overflow(s->i, c->i, &s->i))
+			s->approx = s->overflow = 1;
+		break;
+	default:
+		s->r += c->r;
+		s->approx = 1;
+	}
+	s->count++;
+}
+
+static int wall_add(struct group *g, const struct cell *c)
+{
+	if (c->type == SQLITE_NULL) {
+		g->nnull++;
+		return 0;
+	}
+	if (g->nwalls == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 64;
+		double *grown = realloc(g->walls, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		g->walls = grown;
+		g->cap = cap;
+	}
+	/* Exact below 2^53 ns (104 days); above, the value and the order are
+	 * rounded as SQL's wall_ns / 1e6 rounds them anyway. */
+	g->walls[g->nwalls++] = c->type == SQLITE_INTEGER ? (double)c->i : c->r;
+	g->walls_int &= c->type == SQLITE_INTEGER;
+	return 0;
+}
+
+static void swap(double *a, double *b)
+{
+	double t = *a;
+	*a = *b;
+	*b = t;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+void phase_stats_select(double *v, size_t n, size_t k)
+{
+	ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
+	int limit = 4; /* 2 log2(n) + 4 rounds, as introselect allows */
+
+	for (size_t m = n; m > 1; m >>= 1)
+		limit += 2;
+
+	/* Hoare's selection with a median-of-three pivot. A partition that
+	 * stops at values equal to the pivot keeps runs of equal times
+	 * balanced. Inputs that defeat the pivot choice fall back to a sort of
+	 * what is left, so the worst case stays O(n log n). */
+	for (int rounds = 0; hi > lo; rounds++) {
+		ptrdiff_t mid = lo + (hi - lo) / 2, i = lo, j = hi;
+		double pivot;
+
+		if (rounds == limit) {
+			qsort(v + lo, (size_t)(hi - lo + 1), sizeof(*v), cmp_double);
+			return;
+		}
+		if (v[mid] < v[lo])
+			swap(&v[mid], &v[lo]);
+		if (v[hi] < v[lo])
+			swap(&v[hi], &v[lo]);
+		if (v[hi] < v[mid])
+			swap(&v[hi], &v[mid]);
+		pivot = v[mid];
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j)
+				swap(&v[i++], &v[j--]);
+		}
+		/* v[lo..j] <= pivot, v[i..hi] >= pivot, and between them == pivot */
+		if (kk <= j)
+			hi = j;
+		else if (kk >= i)
+			lo = i;
+		else
+			return;
+	}
+}
+
+/* The nearest-rank percentiles of one group: rank ceil(p * n / 100), as
+ * (p * n + 99) / 100 in integers like phases.sql, counting the NULL wall
+ * times first as ORDER BY does. */
+static void group_percentiles(struct group *g)
+{
+	static const int64_t p[2] = { 50, 95 };
+	size_t from = 0;
+
+	for (int i = 0; i < 2; i++) {
+		int64_t rank = (p[i] * g->n + 99) / 100;
+
+		g->pct_null[i] = rank <= g->nnull;
+		if (g->pct_null[i])
+			continue;
+		size_t k = (size_t)(rank - g->nnull - 1);
+		/* after the first selection v[from..] >= v[from]: the second rank,
+		 * never smaller, is found among them */
+		phase_stats_select(g->walls + from, g->nwalls - from, k - from);
+		g->pct[i] = g->walls[k];
+		from = k;
+	}
+}
+
+static int cmp_int64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The steps that never ended, ascending, in *out (malloc'd, *n of them).
+ * Returns an SQLite code. */
+static int bad_steps(sqlite3 *db, int64_t **out, size_t *n)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+	int rc = sqlite3_prepare_v2(db, bad_sql, -1, &st, NULL);
+
+	*out = NULL;
+	*n = 0;
+	while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			int64_t *grown = realloc(*out, (cap = cap ? 2 * cap : 16) * sizeof(*grown));
+
+			if (!grown) {
+				rc = SQLITE_NOMEM;
+				break;
+			}
+			*out = grown;
+		}
+		(*out)[(*n)++] = sqlite3_column_int64(st, 0);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static int cmp_first_id(const void *a, const void *b)
+{
+	int64_t x = ((const struct group *)a)->first_id, y = ((const struct group *)b)->first_id;
+	return (x > y) - (x < y);
+}
+
+/* Read the counted occurrences once and fill @s. Returns an SQLite code,
+ * with the message in @vt. */
+static int stats_compute(struct stats_vtab *vt, struct stats *s)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t *bad = NULL;
+	size_t nbad = 0;
+	int rc, have_bad = 0;
+
+	rc = sqlite3_prepare_v2(vt->db, rows_sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		goto error;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t step;
+
+		/* at the first row: without phases, no scan of the steps */
+		if (!have_bad) {
+			rc = bad_steps(vt->db, &bad, &nbad);
+			if (rc == SQLITE_NOMEM)
+				goto out;
+			if (rc != SQLITE_OK)
+				goto error;
+			have_bad = 1;
+		}
+
+		/* only an integer equals a step number (INTEGER PRIMARY KEY) */
+		if (nbad && sqlite3_column_type(st, R_STEP) == SQLITE_INTEGER &&
+		    (step = sqlite3_column_int64(st, R_STEP),
+		     bsearch(&step, bad, nbad, sizeof(*bad), cmp_int64)))
+			continue;
+
+		int blob = sqlite3_column_type(st, R_NAME) == SQLITE_BLOB;
+		const unsigned char *name = blob ? sqlite3_column_blob(st, R_NAME) : sqlite3_column_text(st, R_NAME);
+		int len = sqlite3_column_bytes(st, R_NAME);
+		struct group *g = group_get(s, name ? name : (const unsigned char *)"", name ? len : 0, blob);
+		int64_t id = sqlite3_column_int64(st, R_ID);
+		struct cell row[R_DRAM + 1];
+
+		/* Each column once, through its sqlite3_value: half the cost of
+		 * sqlite3_column_type() plus a getter (such use of the value is
+		 * only unsafe across threads, and one thread reads here). */
+		for (int i = R_WALL; i <= R_DRAM; i++) {
+			sqlite3_value *v = sqlite3_column_value(st, i);
+
+			row[i].type = sqlite3_value_type(v);
+			if (row[i].type == SQLITE_INTEGER)
+				row[i].i = sqlite3_value_int64(v);
+			else if (row[i].type != SQLITE_NULL)
+				row[i].r = sqlite3_value_double(v);
+		}
+		if (!g || wall_add(g, &row[R_WALL])) {
+			rc = SQLITE_NOMEM;
+			goto out;
+		}
+		g->n++;
+		if (id < g->first_id)
+			g->first_id = id;
+		for (size_t i = 0; i < NSUMS; i++)
+			if (sum_cols[i].unless_null < 0 || row[sum_cols[i].unless_null].type != SQLITE_NULL)
+				sum_add(&g->sums[i], &row[sum_cols[i].col]);
+	}
+	if (rc != SQLITE_DONE)
+		goto error;
+	rc = SQLITE_OK;
+	for (size_t i = 0; i < s->ngroups; i++)
+		group_percentiles(&s->groups[i]);
+	/* the hash points into groups by index: it goes before the sort */
+	free(s->hash);
+	s->hash = NULL;
+	s->hash_size = 0;
+	if (s->ngroups)
+		qsort(s->groups, s->ngroups, sizeof(*s->groups), cmp_first_id);
+	goto out;
+error:
+	sqlite3_free(vt->base.zErrMsg);
+	vt->base.zErrMsg = sqlite3_mprintf("mfu_phase_stats: %s", sqlite3_errmsg(vt->db));
+out:
+	sqlite3_finalize(st);
+	free(bad);
+	return rc;
+}
+
+static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err)
+{
+	struct stats_vtab *vt;
+	int rc;
+
+	(void)aux;
+	(void)argc;
+	(void)argv;
+	(void)err;
+	rc = sqlite3_declare_vtab(db, table_sql);
+	if (rc != SQLITE_OK)
+		return rc;
+	vt = sqlite3_malloc(sizeof(*vt));
+	if (!vt)
+		return SQLITE_NOMEM;
+	memset(vt, 0, sizeof(*vt));
+	vt->db = db;
+	*out = &vt->base;
+	return SQLITE_OK;
+}
+
+static int vt_disconnect(sqlite3_vtab *base)
+{
+	stats_unref(((struct stats_vtab *)base)->cache);
+	sqlite3_free(base);
+	return SQLITE_OK;
+}
+
+static int vt_best_index(sqlite3_vtab *base, sqlite3_index_info *info)
+{
+	(void)base;
+	/* no constraint helps: every row needs the whole scan */
+	info->estimatedCost = 1e6;
+	info->estimatedRows = 100;
+	return SQLITE_OK;
+}
+
+static int vt_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out)
+{
+	struct stats_cursor *c = sqlite3_malloc(sizeof(*c));
+
+	(void)base;
+	if (!c)
+		return SQLITE_NOMEM;
+	memset(c, 0, sizeof(*c));
+	*out = &c->base;
+	return SQLITE_OK;
+}
+
+static int vt_close(sqlite3_vtab_cursor *base)
+{
+	struct stats_cursor *c = (struct stats_cursor *)base;
+
+	stats_unref(c->stats);
+	sqlite3_free(c);
+	return SQLITE_OK;
+}
+
+static int vt_filter(sqlite3_vtab_cursor *base, int idx, const char *idx_str, int argc, sqlite3_value **argv)
+{
+	struct stats_cursor *c = (struct stats_cursor *)base;
+	struct stats_vtab *vt = (struct stats_vtab *)base->pVtab;
+	unsigned version = 0;
+	int rc;
+
+	(void)idx;
+	(void)idx_str;
+	(void)argc;
+	(void)argv;
+	stats_unref(c->stats);
+	c->stats = NULL;
+	c->row = 0;
+	/* The cache holds while nothing changed the file: the data version
+	 * moves with every commit, of this connection or another, and the
+	 * change count with this connection's own uncommitted writes. */
+	rc = sqlite3_file_control(vt->db, "main", SQLITE_FCNTL_DATA_VERSION, &version);
+	if (vt->cache && (rc != SQLITE_OK || vt->cache->data_version != version ||
+			  vt->cache->changes != sqlite3_total_changes(vt->db))) {
+		stats_unref(vt->cache);
+		vt->cache = NULL;
+	}
+	if (!vt->cache) {
+		struct stats *s = calloc(1, sizeof(*s));
+
+		if (!s)
+			return SQLITE_NOMEM;
+		s->refs = 1;
+		s->data_version = version;
+		s->changes = sqlite3_total_changes(vt->db);
+		rc = stats_compute(vt, s);
+		if (rc != SQLITE_OK) {
+			stats_unref(s);
+			return rc;
+		}
+		vt->cache = s;
+	}
+	c->stats = vt->cache;
+	c->stats->refs++;
+	return SQLITE_OK;
+}
+
+static int vt_next(sqlite3_vtab_cursor *base)
+{
+	((struct stats_cursor *)base)->row++;
+	return SQLITE_OK;
+}
+
+static int vt_eof(sqlite3_vtab_cursor *base)
+{
+	struct stats_cursor *c = (struct stats_cursor *)base;
+	return !c->stats || c->row >= c->stats->ngroups;
+}
+
+static void result_sum(sqlite3_context *ctx, const struct sum *s)
+{
+	if (s->count == 0)
+		sqlite3_result_null(ctx);
+	else if (s->overflow)
+		sqlite3_result_error(ctx, "integer overflow", -1);
+	else if (s->approx)
+		sqlite3_result_double(ctx, s->r);
+	else
+		sqlite3_result_int64(ctx, s->i);
+}
+
+static int vt_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
+{
+	struct stats_cursor *c = (struct stats_cursor *)base;
+	const struct group *g = &c->stats->groups[c->row];
+
+	switch (col) {
+	case C_NAME:
+		if (g->blob)
+			sqlite3_result_blob(ctx, g->name, g->name_len, SQLITE_TRANSIENT);
+		else
+			sqlite3_result_text(ctx, g->name, g->name_len, SQLITE_TRANSIENT);
+		break;
+	case C_N: sqlite3_result_int64(ctx, g->n); break;
+	case C_FIRST_ID: sqlite3_result_int64(ctx, g->first_id); break;
+	case C_P50:
+	case C_P95: {
+		int i = col - C_P50;
+
+		if (g->pct_null[i])
+			sqlite3_result_null(ctx);
+		else if (g->walls_int)
+			sqlite3_result_int64(ctx, (sqlite3_int64)g->pct[i]);
+		else
+			sqlite3_result_double(ctx, g->pct[i]);
+		break;
+	}
+	default:
+		if (col >= C_SUMS && col < C_P50)
+			result_sum(ctx, &g->sums[col - C_SUMS]);
+		else
+			sqlite3_result_null(ctx);
+	}
+	return SQLITE_OK;
+}
+
+static int vt_rowid(sqlite3_vtab_cursor *base, sqlite3_int64 *rowid)
+{
+	*rowid = (sqlite3_int64)((struct stats_cursor *)base)->row;
+	return SQLITE_OK;
+}
+
+static const sqlite3_module phase_stats_module = {
+	.iVersion = 0,
+	.xCreate = NULL, /* eponymous only: no CREATE VIRTUAL TABLE, no schema change */
+	.xConnect = vt_connect,
+	.xBestIndex = vt_best_index,
+	.xDisconnect = vt_disconnect,
+	.xOpen = vt_open,
+	.xClose = vt_close,
+	.xFilter = vt_filter,
+	.xNext = vt_next,
+	.xEof = vt_eof,
+	.xColumn = vt_column,
+	.xRowid = vt_rowid,
+};
+
+int phase_stats_register(sqlite3 *db)
+{
+	return sqlite3_create_module(db, "mfu_phase_stats", &phase_stats_module, NULL) == SQLITE_OK ? 0 : -EIO;
+}
