@@ -1,9 +1,9 @@
 -- dispatch: the functions the time went to, per phase: the top 5 dispatch
 -- symbols (user code outside compute kernels: interpreter, framework,
 -- allocator, copies) and the top 5 compute symbols, from cpu-clock samples.
--- A sample belongs to its thread's innermost phase open at that moment
--- ("(no phase)" otherwise) and is attributed to the innermost user frame
--- (symbol). est_ms turns samples into time with each thread's exact on-CPU
+-- A sample belongs to its thread's innermost complete phase open at that
+-- moment ("(no phase)" otherwise) and is attributed to the innermost user
+-- frame (symbol). est_ms turns samples into time with each thread's exact on-CPU
 -- time (thread.cpu_ns from the switch records / the thread's samples).
 -- share: of the phase's on-CPU samples; samples = the count behind it;
 -- share_lo, share_hi: its 95% Wilson interval.
@@ -13,12 +13,29 @@ tw AS (  -- ns of on-CPU time one sample of each thread stands for
   SELECT t.tid, t.cpu_ns * 1.0 / count(s.time_ns) AS ns_per_sample
   FROM thread t JOIN sample s ON s.tid = t.tid AND s.kind = 0
   WHERE t.cpu_ns IS NOT NULL GROUP BY t.tid),
+-- A thread's phases nest, so the innermost one open at a sample is the last
+-- phase the thread began at or before it, if that one is still open, else
+-- its nearest enclosing phase (phase.parent) that is: one step back in the
+-- phase_tid_begin index and a walk up at most the nesting depth, per
+-- sample, however long the phases are. Only a phase begun less than the
+-- longest complete phase ago (lim.maxph) can still be open: that bound keeps
+-- a database without the index (its recorder was killed before creating
+-- it) from sorting every earlier phase for each sample.
 sp AS (
   SELECT s.tid, s.class, s.stack,
-         coalesce((SELECT p.name FROM phase p, lim WHERE p.tid = s.tid AND p.complete = 1
-                     AND p.begin_ns <= s.time_ns AND p.end_ns > s.time_ns
-                     AND p.begin_ns > s.time_ns - lim.maxph - 1
-                   ORDER BY p.depth DESC LIMIT 1), '(no phase)') AS phase
+         coalesce((
+           WITH RECURSIVE up(parent, name, open) AS (
+             SELECT * FROM (
+               SELECT p.parent, p.name, coalesce(p.complete = 1 AND p.end_ns > s.time_ns, 0)
+               FROM phase p
+               WHERE p.tid = s.tid AND p.begin_ns <= s.time_ns
+                 AND p.begin_ns > s.time_ns - (SELECT maxph FROM lim) - 1
+               ORDER BY p.begin_ns DESC, p.id DESC LIMIT 1)
+             UNION ALL
+             SELECT q.parent, q.name, coalesce(q.complete = 1 AND q.end_ns > s.time_ns, 0)
+             FROM up JOIN phase q ON q.id = up.parent
+             WHERE NOT up.open)
+           SELECT name FROM up WHERE open LIMIT 1), '(no phase)') AS phase
   FROM sample s WHERE s.kind = 0),
 tot AS (SELECT phase, count(*) AS n FROM sp GROUP BY phase),
 agg AS (

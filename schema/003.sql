@@ -135,3 +135,6 @@ CREATE TABLE sampling (
 CREATE INDEX IF NOT EXISTS sample_tid_time ON sample(tid, time_ns);
 CREATE INDEX IF NOT EXISTS offcpu_tid_start ON offcpu(tid, start_ns);
 CREATE INDEX IF NOT EXISTS switch_tid_time ON switch(tid, time_ns);
+-- the innermost phase open at a sample (analyses/dispatch.sql): one step
+-- back from the sample's time among its thread's phases
+CREATE INDEX IF NOT EXISTS phase_tid_begin ON phase(tid, begin_ns);

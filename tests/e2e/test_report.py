@@ -572,6 +572,87 @@ class PercentileTest(ReportTest):
         self.check(self.build('big', series), series)
 
 
+def dispatch_fixture(path, seed, nsamples=3000):
+    """A run whose thread 1 has an outer 'train' phase around nested phases
+    (fwd > attn, bwd, a 'stuck' phase that never ended with a complete
+    child), thread 2 phases at overlapping times, and cpu-clock samples at
+    random times and on the boundaries. Returns {(phase, class): samples}
+    as the dispatch section must count them: each sample in the innermost
+    complete phase of its thread open at its time, found here by brute
+    force over all phases."""
+    Fixture(path, nsteps=1, phases=False)
+    rng = random.Random(seed)
+    db = sqlite3.connect(path)
+    db.execute("INSERT INTO symbol (id, dso, name, kind) VALUES (1, '/lib/libk.so', 'kern', 'user')")
+    db.execute("INSERT INTO stack (id, pid, nframes, leaf, compute) VALUES (1, 42, 1, 1, 1)")
+    phases = []   # (id, tid, name, depth, parent, begin, end, complete)
+
+    def phase(tid, name, depth, parent, begin, end, complete=1):
+        phases.append((len(phases), tid, name, depth, parent, begin, end if complete else None, complete))
+        return len(phases) - 1
+
+    train = phase(1, 'train', 0, None, 1000, 2_000_000)
+    t = 2000
+    while t < 1_700_000:
+        f = phase(1, 'fwd', 1, train, t, t + rng.randrange(2000, 9000))
+        if rng.random() < 0.5:   # a third of them begin with fwd, in the same ns
+            b = phases[f][5] + (rng.randrange(0, 500) if rng.random() < 0.7 else 0)
+            phase(1, 'attn', 2, f, b, min(b + rng.randrange(1, 3000), phases[f][6]))
+        t = phases[f][6] + rng.randrange(0, 3000)
+        phase(1, 'bwd', 1, train, t, t + rng.randrange(1000, 5000))
+        t = phases[-1][6] + rng.randrange(1, 4000)
+    stuck = phase(1, 'stuck', 1, train, 1_800_000, None, complete=0)
+    phase(1, 'inner', 2, stuck, 1_850_000, 1_900_000)
+    t = 0
+    while t < 2_000_000:
+        phase(2, 'loader', 0, None, t, t + 7000)
+        t += 10_000
+    db.executemany("INSERT INTO phase (id, step, name, pid, tid, depth, parent, begin_ns, end_ns, wall_ns,"
+                   " complete) VALUES (?, NULL, ?3, 42, ?2, ?4, ?5, ?6, ?7, ?7 - ?6, ?8)", phases)
+    times = [rng.randrange(0, 2_100_000) for _ in range(nsamples)]
+    times += [p[5] for p in phases[:200]] + [p[6] for p in phases[:200] if p[6] is not None]
+    want = {}
+    for i, tm in enumerate(times):
+        tid = 1 + i % 2
+        cls = 'compute' if i % 3 else 'dispatch'
+        db.execute("INSERT INTO sample (time_ns, pid, tid, kind, kernel, stack, class)"
+                   " VALUES (?, 42, ?, 0, 0, 1, ?)", (tm, tid, cls))
+        db.execute("INSERT INTO sample (time_ns, pid, tid, kind, kernel, stack, class)"
+                   " VALUES (?, 42, ?, 1, 0, 1, 'dispatch')", (tm, tid))   # switch-out: not counted
+        open_ = [p for p in phases if p[1] == tid and p[7] == 1 and p[5] <= tm < p[6]]
+        name = max(open_, key=lambda p: p[3])[2] if open_ else '(no phase)'
+        want[(name, cls)] = want.get((name, cls), 0) + 1
+    db.execute("INSERT INTO thread (tid, pid, cpu_ns) VALUES (1, 42, 1000000), (2, 42, 2000000)")
+    db.commit()
+    db.close()
+    return want
+
+
+class DispatchTest(ReportTest):
+    def counts(self, path):
+        got, _ = self.json('dispatch', db=path)
+        return {(r['phase'], r['class']): r['samples'] for r in got}
+
+    def test_samples_in_innermost_open_phase(self):
+        # with the phase_tid_begin index (as a finished recording has it),
+        # then without it (a recording whose recorder was killed): the same
+        path = os.path.join(self.tmp, 'dispatch.sqlite')
+        want = dispatch_fixture(path, 3)
+        self.assertIn(('attn', 'compute'), want)
+        self.assertIn(('train', 'dispatch'), want)
+        self.assertIn(('inner', 'compute'), want)
+        self.assertIn(('(no phase)', 'compute'), want)
+        self.assertEqual(self.counts(path), want)
+        db = sqlite3.connect(path)
+        plan = ' '.join(r[3] for r in db.execute('EXPLAIN QUERY PLAN ' + self.run_report(
+            '--sql', 'dispatch').stdout.decode()))
+        self.assertIn('USING INDEX phase_tid_begin', plan)
+        db.execute('DROP INDEX phase_tid_begin')
+        db.commit()
+        db.close()
+        self.assertEqual(self.counts(path), want)
+
+
 class SqlByHandTest(ReportTest):
     def test_sql_prints_the_analysis(self):
         for section, cols in (('steps', STEP_COLUMNS), ('phases', PHASE_COLUMNS), ('summary', None)):
