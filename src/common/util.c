@@ -207,3 +207,35 @@ int json_append_string(char **buf, size_t *len, size_t *cap, const char *s)
 	*len = (size_t)(p - *buf);
 	return 0;
 }
+
+char *json_argv(char *const argv[])
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	/* json_append_string writes a string and its NUL; the separators
+	 * take the place of an empty string's quotes */
+	if (json_append_string(&buf, &len, &cap, "") < 0)
+		return NULL;
+	len = 0;
+	buf[len++] = '[';
+	for (int i = 0; argv[i]; i++) {
+		if (i) {
+			if (json_append_string(&buf, &len, &cap, "") < 0)
+				goto oom;
+			len -= 2;
+			buf[len++] = ',';
+		}
+		if (json_append_string(&buf, &len, &cap, argv[i]) < 0)
+			goto oom;
+	}
+	if (json_append_string(&buf, &len, &cap, "") < 0)
+		goto oom;
+	len -= 2;
+	buf[len++] = ']';
+	buf[len] = '\0';
+	return buf;
+oom:
+	free(buf);
+	return NULL;
+}

@@ -31,5 +31,8 @@ int strbuf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(pr
  * buffer of *cap bytes, *len used) as a quoted, escaped JSON string.
  * Returns 0 or -ENOMEM. */
 int json_append_string(char **buf, size_t *len, size_t *cap, const char *s);
+/* A NULL-terminated argv as a JSON array of strings (malloc'd), or NULL
+ * when out of memory. */
+char *json_argv(char *const argv[]);
 
 #endif

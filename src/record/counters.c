@@ -436,9 +436,9 @@ int counters_plan(struct counters *cs, const char *sysfs, const char *const *use
 	return 0;
 }
 
-static int perf_open(struct perf_event_attr *attr, int group_fd)
+static int perf_open_on(struct perf_event_attr *attr, pid_t pid, int group_fd)
 {
-	int fd = (int)syscall(SYS_perf_event_open, attr, 0, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
+	int fd = (int)syscall(SYS_perf_event_open, attr, pid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
 
@@ -456,7 +456,9 @@ static void explain(struct counter *c, int err)
 	strbuf(c->reason, sizeof(c->reason), "%s%s", strerror(-err), hint);
 }
 
-int counters_open_self(struct counters *cs)
+/* Open the plan on @pid (0: the caller), counting from its exec with
+ * @on_exec, else at once; lay out the readings. */
+static int open_plan(struct counters *cs, pid_t pid, int on_exec)
 {
 	int opened = 0;
 	unsigned off = 0;
@@ -471,16 +473,16 @@ int counters_open_self(struct counters *cs)
 				continue;
 			c->attr.size = sizeof(c->attr);
 			c->attr.inherit = 1;
-			c->attr.disabled = 1;
-			c->attr.enable_on_exec = 1;
+			c->attr.disabled = on_exec ? 1 : 0;
+			c->attr.enable_on_exec = on_exec ? 1 : 0;
 			c->attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
 					      PERF_FORMAT_TOTAL_TIME_RUNNING;
-			fd = perf_open(&c->attr, leader_fd);
+			fd = perf_open_on(&c->attr, pid, leader_fd);
 			if ((fd == -EACCES || fd == -EPERM) && !c->attr.exclude_kernel) {
 				/* perf_event_paranoid >= 2: user-mode only */
 				c->attr.exclude_kernel = 1;
 				c->attr.exclude_hv = 1;
-				fd = perf_open(&c->attr, leader_fd);
+				fd = perf_open_on(&c->attr, pid, leader_fd);
 				if (fd >= 0)
 					c->user_only = 1;
 			}
@@ -502,6 +504,56 @@ int counters_open_self(struct counters *cs)
 		cs->group_nr[g] = (uint8_t)idx;
 		cs->group_offset[g] = (uint8_t)off;
 		off += 3u + (unsigned)idx;
+	}
+	return opened;
+}
+
+int counters_open_self(struct counters *cs)
+{
+	return open_plan(cs, 0, 1);
+}
+
+int counters_open_task(struct counters *cs, pid_t tid)
+{
+	return open_plan(cs, tid, 0);
+}
+
+int counters_open_like(const struct counters *cs, pid_t tid, int *fds, int *leaders)
+{
+	int opened = 0;
+
+	for (int i = 0; i < cs->n; i++)
+		fds[i] = -1;
+	for (int g = 0; g < MRING_MAX_GROUPS; g++)
+		leaders[g] = -1;
+	for (int g = 0; g < cs->ngroups; g++) {
+		int leader = -1, ok = 1;
+		for (int i = 0; i < cs->n && ok; i++) {
+			const struct counter *c = &cs->c[i];
+			if (c->group != g || !c->opened)
+				continue;
+			struct perf_event_attr attr = c->attr; /* as it opened on the first thread */
+			int fd = perf_open_on(&attr, tid, leader);
+			if (fd == -ESRCH)
+				return -ESRCH;
+			if (fd < 0) {
+				ok = 0; /* a partial group would not match the layout */
+				break;
+			}
+			fds[i] = fd;
+			if (leader < 0)
+				leader = fd;
+		}
+		if (!ok) {
+			for (int i = 0; i < cs->n; i++)
+				if (cs->c[i].group == g && fds[i] >= 0) {
+					close(fds[i]);
+					fds[i] = -1;
+				}
+			continue;
+		}
+		leaders[g] = leader;
+		opened++;
 	}
 	return opened;
 }

@@ -17,6 +17,7 @@
 
 #include <linux/perf_event.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "marker_ring.h"
 
@@ -89,6 +90,19 @@ int counters_plan(struct counters *cs, const char *sysfs, const char *const *use
  * Then lays out the groups' readings (group_nr, group_offset, word).
  * Returns the number opened. */
 int counters_open_self(struct counters *cs);
+
+/* Attaching to a running process: open the plan on its thread @tid (with
+ * inherit: the threads it creates are counted too), counting at once;
+ * fills the fds and the layout like counters_open_self. Returns the
+ * number opened. */
+int counters_open_task(struct counters *cs, pid_t tid);
+
+/* Open on thread @tid the counters that opened on the first thread
+ * (counters_open_task), group by group: @fds[i] per counter (-1 if not
+ * open), @leaders[g] per group (-1 when the group could not be opened
+ * whole there). Returns the number of groups opened, or -ESRCH when the
+ * thread is gone. */
+int counters_open_like(const struct counters *cs, pid_t tid, int *fds, int *leaders);
 
 /* One reading of all groups, as in a marker record's data[]. */
 struct counter_reading {

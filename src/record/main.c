@@ -18,6 +18,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "counters.h"
 #include "db.h"
 #include "launch.h"
@@ -57,6 +58,8 @@ struct options {
 	int nevents;
 	struct probe_request req[PROBE_STEPS_MAX_REQUESTS];
 	int nreq, have_step;
+	pid_t pid;             /* -p: attach to this running process */
+	double duration;       /* --duration: seconds to stay attached; 0: until it ends */
 	char **argv;
 };
 
@@ -64,6 +67,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: " PROG " [options] [--] COMMAND [ARGS...]\n"
+		"       " PROG " [options] -p PID [--duration SECONDS]\n"
 		"\n"
 		"Run COMMAND under perf_event counters and record the steps and phases it marks\n"
 		"(libmfu, mfu.py) into an SQLite database; read it with mfu-report.\n"
@@ -99,6 +103,10 @@ static void usage(FILE *f)
 		"                          $XDG_CONFIG_HOME/mfu/compute when it exists)\n"
 		"      --dram-interval MS  read the memory-controller counters every MS ms (default\n"
 		"                          10); steps get DRAM bytes interpolated at their bounds\n"
+		"  -p, --pid PID           attach to running process PID (and all its threads) instead\n"
+		"                          of running a command; detach on Ctrl-C, SIGTERM, when\n"
+		"                          --duration ends or when PID exits; PID is never stopped\n"
+		"      --duration SECONDS  with -p: detach after SECONDS (e.g. 2, 0.5)\n"
 		"  -I, --interval MS       read the counter groups every MS ms into interval_reading\n"
 		"                          (default 10; 0: off): a time series of the run, and\n"
 		"                          what the counts of probe steps are interpolated from\n"
@@ -113,7 +121,7 @@ static void usage(FILE *f)
 		"  -h, --help              show this help\n"
 		"      --version           show the version\n"
 		"\n"
-		"The exit status is COMMAND's own (128 + N if signal N killed it); 125 if\n"
+		"The exit status is COMMAND's own (128 + N if signal N killed it); with -p, 0; 125 if\n"
 		"mfu-record itself failed, 126 if COMMAND could not be executed, 127 if it was\n"
 		"not found, 2 for bad usage. SIGINT, SIGTERM and SIGHUP sent to mfu-record are\n"
 		"passed to COMMAND, and the database is completed when it exits.\n");
@@ -123,7 +131,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DTYPE = 256, OPT_PEAK_FLOPS, OPT_PEAK_BW, OPT_RING, OPT_VERSION, OPT_LIST, OPT_ON_ERROR,
 	       OPT_AS_ROOT, OPT_COMPUTE, OPT_COMPUTE_FILE, OPT_DRAM_MS, OPT_PEAK, OPT_PROFILE, OPT_STEP,
-	       OPT_PHASE };
+	       OPT_PHASE, OPT_DURATION };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "dtype", required_argument, NULL, OPT_DTYPE },
@@ -140,6 +148,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "dram-interval", required_argument, NULL, OPT_DRAM_MS },
 		{ "interval", required_argument, NULL, 'I' },
 		{ "step", required_argument, NULL, OPT_STEP },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "phase", required_argument, NULL, OPT_PHASE },
 		{ "peak", required_argument, NULL, OPT_PEAK },
 		{ "profile", required_argument, NULL, OPT_PROFILE },
@@ -156,7 +166,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->freq = 1000;
 	o->dram_ms = 10;
 	o->interval_ms = 10;
-	while ((c = getopt_long(argc, argv, "+o:qhe:F:I:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:qhe:F:I:p:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg) {
@@ -274,6 +284,26 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->interval_ms = (unsigned)v;
 			break;
 		}
+		case 'p': {
+			int v;
+			if (safe_atoi(optarg, &v) != 0 || v <= 0) {
+				fprintf(stderr, PROG ": -p '%s': expected a process id\n", optarg);
+				return 2;
+			}
+			o->pid = (pid_t)v;
+			break;
+		}
+		case OPT_DURATION: {
+			char *end;
+			errno = 0;
+			double v = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(v > 0) || v > 1e7) {
+				fprintf(stderr, PROG ": --duration '%s': expected seconds, more than 0\n", optarg);
+				return 2;
+			}
+			o->duration = v;
+			break;
+		}
 		case OPT_STEP:
 		case OPT_PHASE: {
 			char why[512];
@@ -308,42 +338,31 @@ static int parse_options(int argc, char **argv, struct options *o)
 	}
 	if (o->list_events)
 		return 0;
+	if (o->pid) {
+		if (optind < argc) {
+			fprintf(stderr, PROG ": -p attaches to a running process: no COMMAND with it ('%s')\n",
+				argv[optind]);
+			return 2;
+		}
+		for (int i = 0; i < o->nreq; i++)
+			if (o->req[i].python) {
+				fprintf(stderr, PROG ": '%s': py: names need mfu-record to start the Python program "
+					"(its hook loads at startup); with -p use a function or sdt: spec\n",
+					o->req[i].text);
+				return 2;
+			}
+		return 0;
+	}
+	if (o->duration > 0) {
+		fprintf(stderr, PROG ": --duration goes with -p PID (a command is recorded until it ends)\n");
+		return 2;
+	}
 	if (optind >= argc) {
 		fprintf(stderr, PROG ": no command to record\nusage: " PROG " [options] [--] COMMAND [ARGS...]\n");
 		return 2;
 	}
 	o->argv = argv + optind;
 	return 0;
-}
-
-static char *command_json(char **argv)
-{
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-
-	if (json_append_string(&buf, &len, &cap, "") < 0)
-		return NULL;
-	len = 0;
-	buf[len++] = '[';
-	for (int i = 0; argv[i]; i++) {
-		if (i) {
-			if (json_append_string(&buf, &len, &cap, "") < 0)
-				goto oom;
-			len -= 2;
-			buf[len++] = ',';
-		}
-		if (json_append_string(&buf, &len, &cap, argv[i]) < 0)
-			goto oom;
-	}
-	if (json_append_string(&buf, &len, &cap, "") < 0)
-		goto oom;
-	len -= 2;
-	buf[len++] = ']';
-	buf[len] = '\0';
-	return buf;
-oom:
-	free(buf);
-	return NULL;
 }
 
 /* The peaks this run uses and the ones it knows, stored with their sources. */
@@ -435,28 +454,35 @@ static int store_peaks(struct writer *w, const struct machine *m, const struct o
 	return 0;
 }
 
-/* Read each opened group's totals through the recorder's fds. */
-static int store_totals(struct writer *w, const struct counters *cs)
+/* Each counter's whole-run total: the groups read through the recorder's
+ * fds, or attached, summed over the process's threads. */
+static int store_totals(struct writer *w, const struct counters *cs, const struct attach *at)
 {
-	for (int g = 0; g < cs->ngroups; g++) {
-		uint64_t buf[3 + COUNTERS_MAX];
-		int li = cs->leader[g];
-		if (li < 0)
-			continue;
-		ssize_t n = read(cs->c[li].fd, buf, sizeof(buf));
-		if (n < (ssize_t)(3 * sizeof(uint64_t)))
-			continue;
-		for (int i = 0, k = 0; i < cs->n; i++) {
-			const struct counter *c = &cs->c[i];
-			if (!c->opened || c->group != g)
+	struct counter_reading r;
+
+	if (at) {
+		attach_read(at, cs, &r);
+	} else {
+		memset(&r, 0, sizeof(r));
+		for (int g = 0; g < cs->ngroups; g++) {
+			uint64_t buf[3 + COUNTERS_MAX];
+			unsigned o = cs->group_offset[g], nr = cs->group_nr[g];
+			int li = cs->leader[g];
+			if (li < 0 || !nr)
 				continue;
-			if ((uint64_t)k < buf[0]) {
-				int rc = writer_counter_total(w, i, buf[3 + k], buf[1], buf[2]);
-				if (rc)
-					return rc;
-			}
-			k++;
+			ssize_t n = read(cs->c[li].fd, buf, sizeof(buf));
+			if (n >= (ssize_t)((3 + nr) * sizeof(uint64_t)) && buf[0] == nr)
+				memcpy(&r.data[o], buf, (3 + nr) * sizeof(uint64_t));
 		}
+	}
+	for (int i = 0; i < cs->n; i++) {
+		const struct counter *c = &cs->c[i];
+		unsigned o = cs->group_offset[c->group];
+		if (!c->opened || c->word < 0 || r.data[o] != cs->group_nr[c->group])
+			continue;
+		int rc = writer_counter_total(w, i, r.data[c->word], r.data[o + 1], r.data[o + 2]);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
@@ -661,6 +687,8 @@ int main(int argc, char **argv)
 	struct stat lst;
 	struct launch_creds creds;
 	struct py_hook *pyhook = NULL;
+	struct attach *at = NULL;
+	int attached = 0, target_ended = 0;
 
 	rc = parse_options(argc, argv, &o);
 	if (rc)
@@ -712,8 +740,9 @@ int main(int argc, char **argv)
 			return 125;
 		}
 		/* a program that cannot be found fails at its exec, with 127 */
-		if (probe_steps_program(o.argv[0], exe, sizeof(exe)) == 0) {
-			rc = probe_steps_resolve_exe(d.probes, exe, warn, sizeof(warn), why, sizeof(why));
+		if (o.pid || probe_steps_program(o.argv[0], exe, sizeof(exe)) == 0) {
+			rc = o.pid ? probe_steps_resolve_pid(d.probes, o.pid, warn, sizeof(warn), why, sizeof(why))
+				   : probe_steps_resolve_exe(d.probes, exe, warn, sizeof(warn), why, sizeof(why));
 			if (rc) {
 				fprintf(stderr, PROG ": %s\n", why);
 				probe_steps_free(d.probes);
@@ -728,10 +757,24 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	cmd = command_json(o.argv);
+	if (o.pid) {
+		/* before the database: a process that cannot be joined leaves none */
+		rc = attach_open(&at, o.pid, &cs, err, sizeof(err));
+		if (rc) {
+			fprintf(stderr, PROG ": %s\n", err);
+			probe_steps_free(d.probes);
+			return 125;
+		}
+		attached = 1;
+		cmd = attach_command_json(o.pid);
+		if (!cmd)
+			cmd = strdup("[]");
+	} else {
+		cmd = json_argv(o.argv);
+	}
 	if (!cmd) {
 		fprintf(stderr, PROG ": out of memory\n");
-		return 125;
+		goto out;
 	}
 
 	had_old = lstat(o.output, &lst) == 0;
@@ -750,9 +793,9 @@ int main(int argc, char **argv)
 	}
 
 	ring_size = mring_size(o.ring_records);
-	ring_fd = memfd_create("mfu-marker-ring", MFD_CLOEXEC);
-	if (ring_fd < 0 || ftruncate(ring_fd, (off_t)ring_size) < 0 ||
-	    (ring = mmap(NULL, ring_size, PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd, 0)) == MAP_FAILED) {
+	ring_fd = attached ? -1 : memfd_create("mfu-marker-ring", MFD_CLOEXEC);
+	if (!attached && (ring_fd < 0 || ftruncate(ring_fd, (off_t)ring_size) < 0 ||
+	    (ring = mmap(NULL, ring_size, PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd, 0)) == MAP_FAILED)) {
 		fprintf(stderr, PROG ": cannot create the marker ring (%zu bytes): %s\n", ring_size, strerror(errno));
 		goto out;
 	}
@@ -774,12 +817,14 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	rc = launch_prepare(&l, o.argv, ring_fd, &cs, &old, &creds, err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, PROG ": %s\n", err);
-		goto out;
+	if (!attached) {
+		rc = launch_prepare(&l, o.argv, ring_fd, &cs, &old, &creds, err, sizeof(err));
+		if (rc) {
+			fprintf(stderr, PROG ": %s\n", err);
+			goto out;
+		}
 	}
-	if (mring_init(ring, o.ring_records, (uint32_t)cs.ngroups, cs.group_nr) != 0) {
+	if (!attached && mring_init(ring, o.ring_records, (uint32_t)cs.ngroups, cs.group_nr) != 0) {
 		fprintf(stderr, PROG ": the counters' readings do not fit a marker record: use fewer -e events\n");
 		launch_abort(&l);
 		goto out;
@@ -787,8 +832,12 @@ int main(int argc, char **argv)
 
 	if (d.probes) {
 		/* on the child before its exec: they survive it, and fire from
-		 * the program's first instruction */
-		rc = probe_steps_add_thread(d.probes, l.pid, l.pid, err, sizeof(err));
+		 * the program's first instruction; attached, on every thread */
+		size_t ntids = 1;
+		const pid_t *tids = attached ? attach_tids(at, &ntids) : &l.pid;
+		rc = 0;
+		for (size_t i = 0; !rc && i < ntids; i++)
+			rc = probe_steps_add_thread(d.probes, attached ? o.pid : l.pid, tids[i], err, sizeof(err));
 		if (rc) {
 			fprintf(stderr, PROG ": %s\n", err);
 			launch_abort(&l);
@@ -836,7 +885,12 @@ int main(int argc, char **argv)
 			so.on_exec_map = on_exec_map;
 			so.cb_ctx = &d;
 		}
-		rc = sampler_open(&d.sampler, db, l.pid, &so, err, sizeof(err));
+		if (attached)
+			so.tids = attach_tids(at, &so.ntids);
+		rc = sampler_open(&d.sampler, db, attached ? o.pid : l.pid, &so, err, sizeof(err));
+		if (!rc && attached)
+			rc = sampler_existing(d.sampler, o.pid, now_ns()) ? (fprintf(stderr, PROG ": cannot store the "
+				"threads and mappings of %d\n", (int)o.pid), 0) : 0;
 		if (rc == -EINVAL) {
 			fprintf(stderr, PROG ": %s\n", err);
 			launch_abort(&l);
@@ -860,7 +914,7 @@ int main(int argc, char **argv)
 			leaders[g] = g < cs.ngroups && cs.leader[g] >= 0 ? cs.c[cs.leader[g]].fd : -1;
 		rc = intervals_new(&d.intervals, db, &cs, (uint64_t)o.interval_ms * 1000000ull);
 		if (!rc)
-			rc = intervals_add_source(d.intervals, leaders);
+			rc = attached ? attach_add_sources(at, d.intervals) : intervals_add_source(d.intervals, leaders);
 		if (rc) {
 			fprintf(stderr, PROG ": cannot prepare the counter readings: %s\n", strerror(-rc));
 			launch_abort(&l);
@@ -879,15 +933,17 @@ int main(int argc, char **argv)
 	ri.cwd = getcwd(cwd, sizeof(cwd)) ? cwd : NULL;
 	ri.machine = &m;
 	ri.dtype = o.dtype;
-	ri.target_pid = l.pid;
+	ri.target_pid = attached ? o.pid : l.pid;
+	ri.attach = attached;
 	ri.interval_ns = (uint64_t)o.interval_ms * 1000000ull;
 	ri.start_unix_ns = realtime_ns();
 	ri.start_ns = now_ns();
 	/* the counters are enabled at the exec, after this: zero until then,
-	 * a valid lower bound for a probe hit before the first reading */
-	if (d.intervals && intervals_store_zero(d.intervals, ri.start_ns) != 0)
+	 * a valid lower bound for a probe hit before the first reading;
+	 * attached, they count already: read them now */
+	if (d.intervals && (attached ? intervals_sample(d.intervals, 1) : intervals_store_zero(d.intervals, ri.start_ns)))
 		fprintf(stderr, PROG ": %s: %s\n", o.output, sqlite3_errmsg(db));
-	rc = launch_go(&l);
+	rc = attached ? 0 : launch_go(&l);
 	if (rc) {
 		fprintf(stderr, PROG ": cannot run '%s': %s\n", o.argv[0], strerror(-rc));
 		exit_code = rc == -ENOENT ? 127 : 126;
@@ -940,24 +996,31 @@ int main(int argc, char **argv)
 	if (!rc)
 		rc = writer_commit(d.writer);
 	d.output = o.output;
-	d.target = l.pid;
+	d.target = attached ? 0 : l.pid; /* --on-error kill stops only what we started */
 	d.kill_on_error = o.kill_on_error;
 	if (rc)
 		record_failed(&d, rc, writer_error(d.writer));
 
 	sink = (struct markers_sink){ .ctx = d.writer, .step = writer_step, .phase = writer_phase,
 				      .anomaly = writer_anomaly };
-	d.ring = ring;
+	d.ring = attached ? NULL : ring;
 	d.markers = markers_new(&cs, &sink);
 	if (!d.markers) {
 		record_failed(&d, -ENOMEM, "out of memory");
 	}
 
+	if (attached) {
+		size_t nth;
+		attach_tids(at, &nth);
+		fprintf(stderr, PROG ": attached to process %d (%zu thread%s)%s\n", (int)o.pid, nth, nth == 1 ? "" : "s",
+			o.duration > 0 ? "" : "; Ctrl-C detaches");
+	}
 	last_commit = now_ns();
 	for (;;) {
-		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
+		struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN },
+					 { .fd = attached ? attach_pidfd(at) : -1, .events = POLLIN } };
 		struct signalfd_siginfo si;
-		int drained = d.markers ? drain_ring(&d) : 0;
+		int drained = d.markers && d.ring ? drain_ring(&d) : 0;
 		if (d.dram && !d.failed) {
 			int e = dram_sample(d.dram, db, now_ns(), 0);
 			if (e)
@@ -983,20 +1046,30 @@ int main(int argc, char **argv)
 
 		/* A busy ring is drained again at once; an idle one every 5 ms,
 		 * or at the pace of the counter readings when -I is shorter. */
-		poll(&pfd, 1, drained > 64 ? 0 : o.interval_ms && o.interval_ms < 5 ? (int)o.interval_ms : 5);
+		poll(pfd, 2, drained > 64 ? 0 : o.interval_ms && o.interval_ms < 5 ? (int)o.interval_ms : 5);
 		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 			if (si.ssi_signo == SIGCHLD)
 				continue;
 			/* A terminal's ^C (or hangup) reaches the whole foreground
 			 * process group, the target included: pass on only signals
-			 * sent to mfu-record alone, with kill() or sigqueue(). */
-			if (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE)
+			 * sent to mfu-record alone, with kill() or sigqueue().
+			 * Attached, the process is not ours: a signal detaches. */
+			if (!attached && (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE))
 				kill(l.pid, (int)si.ssi_signo);
 			interrupted = 1;
 		}
-		pid_t w = waitpid(l.pid, &status, WNOHANG);
-		if (w == l.pid)
-			break;
+		if (attached) {
+			if ((pfd[1].fd >= 0 && (pfd[1].revents & POLLIN)) || (pfd[1].fd < 0 && !attach_alive(at))) {
+				target_ended = 1;
+				break;
+			}
+			if (interrupted || (o.duration > 0 && now_ns() - ri.start_ns >= (uint64_t)(o.duration * 1e9)))
+				break;
+		} else {
+			pid_t w = waitpid(l.pid, &status, WNOHANG);
+			if (w == l.pid)
+				break;
+		}
 		if (!d.failed && now_ns() - last_commit >= COMMIT_INTERVAL_NS) {
 			rc = writer_commit(d.writer);
 			if (rc)
@@ -1005,7 +1078,9 @@ int main(int argc, char **argv)
 		}
 	}
 	end_ns = now_ns();
-	if (WIFEXITED(status)) {
+	if (attached) {
+		exit_code = 0; /* not our child: its exit status is not ours to know */
+	} else if (WIFEXITED(status)) {
 		exit_status = WEXITSTATUS(status);
 		exit_code = exit_status;
 	} else if (WIFSIGNALED(status)) {
@@ -1015,7 +1090,7 @@ int main(int argc, char **argv)
 
 	/* Final drain; slots claimed but never published (a writer killed
 	 * mid-record, or a child process still running) count as lost. */
-	if (d.markers) {
+	if (d.markers && d.ring) {
 		drain_ring(&d);
 		while (mring_skip_hole(ring))
 			drain_ring(&d);
@@ -1042,10 +1117,10 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!d.failed) {
-		uint64_t lost = mring_lost(ring);
+		uint64_t lost = attached ? 0 : mring_lost(ring);
 		rc = d.markers ? markers_finish(d.markers) : 0;
 		if (!rc)
-			rc = store_totals(d.writer, &cs);
+			rc = store_totals(d.writer, &cs, at);
 		if (!rc && d.intervals) {
 			/* the counters' final values: the bound for the last boundaries */
 			rc = intervals_sample(d.intervals, 1);
@@ -1076,7 +1151,8 @@ int main(int argc, char **argv)
 		}
 		if (!rc)
 			rc = writer_run_end(d.writer, end_ns, exit_status, exit_signal, lost,
-					    interrupted ? "interrupted" : "complete");
+					    attached ? (target_ended ? "complete" : "detached")
+					    : interrupted ? "interrupted" : "complete");
 		if (!rc)
 			rc = writer_commit(d.writer);
 		if (rc)
@@ -1090,15 +1166,17 @@ int main(int argc, char **argv)
 		/* Try to leave the reason in the file; with a full disk this
 		 * may fail too, and the file still holds what was committed. */
 		writer_rollback(d.writer);
-		if (writer_run_end(d.writer, end_ns, exit_status, exit_signal, mring_lost(ring), "failed") == 0)
+		if (writer_run_end(d.writer, end_ns, exit_status, exit_signal, attached ? 0 : mring_lost(ring),
+				   "failed") == 0)
 			writer_commit(d.writer);
 		fprintf(stderr, PROG ": %s holds what was recorded before the failure; %llu marker records "
 			"after it were not stored\n", o.output, (unsigned long long)d.dropped);
 	}
 out:
 	sampler_close(d.sampler);
-	probe_steps_free(d.probes);
+	probe_steps_free(d.probes); /* uprobes leave the target, semaphores drop */
 	py_hook_free(pyhook);
+	attach_close(at);
 	dram_close(d.dram);
 	intervals_free(d.intervals);
 	markers_free(d.markers);

@@ -28,9 +28,19 @@ struct ring {
 	uint64_t lost, lost_samples;
 };
 
+/* An event of another thread whose output goes into a CPU's ring
+ * (perf_ring_open_sampling_tids): its id says which kind it samples. */
+struct extra {
+	int fd;
+	uint64_t id;
+	enum perf_ring_kind kind;
+};
+
 struct perf_sampler {
 	int n;
 	struct ring *r;
+	struct extra *x;  /* open-addressing on id; fd -1: empty */
+	size_t nx, capx;
 	int *cpu_ring;   /* CPU number -> ring index, -1 */
 	int ncpu_ring;   /* entries in cpu_ring */
 	int user_only;
@@ -286,6 +296,90 @@ fail:
 	return err;
 }
 
+static int extra_add(struct perf_sampler *s, int fd, enum perf_ring_kind kind)
+{
+	uint64_t id;
+
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0)
+		return -errno;
+	if ((s->nx + 1) * 2 > s->capx) {
+		size_t ncap = s->capx ? s->capx * 2 : 64;
+		struct extra *nx = malloc(ncap * sizeof(*nx));
+		if (!nx)
+			return -ENOMEM;
+		for (size_t i = 0; i < ncap; i++)
+			nx[i].fd = -1;
+		for (size_t i = 0; i < s->capx; i++) {
+			if (s->x[i].fd < 0)
+				continue;
+			size_t h = (s->x[i].id * 0x9E3779B97F4A7C15ull) & (ncap - 1);
+			while (nx[h].fd >= 0)
+				h = (h + 1) & (ncap - 1);
+			nx[h] = s->x[i];
+		}
+		free(s->x);
+		s->x = nx;
+		s->capx = ncap;
+	}
+	size_t h = (id * 0x9E3779B97F4A7C15ull) & (s->capx - 1);
+	while (s->x[h].fd >= 0)
+		h = (h + 1) & (s->capx - 1);
+	s->x[h] = (struct extra){ .fd = fd, .id = id, .kind = kind };
+	s->nx++;
+	return 0;
+}
+
+/* The events of thread @tid on every CPU, into the CPU's ring. A thread
+ * that is gone is skipped (0). */
+static int open_extra_thread(struct perf_sampler *s, pid_t tid, char *why, size_t whylen)
+{
+	for (int i = 0; i < s->n; i++) {
+		struct ring *r = &s->r[i];
+		for (int k = 0; k < 2; k++) {
+			if (k == 1 && !s->switch_samples)
+				break;
+			int fd = sys_perf_event_open(k ? &s->sw_attr : &s->attr, tid, r->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+			if (fd == -ESRCH)
+				return 0;
+			if (fd < 0) {
+				set_why_open(why, whylen, k ? "context-switch sampling" : "cpu-clock sampling", tid,
+					     r->cpu, fd);
+				return fd;
+			}
+			int err = ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) != 0 ? -errno : 0;
+			if (!err)
+				err = extra_add(s, fd, k ? PERF_RING_SWITCH_OUT : PERF_RING_CPU_CLOCK);
+			if (err) {
+				close(fd);
+				strbuf(why, whylen, "cannot send thread %d's samples to the ring of cpu %d: %s",
+				       (int)tid, r->cpu, strerror(-err));
+				return err;
+			}
+		}
+	}
+	return 0;
+}
+
+int perf_ring_open_sampling_tids(struct perf_sampler **out, const pid_t *tids, size_t ntids,
+				 const struct perf_sampler_opts *o, char *why, size_t whylen)
+{
+	struct perf_sampler *s = NULL;
+	int err;
+
+	*out = NULL;
+	if (ntids == 0)
+		return -EINVAL;
+	err = perf_ring_open_sampling(&s, tids[0], o, why, whylen);
+	for (size_t t = 1; !err && t < ntids; t++)
+		err = open_extra_thread(s, tids[t], why, whylen);
+	if (err) {
+		perf_ring_close(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
 int perf_ring_open_sampling(struct perf_sampler **out, pid_t pid,
 			    const struct perf_sampler_opts *o, char *why, size_t whylen)
 {
@@ -428,6 +522,10 @@ void perf_ring_close(struct perf_sampler *s)
 		if (r->fd >= 0)
 			close(r->fd);
 	}
+	for (size_t i = 0; i < s->capx; i++)
+		if (s->x[i].fd >= 0)
+			close(s->x[i].fd);
+	free(s->x);
 	free(s->r);
 	free(s->cpu_ring);
 	free(s->bounce);
@@ -442,6 +540,9 @@ static int ioctl_all(struct perf_sampler *s, unsigned long req)
 		if (s->r[i].sw_fd >= 0 && ioctl(s->r[i].sw_fd, req, 0) != 0)
 			return -errno;
 	}
+	for (size_t i = 0; i < s->capx; i++)
+		if (s->x[i].fd >= 0 && ioctl(s->x[i].fd, req, 0) != 0)
+			return -errno;
 	return 0;
 }
 
@@ -641,6 +742,12 @@ enum perf_ring_kind perf_ring_id_kind(const struct perf_sampler *s, int cpu, uin
 		return PERF_RING_CPU_CLOCK;
 	if (id == r->sw_id && r->sw_fd >= 0)
 		return PERF_RING_SWITCH_OUT;
+	if (s->capx) {
+		size_t h = (id * 0x9E3779B97F4A7C15ull) & (s->capx - 1);
+		for (; s->x[h].fd >= 0; h = (h + 1) & (s->capx - 1))
+			if (s->x[h].id == id)
+				return s->x[h].kind;
+	}
 	return PERF_RING_UNKNOWN;
 }
 

@@ -55,6 +55,13 @@ struct perf_sampler_opts {
 int perf_ring_open_sampling(struct perf_sampler **out, pid_t pid,
 			    const struct perf_sampler_opts *o, char *why, size_t whylen);
 
+/* The same for a running process's threads @tids (each followed, with
+ * inherit, into the threads it creates): the first thread's events own the
+ * CPUs' rings, the others' are redirected into them. A thread that is gone
+ * by then is skipped. For attaching (mfu-record -p). */
+int perf_ring_open_sampling_tids(struct perf_sampler **out, const pid_t *tids, size_t ntids,
+				 const struct perf_sampler_opts *o, char *why, size_t whylen);
+
 /* Wrap @n rings the caller has mapped (@maps[i], @map_len bytes each, laid
  * out as the kernel does: a struct perf_event_mmap_page header page, the data
  * area at its data_offset / data_size) for CPUs @cpus[i]. For tests (a

@@ -7,6 +7,8 @@
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -235,8 +237,11 @@ int sampler_open(struct sampler **out, sqlite3 *db, pid_t pid, const struct samp
 		goto fail;
 	}
 	po.freq = o->freq;
-	po.enable_on_exec = 1;
-	rc = perf_ring_open_sampling(&s->ps, pid, &po, why, whylen);
+	po.enable_on_exec = o->ntids == 0;
+	if (o->ntids)
+		rc = perf_ring_open_sampling_tids(&s->ps, o->tids, o->ntids, &po, why, whylen);
+	else
+		rc = perf_ring_open_sampling(&s->ps, pid, &po, why, whylen);
 	if (rc)
 		goto fail;
 	if (perf_ring_note(s->ps)[0])
@@ -465,6 +470,64 @@ static int on_record(void *ctx, const struct perf_event_header *hdr, const void 
 	}
 }
 
+int sampler_existing(struct sampler *s, pid_t pid, uint64_t time_ns)
+{
+	char path[64], line[PATH_MAX + 256], comm[64];
+	FILE *f;
+	DIR *d;
+	struct dirent *e;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while (!rc && (e = readdir(d))) {
+		int tid;
+		if (safe_atoi(e->d_name, &tid) != 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, tid);
+		if (read_text_file(path, comm, sizeof(comm)) < 0)
+			continue; /* gone meanwhile */
+		comm[strcspn(comm, "\n")] = '\0';
+		sqlite3_stmt *st = s->ins_thread;
+		sqlite3_bind_int(st, 1, tid);
+		sqlite3_bind_int(st, 2, (int)pid);
+		sqlite3_bind_null(st, 3);
+		sqlite3_bind_text(st, 4, comm, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_null(st, 5);
+		rc = step_stmt(s, st);
+	}
+	closedir(d);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return rc ? rc : -errno;
+	while (!rc && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, pgoff;
+		char perms[8];
+		int off = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &start, &end, perms, &pgoff, &off) < 4 ||
+		    perms[2] != 'x')
+			continue;
+		char *file = line + off;
+		file += strspn(file, " \t");
+		file[strcspn(file, "\n")] = '\0';
+		if (!file[0])
+			continue; /* anonymous: JIT or trampolines, left unknown */
+		sqlite3_stmt *st = s->ins_mapping;
+		sqlite3_bind_int(st, 1, (int)pid);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)start);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)(end - start));
+		sqlite3_bind_int64(st, 4, (sqlite3_int64)pgoff);
+		sqlite3_bind_text(st, 5, file, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 6, (sqlite3_int64)time_ns);
+		rc = step_stmt(s, st);
+	}
+	fclose(f);
+	return rc;
+}
+
 int sampler_drain(struct sampler *s)
 {
 	if (s->error)
@@ -525,7 +588,8 @@ static int build_offcpu(struct sampler *s, char *why, size_t whylen)
 		"UPDATE thread SET cpu_ns = ("
 		"  SELECT coalesce(sum(CASE WHEN out = 0 AND next_out = 1 THEN next_time - time_ns END), 0)"
 		"   + coalesce(max(CASE WHEN prev_out IS NULL AND out = 1 THEN time_ns - coalesce(thread.start_ns,"
-		"        (SELECT min(time_ns) FROM exec e WHERE e.pid = thread.pid)) END), 0)"
+		"        (SELECT min(time_ns) FROM exec e WHERE e.pid = thread.pid),"
+		"        (SELECT start_ns FROM run WHERE mode = 'attach')) END), 0)"
 		"   + coalesce(max(CASE WHEN next_out IS NULL AND out = 0 THEN thread.end_ns - time_ns END), 0)"
 		"  FROM (SELECT time_ns, out, LEAD(time_ns) OVER w AS next_time, LEAD(out) OVER w AS next_out,"
 		"               LAG(out) OVER w AS prev_out"

@@ -11,6 +11,8 @@
 #define MFU_SAMPLER_H
 
 #include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct sampler;
@@ -24,6 +26,10 @@ struct sampler_opts {
 	/* Told, while draining, of each new thread or process of the target
 	 * (exited 0) and each one that ended (exited 1), and of each
 	 * executable file it maps: for the per-thread uprobes of probe steps. */
+	/* Attached to a running process (mfu-record -p): its threads at the
+	 * time, each sampled (enabled at once, not at an exec). */
+	const pid_t *tids;
+	size_t ntids;
 	void (*on_task)(void *ctx, pid_t pid, pid_t tid, int exited);
 	void (*on_exec_map)(void *ctx, pid_t pid, const char *path);
 	void *cb_ctx;
@@ -33,6 +39,11 @@ struct sampler_opts {
  * statements. Returns 0 or -errno with @why set. */
 int sampler_open(struct sampler **out, sqlite3 *db, pid_t pid, const struct sampler_opts *o,
 		 char *why, size_t whylen);
+
+/* Attached to running process @pid: store what no record will tell, its
+ * threads (with their names) and its executable mappings as /proc shows
+ * them at @time_ns, so that samples resolve. Returns 0 or -errno. */
+int sampler_existing(struct sampler *s, pid_t pid, uint64_t time_ns);
 
 /* Move every record the kernel has written into the database (inside the
  * caller's transaction). Returns the number of records, or -errno. */

@@ -6,8 +6,10 @@ counts (tests/workloads/nomark.c)."""
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -178,6 +180,24 @@ class Unprivileged(TempDirTest):
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
         self.assertFalse(os.path.exists(db))
 
+    @unittest.skipUnless(ROOT and shutil.which('setpriv'), 'needs root to become another user')
+    def test_attach_to_ones_own_process_needs_no_privilege(self):
+        nb = pwd.getpwnam('nobody')
+        ready, db = self.path('ready'), self.path('run.sqlite')
+        proc = subprocess.Popen(['setpriv', '--reuid=%d' % nb.pw_uid, '--regid=%d' % nb.pw_gid, '--clear-groups',
+                                 wl_nomark(), '--calls', '150', '--busy-us', '10000', '--ready', ready],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_file(ready)
+        p = self.nobody(['-o', db, '-p', str(proc.pid), '--duration', '0.5'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIsNone(proc.poll())
+        proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 0)
+        self.assertEqual(query(db, 'SELECT state FROM run')[0]['state'], 'detached')
+        # user-mode counting and sampling of one's own process
+        self.assertGreater(query(db, "SELECT total FROM counter WHERE name = 'task-clock'")[0]['total'], 0.3e9)
+        self.assertGreater(query(db, 'SELECT count(*) AS n FROM sample')[0]['n'], 100)
+
     @unittest.skipUnless(python_has_probes(), 'needs Debian\'s python3.11')
     @unittest.skipUnless(ROOT and shutil.which('setpriv'), 'needs root to become another user')
     def test_python_steps_need_no_privilege(self):
@@ -187,6 +207,122 @@ class Unprivileged(TempDirTest):
         p = self.nobody(['-o', db, '--step', 'py:loop.step', '--', PYTHON, script])
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(len(query(db, 'SELECT * FROM step WHERE complete = 1')), 7)
+
+
+def wait_file(path, timeout=10.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if os.path.exists(path) and os.path.getsize(path) > 0:
+            return
+        time.sleep(0.01)
+    raise AssertionError('%s did not appear' % path)
+
+
+class Attach(TempDirTest):
+    def start(self, *args):
+        ready = self.path('ready')
+        proc = subprocess.Popen([wl_nomark(), '--ready', ready] + list(args), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        wait_file(ready)
+        return proc
+
+    @unittest.skipUnless(ROOT, 'uprobes need CAP_SYS_ADMIN: run as root')
+    def test_attach_for_two_seconds_then_the_process_goes_on(self):
+        clk, db = self.path('clock.txt'), self.path('run.sqlite')
+        proc = self.start('--calls', '400', '--busy-us', '10000', '--clock', clk, '--start-delay-us', '200000')
+        t0 = time.monotonic()
+        p = record(['-o', db, '-p', str(proc.pid), '--duration', '2', '--step', 'train_step'], [])
+        took = time.monotonic() - t0
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn('attached to process %d' % proc.pid, p.stderr)
+        self.assertGreaterEqual(took, 2.0)
+        self.assertIsNone(proc.poll(), 'the process must still run after the recorder detached')
+        out, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertIn('calls 400', out)
+        run = query(db, 'SELECT * FROM run')[0]
+        self.assertEqual((run['mode'], run['state'], run['target_pid']), ('attach', 'detached', proc.pid))
+        self.assertIsNone(run['exit_status'])
+        self.assertIn('--busy-us', run['command'])
+        own = read_clock(clk)
+        steps = query(db, 'SELECT * FROM step WHERE complete = 1 ORDER BY step')
+        # about 2 s of 10 ms calls (the first 0.2 s the process waits)
+        self.assertGreater(len(steps), 120)
+        self.assertLessEqual(len(steps), 200)
+        by_begin = sorted(own, key=lambda r: r[1])
+        for s in steps:
+            row = next((r for r in by_begin if r[1] - 50000 <= s['begin_ns'] <= r[2]), None)
+            self.assertIsNotNone(row, 'step %d matches no call of the program' % s['step'])
+            own_wall = row[2] - row[1]
+            self.assertLessEqual(abs(s['wall_ns'] - own_wall), max(0.02 * own_wall, 100000))
+            self.assertIsNotNone(s['cpu_ns'])
+        # counts of every thread, read while attached
+        self.assertGreater(query(db, 'SELECT count(DISTINCT time_ns) AS n FROM interval_reading')[0]['n'], 100)
+
+    @unittest.skipUnless(ROOT, 'uprobes need CAP_SYS_ADMIN: run as root')
+    def test_detaching_restores_usdt_semaphores_and_threads_are_joined(self):
+        db = self.path('run.sqlite')
+        # three threads, 100 calls a second each, for 3 s
+        proc = self.start('--calls', '300', '--busy-us', '5000', '--gap-us', '5000', '--threads', '3', '--usdt')
+        time.sleep(0.2)
+        rec = subprocess.Popen([prog('MFU_RECORD'), '-o', db, '-p', str(proc.pid),
+                                '--phase', 'iter=sdt:nomark:iter_begin,sdt:nomark:iter_end'],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.6)
+        rec.send_signal(signal.SIGINT)  # Ctrl-C detaches
+        _, rerr = rec.communicate(timeout=60)
+        self.assertEqual(rec.returncode, 0, rerr)
+        self.assertIsNone(proc.poll(), 'the process must still run after the recorder detached')
+        out, _ = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 0)
+        self.assertIn('calls 900', out)
+        fired = int(out.split('usdt fired ')[1].split()[0])
+        phases = query(db, "SELECT tid, count(*) AS n FROM phase WHERE complete = 1 GROUP BY tid")
+        self.assertEqual(len(phases), 3, phases)
+        recorded = sum(r['n'] for r in phases)
+        self.assertGreater(recorded, 60)
+        # the guarded probes fire while the semaphores are set: from the
+        # first uprobe opened to the last one closed (closing uprobes takes
+        # the kernel a few tens of ms each), not for the rest of the run
+        self.assertGreaterEqual(fired, recorded)
+        self.assertLess(fired, 500, 'the semaphores must drop back when the recorder detaches')
+        self.assertEqual(query(db, 'SELECT state FROM run')[0]['state'], 'detached')
+
+    def test_process_that_ends_while_attached(self):
+        # no probes: counters over time and sampling only, allowed on one's
+        # own process without privilege
+        db = self.path('run.sqlite')
+        proc = self.start('--calls', '40', '--busy-us', '10000', '--start-delay-us', '300000')
+        p = record(['-o', db, '-p', str(proc.pid)], [])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 0)
+        run = query(db, 'SELECT * FROM run')[0]
+        self.assertEqual((run['mode'], run['state']), ('attach', 'complete'))
+        # task-clock over the run: the program's 40 x 10 ms of spinning
+        total = query(db, "SELECT total FROM counter WHERE name = 'task-clock'")[0]['total']
+        self.assertGreater(total, 0.35e9)
+        series = query(db, "SELECT time_ns, raw FROM interval_reading WHERE counter = 0 ORDER BY time_ns")
+        self.assertGreater(len(series), 20)
+        self.assertTrue(all(b['raw'] >= a['raw'] for a, b in zip(series, series[1:])))
+
+    def test_bad_pids(self):
+        for args, text in ((['-p', '0'], 'expected a process id'),
+                           (['-p', '999999999'], 'no such process'),
+                           (['-p', str(os.getpid()), '--duration', '-1'], 'expected seconds'),
+                           (['--duration', '1'], 'goes with -p')):
+            p = record(['-o', self.path('x.sqlite')] + args, ['true'] if '-p' not in args else [])
+            self.assertNotEqual(p.returncode, 0, args)
+            self.assertIn(text, p.stderr, args)
+            self.assertFalse(os.path.exists(self.path('x.sqlite')), args)
+        p = subprocess.run([prog('MFU_RECORD'), '-p', '1', '--', 'true'], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn('no COMMAND', p.stderr)
+        p = subprocess.run([prog('MFU_RECORD'), '-p', '1', '--step', 'py:f'], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn('py: names need mfu-record to start', p.stderr)
 
 
 SCRIPT = r'''

@@ -1,0 +1,54 @@
+/*
+ * Attach: joining a process that is already running (mfu-record -p PID).
+ *
+ * A launched target gets its counter groups before its first instruction,
+ * inherited by every thread it creates. A running process already has its
+ * threads, and a counting event covers one thread and its descendants: so
+ * the groups are opened on every thread of the process (with inherit, for
+ * the threads they create later), found in /proc/PID/task until no new one
+ * appears, and a reading is the sum over them. The recorder never stops or
+ * signals the process: closing the events detaches (uprobes are removed and
+ * USDT semaphores drop back), and the process goes on.
+ */
+#ifndef MFU_ATTACH_H
+#define MFU_ATTACH_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "counters.h"
+#include "intervals.h"
+
+struct attach;
+
+/* Open @cs's counters on every thread of @pid. @cs gets the first thread's
+ * fds and the readings' layout (counters_open_task). Returns 0; -ESRCH (no
+ * such process), -EPERM / -EACCES (not allowed: @why says what to do),
+ * -EINVAL (@pid is mfu-record itself), other -errno; @why set. */
+int attach_open(struct attach **out, pid_t pid, struct counters *cs, char *why, size_t whylen);
+
+/* The threads found, the first (@pid's main thread when it lives) first.
+ * The array belongs to @a. */
+const pid_t *attach_tids(const struct attach *a, size_t *n);
+
+/* Add each thread's groups as a source of the counter readings. */
+int attach_add_sources(const struct attach *a, struct intervals *iv);
+
+/* The sum of every thread's groups now, laid out as a marker record's
+ * readings (for the whole-run totals). */
+void attach_read(const struct attach *a, const struct counters *cs, struct counter_reading *r);
+
+/* A pollable fd that becomes readable when the process exits (pidfd), or
+ * -1 on kernels without pidfd_open (then attach_alive() must be asked). */
+int attach_pidfd(const struct attach *a);
+int attach_alive(const struct attach *a);
+
+/* The process's command line as a JSON array (malloc'd), for run.command;
+ * NULL when it cannot be read (a zombie, a kernel thread). */
+char *attach_command_json(pid_t pid);
+
+/* Close every thread's events but the first's (in @cs, the caller's).
+ * NULL is fine. */
+void attach_close(struct attach *a);
+
+#endif
