@@ -96,9 +96,11 @@ lines(ord, sub, kind, text, missing) AS (
          CASE r.state
            WHEN 'recording' THEN 'the recording never finished (mfu-record is still running or died); the data may be partial'
            WHEN 'interrupted' THEN 'the recording was interrupted; the data may be partial'
+           WHEN 'detached' THEN 'attached to running process ' || r.target_pid || ' and detached before it ended: '
+                || 'the data covers the attached time only'
            ELSE 'the recording failed (state ' || r.state || '); the data may be partial'
          END,
-         1
+         r.state <> 'detached'
   FROM r WHERE r.state <> 'complete'
   UNION ALL
   SELECT 9, 0, 'exit',

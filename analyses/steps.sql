@@ -18,6 +18,9 @@
 --   dram_bw_util = dram_bytes / (W * peak_bw)
 --   ai_model = model_flops / model_bytes,  ai_hw = hw_flops / dram_bytes
 -- (arithmetic intensity, FLOP per byte, for the roofline).
+-- counts: 'exact' (read by the markers at the boundaries) or 'interpolated'
+-- (steps from probes: interpolated in the recorder's readings; the true CPU
+-- time is within cpu_ms +- cpu_err_ms).
 --
 -- Run by hand: sqlite3 -header -column run.sqlite < analyses/steps.sql
 WITH r AS (SELECT start_ns, peak_flops, peak_bw, ncpu FROM run WHERE id = 1)
@@ -44,7 +47,9 @@ SELECT
   coalesce(s.dram_bytes, s.dram_read_bytes + s.dram_write_bytes)
       / (s.wall_ns / 1e9 * (SELECT peak_bw FROM r))                  AS dram_bw_util,
   s.model_flops / nullif(s.model_bytes, 0)                           AS ai_model,
-  s.hw_flops / nullif(coalesce(s.dram_bytes, s.dram_read_bytes + s.dram_write_bytes), 0) AS ai_hw
+  s.hw_flops / nullif(coalesce(s.dram_bytes, s.dram_read_bytes + s.dram_write_bytes), 0) AS ai_hw,
+  s.counts                                                           AS counts,
+  s.cpu_ns_err / 1e6                                                 AS cpu_err_ms
 FROM step AS s
 WHERE s.complete = 1
 ORDER BY s.step;

@@ -830,14 +830,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	if (d.probes) {
+	if (d.probes && !attached) {
 		/* on the child before its exec: they survive it, and fire from
-		 * the program's first instruction; attached, on every thread */
-		size_t ntids = 1;
-		const pid_t *tids = attached ? attach_tids(at, &ntids) : &l.pid;
-		rc = 0;
-		for (size_t i = 0; !rc && i < ntids; i++)
-			rc = probe_steps_add_thread(d.probes, attached ? o.pid : l.pid, tids[i], err, sizeof(err));
+		 * the program's first instruction */
+		rc = probe_steps_add_thread(d.probes, l.pid, l.pid, err, sizeof(err));
 		if (rc) {
 			fprintf(stderr, PROG ": %s\n", err);
 			launch_abort(&l);
@@ -943,6 +939,18 @@ int main(int argc, char **argv)
 	 * attached, they count already: read them now */
 	if (d.intervals && (attached ? intervals_sample(d.intervals, 1) : intervals_store_zero(d.intervals, ri.start_ns)))
 		fprintf(stderr, PROG ": %s: %s\n", o.output, sqlite3_errmsg(db));
+	if (d.probes && attached) {
+		/* after the first reading: every hit has readings around it */
+		size_t ntids;
+		const pid_t *tids = attach_tids(at, &ntids);
+		rc = 0;
+		for (size_t i = 0; !rc && i < ntids; i++)
+			rc = probe_steps_add_thread(d.probes, o.pid, tids[i], err, sizeof(err));
+		if (rc) {
+			fprintf(stderr, PROG ": %s\n", err);
+			goto out;
+		}
+	}
 	rc = attached ? 0 : launch_go(&l);
 	if (rc) {
 		fprintf(stderr, PROG ": cannot run '%s': %s\n", o.argv[0], strerror(-rc));

@@ -19,6 +19,7 @@ static const struct analysis analyses[] = {
 	{ "dispatch", "per phase: the top dispatch and compute functions, from samples", 0 },
 	{ "waterfall", "from peak to MFU: idle, kernel, dispatch, compute share, compute-kernel efficiency", 0 },
 	{ "events", "per step: every hardware and -e event, raw and scaled", 0 },
+	{ "intervals", "the counters over time, every -I ms (like perf stat -I): CPUs busy, switches, faults, IPC, FLOPs, HFU", 0 },
 	{ "peaks", "every peak known for the run, spec and measured, and which one is used", 0 },
 };
 

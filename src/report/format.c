@@ -42,6 +42,13 @@ static const struct column_style column_styles[] = {
 	{ "ctx_switches", "ctx switches", STYLE_INT },
 	{ "page_faults", "page faults", STYLE_INT },
 	{ "ipc", "IPC", STYLE_RATIO },
+	/* intervals, and the counts of probe steps */
+	{ "t_ms", "t ms", STYLE_MS },
+	{ "interval_ms", "interval ms", STYLE_MS },
+	{ "cpus", "CPUs busy", STYLE_RATIO },
+	{ "cpu_migrations", "migrations", STYLE_INT },
+	{ "counts", "counts", STYLE_TEXT },
+	{ "cpu_err_ms", "CPU +- ms", STYLE_MS },
 	{ "phase", "phase", STYLE_TEXT },
 	{ "count", "count", STYLE_INT },
 	{ "total_ms", "total ms", STYLE_MS },

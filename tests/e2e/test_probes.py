@@ -3,6 +3,8 @@
 USDT probes, counts interpolated from the recorder's counter readings, and
 Python functions by name. Checked against the programs' own clocks and
 counts (tests/workloads/nomark.c)."""
+import csv
+import io
 import os
 import pwd
 import shutil
@@ -305,6 +307,19 @@ class Attach(TempDirTest):
         series = query(db, "SELECT time_ns, raw FROM interval_reading WHERE counter = 0 ORDER BY time_ns")
         self.assertGreater(len(series), 20)
         self.assertTrue(all(b['raw'] >= a['raw'] for a, b in zip(series, series[1:])))
+        # the report's time series adds up to the counter's increase, and
+        # shows the 0.3 s wait (no CPU) and the spinning (one CPU)
+        r = subprocess.run([prog('MFU_REPORT'), '--db', db, 'intervals', '--format', 'csv'],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = list(csv.DictReader(io.StringIO(r.stdout)))
+        self.assertEqual(len(rows), len(series) - 1)
+        busy = sum(float(x['cpus']) * float(x['interval_ms']) * 1e6 for x in rows)
+        self.assertAlmostEqual(busy, series[-1]['raw'] - series[0]['raw'], delta=1e3)
+        cpus = [float(x['cpus']) for x in rows]
+        self.assertLess(min(cpus), 0.05)
+        self.assertGreater(max(cpus), 0.8)
+        self.assertLessEqual(max(cpus), 1.05)
 
     def test_bad_pids(self):
         for args, text in ((['-p', '0'], 'expected a process id'),

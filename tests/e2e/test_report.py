@@ -38,7 +38,7 @@ NASTY_NAME = 'x|y\x1b[31m\ttab\\z'  # pipe, escape sequence, tab, backslash
 STEP_COLUMNS = ['step', 'begin_ms', 'wall_ms', 'model_flops', 'model_bytes', 'hw_flops', 'mfu', 'hfu',
                 'mbu', 'cpu_ms', 'cpu_util', 'ctx_switches', 'page_faults', 'ipc', 'hw_flops_fp64',
                 'hw_flops_fp32', 'hw_flops_fp16', 'hw_fraction', 'dram_bytes', 'dram_bw_util', 'ai_model',
-                'ai_hw']
+                'ai_hw', 'counts', 'cpu_err_ms']
 PHASE_COLUMNS = ['phase', 'count', 'total_ms', 'mean_ms', 'p50_ms', 'p95_ms', 'share', 'mfu',
                  'model_flops', 'cpu_ms', 'hfu', 'mbu', 'hw_flops', 'dram_bytes', 'dram_bw_util', 'ai_hw']
 SUMMARY_COLUMNS = ['steps', 'wall_ms', 'mfu', 'peak_flops', 'peak_source', 'peak_bw', 'dtype',

@@ -42,7 +42,7 @@ static void test_sections(void)
 	CHECK(analysis_find("nope") == NULL);
 	CHECK(analysis_find("") == NULL);
 	CHECK_STR(analysis_names(), "summary, steps, phases, notes, breakdown, phase_breakdown, gaps, dispatch, "
-				    "waterfall, events, peaks");
+				    "waterfall, events, intervals, peaks");
 	for (size_t i = 0; i < n; i++)
 		CHECK(analysis_sql(&all[i]) != NULL);
 	/* and every compiled-in analysis is a section */
@@ -81,6 +81,9 @@ static void test_columns(void)
 		{ __LINE__, "waterfall", "step capacity_ms idle kernel dispatch compute compute_efficiency mfu" },
 		{ __LINE__, "dispatch", "phase class symbol samples share est_ms" },
 		{ __LINE__, "steps", "hw_flops_fp64 hw_flops_fp32 hw_flops_fp16 hw_fraction dram_bytes dram_bw_util ai_model ai_hw" },
+		{ __LINE__, "steps", "counts cpu_err_ms" },
+		{ __LINE__, "intervals", "t_ms interval_ms cpus cpu_util ctx_switches cpu_migrations page_faults cycles "
+					 "instructions ipc hw_flops hfu" },
 	};
 	sqlite3 *db = schema_db();
 
