@@ -1,4 +1,5 @@
 #include "counters.h"
+#include "suggest.h"
 #include "uncore.h"
 #include "util.h"
 
@@ -268,13 +269,35 @@ static int read_line(const char *dir, const char *name, char *buf, size_t len)
 	return err;
 }
 
+/* "did you mean ...?" for a mistyped -e in perf's sysfs form: among
+ * "pmu/NAME/" for every entry NAME of @dir (the PMUs of sysfs, or a PMU's
+ * events/ aliases, whose files with a '.' are their scale and unit), and
+ * "NAME/terms/" when @pmu is NULL. "" when none is close. */
+static void suggest_sysfs(const char *dir, const char *ev, const char *pmu, const char *terms, char *out,
+			  size_t len)
+{
+	struct suggest s;
+	char name[SUGGEST_NAME_MAX];
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	suggest_init(&s, ev);
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.' && !(pmu && strchr(e->d_name, '.')) &&
+		    !strbuf(name, sizeof(name), "%s/%s/", pmu ? pmu : e->d_name, pmu ? e->d_name : terms))
+			suggest_add(&s, name);
+	if (d)
+		closedir(d);
+	suggest_format(&s, out, len);
+}
+
 /* A user event in perf's sysfs form, "pmu/terms/": terms are an event
  * alias of the PMU (its events/NAME file) or "event=0x..,umask=.."-style
  * terms, both encoded with the PMU's format/ files. */
 static int encode_sysfs(const char *sysfs, const char *ev, struct perf_event_attr *attr, char *why,
 			size_t whylen)
 {
-	char pmu[64], terms[256], dir[512], line[512];
+	char pmu[64], terms[256], dir[512], line[512], close[400];
 	struct uncore_format fmt[32];
 	int nfmt = 0, type;
 	const char *slash = strchr(ev, '/');
@@ -295,7 +318,9 @@ static int encode_sysfs(const char *sysfs, const char *ev, struct perf_event_att
 		goto bad;
 	strbuf(dir, sizeof(dir), "%s/%s", sysfs, pmu);
 	if (read_line(dir, "type", line, sizeof(line)) || safe_atoi(line, &type) || type < 0) {
-		strbuf(why, whylen, "unknown event '%s': no PMU '%s' in %s", ev, pmu, sysfs);
+		suggest_sysfs(sysfs, ev, NULL, terms, close, sizeof(close));
+		strbuf(why, whylen, "unknown event '%s': no PMU '%s' in %s%s%s", ev, pmu, sysfs,
+		       close[0] ? "; " : "", close);
 		return -EINVAL;
 	}
 	strbuf(dir, sizeof(dir), "%s/%s/format", sysfs, pmu);
@@ -316,14 +341,57 @@ static int encode_sysfs(const char *sysfs, const char *ev, struct perf_event_att
 	}
 	attr->type = (uint32_t)type;
 	if (uncore_parse_alias(terms, fmt, nfmt, attr) != 0) {
-		strbuf(why, whylen, "unknown event '%s': '%s' is not an event of the %s PMU (see %s/%s/events)",
-		       ev, terms, pmu, sysfs, pmu);
+		close[0] = '\0';
+		if (!strchr(terms, '='))
+			suggest_sysfs(dir, ev, pmu, NULL, close, sizeof(close));
+		strbuf(why, whylen, "unknown event '%s': '%s' is not an event of the %s PMU (see %s/%s/events)%s%s",
+		       ev, terms, pmu, sysfs, pmu, close[0] ? "; " : "", close);
 		return -EINVAL;
 	}
 	return 0;
 bad:
 	strbuf(why, whylen, "unknown event '%s': expected a libpfm4 name or PMU/EVENT/", ev);
 	return -EINVAL;
+}
+
+/* "did you mean ...?" for an event libpfm4 does not know: among the names
+ * EVENT and EVENT:UMASK of the PMU named in "PMU::...", else of @pmu (the
+ * core PMU in use), else of every present PMU. "" when none is close. */
+static void suggest_pfm(const char *ev, const char *pmu, char *out, size_t len)
+{
+	struct suggest s;
+	const char *sep = strstr(ev, "::");
+	char qual[64] = "", name[SUGGEST_NAME_MAX];
+	int p;
+
+	if (sep && (size_t)(sep - ev) < sizeof(qual))
+		memcpy(qual, ev, (size_t)(sep - ev));
+	suggest_init(&s, ev);
+	pfm_for_all_pmus(p) {
+		pfm_pmu_info_t pinfo = { .size = sizeof(pinfo) };
+
+		if (pfm_get_pmu_info(p, &pinfo) != PFM_SUCCESS || !pinfo.name ||
+		    (qual[0] ? strcmp(pinfo.name, qual) : pmu[0] ? strcmp(pinfo.name, pmu) : !pinfo.is_present))
+			continue;
+		for (int i = pinfo.first_event; i != -1; i = pfm_get_event_next(i)) {
+			pfm_event_info_t einfo = { .size = sizeof(einfo) };
+
+			if (pfm_get_event_info(i, PFM_OS_NONE, &einfo) != PFM_SUCCESS)
+				continue;
+			if (!strbuf(name, sizeof(name), "%s%s%s", qual, qual[0] ? "::" : "", einfo.name))
+				suggest_add(&s, name);
+			for (int a = 0; a < einfo.nattrs; a++) {
+				pfm_event_attr_info_t ainfo = { .size = sizeof(ainfo) };
+
+				if (pfm_get_event_attr_info(i, a, PFM_OS_NONE, &ainfo) == PFM_SUCCESS &&
+				    ainfo.type == PFM_ATTR_UMASK &&
+				    !strbuf(name, sizeof(name), "%s%s%s:%s", qual, qual[0] ? "::" : "", einfo.name,
+					    ainfo.name))
+					suggest_add(&s, name);
+			}
+		}
+	}
+	suggest_format(&s, out, len);
 }
 
 /* A user event: a libpfm4 name, optionally "pmu::"-qualified, or perf's
@@ -339,8 +407,12 @@ static int plan_user(struct counters *cs, const char *sysfs, const char *ev, int
 		if (rc)
 			return rc;
 	} else if (pfm_encode(ev, &attr) != 0) {
-		strbuf(why, whylen, "unknown event '%s' (libpfm4 knows no such event for %s; "
-		       "see mfu-record --list-events)", ev, cs->pmu[0] ? cs->pmu : "this machine");
+		char close[400];
+
+		suggest_pfm(ev, cs->pmu, close, sizeof(close));
+		strbuf(why, whylen, "unknown event '%s'%s%s (libpfm4 knows no such event for %s; "
+		       "see mfu-record --list-events)", ev, close[0] ? "; " : "", close,
+		       cs->pmu[0] ? cs->pmu : "this machine");
 		return -EINVAL;
 	}
 	c = add(cs, ev, "user", "count", g, COL_NONE, 0);

@@ -497,6 +497,35 @@ class RecordUsage(TempDirTest):
         self.assertIn("unknown event 'NO_SUCH_EVENT'", p.stderr)
         self.assertFalse(os.path.exists(self.path('run.sqlite')))
 
+    def test_unknown_event_suggests_close_matches(self):
+        # SPR forced: libpfm4 knows its events whatever CPU runs the test
+        env = dict(os.environ, LIBPFM_FORCE_PMU='spr')
+
+        def rec(ev):
+            p = subprocess.run([prog('MFU_RECORD'), '-e', ev, '--', 'true'], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, cwd=self.dir, timeout=60, env=env)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertFalse(os.path.exists(self.path('run.sqlite')))
+            self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+            return p.stderr
+        err = rec('FP_ARITH_INST_RETIRD:SCALAR_DOUBLE')
+        self.assertIn("mfu-record: unknown event 'FP_ARITH_INST_RETIRD:SCALAR_DOUBLE'; "
+                      "did you mean FP_ARITH_INST_RETIRED:SCALAR_DOUBLE?", err)
+        self.assertNotIn('SCALAR_SINGLE', err)     # the fix, not its neighbours
+        err = rec('spr::fp_arith_inst_retired:scalar_dubble')
+        self.assertIn('did you mean spr::FP_ARITH_INST_RETIRED:SCALAR_DOUBLE?', err)
+        err = rec('INST_RETIRED:AN')
+        self.assertRegex(err, r'did you mean INST_RETIRED:ANY[ ,?]')
+        self.assertNotIn('did you mean', rec('NO_SUCH_EVENT'))
+        # perf's sysfs form: the PMU names, and a PMU's event aliases
+        err = rec('softwar/cpu-clock/')
+        self.assertIn("no PMU 'softwar'", err)
+        self.assertIn('did you mean software/cpu-clock/?', err)
+        if os.path.exists('/sys/bus/event_source/devices/msr/events/tsc'):
+            err = rec('msr/tscc/')
+            self.assertIn("'tscc' is not an event of the msr PMU", err)
+            self.assertIn('did you mean msr/tsc/?', err)
+
     def test_user_event_recorded_with_reason(self):
         db = self.path('run.sqlite')
         # a PMU named for libpfm4, so the event is known whatever CPU runs the test
