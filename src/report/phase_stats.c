@@ -100,6 +100,26 @@ static void stats_unref(struct stats *s)
 	free(s);
 }
 
+/* Make room for one more element in the malloc'd array *@array of *@cap
+ * elements of @size bytes, @used of them in use: doubled when full.
+ * Returns 0 or -ENOMEM (the array is kept). */
+static int grow(void *array, size_t *cap, size_t used, size_t size)
+{
+	void *old, *grown;
+	size_t n = *cap ? 2 * *cap : 16;
+
+	if (used < *cap)
+		return 0;
+	/* @array points to a T *: read and write it as bytes, not as a void * */
+	memcpy(&old, array, sizeof(old));
+	grown = realloc(old, n * size);
+	if (!grown)
+		return -ENOMEM;
+	memcpy(array, &grown, sizeof(grown));
+	*cap = n;
+	return 0;
+}
+
 static uint32_t hash_bytes(const unsigned char *p, int n, int blob)
 {
 	uint32_t h = 2166136261u ^ (uint32_t)blob; /* FNV-1a */
@@ -144,15 +164,8 @@ static struct group *group_get(struct stats *s, const unsigned char *p, int n, i
 		if (g->name_len == n && g->blob == blob && memcmp(g->name, p, (size_t)n) == 0)
 			return g;
 	}
-	if (s->ngroups == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		struct group *grown = realloc(s->groups, cap * sizeof(*grown));
-
-		if (!grown)
-			return NULL;
-		s->groups = grown;
-		s->cap = cap;
-	}
+	if (grow(&s->groups, &s->cap, s->ngroups, sizeof(*s->groups)))
+		return NULL;
 	g = &s->groups[s->ngroups];
 	memset(g, 0, sizeof(*g));
 	g->name = malloc((size_t)n + 1);
@@ -199,15 +212,8 @@ static int wall_add(struct group *g, const struct cell *c)
 		g->nnull++;
 		return 0;
 	}
-	if (g->nwalls == g->cap) {
-		size_t cap = g->cap ? g->cap * 2 : 64;
-		double *grown = realloc(g->walls, cap * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		g->walls = grown;
-		g->cap = cap;
-	}
+	if (grow(&g->walls, &g->cap, g->nwalls, sizeof(*g->walls)))
+		return -ENOMEM;
 	/* Exact below 2^53 ns (104 days); above, the value and the order are
 	 * rounded as SQL's wall_ns / 1e6 rounds them anyway. */
 	g->walls[g->nwalls++] = c->type == SQLITE_INTEGER ? (double)c->i : c->r;
@@ -313,14 +319,9 @@ static int bad_steps(sqlite3 *db, int64_t **out, size_t *n)
 	*out = NULL;
 	*n = 0;
 	while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (*n == cap) {
-			int64_t *grown = realloc(*out, (cap = cap ? 2 * cap : 16) * sizeof(*grown));
-
-			if (!grown) {
-				rc = SQLITE_NOMEM;
-				break;
-			}
-			*out = grown;
+		if (grow(out, &cap, *n, sizeof(**out))) {
+			rc = SQLITE_NOMEM;
+			break;
 		}
 		(*out)[(*n)++] = sqlite3_column_int64(st, 0);
 		rc = SQLITE_OK;
