@@ -693,6 +693,17 @@ int main(int argc, char **argv)
 	rc = parse_options(argc, argv, &o);
 	if (rc)
 		return rc;
+	/* Block the signals we handle from the start: one that arrives while
+	 * mfu-record sets up is handled in its loop (passed on, or a detach),
+	 * never kills it half-way; none is lost between fork and the
+	 * signalfd. The child restores the old mask. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGCHLD);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &block, &old);
 
 	rc = machine_probe(&m);
 	if (rc) {
@@ -802,15 +813,6 @@ int main(int argc, char **argv)
 	/* Counter indexes are known only after the child opened them; the ring
 	 * header is filled in before the go, below. */
 
-	/* Block the signals we handle before forking, so none is lost between
-	 * fork and the signalfd; the child restores the old mask. */
-	sigemptyset(&block);
-	sigaddset(&block, SIGCHLD);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigaddset(&block, SIGQUIT);
-	sigprocmask(SIG_BLOCK, &block, &old);
 	sfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) {
 		fprintf(stderr, PROG ": signalfd: %s\n", strerror(errno));

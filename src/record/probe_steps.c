@@ -747,13 +747,15 @@ int probe_steps_drain(struct probe_steps *ps, int final)
 	/* Hits up to the drain's start are all in the rings (a uprobe writes
 	 * its sample before the thread goes on): later ones may still be
 	 * missing from other threads' rings, so they wait for the next drain. */
-	qsort(ps->hits, ps->nhits, sizeof(*ps->hits), hit_cmp);
+	if (ps->nhits > 1)
+		qsort(ps->hits, ps->nhits, sizeof(*ps->hits), hit_cmp);
 	for (k = 0; k < ps->nhits && !rc; k++) {
 		if (!final && ps->hits[k].time > cutoff)
 			break;
 		rc = apply(ps, &ps->hits[k]);
 	}
-	memmove(ps->hits, ps->hits + k, (ps->nhits - k) * sizeof(*ps->hits));
+	if (k && k < ps->nhits)
+		memmove(ps->hits, ps->hits + k, (ps->nhits - k) * sizeof(*ps->hits));
 	ps->nhits -= k;
 	if (rc)
 		return rc;

@@ -21,6 +21,8 @@
  *                    and the thread's CLOCK_THREAD_CPUTIME_ID, ns
  *   --ready FILE     write the pid to FILE once started (for attaching)
  *   --start-delay-us US  in every thread, wait this long before the first call
+ *   --wait-for FILE  before any call, wait until FILE exists (a test attaches
+ *                    first, then creates it)
  * At the end it prints "calls K" (calls made) and exits 0.
  */
 #define _SDT_HAS_SEMAPHORES 1
@@ -143,7 +145,7 @@ static long num(const char *opt, const char *v)
 
 int main(int argc, char **argv)
 {
-	const char *clock_path = NULL, *ready = NULL;
+	const char *clock_path = NULL, *ready = NULL, *wait_for = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -159,6 +161,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--plugin") && v) plugin = v, i++;
 		else if (!strcmp(a, "--clock") && v) clock_path = v, i++;
 		else if (!strcmp(a, "--ready") && v) ready = v, i++;
+		else if (!strcmp(a, "--wait-for") && v) wait_for = v, i++;
 		else {
 			fprintf(stderr, "nomark: unknown argument '%s'\n", a);
 			return 2;
@@ -181,6 +184,8 @@ int main(int argc, char **argv)
 		fprintf(f, "%d\n", (int)getpid());
 		fclose(f);
 	}
+	while (wait_for && access(wait_for, F_OK) != 0)
+		sleep_for_us(1000);
 	if (plugin) {
 		sleep_for_us(plugin_delay_us);
 		void *h = dlopen(plugin, RTLD_NOW);
