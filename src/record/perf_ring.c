@@ -1,4 +1,5 @@
 #include "perf_ring.h"
+#include "idmap.h"
 #include "util.h"
 
 #include <errno.h>
@@ -28,19 +29,15 @@ struct ring {
 	uint64_t lost, lost_samples;
 };
 
-/* An event of another thread whose output goes into a CPU's ring
- * (perf_ring_open_sampling_tids): its id says which kind it samples. */
-struct extra {
-	int fd;
-	uint64_t id;
-	enum perf_ring_kind kind;
-};
 
 struct perf_sampler {
 	int n;
 	struct ring *r;
-	struct extra *x;  /* open-addressing on id; fd -1: empty */
+	/* events of other threads redirected into the CPUs' rings
+	 * (perf_ring_open_sampling_tids), and which kind each id samples */
+	int *xfd;
 	size_t nx, capx;
+	struct idmap xkind;
 	int *cpu_ring;   /* CPU number -> ring index, -1 */
 	int ncpu_ring;   /* entries in cpu_ring */
 	int user_only;
@@ -302,30 +299,18 @@ static int extra_add(struct perf_sampler *s, int fd, enum perf_ring_kind kind)
 
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0)
 		return -errno;
-	if ((s->nx + 1) * 2 > s->capx) {
+	if (s->nx == s->capx) {
 		size_t ncap = s->capx ? s->capx * 2 : 64;
-		struct extra *nx = malloc(ncap * sizeof(*nx));
-		if (!nx)
+		int *nf = realloc(s->xfd, ncap * sizeof(*nf));
+		if (!nf)
 			return -ENOMEM;
-		for (size_t i = 0; i < ncap; i++)
-			nx[i].fd = -1;
-		for (size_t i = 0; i < s->capx; i++) {
-			if (s->x[i].fd < 0)
-				continue;
-			size_t h = (s->x[i].id * 0x9E3779B97F4A7C15ull) & (ncap - 1);
-			while (nx[h].fd >= 0)
-				h = (h + 1) & (ncap - 1);
-			nx[h] = s->x[i];
-		}
-		free(s->x);
-		s->x = nx;
+		s->xfd = nf;
 		s->capx = ncap;
 	}
-	size_t h = (id * 0x9E3779B97F4A7C15ull) & (s->capx - 1);
-	while (s->x[h].fd >= 0)
-		h = (h + 1) & (s->capx - 1);
-	s->x[h] = (struct extra){ .fd = fd, .id = id, .kind = kind };
-	s->nx++;
+	int rc = idmap_put(&s->xkind, id, (int)kind);
+	if (rc)
+		return rc;
+	s->xfd[s->nx++] = fd;
 	return 0;
 }
 
@@ -522,10 +507,10 @@ void perf_ring_close(struct perf_sampler *s)
 		if (r->fd >= 0)
 			close(r->fd);
 	}
-	for (size_t i = 0; i < s->capx; i++)
-		if (s->x[i].fd >= 0)
-			close(s->x[i].fd);
-	free(s->x);
+	for (size_t i = 0; i < s->nx; i++)
+		close(s->xfd[i]);
+	free(s->xfd);
+	idmap_fini(&s->xkind);
 	free(s->r);
 	free(s->cpu_ring);
 	free(s->bounce);
@@ -540,8 +525,8 @@ static int ioctl_all(struct perf_sampler *s, unsigned long req)
 		if (s->r[i].sw_fd >= 0 && ioctl(s->r[i].sw_fd, req, 0) != 0)
 			return -errno;
 	}
-	for (size_t i = 0; i < s->capx; i++)
-		if (s->x[i].fd >= 0 && ioctl(s->x[i].fd, req, 0) != 0)
+	for (size_t i = 0; i < s->nx; i++)
+		if (ioctl(s->xfd[i], req, 0) != 0)
 			return -errno;
 	return 0;
 }
@@ -742,13 +727,8 @@ enum perf_ring_kind perf_ring_id_kind(const struct perf_sampler *s, int cpu, uin
 		return PERF_RING_CPU_CLOCK;
 	if (id == r->sw_id && r->sw_fd >= 0)
 		return PERF_RING_SWITCH_OUT;
-	if (s->capx) {
-		size_t h = (id * 0x9E3779B97F4A7C15ull) & (s->capx - 1);
-		for (; s->x[h].fd >= 0; h = (h + 1) & (s->capx - 1))
-			if (s->x[h].id == id)
-				return s->x[h].kind;
-	}
-	return PERF_RING_UNKNOWN;
+	int kind = idmap_get(&s->xkind, id);
+	return kind < 0 ? PERF_RING_UNKNOWN : (enum perf_ring_kind)kind;
 }
 
 /* ---- parsing ---- */

@@ -1,4 +1,5 @@
 #include "probe_steps.h"
+#include "idmap.h"
 #include "perf_ring.h"
 #include "util.h"
 
@@ -31,11 +32,6 @@ struct point {
 	char detail[512];
 };
 
-struct event {
-	uint64_t id;            /* 0: empty slot */
-	int point, site;
-};
-
 struct pthread {
 	pid_t pid, tid;
 	int exited;
@@ -63,8 +59,7 @@ struct probe_steps {
 	struct probe_steps_sink sink;
 	struct pthread **th;
 	size_t nth, capth;
-	struct event *ev;
-	size_t nev, capev;
+	struct idmap ev;        /* event id -> point << 20 | site */
 	struct hit *hits;
 	size_t nhits, caphits;
 	uint64_t seq;
@@ -219,7 +214,7 @@ void probe_steps_free(struct probe_steps *ps)
 	for (size_t i = 0; i < ps->nseen; i++)
 		free(ps->seen[i]);
 	free(ps->seen);
-	free(ps->ev);
+	idmap_fini(&ps->ev);
 	free(ps->hits);
 	free(ps);
 }
@@ -436,45 +431,13 @@ static struct pthread *thread_find(struct probe_steps *ps, pid_t tid)
 	return NULL;
 }
 
+#define SITE_BITS 20 /* sites of one point: far more than any file has */
+
 static int event_add(struct probe_steps *ps, uint64_t id, int point, int site)
 {
-	if ((ps->nev + 1) * 2 > ps->capev) {
-		size_t ncap = ps->capev ? ps->capev * 2 : 256;
-		struct event *ne = calloc(ncap, sizeof(*ne));
-		if (!ne)
-			return -ENOMEM;
-		for (size_t i = 0; i < ps->capev; i++) {
-			if (!ps->ev[i].id)
-				continue;
-			size_t h = (ps->ev[i].id * 0x9E3779B97F4A7C15ull) & (ncap - 1);
-			while (ne[h].id)
-				h = (h + 1) & (ncap - 1);
-			ne[h] = ps->ev[i];
-		}
-		free(ps->ev);
-		ps->ev = ne;
-		ps->capev = ncap;
-	}
-	size_t h = (id * 0x9E3779B97F4A7C15ull) & (ps->capev - 1);
-	while (ps->ev[h].id && ps->ev[h].id != id)
-		h = (h + 1) & (ps->capev - 1);
-	if (!ps->ev[h].id)
-		ps->nev++;
-	ps->ev[h] = (struct event){ .id = id, .point = point, .site = site };
-	return 0;
-}
-
-static const struct event *event_find(const struct probe_steps *ps, uint64_t id)
-{
-	if (!ps->capev || !id)
-		return NULL;
-	size_t h = (id * 0x9E3779B97F4A7C15ull) & (ps->capev - 1);
-	while (ps->ev[h].id) {
-		if (ps->ev[h].id == id)
-			return &ps->ev[h];
-		h = (h + 1) & (ps->capev - 1);
-	}
-	return NULL;
+	if (site >= 1 << SITE_BITS)
+		return -E2BIG;
+	return idmap_put(&ps->ev, id, point << SITE_BITS | site);
 }
 
 /* Open the sites of every point not yet opened on @t. */
@@ -622,17 +585,18 @@ static int on_hit(void *ctx, const struct perf_event_header *hdr, const void *re
 	struct probe_steps *ps = ctx;
 	struct probe_hit h;
 	size_t len = hdr->size - sizeof(*hdr);
-	const struct event *e;
 	uint64_t id;
+	int ev;
 
 	(void)cpu;
 	if (hdr->type != PERF_RECORD_SAMPLE || len < 8)
 		return 0;
 	memcpy(&id, rec, 8); /* PERF_SAMPLE_IDENTIFIER comes first */
-	e = event_find(ps, id);
-	if (!e)
+	ev = idmap_get(&ps->ev, id);
+	if (ev < 0)
 		return 0;
-	struct point *p = &ps->pt[e->point];
+	int pi = ev >> SITE_BITS;
+	struct point *p = &ps->pt[pi];
 	if (probes_parse_hit(hdr, rec, len, &h) != 0)
 		return 0;
 	p->hits++;
@@ -646,7 +610,7 @@ static int on_hit(void *ctx, const struct perf_event_header *hdr, const void *re
 		ps->caphits = ncap;
 	}
 	ps->hits[ps->nhits++] = (struct hit){ .time = h.time, .seq = ps->seq++, .pid = (pid_t)h.pid,
-					      .tid = (pid_t)h.tid, .point = e->point };
+					      .tid = (pid_t)h.tid, .point = pi };
 	return 0;
 }
 
@@ -779,21 +743,51 @@ int probe_steps_drain(struct probe_steps *ps, int final)
 
 /* ---- the end ---- */
 
-int probe_steps_finish(struct probe_steps *ps, sqlite3 *db, char *why, size_t whylen)
+static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+int probe_steps_store_row(sqlite3 *db, const struct probe_row *r, char *why, size_t whylen)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = 0;
 
-	for (size_t i = 0; i < ps->nth; i++)
-		cancel_each(ps, ps->th[i]);
-	if (!ps->closed)
-		probe_steps_close(ps);
 	if (sqlite3_prepare_v2(db,
 		"INSERT INTO probe (role, name, spec, boundary, point, sites, paths, hits, status, detail) "
 		"VALUES (?,?,?,?,?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK) {
 		strbuf(why, whylen, "%s", sqlite3_errmsg(db));
 		return -EIO;
 	}
+	bind_text_or_null(st, 1, r->role);
+	bind_text_or_null(st, 2, r->name);
+	bind_text_or_null(st, 3, r->spec);
+	bind_text_or_null(st, 4, r->boundary);
+	bind_text_or_null(st, 5, r->point);
+	sqlite3_bind_int64(st, 6, r->sites);
+	bind_text_or_null(st, 7, r->paths);
+	sqlite3_bind_int64(st, 8, (sqlite3_int64)r->hits);
+	bind_text_or_null(st, 9, r->status);
+	bind_text_or_null(st, 10, r->detail);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		strbuf(why, whylen, "%s", sqlite3_errmsg(db));
+		rc = sqlite3_errcode(db) == SQLITE_FULL ? -ENOSPC : -EIO;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int probe_steps_finish(struct probe_steps *ps, sqlite3 *db, char *why, size_t whylen)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < ps->nth; i++)
+		cancel_each(ps, ps->th[i]);
+	if (!ps->closed)
+		probe_steps_close(ps);
 	for (int pi = 0; pi < ps->npt && !rc; pi++) {
 		const struct point *p = &ps->pt[pi];
 		const struct probe_request *q = &ps->req[p->req];
@@ -815,33 +809,21 @@ int probe_steps_finish(struct probe_steps *ps, sqlite3 *db, char *why, size_t wh
 			paths = np;
 			plen += (size_t)sprintf(paths + plen, "%s%s", plen ? "\n" : "", p->sites[s].s.path);
 		}
-		sqlite3_bind_text(st, 1, q->phase ? "phase" : "step", -1, SQLITE_STATIC);
-		if (q->phase)
-			sqlite3_bind_text(st, 2, q->name, -1, SQLITE_TRANSIENT);
-		else
-			sqlite3_bind_null(st, 2);
-		sqlite3_bind_text(st, 3, q->text, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 4, bnames[p->boundary], -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 5, text, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(st, 6, (sqlite3_int64)p->nsites);
-		if (paths)
-			sqlite3_bind_text(st, 7, paths, -1, SQLITE_TRANSIENT);
-		else
-			sqlite3_bind_null(st, 7);
-		sqlite3_bind_int64(st, 8, (sqlite3_int64)p->hits);
-		sqlite3_bind_text(st, 9, !p->nsites ? "not_found" : p->failed ? "failed" : "placed", -1, SQLITE_STATIC);
-		if (p->detail[0])
-			sqlite3_bind_text(st, 10, p->detail, -1, SQLITE_TRANSIENT);
-		else
-			sqlite3_bind_null(st, 10);
-		if (sqlite3_step(st) != SQLITE_DONE) {
-			strbuf(why, whylen, "%s", sqlite3_errmsg(db));
-			rc = sqlite3_errcode(db) == SQLITE_FULL ? -ENOSPC : -EIO;
-		}
-		sqlite3_reset(st);
+		struct probe_row row = {
+			.role = q->phase ? "phase" : "step",
+			.name = q->phase ? q->name : NULL,
+			.spec = q->text,
+			.boundary = bnames[p->boundary],
+			.point = text,
+			.sites = (long long)p->nsites,
+			.paths = paths,
+			.hits = p->hits,
+			.status = !p->nsites ? "not_found" : p->failed ? "failed" : "placed",
+			.detail = p->detail[0] ? p->detail : NULL,
+		};
+		rc = probe_steps_store_row(db, &row, why, whylen);
 		free(paths);
 	}
-	sqlite3_finalize(st);
 	size_t len = strlen(ps->note);
 	if (ps->lost)
 		snprintf(ps->note + len, sizeof(ps->note) - len,

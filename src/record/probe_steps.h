@@ -100,6 +100,17 @@ void probe_steps_close(struct probe_steps *ps);
  * Returns 0 or -errno with @why set. */
 int probe_steps_finish(struct probe_steps *ps, sqlite3 *db, char *why, size_t whylen);
 
+/* One row of the probe table (docs/schema.md); NULL strings are NULL. */
+struct probe_row {
+	const char *role, *name, *spec, *boundary, *point, *paths, *status, *detail;
+	long long sites;
+	unsigned long long hits;
+};
+
+/* Insert @r into @db's probe table. Returns 0 or -errno (-ENOSPC: disk
+ * full) with @why set. */
+int probe_steps_store_row(sqlite3 *db, const struct probe_row *r, char *why, size_t whylen);
+
 /* Hits seen, and what the user should know ("" if nothing). */
 unsigned long long probe_steps_hits(const struct probe_steps *ps);
 const char *probe_steps_note(const struct probe_steps *ps);

@@ -163,7 +163,6 @@ int py_hook_finish(struct py_hook *h, sqlite3 *db, char *note, size_t notelen, c
 	struct py_result res[MAX_PY];
 	char line[2048], errors[512] = "";
 	int loads = 0, rc = 0;
-	sqlite3_stmt *st = NULL;
 	FILE *f;
 
 	if (notelen)
@@ -206,12 +205,6 @@ int py_hook_finish(struct py_hook *h, sqlite3 *db, char *note, size_t notelen, c
 	if (f)
 		fclose(f);
 
-	if (sqlite3_prepare_v2(db,
-		"INSERT INTO probe (role, name, spec, boundary, point, sites, paths, hits, status, detail) "
-		"VALUES (?,?,?,'call',?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK) {
-		strbuf(why, whylen, "%s", sqlite3_errmsg(db));
-		return -EIO;
-	}
 	size_t nlen = 0;
 	for (int i = 0; i < h->n && !rc; i++) {
 		const struct probe_request *q = &h->req[i];
@@ -231,30 +224,22 @@ int py_hook_finish(struct py_hook *h, sqlite3 *db, char *note, size_t notelen, c
 		else
 			strbuf(detail, sizeof(detail), "%d Python process%s ran and none called %s", loads,
 			       loads == 1 ? "" : "es", q->py_name);
-		sqlite3_bind_text(st, 1, q->phase ? "phase" : "step", -1, SQLITE_STATIC);
-		if (q->phase)
-			sqlite3_bind_text(st, 2, q->name, -1, SQLITE_TRANSIENT);
-		else
-			sqlite3_bind_null(st, 2);
-		sqlite3_bind_text(st, 3, q->text, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 4, point, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int(st, 5, r->procs);
-		if (r->paths[0])
-			sqlite3_bind_text(st, 6, r->paths, -1, SQLITE_TRANSIENT);
-		else
-			sqlite3_bind_null(st, 6);
-		sqlite3_bind_int64(st, 7, (sqlite3_int64)r->calls);
-		sqlite3_bind_text(st, 8, r->procs ? "placed" : "not_found", -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 9, detail, -1, SQLITE_TRANSIENT);
-		if (sqlite3_step(st) != SQLITE_DONE) {
-			strbuf(why, whylen, "%s", sqlite3_errmsg(db));
-			rc = sqlite3_errcode(db) == SQLITE_FULL ? -ENOSPC : -EIO;
-		}
-		sqlite3_reset(st);
+		struct probe_row row = {
+			.role = q->phase ? "phase" : "step",
+			.name = q->phase ? q->name : NULL,
+			.spec = q->text,
+			.boundary = "call",
+			.point = point,
+			.sites = r->procs,
+			.paths = r->paths[0] ? r->paths : NULL,
+			.hits = r->calls,
+			.status = r->procs ? "placed" : "not_found",
+			.detail = detail,
+		};
+		rc = probe_steps_store_row(db, &row, why, whylen);
 		if (!r->procs && nlen < notelen)
 			nlen += (size_t)snprintf(note + nlen, notelen - nlen, "%s%s: %s", nlen ? "; " : "", q->text,
 						 detail);
 	}
-	sqlite3_finalize(st);
 	return rc;
 }
