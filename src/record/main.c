@@ -806,7 +806,7 @@ int main(int argc, char **argv)
 	ring_size = mring_size(o.ring_records);
 	ring_fd = attached ? -1 : memfd_create("mfu-marker-ring", MFD_CLOEXEC);
 	if (!attached && (ring_fd < 0 || ftruncate(ring_fd, (off_t)ring_size) < 0 ||
-	    (ring = mmap(NULL, ring_size, PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd, 0)) == MAP_FAILED)) {
+	    (ring = mmap(NULL, ring_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring_fd, 0)) == MAP_FAILED)) {
 		fprintf(stderr, PROG ": cannot create the marker ring (%zu bytes): %s\n", ring_size, strerror(errno));
 		goto out;
 	}
