@@ -108,14 +108,23 @@ class Sampling(TempDirTest):
                                 '--thread-cpu', tc])
         self.assertEqual(p.returncode, 0, p.stderr)
         stolen = steal_ns() - steal0
-        own = dict(tuple(int(x) for x in line.split()) for line in open(tc))
+        own = {int(f[0]): (int(f[1]), int(f[2])) for f in (line.split() for line in open(tc))}
         threads = {t['tid']: t for t in query(db, 'SELECT tid, cpu_ns FROM thread')}
         self.assertEqual(len(own), 1)
-        for tid, ns in own.items():
+        for tid, (ns, at_main) in own.items():
             self.assertIn(tid, threads)
-            # switch intervals are wall time on the CPU: they include what
-            # the hypervisor stole, which CLOCK_THREAD_CPUTIME_ID leaves out
-            self.assertLessEqual(abs(threads[tid]['cpu_ns'] - ns), 0.02 * ns + stolen, (threads[tid], ns, stolen))
+            # The switch records count from the exec; the thread's clock from
+            # the fork, so it also has mfu-record's child before the exec
+            # (0.1 ms natively, several ms under ASan), and the program's
+            # own reading at main() misses the loader after the exec: the
+            # truth lies between the two. Switch intervals are wall time on
+            # the CPU: they include what the hypervisor stole, which
+            # CLOCK_THREAD_CPUTIME_ID leaves out.
+            got = threads[tid]['cpu_ns']
+            self.assertGreaterEqual(got, 0.98 * (ns - at_main) - stolen, (threads[tid], ns, at_main, stolen))
+            self.assertLessEqual(got, 1.02 * ns + stolen, (threads[tid], ns, at_main, stolen))
+            if not os.environ.get('MFU_SANITIZED'):
+                self.assertLessEqual(abs(got - ns), 0.02 * ns + stolen, (threads[tid], ns, stolen))
 
     @unittest.skipUnless(len(os.sched_getaffinity(0)) >= 1 and os.path.exists('/usr/bin/taskset'),
                          'needs taskset')

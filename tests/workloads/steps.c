@@ -20,8 +20,11 @@
  *   --procs P        run the step loop in P processes (forked after start;
  *                    the first is this one), each doing --steps steps
  *   --then PROG ...  at the end, exec PROG with the remaining arguments
- *   --thread-cpu FILE  append "tid cpu_ns" (CLOCK_THREAD_CPUTIME_ID) for every
- *                    thread as it ends, the main thread last
+ *   --thread-cpu FILE  append "tid cpu_ns start_ns" (CLOCK_THREAD_CPUTIME_ID)
+ *                    for every thread as it ends, the main thread last;
+ *                    start_ns is the main thread's at the start of main (the
+ *                    time before includes mfu-record's child before exec
+ *                    and the loader), 0 for the others
  */
 #include <errno.h>
 #include <pthread.h>
@@ -67,13 +70,16 @@ static void spin_cpu_us(long us)
 static long busy_us, cpu_us;
 static FILE *thread_cpu;
 static pthread_mutex_t thread_cpu_lock = PTHREAD_MUTEX_INITIALIZER;
+static long main_tid;
+static uint64_t main_cpu0;
 
 static void report_thread_cpu(void)
 {
 	if (!thread_cpu)
 		return;
 	pthread_mutex_lock(&thread_cpu_lock);
-	fprintf(thread_cpu, "%ld %llu\n", (long)gettid(), (unsigned long long)clock_ns(CLOCK_THREAD_CPUTIME_ID));
+	fprintf(thread_cpu, "%ld %llu %llu\n", (long)gettid(), (unsigned long long)clock_ns(CLOCK_THREAD_CPUTIME_ID),
+		(unsigned long long)(gettid() == main_tid ? main_cpu0 : 0));
 	fflush(thread_cpu);
 	pthread_mutex_unlock(&thread_cpu_lock);
 }
@@ -111,6 +117,9 @@ int main(int argc, char **argv)
 	long steps = 10, sleep_for = 0, gap = 0, threads = 1, exit_code = 0, sig = 0;
 	double flops = -1, bytes = 0;
 	int phases = 0, forever = 0;
+
+	main_cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	main_tid = (long)gettid();
 	long procs = 1;
 	char **then = NULL;
 	FILE *clk = NULL;
