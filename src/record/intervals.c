@@ -113,14 +113,38 @@ int intervals_store_zero(struct intervals *iv, uint64_t time_ns)
 	return store(iv, time_ns, &r);
 }
 
+static void read_all(struct intervals *iv, struct counter_reading *out);
+
 int intervals_sample(struct intervals *iv, int force)
 {
 	const struct counters *cs = iv->cs;
 	struct counter_reading r;
-	uint64_t t0 = now_ns(), buf[3 + COUNTERS_MAX];
+	uint64_t t0 = now_ns(), t1;
+	/* the reads take microseconds; longer means the recorder was
+	 * preempted among them, and the time would not say when they were
+	 * taken: read again (a few times at most) */
+	uint64_t slack = 20000 + 5000 * (uint64_t)(iv->nsrc * (size_t)cs->ngroups);
 
 	if (!iv->nsrc || (!force && t0 - iv->last_ns < iv->period_ns))
 		return 0;
+	iv->last_ns = t0;
+	for (int attempt = 0;; attempt++) {
+		read_all(iv, &r);
+		t1 = now_ns();
+		if (t1 - t0 <= slack || attempt == 3)
+			break;
+		t0 = now_ns();
+	}
+	/* the midpoint stands for all of them */
+	return store(iv, t0 + (t1 - t0) / 2, &r);
+}
+
+static void read_all(struct intervals *iv, struct counter_reading *out)
+{
+	const struct counters *cs = iv->cs;
+	struct counter_reading r;
+	uint64_t buf[3 + COUNTERS_MAX];
+
 	memset(&r, 0, sizeof(r));
 	r.ngroups = (uint16_t)cs->ngroups;
 	for (size_t s = 0; s < iv->nsrc; s++) {
@@ -141,10 +165,7 @@ int intervals_sample(struct intervals *iv, int force)
 				r.data[o + 3 + k] += buf[3 + k];
 		}
 	}
-	/* the reads take microseconds: their midpoint stands for all of them */
-	uint64_t t = t0 + (now_ns() - t0) / 2;
-	iv->last_ns = t0;
-	return store(iv, t, &r);
+	*out = r;
 }
 
 void intervals_interp(const struct counters *cs, const struct counter_reading *lo, uint64_t t_lo,

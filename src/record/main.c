@@ -734,6 +734,9 @@ int main(int argc, char **argv)
 			return 125;
 		}
 	}
+	if (nureq && !o.interval_ms)
+		fprintf(stderr, PROG ": note: with -I 0 there are no counter readings to interpolate, so the "
+			"counts of steps and phases from uprobes are unknown\n");
 	if (nureq) {
 		char exe[PATH_MAX], warn[2048], why[1200];
 		struct probe_steps_sink psink = { .ctx = &d, .boundary = probe_boundary, .cancel = probe_cancel };
@@ -886,9 +889,9 @@ int main(int argc, char **argv)
 		if (attached)
 			so.tids = attach_tids(at, &so.ntids);
 		rc = sampler_open(&d.sampler, db, attached ? o.pid : l.pid, &so, err, sizeof(err));
-		if (!rc && attached)
-			rc = sampler_existing(d.sampler, o.pid, now_ns()) ? (fprintf(stderr, PROG ": cannot store the "
-				"threads and mappings of %d\n", (int)o.pid), 0) : 0;
+		if (!rc && attached && sampler_existing(d.sampler, o.pid, now_ns()) != 0)
+			fprintf(stderr, PROG ": cannot store the threads and mappings of %d: its samples "
+				"may stay unresolved\n", (int)o.pid);
 		if (rc == -EINVAL) {
 			fprintf(stderr, PROG ": %s\n", err);
 			launch_abort(&l);

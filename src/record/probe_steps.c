@@ -17,15 +17,12 @@
 
 enum boundary { BOUND_BEGIN, BOUND_END, BOUND_EACH };
 
-struct site {
-	struct probe_site s;
-};
 
 struct point {
 	int req;
 	enum boundary boundary;
 	struct probe_point pp;
-	struct site *sites;
+	struct probe_site *sites;
 	size_t nsites, capsites;
 	unsigned long long hits;
 	int failed;             /* a site could not be opened: detail says why */
@@ -49,6 +46,8 @@ struct hit {
 	uint64_t time, seq;
 	pid_t pid, tid;
 	int point;
+	struct pthread *t;      /* the thread whose ring it came from (freed only
+				 * once none of its hits is pending) */
 };
 
 struct probe_steps {
@@ -67,6 +66,7 @@ struct probe_steps {
 	size_t nseen, capseen;
 	unsigned long long total_hits, lost;
 	int closed;
+	struct pthread *draining; /* whose ring on_hit reads */
 	char note[512];
 };
 
@@ -315,16 +315,13 @@ static int add_sites(struct probe_steps *ps, int pi, const struct probe_site *si
 	for (size_t i = 0; i < n; i++) {
 		if (p->nsites == p->capsites) {
 			size_t ncap = p->capsites ? p->capsites * 2 : 4;
-			struct site *ns = realloc(p->sites, ncap * sizeof(*ns));
+			struct probe_site *ns = realloc(p->sites, ncap * sizeof(*ns));
 			if (!ns)
 				return -ENOMEM;
 			p->sites = ns;
 			p->capsites = ncap;
 		}
-		struct site *s = &p->sites[p->nsites];
-		memset(s, 0, sizeof(*s));
-		s->s = sites[i];
-		p->nsites++;
+		p->sites[p->nsites++] = sites[i];
 	}
 	return 0;
 }
@@ -446,12 +443,12 @@ static int thread_open_sites(struct probe_steps *ps, struct pthread *t, char *wh
 	for (int pi = 0; pi < ps->npt; pi++) {
 		struct point *p = &ps->pt[pi];
 		for (; t->nopen[pi] < p->nsites; t->nopen[pi]++) {
-			struct site *s = &p->sites[t->nopen[pi]];
+			const struct probe_site *site = &p->sites[t->nopen[pi]];
 			char msg[512];
 			uint64_t id;
 			int fd, rc;
 
-			rc = probes_open(&s->s, t->tid, p->boundary == BOUND_END && p->pp.at_return, &fd, msg,
+			rc = probes_open(site, t->tid, p->boundary == BOUND_END && p->pp.at_return, &fd, msg,
 					 sizeof(msg));
 			if (rc == -ESRCH) {
 				t->exited = 1;
@@ -610,7 +607,7 @@ static int on_hit(void *ctx, const struct perf_event_header *hdr, const void *re
 		ps->caphits = ncap;
 	}
 	ps->hits[ps->nhits++] = (struct hit){ .time = h.time, .seq = ps->seq++, .pid = (pid_t)h.pid,
-					      .tid = (pid_t)h.tid, .point = pi };
+					      .tid = (pid_t)h.tid, .point = pi, .t = ps->draining };
 	return 0;
 }
 
@@ -643,14 +640,7 @@ static int apply(struct probe_steps *ps, const struct hit *h)
 {
 	const struct point *p = &ps->pt[h->point];
 	const struct probe_request *q = &ps->req[p->req];
-	struct pthread *t = NULL;
-	int *st, dummy = 0;
-
-	/* the live thread of that tid, else the one that exited */
-	for (size_t i = 0; i < ps->nth; i++)
-		if (ps->th[i]->tid == h->tid && (!t || t->exited))
-			t = ps->th[i];
-	st = t ? &t->state[p->req] : &dummy;
+	int *st = &h->t->state[p->req];
 	if (p->boundary == BOUND_EACH) {
 		int rc = *st ? emit(ps, q, 0, h) : 0;
 		*st = 1;
@@ -697,6 +687,7 @@ int probe_steps_drain(struct probe_steps *ps, int final)
 		struct pthread *t = ps->th[i];
 		if (!t->ring)
 			continue;
+		ps->draining = t;
 		int n = perf_ring_drain(t->ring, on_hit, ps);
 		if (n < 0 && n != -EPROTO)
 			return n;
@@ -728,7 +719,7 @@ int probe_steps_drain(struct probe_steps *ps, int final)
 		struct pthread *t = ps->th[i];
 		int pending = 0;
 		for (size_t j = 0; j < ps->nhits && !pending; j++)
-			pending = ps->hits[j].tid == t->tid;
+			pending = ps->hits[j].t == t;
 		if (t->exited && !t->ring && !pending) {
 			cancel_each(ps, t);
 			free(t->fds);
@@ -799,15 +790,15 @@ int probe_steps_finish(struct probe_steps *ps, sqlite3 *db, char *why, size_t wh
 		for (size_t s = 0; s < p->nsites; s++) {
 			int dup = 0;
 			for (size_t k = 0; k < s && !dup; k++)
-				dup = strcmp(p->sites[k].s.path, p->sites[s].s.path) == 0;
+				dup = strcmp(p->sites[k].path, p->sites[s].path) == 0;
 			if (dup)
 				continue;
-			size_t add = strlen(p->sites[s].s.path) + 2;
+			size_t add = strlen(p->sites[s].path) + 2;
 			char *np = realloc(paths, plen + add);
 			if (!np)
 				break;
 			paths = np;
-			plen += (size_t)sprintf(paths + plen, "%s%s", plen ? "\n" : "", p->sites[s].s.path);
+			plen += (size_t)sprintf(paths + plen, "%s%s", plen ? "\n" : "", p->sites[s].path);
 		}
 		struct probe_row row = {
 			.role = q->phase ? "phase" : "step",

@@ -45,8 +45,11 @@ def python_has_probes():
 class FunctionSteps(TempDirTest):
     def test_function_called_n_times_gives_n_steps_on_its_own_clock(self):
         db, clk = self.path('run.sqlite'), self.path('clock.txt')
+        # 20 ms calls: the program's clock readings sit microseconds outside
+        # the probes, but a cpu-clock sample interrupt landing there costs
+        # 50-65 us on a VM (docs/performance.md), now and then twice
         p = record(['-o', db, '--step', 'train_step', '--phase', 'load=load_batch'],
-                   [wl_nomark(), '--calls', '25', '--busy-us', '8000', '--sleep-us', '2000',
+                   [wl_nomark(), '--calls', '25', '--busy-us', '20000', '--sleep-us', '2000',
                     '--gap-us', '1000', '--clock', clk])
         self.assertEqual(p.returncode, 0, p.stderr)
         own = read_clock(clk)
@@ -101,7 +104,7 @@ class FunctionSteps(TempDirTest):
     def test_function_in_a_library_loaded_later_with_dlopen(self):
         db, clk = self.path('run.sqlite'), self.path('clock.txt')
         p = record(['-o', db, '--step', 'plugin_step'],
-                   [wl_nomark(), '--calls', '12', '--busy-us', '10000', '--plugin', prog('MFU_NOMARK_PLUGIN'),
+                   [wl_nomark(), '--calls', '12', '--busy-us', '20000', '--plugin', prog('MFU_NOMARK_PLUGIN'),
                     '--after-dlopen-us', '100000', '--clock', clk])
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn('library loaded later', p.stderr)
@@ -109,6 +112,9 @@ class FunctionSteps(TempDirTest):
         steps = query(db, 'SELECT * FROM step WHERE complete = 1 ORDER BY step')
         self.assertEqual(len(steps), 12)
         for s, (k, t0, t1, c0, c1) in zip(steps, own):
+            # every step lies inside the program's own readings around its call
+            self.assertGreaterEqual(s['begin_ns'], t0)
+            self.assertLessEqual(s['end_ns'], t1)
             self.assertLessEqual(abs(s['wall_ns'] - (t1 - t0)), max(0.02 * (t1 - t0), 100000))
         row = query(db, "SELECT * FROM probe WHERE boundary = 'begin'")[0]
         self.assertTrue(row['paths'].endswith('libnomark_plugin.so'), row)
@@ -261,7 +267,7 @@ class Attach(TempDirTest):
     @unittest.skipUnless(ROOT, 'uprobes need CAP_SYS_ADMIN: run as root')
     def test_attach_for_two_seconds_then_the_process_goes_on(self):
         clk, db = self.path('clock.txt'), self.path('run.sqlite')
-        proc = self.start('--calls', '400', '--busy-us', '10000', '--clock', clk)
+        proc = self.start('--calls', '200', '--busy-us', '20000', '--clock', clk)
         t0 = time.monotonic()
         rec = attach(['-o', db, '-p', str(proc.pid), '--duration', '2', '--step', 'train_step'], self.go)
         _, err = rec.communicate(timeout=120)
@@ -272,16 +278,16 @@ class Attach(TempDirTest):
         self.assertIsNone(proc.poll(), 'the process must still run after the recorder detached')
         out, err = proc.communicate(timeout=60)
         self.assertEqual(proc.returncode, 0, err)
-        self.assertIn('calls 400', out)
+        self.assertIn('calls 200', out)
         run = query(db, 'SELECT * FROM run')[0]
         self.assertEqual((run['mode'], run['state'], run['target_pid']), ('attach', 'detached', proc.pid))
         self.assertIsNone(run['exit_status'])
         self.assertIn('--busy-us', run['command'])
         own = read_clock(clk)
         steps = query(db, 'SELECT * FROM step WHERE complete = 1 ORDER BY step')
-        # about 2 s of 10 ms calls
-        self.assertGreater(len(steps), 120)
-        self.assertLessEqual(len(steps), 201)
+        # about 2 s of 20 ms calls
+        self.assertGreater(len(steps), 60)
+        self.assertLessEqual(len(steps), 101)
         by_begin = sorted(own, key=lambda r: r[1])
         for s in steps:
             row = next((r for r in by_begin if r[1] - 50000 <= s['begin_ns'] <= r[2]), None)

@@ -56,6 +56,7 @@ def _chain_user_sitecustomize():
 
 
 _CO_NOT_WRAPPABLE = 0x20 | 0x80 | 0x200  # generator, coroutine, async generator
+_UNSEEN = object()  # a code object the profile function has not looked at
 
 
 class _Request:
@@ -209,8 +210,8 @@ class _Hook:
             return
         if event == "call":
             code = frame.f_code
-            r = self.cache.get(code, 0)
-            if r == 0:
+            r = self.cache.get(code, _UNSEEN)
+            if r is _UNSEEN:
                 r = self.cache[code] = self.match(frame)
                 if r is not None and r.how is None:
                     # the first function that matches is the one measured
