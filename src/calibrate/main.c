@@ -37,10 +37,11 @@ struct plan {
 	int stream_reps;
 	double clock_rep_s;
 	int clock_reps;
+	uint64_t stream_cap;    /* bytes swept at most; 0: 4x the LLC */
 };
 
-static const struct plan plan_full = { 0.020, 5, 5, 0.005, 5 };
-static const struct plan plan_quick = { 0.010, 3, 3, 0.003, 3 };
+static const struct plan plan_full = { 0.020, 5, 5, 0.005, 5, 0 };
+static const struct plan plan_quick = { 0.010, 3, 2, 0.003, 3, 512ull << 20 };
 
 struct row {
 	struct profile_peak p;
@@ -58,7 +59,7 @@ struct calibration {
 	int ncpus;
 	char cpulist[256];      /* the CPUs of the "all" scope */
 	double clock_hz;        /* at the start, 0 if not measured */
-	char stream_size[256];
+	char stream_size[512];
 	struct row rows[MAX_ROWS];
 	int nrows;
 	double elapsed_s;
@@ -73,16 +74,18 @@ static void usage(FILE *f)
 		"has: AVX-512, AVX2+FMA, SSE2, AVX512_BF16, AVX512_FP16) and memory bandwidth\n"
 		"(STREAM-style read, copy and triad), on one core and on all the CPUs this\n"
 		"process may use, next to the spec peaks; save them as the machine profile.\n"
-		"Takes a few seconds (--quick: about half).\n"
+		"Takes a few seconds (--quick: about half, with a bandwidth sweep of at most\n"
+		"512 MiB).\n"
 		"\n"
 		"options:\n"
 		"      --format FORMAT  table (default) or json: an array of objects with kind,\n"
 		"                       dtype, scope, kernel, value (FLOP/s or bytes/s), spec\n"
 		"      --save           save the profile (default)\n"
 		"      --no-save        do not save the profile\n"
-		"      --profile FILE   profile to write (default $XDG_CACHE_HOME/mfu/profile.sqlite,\n"
-		"                       else ~/.cache/mfu/profile.sqlite)\n"
-		"      --quick          fewer and shorter repetitions\n"
+		"      --profile FILE   profile to write (default\n"
+		"                       $XDG_CACHE_HOME/mfu/profile-HOST.sqlite, else\n"
+		"                       ~/.cache/mfu/profile-HOST.sqlite)\n"
+		"      --quick          fewer and shorter repetitions, a smaller bandwidth sweep\n"
 		"  -h, --help           show this help\n"
 		"      --version        show the version\n"
 		"\n"
@@ -233,7 +236,7 @@ static int measure_flops(struct calibration *c, const struct plan *pl, struct te
 		for (int s = 0; s < 2; s++) {
 			struct team *t = s == 0 ? core : all;
 			struct row *r = add_row(c);
-			double ncpu = s == 0 ? 1.0 : c->m.ncpu;
+			double ncpu = s == 0 ? 1.0 : c->m.ncores; /* FLOP peaks count cores */
 			char where[320], clock[128] = "", share[96];
 			struct flops_result fr;
 
@@ -282,7 +285,7 @@ static int measure_stream(struct calibration *c, const struct plan *pl, struct t
 
 	if (!k)
 		return -ENOTSUP;
-	err = stream_size(c->cpus, c->ncpus, &bytes, c->stream_size, sizeof(c->stream_size));
+	err = stream_size(c->cpus, c->ncpus, pl->stream_cap, &bytes, c->stream_size, sizeof(c->stream_size));
 	if (err)
 		return err;
 	if (machine_peak_bw(&c->m, &spec_bw, spec_detail, sizeof(spec_detail)) != 0)
@@ -539,9 +542,33 @@ static int save_profile(const struct calibration *c, const struct options *o)
 	char why[1024], path[4096];
 	int err;
 
-	for (int i = 0; i < c->nrows; i++)
-		peaks[i] = c->rows[i].p;
-	err = profile_save(o->profile, &c->m, peaks, c->nrows, why, sizeof(why));
+	int n = 0;
+	double clock = c->clock_hz;
+	const char *when = "at the start";
+
+	for (int i = 0; i < c->nrows && n < MAX_ROWS; i++) {
+		peaks[n++] = c->rows[i].p;
+		/* the clock while the FMA loops ran: what FLOP peaks scale with */
+		if (c->rows[i].clock_hz > clock) {
+			clock = c->rows[i].clock_hz;
+			when = "around the FLOP kernels (the highest)";
+		}
+	}
+	/* The measured core clock, for the recorder's peak texts: a VM's TSC
+	 * rate (its "cpu MHz") is not the clock its cores run at. */
+	if (clock > 0 && n < MAX_ROWS) {
+		struct profile_peak *p = &peaks[n++];
+		memset(p, 0, sizeof(*p));
+		snprintf(p->kind, sizeof(p->kind), "clock");
+		snprintf(p->scope, sizeof(p->scope), "core");
+		snprintf(p->kernel, sizeof(p->kernel), "add_chain");
+		p->value = clock;
+		p->best = 1;
+		p->measured_unix_s = c->rows[0].p.measured_unix_s;
+		snprintf(p->detail, sizeof(p->detail), "core clock %.2f GHz: a chain of dependent adds (one per "
+			 "cycle) timed %s on CPU %d", clock / 1e9, when, c->cpus[0]);
+	}
+	err = profile_save(o->profile, &c->m, peaks, n, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, PROG ": cannot save the profile: %s\n", why);
 		return err;

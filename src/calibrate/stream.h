@@ -33,9 +33,10 @@ const struct stream_kernels *stream_kernels_for(unsigned isa);
 
 /* How many bytes to sweep on the CPUs @cpus: 4x their last-level caches
  * (the distinct instances in sysfs), at least STREAM_MIN_BYTES, at most half
- * the memory available (MemAvailable, a cgroup v2 memory.max). @detail says
- * how the size came about. Returns 0 or -errno. */
-int stream_size(const int *cpus, int n, size_t *bytes, char *detail, size_t len);
+ * the memory available (MemAvailable, a cgroup v2 memory.max), and at most
+ * @cap bytes when @cap is not 0 (--quick). @detail says how the size came
+ * about. Returns 0 or -errno. */
+int stream_size(const int *cpus, int n, uint64_t cap, size_t *bytes, char *detail, size_t len);
 
 /* Sweep @bytes in total, split between the workers of @t (each first
  * touches its own share, so on a NUMA machine it lives on the worker's

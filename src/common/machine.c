@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -32,8 +33,7 @@
 #endif
 
 /* The largest CPU number a CPU list may name: Linux caps NR_CPUS at 8192
- * today; 65536 leaves room and keeps the bitmap of machine_cpulist_count
- * at 8 KiB. */
+ * today; 65536 leaves room and keeps a CPU set of them at 8 KiB. */
 #define MAX_CPUS 65536
 
 /* ------------------------------------------------------------------ */
@@ -217,9 +217,9 @@ static bool brand_has(const char *brand, const char *needle)
 	return needle == NULL || strstr(brand, needle) != NULL;
 }
 
-/* The table row for @m: by identity (vendor, family, model, stepping, brand),
- * else by the uarch name alone (a struct filled by hand). NULL if none. */
-static const struct uarch *uarch_find(const struct machine *m)
+/* The table row for @m's identity (vendor, family, model, stepping, brand),
+ * NULL if none. */
+static const struct uarch *uarch_by_identity(const struct machine *m)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(uarchs); i++) {
 		const struct uarch *u = &uarchs[i];
@@ -230,6 +230,18 @@ static const struct uarch *uarch_find(const struct machine *m)
 		    brand_has(m->name, u->brand))
 			return u;
 	}
+	return NULL;
+}
+
+/* The table row for @m: by identity unless machine_identify() distrusted
+ * it, else by the uarch name alone (the class the ISA shows, or a struct
+ * filled by hand). NULL if none. */
+static const struct uarch *uarch_find(const struct machine *m)
+{
+	const struct uarch *u = m->uarch_from_isa ? NULL : uarch_by_identity(m);
+
+	if (u)
+		return u;
 	if (m->uarch[0] && strcmp(m->uarch, "unknown") != 0) {
 		for (size_t i = 0; i < ARRAY_SIZE(uarchs); i++)
 			if (strcmp(m->uarch, uarchs[i].name) == 0)
@@ -305,6 +317,7 @@ static const char *const dtype_names[MACHINE_NDTYPES] = {
 	[MACHINE_FP32] = "fp32",
 	[MACHINE_BF16] = "bf16",
 	[MACHINE_FP16] = "fp16",
+	[MACHINE_INT8] = "int8",
 };
 
 int machine_dtype_parse(const char *s)
@@ -315,6 +328,7 @@ int machine_dtype_parse(const char *s)
 		{ "float32", MACHINE_FP32 }, { "float", MACHINE_FP32 },
 		{ "bfloat16", MACHINE_BF16 },
 		{ "float16", MACHINE_FP16 }, { "half", MACHINE_FP16 },
+		{ "qint8", MACHINE_INT8 }, { "i8", MACHINE_INT8 },
 	};
 
 	if (!s)
@@ -326,6 +340,11 @@ int machine_dtype_parse(const char *s)
 		if (strcmp(s, alias[i].name) == 0)
 			return (int)alias[i].d;
 	return -EINVAL;
+}
+
+int machine_dtype_is_integer(enum machine_dtype d)
+{
+	return d == MACHINE_INT8;
 }
 
 const char *machine_dtype_name(enum machine_dtype d)
@@ -348,6 +367,8 @@ static const struct { unsigned bit; const char *name; } isa_names[] = {
 	{ MACHINE_ISA_AMX_TILE, "amx_tile" },
 	{ MACHINE_ISA_AMX_FP16, "amx_fp16" },
 	{ MACHINE_ISA_AVX_VNNI, "avx_vnni" },
+	{ MACHINE_ISA_AVX512_VNNI, "avx512_vnni" },
+	{ MACHINE_ISA_AMX_INT8, "amx_int8" },
 	{ MACHINE_ISA_HYBRID, "hybrid" },
 };
 
@@ -393,16 +414,14 @@ static int parse_cpu(const char **p, unsigned *cpu)
 	return 0;
 }
 
-int machine_cpulist_count(const char *list)
+/* Parse a CPU list into @set (sized for @ncpus). */
+static int cpulist_parse(const char *list, cpu_set_t *set, size_t setsize, unsigned ncpus)
 {
-	/* A bitmap, so that overlapping items ("0-3,2") count each CPU once. */
-	unsigned char seen[MAX_CPUS / 8];
 	const char *p = list;
-	int count = 0;
 
 	if (!list || !*list)
 		return -EINVAL;
-	memset(seen, 0, sizeof(seen));
+	CPU_ZERO_S(setsize, set);
 	for (;;) {
 		unsigned lo, hi;
 
@@ -414,18 +433,30 @@ int machine_cpulist_count(const char *list)
 			if (parse_cpu(&p, &hi) || hi < lo)
 				return -EINVAL;
 		}
-		for (unsigned c = lo; c <= hi; c++) {
-			if (!(seen[c / 8] & (1u << (c % 8)))) {
-				seen[c / 8] |= (unsigned char)(1u << (c % 8));
-				count++;
-			}
-		}
+		for (unsigned c = lo; c <= hi && c < ncpus; c++)
+			CPU_SET_S(c, setsize, set);
 		if (*p == '\0')
-			return count;
+			return 0;
 		if (*p != ',')
 			return -EINVAL;
 		p++;
 	}
+}
+
+int machine_cpulist_count(const char *list)
+{
+	/* A set, so that overlapping items ("0-3,2") count each CPU once. */
+	cpu_set_t *set = CPU_ALLOC(MAX_CPUS);
+	size_t setsize = CPU_ALLOC_SIZE(MAX_CPUS);
+	int err;
+
+	if (!set)
+		return -ENOMEM;
+	err = cpulist_parse(list, set, setsize, MAX_CPUS);
+	if (!err)
+		err = CPU_COUNT_S(setsize, set);
+	CPU_FREE(set);
+	return err;
 }
 
 /* Write @set as "0-3,8". Returns 0 or -ENOSPC, in which case the list ends
@@ -663,6 +694,71 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
+/* Identification: the model number checked against the ISA           */
+/* ------------------------------------------------------------------ */
+
+/* Hypervisors may report another CPU model than the host's (a VM seen here
+ * says family 6 model 167, a client Rocket Lake, while it reports AMX,
+ * AVX512-FP16 and a 480 MiB L3: a Sapphire Rapids class Xeon). A peak from
+ * the wrong row can be 3x off, so the row is checked against features only
+ * some cores have:
+ *  - AMX-TILE and AVX512-FP16 exist only on Intel's server cores from
+ *    Sapphire Rapids on (Golden Cove server: 2x 512-bit FMA and the AMX
+ *    TMUL); AMX-FP16 marks Granite Rapids. A row without AMX on a CPU
+ *    with either is wrong: the class is sapphire_rapids (or
+ *    granite_rapids), whose rates hold for every such core.
+ *  - AVX-512 on a row whose core has none (a client Skylake number on an
+ *    AVX-512 CPU): the row is wrong, but the ISA does not say how many
+ *    512-bit units there are: the estimate from the ISA (one) is used.
+ * The L3 size and the hypervisor bit are evidence named in the note. */
+void machine_identify(struct machine *m)
+{
+	const struct uarch *u;
+	const char *cls = NULL;
+	char evidence[160] = "";
+
+	if (!m)
+		return;
+	u = uarch_by_identity(m);
+	m->uarch_from_isa = 0;
+	m->ident_note[0] = '\0';
+	set_str(m->uarch, sizeof(m->uarch), u ? u->name : "unknown");
+	if (strcmp(m->vendor, INTEL) != 0)
+		return;
+	if ((m->isa & (MACHINE_ISA_AMX_TILE | MACHINE_ISA_AVX512_FP16)) && !(u && u->amx > 0)) {
+		cls = (m->isa & MACHINE_ISA_AMX_FP16) ? "granite_rapids" : "sapphire_rapids";
+		if (m->isa & MACHINE_ISA_AMX_TILE)
+			append(evidence, sizeof(evidence), "AMX-TILE");
+		if (m->isa & MACHINE_ISA_AVX512_FP16)
+			append(evidence, sizeof(evidence), "%sAVX512-FP16", evidence[0] ? ", " : "");
+	} else if (u && u->fma512 == 0 && (m->isa & MACHINE_ISA_AVX512F)) {
+		cls = "unknown";
+		append(evidence, sizeof(evidence), "AVX-512");
+	}
+	if (!cls || !u) {
+		/* no row to distrust: an unknown model with AMX or FP16 is
+		 * still of that class */
+		if (cls && !u && strcmp(cls, "unknown") != 0) {
+			m->uarch_from_isa = 1;
+			set_str(m->uarch, sizeof(m->uarch), cls);
+			snprintf(m->ident_note, sizeof(m->ident_note),
+				 "%s class from the ISA: CPUID family %d model %d is not in the table, and "
+				 "the CPU reports %s", cls, m->family, m->model, evidence);
+		}
+		return;
+	}
+	if (m->l3_bytes >= 64.0 * 1024 * 1024)
+		append(evidence, sizeof(evidence), ", a %.0f MiB L3", m->l3_bytes / (1024.0 * 1024));
+	m->uarch_from_isa = 1;
+	set_str(m->uarch, sizeof(m->uarch), cls);
+	snprintf(m->ident_note, sizeof(m->ident_note),
+		 "%s class from the ISA: CPUID family %d model %d names %s (%s), which has no %s, but the "
+		 "CPU reports %s%s", strcmp(cls, "unknown") ? cls : "estimated", m->family, m->model, u->name,
+		 u->platform ? u->platform : "another core", strcmp(cls, "unknown") ? "AMX or AVX512-FP16" :
+		 "AVX-512", evidence, m->hypervisor ? " (a hypervisor may mask the model number)" : "");
+}
+
+/* ------------------------------------------------------------------ */
 /* Probing                                                             */
 /* ------------------------------------------------------------------ */
 
@@ -680,6 +776,31 @@ static uint64_t xgetbv0(void)
 #define XCR0_AVX    0x6ull       /* SSE + AVX (ymm upper halves) */
 #define XCR0_AVX512 0xE6ull      /* + opmask, zmm upper halves, zmm16-31 */
 #define XCR0_AMX    0x60000ull   /* XTILECFG + XTILEDATA */
+
+/* The L3 of one socket from the deterministic cache parameters: Intel
+ * leaf 4, AMD leaf 0x8000001D (same layout): ways x partitions x line size
+ * x sets. A VM shows the host's cache, which is what identifies its class. */
+static double l3_size(const char *vendor, unsigned max_leaf)
+{
+	unsigned leaf = 4, a, b, c, d;
+
+	if (strcmp(vendor, "AuthenticAMD") == 0) {
+		if (!__get_cpuid(0x80000000, &a, &b, &c, &d) || a < 0x8000001D)
+			return 0;
+		leaf = 0x8000001D;
+	} else if (max_leaf < 4) {
+		return 0;
+	}
+	for (unsigned sub = 0; sub < 16; sub++) {
+		__cpuid_count(leaf, sub, a, b, c, d);
+		if ((a & 0x1F) == 0)
+			break; /* no more caches */
+		if (((a >> 5) & 0x7) == 3)
+			return (double)(((b >> 22) & 0x3FF) + 1) * (((b >> 12) & 0x3FF) + 1) *
+			       ((b & 0xFFF) + 1) * ((double)c + 1);
+	}
+	return 0;
+}
 
 static void probe_cpuid(struct machine *m, unsigned *leaf16_mhz, double *tsc_hz)
 {
@@ -708,6 +829,7 @@ static void probe_cpuid(struct machine *m, unsigned *leaf16_mhz, double *tsc_hz)
 	m->family = (int)(fam == 0xF ? fam + ext_fam : fam);
 	m->model = (int)((fam == 6 || fam == 0xF) ? (ext_mod << 4) + mod : mod);
 
+	m->hypervisor = (c >> 31) & 1;
 	if (c & (1u << 27))                 /* OSXSAVE: XGETBV is usable */
 		xcr0 = xgetbv0();
 	os_avx = (xcr0 & XCR0_AVX) == XCR0_AVX;
@@ -733,6 +855,10 @@ static void probe_cpuid(struct machine *m, unsigned *leaf16_mhz, double *tsc_hz)
 			m->isa |= MACHINE_ISA_AMX_BF16;
 		if (os_amx && (d & (1u << 24)))
 			m->isa |= MACHINE_ISA_AMX_TILE;
+		if (os_amx && (d & (1u << 25)))
+			m->isa |= MACHINE_ISA_AMX_INT8;
+		if (os_avx512 && (c & (1u << 11)))
+			m->isa |= MACHINE_ISA_AVX512_VNNI;
 		if (d & (1u << 15))
 			m->isa |= MACHINE_ISA_HYBRID;
 	}
@@ -752,6 +878,7 @@ static void probe_cpuid(struct machine *m, unsigned *leaf16_mhz, double *tsc_hz)
 	if (__get_cpuid(0x15, &a, &b, &c, &d) && a && b && c)
 		*tsc_hz = (double)c * b / a;
 
+	m->l3_bytes = l3_size(m->vendor, max_leaf);
 	if (__get_cpuid(0x80000000, &a, &b, &c, &d) && a >= 0x80000004) {
 		unsigned regs[12] = { 0 };
 
@@ -859,41 +986,191 @@ static void probe_frequency(struct machine *m, unsigned leaf16_mhz, double tsc_h
 	}
 }
 
-/* Distinct physical packages over the CPUs in @set; 1 when none can be read
- * (the file is missing on some VMs and containers). */
-static int count_sockets(const cpu_set_t *set, size_t setsize, unsigned ncpus)
+/* An int from a small sysfs file, -ENOENT or -EINVAL. */
+static int read_int_file(const char *path, int *v)
 {
-	int ids[64], nids = 0;
+	char buf[32];
+
+	if (read_text(path, buf, sizeof(buf)))
+		return -ENOENT;
+	trim(buf);
+	return safe_atoi(buf, v);
+}
+
+/* Physical cores (distinct package and core id) and sockets of the CPUs
+ * in @set: SMT siblings share a core's FMA units, so FLOP peaks count
+ * cores. */
+static int topology_of(const cpu_set_t *set, size_t setsize, unsigned ncpus, const char *sysfs_cpu,
+		       int *cores, int *sockets)
+{
+	/* (package, core) pairs seen; a VM has few, a big host a few hundred */
+	struct pair { int pkg, core; } *seen = NULL;
+	int npairs = 0, cap = 0, pkgs[256], npkgs = 0, lone = 0;
 
 	for (unsigned c = 0; c < ncpus; c++) {
-		char path[96], buf[32];
-		int id, k;
+		char path[PATH_MAX];
+		int pkg, core, k;
 
 		if (!CPU_ISSET_S(c, setsize, set))
 			continue;
-		snprintf(path, sizeof(path),
-			 "/sys/devices/system/cpu/cpu%u/topology/physical_package_id", c);
-		if (read_text(path, buf, sizeof(buf)))
-			continue;
-		trim(buf);
-		if (safe_atoi(buf, &id))
-			continue;
-		for (k = 0; k < nids && ids[k] != id; k++)
+		snprintf(path, sizeof(path), "%s/cpu%u/topology/physical_package_id", sysfs_cpu, c);
+		if (read_int_file(path, &pkg))
+			pkg = 0;
+		snprintf(path, sizeof(path), "%s/cpu%u/topology/core_id", sysfs_cpu, c);
+		if (read_int_file(path, &core)) {
+			lone++; /* no topology: a core of its own */
+		} else {
+			for (k = 0; k < npairs && (seen[k].pkg != pkg || seen[k].core != core); k++)
+				;
+			if (k == npairs) {
+				if (npairs == cap) {
+					struct pair *n = realloc(seen, (size_t)(cap ? cap * 2 : 64) * sizeof(*n));
+					if (!n) {
+						free(seen);
+						return -ENOMEM;
+					}
+					seen = n;
+					cap = cap ? cap * 2 : 64;
+				}
+				seen[npairs].pkg = pkg;
+				seen[npairs].core = core;
+				npairs++;
+			}
+		}
+		for (k = 0; k < npkgs && pkgs[k] != pkg; k++)
 			;
-		if (k == nids && nids < (int)ARRAY_SIZE(ids))
-			ids[nids++] = id;
+		if (k == npkgs && npkgs < (int)ARRAY_SIZE(pkgs))
+			pkgs[npkgs++] = pkg;
 	}
-	return nids ? nids : 1;
+	free(seen);
+	*cores = npairs + lone;
+	*sockets = npkgs ? npkgs : 1;
+	return 0;
+}
+
+int machine_topology_count(const char *cpulist, const char *sysfs_cpu, int *cores, int *sockets)
+{
+	cpu_set_t *set;
+	size_t setsize = CPU_ALLOC_SIZE(MAX_CPUS);
+	int err;
+
+	if (!cpulist || !sysfs_cpu || !cores || !sockets)
+		return -EINVAL;
+	set = CPU_ALLOC(MAX_CPUS);
+	if (!set)
+		return -ENOMEM;
+	err = cpulist_parse(cpulist, set, setsize, MAX_CPUS);
+	if (!err)
+		err = topology_of(set, setsize, MAX_CPUS, sysfs_cpu, cores, sockets);
+	CPU_FREE(set);
+	return err;
+}
+
+/* The affinity mask of @tid into @set (grown until the kernel accepts its
+ * size: its nr_cpu_ids rounded up). */
+static int get_affinity(pid_t tid, cpu_set_t **set, size_t *setsize, unsigned *ncpus)
+{
+	for (;;) {
+		if (!*set) {
+			*set = CPU_ALLOC(*ncpus);
+			if (!*set)
+				return -ENOMEM;
+			*setsize = CPU_ALLOC_SIZE(*ncpus);
+		}
+		CPU_ZERO_S(*setsize, *set);
+		if (sched_getaffinity(tid, *setsize, *set) == 0)
+			return 0;
+		if (errno != EINVAL || *ncpus >= MAX_CPUS)
+			return -errno;
+		CPU_FREE(*set);
+		*set = NULL;
+		*ncpus *= 2;
+	}
+}
+
+/* The union of the affinity masks of @pid's threads: a runtime may pin
+ * its main thread to one CPU (OpenMP's OMP_PROC_BIND does) and its workers
+ * to the others, and the process may use them all. */
+static int process_affinity(pid_t pid, cpu_set_t **set, size_t *setsize, unsigned *ncpus)
+{
+	char dir[64];
+	DIR *d;
+	struct dirent *e;
+	cpu_set_t *one = NULL;
+	size_t onesize = 0;
+	int err;
+
+	err = get_affinity(pid, set, setsize, ncpus);
+	if (err || pid == 0)
+		return err;
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	d = opendir(dir);
+	if (!d)
+		return 0; /* the main thread's mask stands */
+	while ((e = readdir(d))) {
+		int tid;
+		unsigned n = *ncpus;
+
+		if (safe_atoi(e->d_name, &tid) || tid <= 0 || tid == pid)
+			continue;
+		if (get_affinity(tid, &one, &onesize, &n))
+			continue; /* a thread that just exited */
+		if (n != *ncpus)
+			continue; /* cannot happen: one kernel, one size */
+		CPU_OR_S(*setsize, *set, *set, one);
+	}
+	closedir(d);
+	CPU_FREE(one);
+	return 0;
+}
+
+int machine_probe_cpus(struct machine *m, pid_t pid)
+{
+	unsigned ncpus = 1024;
+	cpu_set_t *set = NULL;
+	size_t setsize = 0;
+	char cg[64];
+	double quota = 0;
+	int err, cores = 0, sockets = 1;
+
+	if (!m || pid < 0)
+		return -EINVAL;
+	err = process_affinity(pid, &set, &setsize, &ncpus);
+	if (err)
+		goto out;
+	m->ncpu_affinity = CPU_COUNT_S(setsize, set);
+	cpulist_format(set, setsize, ncpus, m->allowed_cpus, sizeof(m->allowed_cpus));
+	err = topology_of(set, setsize, ncpus, "/sys/devices/system/cpu", &cores, &sockets);
+	if (err)
+		goto out;
+	m->sockets = sockets;
+	m->ncores_affinity = cores > 0 ? cores : m->ncpu_affinity;
+
+	/* A quota we cannot read is left unknown (0): the affinity still
+	 * bounds the CPUs, and a probe should not fail over it. */
+	if (pid)
+		snprintf(cg, sizeof(cg), "/proc/%d/cgroup", (int)pid);
+	else
+		snprintf(cg, sizeof(cg), "/proc/self/cgroup");
+	m->cpu_quota = 0;
+	if (machine_cgroup_quota("/sys/fs/cgroup", cg, &quota) == 0)
+		m->cpu_quota = quota;
+	m->ncpu = m->ncpu_affinity;
+	if (m->cpu_quota > 0 && m->cpu_quota < m->ncpu)
+		m->ncpu = m->cpu_quota;
+	/* a quota of 1.5 CPUs lets 1.5 cores' worth of threads run at once */
+	m->ncores = m->ncores_affinity;
+	if (m->cpu_quota > 0 && m->cpu_quota < m->ncores)
+		m->ncores = m->cpu_quota;
+out:
+	CPU_FREE(set);
+	return err;
 }
 
 int machine_probe(struct machine *m)
 {
-	const struct uarch *u;
-	unsigned leaf16_mhz = 0, ncpus = 1024;
-	double tsc_hz = 0, quota = 0;
-	cpu_set_t *set = NULL;
-	size_t setsize;
-	int err;
+	unsigned leaf16_mhz = 0;
+	double tsc_hz = 0;
 
 	if (!m)
 		return -EINVAL;
@@ -903,45 +1180,9 @@ int machine_probe(struct machine *m)
 #if MACHINE_X86
 	probe_cpuid(m, &leaf16_mhz, &tsc_hz);
 #endif
-	u = uarch_find(m);
-	if (u)
-		set_str(m->uarch, sizeof(m->uarch), u->name);
+	machine_identify(m);
 	probe_frequency(m, leaf16_mhz, tsc_hz);
-
-	/* The mask size the kernel accepts is its nr_cpu_ids rounded up; grow
-	 * until it stops saying EINVAL. */
-	for (;;) {
-		set = CPU_ALLOC(ncpus);
-		if (!set) {
-			err = -ENOMEM;
-			goto out;
-		}
-		setsize = CPU_ALLOC_SIZE(ncpus);
-		CPU_ZERO_S(setsize, set);
-		if (sched_getaffinity(0, setsize, set) == 0)
-			break;
-		err = -errno;
-		CPU_FREE(set);
-		set = NULL;
-		if (err != -EINVAL || ncpus >= MAX_CPUS)
-			goto out;
-		ncpus *= 2;
-	}
-	m->ncpu_affinity = CPU_COUNT_S(setsize, set);
-	cpulist_format(set, setsize, ncpus, m->allowed_cpus, sizeof(m->allowed_cpus));
-	m->sockets = count_sockets(set, setsize, ncpus);
-
-	/* A quota we cannot read is left unknown (0): the affinity still
-	 * bounds the CPUs, and a probe should not fail over it. */
-	if (machine_cgroup_quota("/sys/fs/cgroup", "/proc/self/cgroup", &quota) == 0)
-		m->cpu_quota = quota;
-	m->ncpu = m->ncpu_affinity;
-	if (m->cpu_quota > 0 && m->cpu_quota < m->ncpu)
-		m->ncpu = m->cpu_quota;
-	err = 0;
-out:
-	CPU_FREE(set);
-	return err;
+	return machine_probe_cpus(m, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -981,6 +1222,35 @@ int machine_flops_per_cycle(const struct machine *m, enum machine_dtype dtype,
 		u = &uarch_estimate;
 		estimated = true;
 		set_str(detail, len, "estimated from ISA (unknown microarchitecture): ");
+	}
+
+	if (dtype == MACHINE_INT8) {
+		/* Ops: a multiply-add of two int8 values counts 2, like a FLOP
+		 * of an FMA. */
+		if ((isa & MACHINE_ISA_AMX_INT8) && (isa & MACHINE_ISA_AMX_TILE) && u->amx > 0) {
+			*fpc = u->amx * 2.0;
+			append(detail, len, "AMX TMUL, int8: TDPBSSD 16x16x64 MACs x 2 = 32768 ops per 16 cycles");
+			if (estimated)
+				append(detail, len, " (the Sapphire Rapids TMUL rate)");
+			goto done;
+		}
+		if ((isa & MACHINE_ISA_AVX512_VNNI) && (isa & MACHINE_ISA_AVX512F) && u->fma512 > 0) {
+			/* VPDPBUSD zmm: 16 int32 lanes x 4 byte products, on the
+			 * FMA pipes */
+			*fpc = u->fma512 * 16.0 * 4 * 2;
+			wide = true;
+			append(detail, len, "%dx 512-bit VPDPBUSD/cycle, int8: %d x 16 lanes x 4 products x 2 ops",
+			       u->fma512, u->fma512);
+			goto done;
+		}
+		if ((isa & MACHINE_ISA_AVX_VNNI) && u->fma256 > 0) {
+			*fpc = u->fma256 * 8.0 * 4 * 2;
+			append(detail, len, "%dx 256-bit VPDPBUSD (AVX-VNNI)/cycle, int8: %d x 8 lanes x 4 products x 2 ops",
+			       u->fma256, u->fma256);
+			goto done;
+		}
+		return no_support(fpc, detail, len,
+				  "no int8 dot-product instructions: neither AMX-INT8, AVX512-VNNI nor AVX-VNNI");
 	}
 
 	if (dtype == MACHINE_BF16 || dtype == MACHINE_FP16) {
@@ -1056,15 +1326,15 @@ static void format_count(char *buf, size_t len, double v, const char *unit)
 	snprintf(buf, len, "%g %s%s", v, unit, v == 1 ? "" : "s");
 }
 
-int machine_peak_flops(const struct machine *m, enum machine_dtype dtype, double ncpu,
+int machine_peak_flops(const struct machine *m, enum machine_dtype dtype, double ncores,
 		       double *flops, char *detail, size_t len)
 {
 	const struct uarch *u;
-	char basis[256], cpus[32];
+	char basis[256], cores[32];
 	double fpc;
 	int err;
 
-	if (!m || !flops || !(ncpu > 0) || !isfinite(ncpu))
+	if (!m || !flops || !(ncores > 0) || !isfinite(ncores))
 		return -EINVAL;
 	*flops = 0;
 	set_str(detail, len, "");
@@ -1077,12 +1347,20 @@ int machine_peak_flops(const struct machine *m, enum machine_dtype dtype, double
 		set_str(detail, len, "no spec peak: the nominal frequency is unknown");
 		return -ENOENT;
 	}
-	*flops = ncpu * m->nominal_hz * fpc;
+	*flops = ncores * m->nominal_hz * fpc;
 	u = uarch_find(m);
-	format_count(cpus, sizeof(cpus), ncpu, "CPU");
-	snprintf(detail, len, "spec: %.2f GHz (%s) x %s x %g FLOP/cycle (%s) [%s]",
+	format_count(cores, sizeof(cores), ncores, "core");
+	snprintf(detail, len, "spec: %.2f GHz nominal (%s) x %s x %g %s/cycle (%s) [%s]",
 		 m->nominal_hz / 1e9, m->nominal_hz_source[0] ? m->nominal_hz_source : "given",
-		 cpus, fpc, basis, u ? u->name : "unknown");
+		 cores, fpc, machine_dtype_is_integer(dtype) ? "op" : "FLOP", basis, u ? u->name : "unknown");
+	if (ncores > 1 && m->ncores_affinity > 0 && m->ncpu_affinity > m->ncores_affinity)
+		append(detail, len, "; SMT: %d CPUs on %d cores, siblings share a core's units",
+		       m->ncpu_affinity, m->ncores_affinity);
+	if (m->clock_hz > 0 && fabs(m->clock_hz / m->nominal_hz - 1) > 0.05)
+		append(detail, len, "; the core clock measured %.2f GHz (%s)", m->clock_hz / 1e9,
+		       m->clock_hz_source[0] ? m->clock_hz_source : "mfu-calibrate");
+	if (m->ident_note[0])
+		append(detail, len, "; %s", m->ident_note);
 	return 0;
 }
 
@@ -1112,5 +1390,7 @@ int machine_peak_bw(const struct machine *m, double *bytes_per_s, char *detail, 
 	format_count(sockets, sizeof(sockets), ns, "socket");
 	snprintf(detail, len, "spec: %s x %d channels x %d MT/s x 8 B [%s, %s, %s]", sockets,
 		 u->channels, u->mts, u->name, u->dram, u->platform);
+	if (m->ident_note[0])
+		append(detail, len, "; %s", m->ident_note);
 	return 0;
 }

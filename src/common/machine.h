@@ -7,6 +7,7 @@
 #define MFU_MACHINE_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* ISA features that change the peak (bit flags of machine.isa). */
 #define MACHINE_ISA_SSE2        (1u << 0)
@@ -21,12 +22,15 @@
 #define MACHINE_ISA_AVX_VNNI    (1u << 9)
 #define MACHINE_ISA_HYBRID      (1u << 10) /* Intel hybrid (P+E cores) */
 #define MACHINE_ISA_AMX_FP16    (1u << 11) /* AMX FP16 tiles (Granite Rapids) */
+#define MACHINE_ISA_AMX_INT8    (1u << 12) /* AMX int8 tiles (TDPBSSD...) */
+#define MACHINE_ISA_AVX512_VNNI (1u << 13) /* VPDPBUSD on zmm */
 
 enum machine_dtype {
 	MACHINE_FP64 = 0,
 	MACHINE_FP32,
 	MACHINE_BF16,
 	MACHINE_FP16,
+	MACHINE_INT8,           /* integer ops (a multiply-add counts 2), not FLOPs */
 	MACHINE_NDTYPES,
 };
 
@@ -38,6 +42,11 @@ struct machine {
 	char name[64];          /* brand string, trimmed */
 	char uarch[32];         /* e.g. "sapphire_rapids", "zen4"; "unknown" */
 	unsigned isa;           /* MACHINE_ISA_* */
+	int hypervisor;         /* cpuid says it runs under a hypervisor */
+	double l3_bytes;        /* last-level (L3) cache of one socket, 0 if unknown */
+	int uarch_from_isa;     /* the model number's row was distrusted: uarch
+				 * is the class the ISA shows (ident_note says why) */
+	char ident_note[320];   /* why the model's row was distrusted, else "" */
 	double nominal_hz;      /* nominal (base) frequency in Hz, 0 if unknown */
 	char nominal_hz_source[64]; /* "cpuid leaf 0x16", "brand string", "tsc", ... */
 	char allowed_cpus[256]; /* CPU list, e.g. "0-3,8" */
@@ -45,15 +54,49 @@ struct machine {
 	double cpu_quota;       /* cgroup CPU quota in CPUs, 0 if none */
 	double ncpu;            /* min(ncpu_affinity, cpu_quota if set) */
 	int sockets;            /* sockets the allowed CPUs span (>= 1) */
+	int ncores_affinity;    /* physical cores among the allowed CPUs (SMT
+				 * siblings once); the CPU count when the
+				 * topology cannot be read */
+	double ncores;          /* min(ncores_affinity, cpu_quota if set): what
+				 * FLOP peaks count, as siblings share a core's
+				 * FMA units */
+	double clock_hz;        /* a measured core clock (mfu-calibrate), 0 if
+				 * unknown; spec peaks use nominal_hz and only
+				 * mention it */
+	char clock_hz_source[64];
 };
 
 /* Fill @m for this host and this process's affinity mask and cgroup.
  * Returns 0 or -errno. Unknown parts are left 0 / "unknown", never guessed. */
 int machine_probe(struct machine *m);
 
-/* Parse "fp64", "fp32", "bf16", "fp16"; returns the dtype or -EINVAL. */
+/* Parse "fp64", "fp32", "bf16", "fp16", "int8"; returns the dtype or -EINVAL. */
 int machine_dtype_parse(const char *s);
 const char *machine_dtype_name(enum machine_dtype d);
+/* 1 for integer dtypes (int8), whose peaks and counts are ops, not FLOPs. */
+int machine_dtype_is_integer(enum machine_dtype d);
+
+/* Choose the microarchitecture row for @m from its identity (vendor,
+ * family, model, stepping, brand string) and check it against what the CPU
+ * reports (isa, l3_bytes, hypervisor): a row the ISA contradicts (a client
+ * row on a CPU with AMX or AVX512-FP16: a hypervisor masking the model
+ * number) is distrusted, the core class is taken from the ISA, and
+ * ident_note says why. Sets uarch, uarch_from_isa and ident_note; the rest
+ * of @m is input. machine_probe() calls it; tests call it on fixtures. */
+void machine_identify(struct machine *m);
+
+/* (Re)read the CPU set process @pid may run on (0: this process): the union
+ * of its threads' affinity masks, its cgroup CPU quota, the sockets and
+ * physical cores they span. Updates allowed_cpus, ncpu_affinity,
+ * cpu_quota, ncpu, sockets, ncores_affinity and ncores. Returns 0 or
+ * -errno (-ESRCH: no such process). */
+int machine_probe_cpus(struct machine *m, pid_t pid);
+
+/* Physical cores and sockets of the CPUs in @cpulist, from the topology
+ * files under @sysfs_cpu (normally "/sys/devices/system/cpu"): distinct
+ * (physical_package_id, core_id) pairs. A CPU whose files cannot be read
+ * counts as a core (and socket 0) of its own. Returns 0 or -EINVAL. */
+int machine_topology_count(const char *cpulist, const char *sysfs_cpu, int *cores, int *sockets);
 
 /* ISA features as a space-separated list ("avx2 fma avx512f ..."). */
 void machine_isa_string(unsigned isa, char *buf, size_t len);
@@ -65,10 +108,12 @@ void machine_isa_string(unsigned isa, char *buf, size_t len);
 int machine_flops_per_cycle(const struct machine *m, enum machine_dtype dtype,
 			    double *fpc, char *detail, size_t len);
 
-/* Spec peak FLOP/s for @dtype over @ncpu CPUs (ncpu x nominal_hz x FLOPs per
- * cycle). Returns 0 or -ENOENT (unknown frequency, uarch or dtype); @detail
- * receives the formula with its numbers. */
-int machine_peak_flops(const struct machine *m, enum machine_dtype dtype, double ncpu,
+/* Spec peak FLOP/s (ops/s for int8) for @dtype over @ncores physical cores
+ * (ncores x nominal_hz x FLOPs per cycle per core; pass m->ncores for the
+ * CPUs @m may use, 1 for one core). Returns 0 or -ENOENT (unknown
+ * frequency, uarch or dtype); @detail receives the formula with its
+ * numbers, the measured clock when it differs, and ident_note. */
+int machine_peak_flops(const struct machine *m, enum machine_dtype dtype, double ncores,
 		       double *flops, char *detail, size_t len);
 
 /* Spec peak DRAM bandwidth in bytes/s for the sockets the allowed CPUs span

@@ -1,6 +1,7 @@
 #include "profile.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -25,7 +26,7 @@ _Static_assert(PROFILE_APPLICATION_ID == 1835431280, "the schema text spells the
 
 static const char profile_schema[] =
 	"PRAGMA application_id = 1835431280;\n" /* PROFILE_APPLICATION_ID, 'mfup' */
-	"PRAGMA user_version = 1;\n"
+	"PRAGMA user_version = 2;\n"
 	/* One row: the machine and CPU set the measurements belong to. */
 	"CREATE TABLE machine (\n"
 	"  id           INTEGER PRIMARY KEY CHECK (id = 1),\n"
@@ -41,7 +42,8 @@ static const char profile_schema[] =
 	"  nominal_hz   REAL,\n"
 	"  kernel       TEXT,\n"            /* uname -r */
 	"  date         TEXT NOT NULL,\n"   /* UTC, ISO 8601 */
-	"  mfu_version  TEXT NOT NULL\n"
+	"  mfu_version  TEXT NOT NULL,\n"
+	"  host         TEXT NOT NULL\n"   /* the host name: one profile per host */
 	");\n"
 	"CREATE TABLE measurement (\n"
 	"  kind     TEXT NOT NULL,\n"       /* flops | bandwidth */
@@ -67,22 +69,44 @@ static void set_why(char *why, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* This host's name, as a file name: letters, digits, '.', '_' and '-'
+ * kept, anything else '_' (a name is never empty or a path). */
+static void host_name(char *buf, size_t len, int for_file)
+{
+	char host[256] = "";
+
+	if (gethostname(host, sizeof(host) - 1) != 0 || !host[0])
+		snprintf(host, sizeof(host), "unknown");
+	host[sizeof(host) - 1] = '\0';
+	if (for_file)
+		for (char *c = host; *c; c++)
+			if (!isalnum((unsigned char)*c) && *c != '.' && *c != '_' && *c != '-')
+				*c = '_';
+	if (for_file && host[0] == '.')
+		host[0] = '_';
+	snprintf(buf, len, "%s", host);
+}
+
 int profile_default_path(char *buf, size_t len)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME");
 	const char *home = getenv("HOME");
+	char host[256];
 
+	/* One file per host: a home directory shared by a cluster's nodes
+	 * (NFS) keeps each node's measurements. */
+	host_name(host, sizeof(host), 1);
 	/* The XDG base directory spec: a relative XDG_CACHE_HOME is invalid
 	 * and must be ignored. */
 	if (xdg && xdg[0] == '/')
-		return strbuf(buf, len, "%s/mfu/profile.sqlite", xdg) ? -ENAMETOOLONG : 0;
+		return strbuf(buf, len, "%s/mfu/profile-%s.sqlite", xdg, host) ? -ENAMETOOLONG : 0;
 	if (!home || home[0] != '/') {
 		struct passwd *pw = getpwuid(getuid());
 		home = pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
 	}
 	if (!home)
 		return -ENOENT;
-	return strbuf(buf, len, "%s/.cache/mfu/profile.sqlite", home) ? -ENAMETOOLONG : 0;
+	return strbuf(buf, len, "%s/.cache/mfu/profile-%s.sqlite", home, host) ? -ENAMETOOLONG : 0;
 }
 
 static int resolve(const char *path, char *buf, size_t len, char *why, size_t whylen)
@@ -181,8 +205,8 @@ static int write_rows(sqlite3 *db, const struct machine *m, const struct profile
 
 	if (sqlite3_prepare_v2(db,
 			       "INSERT INTO machine (id, vendor, family, model, stepping, cpu_name, uarch, "
-			       "isa, allowed_cpus, ncpu, nominal_hz, kernel, date, mfu_version) "
-			       "VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+			       "isa, allowed_cpus, ncpu, nominal_hz, kernel, date, mfu_version, host) "
+			       "VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
 		goto sqlerr;
 	sqlite3_bind_text(st, i++, m->vendor, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int(st, i++, m->family);
@@ -200,6 +224,11 @@ static int write_rows(sqlite3 *db, const struct machine *m, const struct profile
 	bind_text(st, i++, u.release);
 	sqlite3_bind_text(st, i++, date, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, i++, MFU_VERSION, -1, SQLITE_STATIC);
+	{
+		char host[256];
+		host_name(host, sizeof(host), 0);
+		sqlite3_bind_text(st, i++, host, -1, SQLITE_TRANSIENT);
+	}
 	if (sqlite3_step(st) != SQLITE_DONE)
 		goto sqlerr;
 	sqlite3_finalize(st);
@@ -331,16 +360,25 @@ static void copy_str(char *dst, size_t len, const char *src)
 }
 
 /* Does the stored identity (a row of SELECT vendor, family, model, stepping,
- * cpu_name, isa, allowed_cpus, ncpu FROM machine) match @m? */
+ * cpu_name, isa, allowed_cpus, ncpu, host FROM machine) match @m? 0: no
+ * (@why says why); 1: yes; 2: this CPU on this host, but measured on
+ * another CPU set: its one-core figures and clock apply, not its all-CPU
+ * ones. */
 static int identity_matches(sqlite3_stmt *st, const struct machine *m, char *why, size_t len)
 {
 	const char *vendor = col_text(st, 0), *name = col_text(st, 4), *isa = col_text(st, 5);
-	const char *cpus = col_text(st, 6);
+	const char *cpus = col_text(st, 6), *host = col_text(st, 8);
 	int family = sqlite3_column_int(st, 1), model = sqlite3_column_int(st, 2);
 	int stepping = sqlite3_column_int(st, 3);
 	double ncpu = sqlite3_column_double(st, 7);
-	char now_isa[256];
+	char now_isa[256], now_host[256];
 
+	host_name(now_host, sizeof(now_host), 0);
+	if (strcmp(host, now_host)) {
+		set_why(why, len, "profile is for host %s (this is %s): run mfu-calibrate on this host", host,
+			now_host);
+		return 0;
+	}
 	if (strcmp(vendor, m->vendor) || family != m->family || model != m->model ||
 	    stepping != m->stepping || strcmp(name, m->name)) {
 		set_why(why, len,
@@ -361,15 +399,17 @@ static int identity_matches(sqlite3_stmt *st, const struct machine *m, char *why
 	}
 	if (strcmp(cpus, m->allowed_cpus) || fabs(ncpu - m->ncpu) > 1e-6) {
 		set_why(why, len,
-			"profile was measured on CPUs %s (%g CPUs); this process may use %s (%g CPUs): "
-			"run mfu-calibrate with the same CPU set",
+			"profile was measured on CPUs %s (%g CPUs), these are %s (%g CPUs): its one-core "
+			"figures apply, its all-CPU ones do not",
 			cpus, ncpu, m->allowed_cpus, m->ncpu);
-		return 0;
+		return 2;
 	}
 	return 1;
 }
 
-static int read_peaks(sqlite3 *db, struct profile_peak *out, int max, int *n, char *why, size_t len)
+/* @core_only: leave out the rows of scope "all" (another CPU set's). */
+static int read_peaks(sqlite3 *db, int core_only, struct profile_peak *out, int max, int *n, char *why,
+		      size_t len)
 {
 	sqlite3_stmt *st = NULL;
 	int rc, err = 0;
@@ -382,6 +422,8 @@ static int read_peaks(sqlite3 *db, struct profile_peak *out, int max, int *n, ch
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct profile_peak *p;
+		if (core_only && strcmp(col_text(st, 2), "all") == 0)
+			continue;
 		if (*n >= max) {
 			set_why(why, len, "the profile has more than %d measurements", max);
 			err = -ENOSPC;
@@ -484,9 +526,16 @@ int profile_load(const char *path, const struct machine *m, struct profile_peak 
 		err = -ENOTSUP;
 		goto out;
 	}
+	if (version < PROFILE_VERSION) {
+		/* format 1 had no host: its figures may be another node's */
+		set_why(why, len, "%s has the older profile format %d (no host): run mfu-calibrate", file,
+			version);
+		err = 0;
+		goto out;
+	}
 
 	if (sqlite3_prepare_v2(db,
-			       "SELECT vendor, family, model, stepping, cpu_name, isa, allowed_cpus, ncpu "
+			       "SELECT vendor, family, model, stepping, cpu_name, isa, allowed_cpus, ncpu, host "
 			       "FROM machine WHERE id = 1", -1, &st, NULL) != SQLITE_OK) {
 		set_why(why, len, "%s is a damaged mfu profile (%s): run mfu-calibrate", file,
 			sqlite3_errmsg(db));
@@ -500,21 +549,23 @@ int profile_load(const char *path, const struct machine *m, struct profile_peak 
 		err = -EPROTO;
 		goto out;
 	}
-	if (!identity_matches(st, m, why, len)) {
+	int match = identity_matches(st, m, why, len);
+	if (!match) {
 		err = 0;
 		goto out;
 	}
 	sqlite3_finalize(st);
 	st = NULL;
 
-	err = read_peaks(db, out, max, n, msg, sizeof(msg));
+	err = read_peaks(db, match == 2, out, max, n, msg, sizeof(msg));
 	if (err == -EPROTO) {
 		*n = 0;
 		set_why(why, len, "%s is a damaged mfu profile (%s): run mfu-calibrate", file, msg);
 	} else if (err) {
 		set_why(why, len, "%s: %s", file, msg);
 	} else if (*n == 0) {
-		set_why(why, len, "the profile %s has no measurements: run mfu-calibrate", file);
+		set_why(why, len, "the profile %s has no measurements%s: run mfu-calibrate", file,
+			match == 2 ? " for one core" : "");
 	}
 out:
 	sqlite3_finalize(st);

@@ -17,10 +17,11 @@
 
 /* The file's PRAGMA application_id ('mfup') and the format version. */
 #define PROFILE_APPLICATION_ID 0x6d667570
-#define PROFILE_VERSION 1
+#define PROFILE_VERSION 2
 
 struct profile_peak {
-	char kind[16];           /* "flops" | "bandwidth" */
+	char kind[16];           /* "flops" | "bandwidth" | "clock" (a measured core
+				  * clock in Hz, scope "core") */
 	char dtype[8];           /* "fp64", "fp32", "bf16", "fp16"; "" for bandwidth */
 	char scope[8];           /* "core" (one pinned thread) | "all" (the allowed CPUs) */
 	char kernel[32];         /* "avx512_fma", "sse_mul_add", "triad_nt", ... */
@@ -31,9 +32,11 @@ struct profile_peak {
 	int64_t measured_unix_s; /* when (CLOCK_REALTIME seconds) */
 };
 
-/* The default profile path: $XDG_CACHE_HOME/mfu/profile.sqlite when
- * XDG_CACHE_HOME is set to an absolute path, else ~/.cache/mfu/profile.sqlite
- * ($HOME, else the password database). Returns 0, -ENOENT (no home
+/* The default profile path: $XDG_CACHE_HOME/mfu/profile-HOST.sqlite when
+ * XDG_CACHE_HOME is set to an absolute path, else
+ * ~/.cache/mfu/profile-HOST.sqlite ($HOME, else the password database);
+ * HOST is this host's name (one file per host, for home directories that
+ * a cluster's nodes share). Returns 0, -ENOENT (no home
  * directory) or -ENAMETOOLONG. */
 int profile_default_path(char *buf, size_t len);
 
@@ -48,8 +51,9 @@ int profile_save(const char *path, const struct machine *m, const struct profile
 /* Load the measurements of the profile at @path (NULL = the default) into
  * @out (room for @max rows; *n receives how many were stored). Only a
  * profile measured on this CPU (vendor, family, model, stepping, brand
- * string, ISA features) and this CPU set (allowed CPUs and ncpu) of @m
- * counts. Returns:
+ * string, ISA features) on this host counts; rows of scope "all" only
+ * when they were measured on @m's CPU set (allowed CPUs and ncpu), rows of
+ * scope "core" (and the clock) on any. Returns:
  *   0 with *n > 0       the measurements apply;
  *   0 with *n == 0      none apply: @why says why ("no profile at PATH: run
  *                       mfu-calibrate", "profile is for a different CPU

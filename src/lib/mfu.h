@@ -25,7 +25,10 @@ void mfu_step_end(void);
 
 /* Declare the model FLOPs (floating-point operations the algorithm needs)
  * and model bytes (bytes it must move) of the current step. Calls within
- * one step add up. A negative or non-finite value is an anomaly. */
+ * one step add up. Pass NAN (from <math.h>) for a value you do not know:
+ * mfu_step_model(flops, NAN) declares FLOPs only, and the step's bytes (and
+ * so its MBU) stay unknown, never 0. A negative or infinite value is an
+ * anomaly. */
 void mfu_step_model(double flops, double bytes);
 
 /* Begin a phase called @name (e.g. "forward") in the calling thread. Phases
@@ -38,7 +41,8 @@ void mfu_phase_begin(const char *name);
 void mfu_phase_end(const char *name);
 
 /* Extension: declare the model FLOPs and bytes of the calling thread's
- * innermost open phase (for phase MFU/MBU). Calls within one phase add up. */
+ * innermost open phase (for phase MFU/MBU). Calls within one phase add up;
+ * NAN means unknown, as for mfu_step_model(). */
 void mfu_phase_model(double flops, double bytes);
 
 /* Extension: nonzero when the process is being recorded by mfu-record. */

@@ -31,6 +31,8 @@ import ctypes
 import os
 import sys
 
+_NAN = float("nan")
+
 __all__ = [
     "step",
     "phase",
@@ -79,7 +81,16 @@ def _load():
     # that would silently record with another build than the one asked for.
     path = os.environ.get("MFU_LIBRARY") or _SONAME
     try:
-        lib = ctypes.CDLL(path)
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            # Not found by the dynamic loader: under mfu-record, the libmfu
+            # that comes with the recorder (an uninstalled build, or a
+            # prefix the loader does not search) is named in the environment.
+            own = os.environ.get("MFU_RECORD_LIBMFU")
+            if path != _SONAME or not own:
+                raise
+            lib = ctypes.CDLL(own)
         fns = {}
         for name, argtypes, restype in (
             ("mfu_step_begin", [], None),
@@ -128,7 +139,9 @@ def _name(name):
 
 
 def _num(x):
-    return 0.0 if x is None else x
+    # None is "not declared": NAN tells libmfu the value is unknown, so the
+    # report shows null (MBU unknown), never a 0 that looks measured.
+    return _NAN if x is None else float(x)
 
 
 def available():
@@ -151,10 +164,10 @@ def step_end():
     _step_end()
 
 
-def step_model(flops, bytes):
+def step_model(flops=None, bytes=None):
     """Declare the current step's model FLOPs and model bytes (calls within
-    one step add up)."""
-    _step_model(flops, bytes)
+    one step add up). One left out (None) stays unknown, not 0."""
+    _step_model(_num(flops), _num(bytes))
 
 
 def phase_begin(name):
@@ -169,16 +182,17 @@ def phase_end(name=None):
     _phase_end(_name(name))
 
 
-def phase_model(flops, bytes):
+def phase_model(flops=None, bytes=None):
     """Declare the model FLOPs and bytes of the calling thread's innermost
-    open phase (calls within one phase add up)."""
-    _phase_model(flops, bytes)
+    open phase (calls within one phase add up). One left out (None) stays
+    unknown, not 0."""
+    _phase_model(_num(flops), _num(bytes))
 
 
 class step(contextlib.ContextDecorator):
     """``with mfu.step(flops=..., bytes=...):`` marks one step and, when flops
     or bytes is given, declares its model FLOPs and bytes (a missing one
-    counts as 0). The step ends however the block is left; exceptions
+    stays unknown: MBU null, not 0). The step ends however the block is left; exceptions
     propagate. Also a decorator: ``@mfu.step(flops=...)``."""
 
 

@@ -111,6 +111,29 @@ static int drop_privileges(const struct launch_creds *c)
 	return 0;
 }
 
+/* Name the libmfu that comes with this recorder for mfu.py, which loads
+ * libmfu by name and, when the dynamic loader cannot find it (an
+ * uninstalled build, a prefix outside the loader's path), falls back to
+ * this one: Python programs then need no LD_LIBRARY_PATH. */
+static void name_own_libmfu(void)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	const char *lib = MFU_INSTALLED_LIBMFU;
+
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			if (strcmp(self, MFU_BUILD_RECORD_DIR) == 0)
+				lib = MFU_BUILD_LIBMFU;
+		}
+	}
+	if (access(lib, R_OK) == 0)
+		setenv("MFU_RECORD_LIBMFU", lib, 1);
+}
+
 static void child(char *const argv[], int ring_fd, struct counters *cs, const sigset_t *mask,
 		  const struct launch_creds *creds, int sock, int exec_fd)
 {
@@ -143,6 +166,7 @@ static void child(char *const argv[], int ring_fd, struct counters *cs, const si
 		snprintf(groups + len, sizeof(groups) - len, "%s%d", g ? "," : "", cs->c[li].fd);
 		set_cloexec(cs->c[li].fd, 0);
 	}
+	name_own_libmfu();
 	err = -drop_privileges(creds);
 	if (!err && set_cloexec(ring_fd, 0) == 0 && setenv(MFU_ENV_RING_FD, buf, 1) == 0 &&
 	    (cs->ngroups == 0 || setenv(MFU_ENV_GROUP_FD, groups, 1) == 0)) {

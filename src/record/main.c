@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "checkpointer.h"
 #include "counters.h"
 #include "db.h"
 #include "launch.h"
@@ -36,6 +37,9 @@
 
 #define PROG "mfu-record"
 #define COMMIT_INTERVAL_NS 250000000ull /* a killed recorder loses at most this much */
+/* ... and its .sqlite file alone (copied without its -wal) lags at most this
+ * much: committed rows live in the WAL until a checkpoint copies them. */
+#define CHECKPOINT_INTERVAL_NS 2000000000ull
 
 struct options {
 	const char *output;
@@ -49,7 +53,8 @@ struct options {
 	unsigned freq;
 	unsigned dram_ms;
 	unsigned interval_ms;
-	int use_measured;
+	enum peaks_mode peak_mode;
+	int no_calibrate;
 	const char *profile;
 	const char *compute[32];
 	int ncompute;
@@ -76,13 +81,18 @@ static void usage(FILE *f)
 		"  -o, --output FILE       database to write (default run.sqlite); an existing\n"
 		"                          FILE is kept as FILE.old\n"
 		"      --dtype DTYPE       precision of the peak used for MFU: fp64, fp32 (default),\n"
-		"                          bf16, fp16\n"
-		"      --peak-flops FLOPS  peak FLOP/s to use instead of the spec peak, e.g. 1.5T\n"
-		"      --peak-bw BYTES     peak memory bandwidth in bytes/s, e.g. 200G\n"
-		"      --peak SOURCE       'spec' (default): peaks from the CPU's specification;\n"
-		"                          'measured': from mfu-calibrate's profile of this machine\n"
+		"                          bf16, fp16, int8 (ops/s, for quantized inference)\n"
+		"      --peak SOURCE       'auto' (default): the higher of the spec peak and the\n"
+		"                          measured one, so MFU never claims more than the machine\n"
+		"                          delivers; 'spec': the CPU's specification; 'measured':\n"
+		"                          mfu-calibrate's profile of this machine\n"
+		"      --peak-flops FLOPS  peak FLOP/s to use instead, e.g. 1.5T\n"
+		"      --peak-bw BYTES     peak memory bandwidth in bytes/s to use instead, e.g. 200G\n"
+		"      --no-calibrate      with no profile of this machine yet, do not run\n"
+		"                          'mfu-calibrate --quick' first (a few seconds, once);\n"
+		"                          also MFU_NO_CALIBRATE=1 in the environment\n"
 		"      --profile FILE      the machine profile to read (default\n"
-		"                          $XDG_CACHE_HOME/mfu/profile.sqlite)\n"
+		"                          $XDG_CACHE_HOME/mfu/profile-HOST.sqlite)\n"
 		"  -e, --event EVENT       also count EVENT (a libpfm4 name such as INST_RETIRED:ANY\n"
 		"                          or PMU::EVENT:UMASK, or sysfs pmu/alias/ or pmu/terms/);\n"
 		"                          repeatable; stored per step and phase\n"
@@ -119,7 +129,7 @@ static void usage(FILE *f)
 		"                          who ran sudo, from SUDO_UID/SUDO_GID)\n"
 		"  -q, --quiet             do not print the closing summary line\n"
 		"  -h, --help              show this help\n"
-		"      --version           show the version\n"
+		"  -V, --version           show the version\n"
 		"\n"
 		"The exit status is COMMAND's own (128 + N if signal N killed it); with -p, 0; 125 if\n"
 		"mfu-record itself failed, 126 if COMMAND could not be executed, 127 if it was\n"
@@ -131,7 +141,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DTYPE = 256, OPT_PEAK_FLOPS, OPT_PEAK_BW, OPT_RING, OPT_VERSION, OPT_LIST, OPT_ON_ERROR,
 	       OPT_AS_ROOT, OPT_COMPUTE, OPT_COMPUTE_FILE, OPT_DRAM_MS, OPT_PEAK, OPT_PROFILE, OPT_STEP,
-	       OPT_PHASE, OPT_DURATION };
+	       OPT_PHASE, OPT_DURATION, OPT_NO_CALIBRATE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "dtype", required_argument, NULL, OPT_DTYPE },
@@ -153,9 +163,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "phase", required_argument, NULL, OPT_PHASE },
 		{ "peak", required_argument, NULL, OPT_PEAK },
 		{ "profile", required_argument, NULL, OPT_PROFILE },
+		{ "no-calibrate", no_argument, NULL, OPT_NO_CALIBRATE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0, 0, 0, 0 },
 	};
 	int c;
@@ -166,7 +177,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->freq = 1000;
 	o->dram_ms = 10;
 	o->interval_ms = 10;
-	while ((c = getopt_long(argc, argv, "+o:qhe:F:I:p:", longopts, NULL)) != -1) {
+	/* test suites and batch jobs: never start a calibration by surprise */
+	const char *nc = getenv("MFU_NO_CALIBRATE");
+	o->no_calibrate = nc && *nc && strcmp(nc, "0") != 0;
+	/* getopt's own messages name argv[0]: the program, not its path */
+	argv[0] = (char *)PROG;
+	while ((c = getopt_long(argc, argv, "+o:qhVe:F:I:p:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg) {
@@ -177,7 +193,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_DTYPE:
 			if (machine_dtype_parse(optarg) < 0) {
-				fprintf(stderr, PROG ": unknown dtype '%s' (use fp64, fp32, bf16 or fp16)\n", optarg);
+				fprintf(stderr, PROG ": unknown dtype '%s' (use fp64, fp32, bf16, fp16 or int8)\n",
+					optarg);
 				return 2;
 			}
 			o->dtype = machine_dtype_name((enum machine_dtype)machine_dtype_parse(optarg));
@@ -256,12 +273,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_COMPUTE_FILE:
 			o->compute_file = optarg;
 			break;
-		case OPT_PEAK:
-			if (strcmp(optarg, "spec") && strcmp(optarg, "measured")) {
-				fprintf(stderr, PROG ": --peak '%s': expected 'spec' or 'measured'\n", optarg);
+		case OPT_PEAK: {
+			int mode = peaks_mode_parse(optarg);
+			if (mode < 0) {
+				fprintf(stderr, PROG ": --peak '%s': expected 'auto', 'spec' or 'measured'\n", optarg);
 				return 2;
 			}
-			o->use_measured = strcmp(optarg, "measured") == 0;
+			o->peak_mode = (enum peaks_mode)mode;
+			break;
+		}
+		case OPT_NO_CALIBRATE:
+			o->no_calibrate = 1;
 			break;
 		case OPT_PROFILE:
 			o->profile = optarg;
@@ -328,7 +350,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'h':
 			usage(stdout);
 			exit(0);
-		case OPT_VERSION:
+		case 'V':
 			printf(PROG " %s\n", MFU_VERSION);
 			exit(0);
 		default:
@@ -365,93 +387,68 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-/* The peaks this run uses and the ones it knows, stored with their sources. */
-static int store_peaks(struct writer *w, const struct machine *m, const struct options *o,
-		       struct run_info *ri, char *flops_src, char *bw_src, size_t srclen)
+/* The profile rows that apply to @m (its CPU identity and CPU set); @why
+ * says why there are none. A profile that cannot be read is said once. */
+static int load_profile(const struct options *o, const struct machine *m, struct profile_peak *pp,
+			char *why, size_t len, int say)
 {
-	int dtype = machine_dtype_parse(o->dtype);
-	char detail[512];
-	double v;
-	int rc;
+	int n = 0, rc;
 
-	for (int d = 0; d < MACHINE_NDTYPES; d++) {
-		const char *scope[2] = { "core", "all" };
-		double ncpu[2] = { 1, m->ncpu };
-		for (int s = 0; s < 2; s++) {
-			if (machine_peak_flops(m, (enum machine_dtype)d, ncpu[s], &v, detail, sizeof(detail)) != 0)
-				continue;
-			rc = writer_peak(w, "flops", machine_dtype_name((enum machine_dtype)d), scope[s], v, "spec", detail);
-			if (rc)
-				return rc;
-			if (d == dtype && s == 1 && o->peak_flops <= 0) {
-				ri->peak_flops = v;
-				strbuf(flops_src, srclen, "%s", detail);
-			}
-		}
-	}
-	if (machine_peak_bw(m, &v, detail, sizeof(detail)) == 0) {
-		rc = writer_peak(w, "bandwidth", NULL, "all", v, "spec", detail);
-		if (rc)
-			return rc;
-		if (o->peak_bw <= 0) {
-			ri->peak_bw = v;
-			strbuf(bw_src, srclen, "%s", detail);
-		}
-	}
-	/* measured peaks from mfu-calibrate's profile, when it is this machine's */
-	{
-		struct profile_peak pp[PROFILE_MAX_PEAKS];
-		char why[512];
-		int n = 0;
-		rc = profile_load(o->profile, m, pp, PROFILE_MAX_PEAKS, &n, why, sizeof(why));
-		if (rc < 0 && rc != -ENOSPC) {
+	rc = profile_load(o->profile, m, pp, PROFILE_MAX_PEAKS, &n, why, len);
+	if (rc < 0 && rc != -ENOSPC) {
+		if (say)
 			fprintf(stderr, PROG ": ignoring the machine profile: %s\n", why);
-			n = 0;
-		}
-		int used_flops = 0, used_bw = 0;
-		for (int i = 0; i < n; i++) {
-			if (!pp[i].best)
-				continue;
-			int is_flops = strcmp(pp[i].kind, "flops") == 0;
-			rc = writer_peak(w, pp[i].kind, is_flops ? pp[i].dtype : NULL, pp[i].scope, pp[i].value,
-					 "measured", pp[i].detail);
-			if (rc)
-				return rc;
-			if (!o->use_measured || strcmp(pp[i].scope, "all") != 0)
-				continue;
-			if (is_flops && strcmp(pp[i].dtype, o->dtype) == 0 && o->peak_flops <= 0) {
-				ri->peak_flops = pp[i].value;
-				strbuf(flops_src, srclen, "%s", pp[i].detail);
-				used_flops = 1;
-			} else if (!is_flops && o->peak_bw <= 0) {
-				ri->peak_bw = pp[i].value;
-				strbuf(bw_src, srclen, "%s", pp[i].detail);
-				used_bw = 1;
-			}
-		}
-		if (o->use_measured && (!used_flops || !used_bw))
-			fprintf(stderr, PROG ": --peak measured: %s%s%s; using the spec peak there\n",
-				n == 0 ? why : "the profile has no ",
-				n == 0 ? "" : !used_flops ? o->dtype : "",
-				n == 0 ? "" : !used_flops ? " FLOP/s for all CPUs" : "bandwidth for all CPUs");
+		return 0;
 	}
-	if (o->peak_flops > 0) {
-		ri->peak_flops = o->peak_flops;
-		strbuf(flops_src, srclen, "user: --peak-flops %.6g", o->peak_flops);
-		rc = writer_peak(w, "flops", o->dtype, "all", o->peak_flops, "user", flops_src);
-		if (rc)
-			return rc;
-	}
-	if (o->peak_bw > 0) {
-		ri->peak_bw = o->peak_bw;
-		strbuf(bw_src, srclen, "user: --peak-bw %.6g", o->peak_bw);
-		rc = writer_peak(w, "bandwidth", NULL, "all", o->peak_bw, "user", bw_src);
-		if (rc)
-			return rc;
-	}
-	ri->peak_flops_source = ri->peak_flops > 0 ? flops_src : NULL;
-	ri->peak_bw_source = ri->peak_bw > 0 ? bw_src : NULL;
-	return 0;
+	return n;
+}
+
+/* The first recording on a machine measures its peaks once (--peak auto or
+ * measured, the default profile, no applicable profile yet): a spec row
+ * can be wrong by 3x (a VM that masks its CPU model, a TSC rate taken for
+ * the clock), and only a measurement shows it. Before the target starts,
+ * so the two do not share the CPUs. */
+static void calibrate_first(const struct options *o, const struct machine *m)
+{
+	struct profile_peak pp[PROFILE_MAX_PEAKS];
+	char why[512], prog[PATH_MAX], path[PATH_MAX];
+
+	if (o->no_calibrate || o->profile || o->peak_mode == PEAKS_SPEC ||
+	    (o->peak_flops > 0 && o->peak_bw > 0) || o->list_events)
+		return;
+	if (load_profile(o, m, pp, why, sizeof(why), 0) > 0)
+		return;
+	peaks_calibrate_program(prog, sizeof(prog));
+	if (profile_default_path(path, sizeof(path)) != 0)
+		snprintf(path, sizeof(path), "the default profile");
+	fprintf(stderr, PROG ": this machine has not been calibrated yet (%s): measuring its peaks once "
+		"with '%s --quick' (a few seconds; saved in %s; --no-calibrate skips it)\n", why, prog, path);
+	if (peaks_calibrate(prog, NULL, why, sizeof(why)) != 0)
+		fprintf(stderr, PROG ": calibration failed: %s; using the spec peaks\n", why);
+}
+
+/* Work out the peaks for @m's CPU set (the target's) and store them: the
+ * peak table and the run's columns. @say: print the warnings (once per
+ * recording). */
+static int store_peaks(struct writer *w, const struct machine *m, const struct options *o, struct peaks *pk,
+		       const char *cpus_source, int say)
+{
+	struct profile_peak pp[PROFILE_MAX_PEAKS];
+	struct peaks_request rq = { .mode = o->peak_mode, .dtype = o->dtype, .user_flops = o->peak_flops,
+				    .user_bw = o->peak_bw };
+	char why[512] = "";
+	int n, rc;
+
+	n = load_profile(o, m, pp, why, sizeof(why), say);
+	rc = peaks_choose(pk, m, &rq, pp, n, why);
+	if (rc)
+		return rc;
+	for (int i = 0; say && i < pk->nwarn; i++)
+		fprintf(stderr, PROG ": note: %s\n", pk->warn[i]);
+	rc = writer_peaks(w, pk);
+	if (!rc)
+		rc = writer_run_peaks(w, m, pk, peaks_mode_name(o->peak_mode), cpus_source);
+	return rc;
 }
 
 /* Each counter's whole-run total: the groups read through the recorder's
@@ -657,6 +654,132 @@ static int have_cap_sys_admin(void)
 
 /* A recording with uprobes holds an event per site and thread: let it use
  * every fd it may. */
+/* Whose CPUs the peaks are for. The target's affinity and cgroup are
+ * known only once it runs (`mfu-record -- taskset -c 0 ./app` changes them
+ * in its first instructions; a program may pin itself), so they are read
+ * every 20 ms until its first step begins, and that set is the one the
+ * peaks use (stored again when it differs from the one assumed at the
+ * start). A change after that is noted, once. */
+struct cpu_watch {
+	struct machine used;     /* the CPU set the stored peaks are for */
+	struct machine seen;     /* the target's, last read */
+	int have_seen;
+	int settled;             /* its first step began: the set is fixed */
+	int change_noted;
+	uint64_t next_ns;
+};
+
+#define CPU_WATCH_EARLY_NS 20000000ull   /* until the first step */
+#define CPU_WATCH_LATE_NS 1000000000ull  /* after it: only to notice changes */
+
+static int same_cpus(const struct machine *a, const struct machine *b)
+{
+	return strcmp(a->allowed_cpus, b->allowed_cpus) == 0 && a->cpu_quota == b->cpu_quota &&
+	       a->ncores == b->ncores;
+}
+
+static void cpu_watch_peaks(struct drain *d, struct cpu_watch *cw, const struct options *o, struct peaks *pk,
+			    const char *source)
+{
+	int rc;
+
+	if (!cw->have_seen || same_cpus(&cw->used, &cw->seen)) {
+		if (cw->have_seen && !d->failed)
+			rc = writer_run_peaks(d->writer, &cw->used, pk, peaks_mode_name(o->peak_mode), source);
+		else
+			rc = 0;
+	} else {
+		cw->used = cw->seen;
+		if (!o->quiet)
+			fprintf(stderr, PROG ": the target runs on CPUs %s (%g core%s): the peaks are for them\n",
+				cw->used.allowed_cpus, cw->used.ncores, cw->used.ncores == 1 ? "" : "s");
+		rc = d->failed ? 0 : store_peaks(d->writer, &cw->used, o, pk, source, 0);
+	}
+	if (rc)
+		record_failed(d, rc, writer_error(d->writer));
+}
+
+/* Read the target's CPU set when it is due; fix it at its first step. */
+static void cpu_watch_poll(struct drain *d, struct cpu_watch *cw, const struct options *o, struct peaks *pk,
+			   pid_t pid, uint64_t now)
+{
+	struct machine m;
+
+	if (now < cw->next_ns || d->failed)
+		return;
+	cw->next_ns = now + (cw->settled ? CPU_WATCH_LATE_NS : CPU_WATCH_EARLY_NS);
+	m = cw->seen.ncpu > 0 ? cw->seen : cw->used;
+	if (machine_probe_cpus(&m, pid) != 0)
+		return; /* gone already: the last reading stands */
+	if (cw->settled) {
+		if (!same_cpus(&m, &cw->used) && !cw->change_noted) {
+			char note[700];
+			cw->change_noted = 1;
+			strbuf(note, sizeof(note), "the target's CPU set changed during the run, from %s to %s; "
+			       "the peaks are for %s, the set its first step began with", cw->used.allowed_cpus,
+			       m.allowed_cpus, cw->used.allowed_cpus);
+			fprintf(stderr, PROG ": note: %s\n", note);
+			writer_note(d->writer, "cpus_changed", note);
+		}
+		return;
+	}
+	cw->seen = m;
+	cw->have_seen = 1;
+	if (d->records > 0) {
+		cw->settled = 1;
+		cpu_watch_peaks(d, cw, o, pk, "the target's, read when its first step began");
+	}
+}
+
+/* A utilization above 100% cannot be true: the peak is too low for this
+ * machine or the declared work too high. Said on stderr at the end (the
+ * report's notes say it too, from the same tables). */
+static void say_impossible(sqlite3 *db)
+{
+	static const char *const what[] = { "steps", "phases" };
+	static const char *const name[] = { "MFU", "HFU", "MBU" };
+	static const char *const sql =
+		"WITH r AS (SELECT peak_flops AS pf, peak_bw AS pb FROM run WHERE id = 1) "
+		"SELECT %s, model_flops / (wall_ns / 1e9 * pf), hw_flops / (wall_ns / 1e9 * pf), "
+		"model_bytes / (wall_ns / 1e9 * pb) FROM %s, r WHERE complete = 1 AND wall_ns > 0";
+
+	for (int t = 0; t < 2; t++) {
+		char q[512];
+		sqlite3_stmt *st = NULL;
+		long n[3] = { 0 };
+		double worst[3] = { 0 };
+		char at[3][80] = { "", "", "" };
+
+		snprintf(q, sizeof(q), sql, t == 0 ? "'step ' || step" : "'phase ' || quote(name) || ' (id ' || id || ')'",
+			 t == 0 ? "step" : "phase");
+		if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK)
+			continue;
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			for (int k = 0; k < 3; k++) {
+				double v;
+				if (sqlite3_column_type(st, k + 1) == SQLITE_NULL)
+					continue;
+				v = sqlite3_column_double(st, k + 1);
+				if (!(v > 1.0))
+					continue;
+				n[k]++;
+				if (v > worst[k]) {
+					worst[k] = v;
+					snprintf(at[k], sizeof(at[k]), "%s", (const char *)sqlite3_column_text(st, 0));
+				}
+			}
+		}
+		sqlite3_finalize(st);
+		for (int k = 0; k < 3; k++)
+			if (n[k])
+				fprintf(stderr, PROG ": warning: %ld %s have %s above 100%% (the highest %.0f%%, %s): "
+					"impossible, so the %s peak is too low for this machine or the declared %s "
+					"too high; see the peak's source in mfu-report's notes\n", n[k],
+					n[k] == 1 ? (t == 0 ? "step" : "phase") : what[t], name[k], worst[k] * 100,
+					at[k], k == 2 ? "bandwidth" : "FLOP/s", k == 2 ? "bytes" : "FLOPs");
+	}
+}
+
 static void raise_fd_limit(void)
 {
 	struct rlimit rl;
@@ -676,7 +799,8 @@ int main(int argc, char **argv)
 	struct drain d = { 0 };
 	sigset_t block, old;
 	sqlite3 *db = NULL;
-	char err[512], flops_src[512] = "", bw_src[512] = "", cwd[PATH_MAX], dram_why[700] = "";
+	char err[512], cwd[PATH_MAX], dram_why[700] = "";
+	static struct peaks pk; /* large: off the stack */
 	char *cmd = NULL;
 	void *ring = MAP_FAILED;
 	size_t ring_size = 0;
@@ -688,6 +812,7 @@ int main(int argc, char **argv)
 	struct launch_creds creds;
 	struct py_hook *pyhook = NULL;
 	struct attach *at = NULL;
+	struct checkpointer *ckpt = NULL;
 	int attached = 0, target_ended = 0;
 
 	rc = parse_options(argc, argv, &o);
@@ -771,6 +896,7 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	calibrate_first(&o, &m);
 	if (o.pid) {
 		/* before the database: a process that cannot be joined leaves none */
 		rc = attach_open(&at, o.pid, &cs, err, sizeof(err));
@@ -780,6 +906,10 @@ int main(int argc, char **argv)
 			return 125;
 		}
 		attached = 1;
+		/* its CPUs, not ours: the peaks are for them */
+		if (machine_probe_cpus(&m, o.pid) != 0)
+			fprintf(stderr, PROG ": cannot read the CPU set of process %d; the peaks are for "
+				"mfu-record's own CPUs (%s)\n", (int)o.pid, m.allowed_cpus);
 		cmd = attach_command_json(o.pid);
 		if (!cmd)
 			cmd = strdup("[]");
@@ -862,15 +992,6 @@ int main(int argc, char **argv)
 			       "and reads 0 there, so it is reported as unknown; run as root for it", cs.c[i].name);
 			rc = writer_note(d.writer, "missing_counters", note);
 		}
-	}
-	if (!rc)
-		rc = store_peaks(d.writer, &m, &o, &ri, flops_src, bw_src, sizeof(flops_src));
-	if (!rc && ri.peak_flops <= 0) {
-		char note[256];
-		strbuf(note, sizeof(note), "no %s peak FLOP/s is known for this CPU (%s); MFU and HFU are unknown: "
-		       "pass --peak-flops", o.dtype, m.uarch);
-		fprintf(stderr, PROG ": %s\n", note);
-		rc = writer_note(d.writer, "missing_peak", note);
 	}
 	if (rc) {
 		fprintf(stderr, PROG ": %s: %s\n", o.output, writer_error(d.writer));
@@ -1007,6 +1128,16 @@ int main(int argc, char **argv)
 
 	rc = writer_run_begin(d.writer, &ri);
 	if (!rc)
+		rc = store_peaks(d.writer, &m, &o, &pk, attached ? "the attached process" : "mfu-record's own "
+				 "(until the target's is read)", 1);
+	if (!rc && pk.flops <= 0) {
+		char note[256];
+		strbuf(note, sizeof(note), "no %s peak FLOP/s is known for this CPU (%s); MFU and HFU are unknown: "
+		       "pass --peak-flops", o.dtype, m.uarch);
+		fprintf(stderr, PROG ": %s\n", note);
+		rc = writer_note(d.writer, "missing_peak", note);
+	}
+	if (!rc)
 		rc = writer_commit(d.writer);
 	d.output = o.output;
 	d.target = attached ? 0 : l.pid; /* --on-error kill stops only what we started */
@@ -1021,6 +1152,9 @@ int main(int argc, char **argv)
 	if (!d.markers) {
 		record_failed(&d, -ENOMEM, "out of memory");
 	}
+	for (int i = 0; d.markers && i < o.nreq; i++)
+		if (!o.req[i].phase && !o.req[i].python)
+			markers_set_probe_steps(d.markers);
 
 	if (attached) {
 		size_t nth;
@@ -1028,7 +1162,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": attached to process %d (%zu thread%s)%s\n", (int)o.pid, nth, nth == 1 ? "" : "s",
 			o.duration > 0 ? "" : "; Ctrl-C detaches");
 	}
+	struct cpu_watch cw = { .used = m, .settled = attached };
 	last_commit = now_ns();
+	if (checkpointer_start(&ckpt, o.output, CHECKPOINT_INTERVAL_NS) != 0)
+		fprintf(stderr, PROG ": note: cannot start the checkpointer: %s holds the rows only with "
+			"its -wal file until the end\n", o.output);
 	for (;;) {
 		struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN },
 					 { .fd = attached ? attach_pidfd(at) : -1, .events = POLLIN } };
@@ -1056,6 +1194,8 @@ int main(int argc, char **argv)
 			if (n > 0)
 				drained += n;
 		}
+		if (!attached)
+			cpu_watch_poll(&d, &cw, &o, &pk, l.pid, now_ns());
 
 		/* A busy ring is drained again at once; an idle one every 5 ms,
 		 * or at the pace of the counter readings when -I is shorter. */
@@ -1079,9 +1219,17 @@ int main(int argc, char **argv)
 			if (interrupted || (o.duration > 0 && now_ns() - ri.start_ns >= (uint64_t)(o.duration * 1e9)))
 				break;
 		} else {
-			pid_t w = waitpid(l.pid, &status, WNOHANG);
-			if (w == l.pid)
-				break;
+			/* Ended? Look without reaping: the zombie still has its
+			 * CPU set, for a program too short for the polls. */
+			siginfo_t wi = { .si_pid = 0 };
+			if (waitid(P_PID, (id_t)l.pid, &wi, WEXITED | WNOHANG | WNOWAIT) == 0 && wi.si_pid == l.pid) {
+				if (!cw.settled) {
+					cw.next_ns = 0;
+					cpu_watch_poll(&d, &cw, &o, &pk, l.pid, now_ns());
+				}
+				if (waitpid(l.pid, &status, 0) == l.pid)
+					break;
+			}
 		}
 		if (!d.failed && now_ns() - last_commit >= COMMIT_INTERVAL_NS) {
 			rc = writer_commit(d.writer);
@@ -1089,6 +1237,7 @@ int main(int argc, char **argv)
 				record_failed(&d, rc, writer_error(d.writer));
 			last_commit = now_ns();
 		}
+
 	}
 	end_ns = now_ns();
 	if (attached) {
@@ -1108,6 +1257,9 @@ int main(int argc, char **argv)
 		while (mring_skip_hole(ring))
 			drain_ring(&d);
 	}
+	if (!attached && !cw.settled)
+		cpu_watch_peaks(&d, &cw, &o, &pk, d.records ? "the target's, read when it ended (its steps ran "
+				"between two looks)" : "the target's, read when it ended (no marked step)");
 	if (d.probes) {
 		char why[512];
 		if (d.sampler)
@@ -1154,6 +1306,24 @@ int main(int argc, char **argv)
 				writer_note(d.writer, "sampling", sampler_note(d.sampler));
 			}
 		}
+		if (!rc && !attached && !d.probes && !pyhook && d.records == 0) {
+			char note[512];
+			strbuf(note, sizeof(note), "no marker was seen: the program never called mfu_step_begin() "
+			       "or mfu_phase_begin(), so there are no steps; mark its loop (C: link libmfu, "
+			       "pkg-config mfu; Python: import mfu, which says on stderr when it cannot load "
+			       "libmfu) or take steps from a function with --step FUNC");
+			fprintf(stderr, PROG ": note: %s\n", note);
+			rc = writer_note(d.writer, "no_steps", note);
+		}
+		if (!rc && markers_ignored_step_markers(d.markers)) {
+			char note[512];
+			strbuf(note, sizeof(note), "the program marks its own steps too (%llu step markers): with "
+			       "--step the steps come from the probes, so its step markers and their "
+			       "mfu_step_model() declarations were left out; record without --step to use them",
+			       (unsigned long long)markers_ignored_step_markers(d.markers));
+			fprintf(stderr, PROG ": note: %s\n", note);
+			rc = writer_note(d.writer, "step_source", note);
+		}
 		if (!rc && lost) {
 			char note[256];
 			strbuf(note, sizeof(note), "%llu marker records were lost (the marker ring was full); "
@@ -1170,7 +1340,9 @@ int main(int argc, char **argv)
 			rc = writer_commit(d.writer);
 		if (rc)
 			fprintf(stderr, PROG ": cannot complete %s: %s\n", o.output, writer_error(d.writer));
-		else if (!o.quiet)
+		else
+			say_impossible(db);
+		if (!rc && !o.quiet)
 			fprintf(stderr, PROG ": %llu steps, %llu marker records, %llu lost, %llu anomalies -> %s\n",
 				(unsigned long long)(d.markers ? markers_steps(d.markers) : 0),
 				(unsigned long long)d.records, (unsigned long long)lost,
@@ -1186,6 +1358,7 @@ int main(int argc, char **argv)
 			"after it were not stored\n", o.output, (unsigned long long)d.dropped);
 	}
 out:
+	checkpointer_stop(ckpt);
 	sampler_close(d.sampler);
 	probe_steps_free(d.probes); /* uprobes leave the target, semaphores drop */
 	py_hook_free(pyhook);

@@ -52,6 +52,9 @@ struct markers {
 	int64_t next_phase;
 	uint64_t anomalies;
 	int probe;              /* the record being fed comes from a probe */
+	int probe_steps;        /* steps come from probes (--step): the program's
+				 * own step markers are left out */
+	uint64_t ignored_step_markers;
 };
 
 struct markers *markers_new(const struct counters *cs, const struct markers_sink *sink)
@@ -214,20 +217,64 @@ static void fill_delta(struct markers *m, const struct counter_reading *a,
 	counters_delta(m->cs, a, &b, d);
 }
 
+/* A NAN declares nothing (unknown), any other value must be finite and >= 0. */
+static int model_value_ok(double v)
+{
+	return isnan(v) || (isfinite(v) && v >= 0);
+}
+
 /* 0 if the model values are usable, 1 if not (anomaly recorded), < 0 on error. */
 static int check_model(struct markers *m, const struct mring_record *r, int64_t step)
 {
 	int err;
 
-	if (isfinite(r->a) && isfinite(r->b) && r->a >= 0 && r->b >= 0)
+	if (model_value_ok(r->a) && model_value_ok(r->b))
 		return 0;
 	err = anomaly(m, r, "bad_model_value", step,
-		      "model FLOPs %g and bytes %g: each must be finite and >= 0; ignored", r->a, r->b);
+		      "model FLOPs %g and bytes %g: each must be finite and >= 0 (or NAN: unknown); "
+		      "ignored", r->a, r->b);
 	return err ? err : 1;
+}
+
+/* Add a declaration to a step's or phase's model values: a NAN part is left
+ * out, so "flops only" keeps the bytes unknown (NULL), never 0. */
+static void add_model(int *has, double *flops, double *bytes, const struct mring_record *r)
+{
+	if (!isnan(r->a)) {
+		*has |= MODEL_FLOPS;
+		*flops += r->a;
+	}
+	if (!isnan(r->b)) {
+		*has |= MODEL_BYTES;
+		*bytes += r->b;
+	}
+}
+
+/* Boundaries of one interval from two sources (the marker ring and probe
+ * hits) are drained at different times; an end that comes before its
+ * begin must never become a negative duration: the interval is kept as
+ * incomplete (no end, no counts) and the anomaly says why. */
+static int check_order(struct markers *m, const struct mring_record **end, uint64_t begin_ns, int64_t step,
+		       const char *what)
+{
+	int err;
+
+	if (!*end || (*end)->time_ns >= begin_ns)
+		return 0;
+	err = anomaly(m, *end, "end_before_begin", step,
+		      "%s ended %llu ns before it began (boundaries from two sources, the markers and "
+		      "probes, out of order); kept as incomplete", what,
+		      (unsigned long long)(begin_ns - (*end)->time_ns));
+	*end = NULL;
+	return err;
 }
 
 static int emit_step(struct markers *m, struct proc *p, const struct mring_record *end)
 {
+	int err = check_order(m, &end, p->begin_ns, p->step, "a step");
+
+	if (err)
+		return err;
 	struct interval_row row = {
 		.id = p->step,
 		.step = p->step,
@@ -252,6 +299,10 @@ static int emit_step(struct markers *m, struct proc *p, const struct mring_recor
 static int emit_phase(struct markers *m, struct thread *t, int idx, const struct mring_record *end)
 {
 	struct open_phase *op = &t->stack[idx];
+	int err = check_order(m, &end, op->begin_ns, op->step, "a phase");
+
+	if (err)
+		return err;
 	struct interval_row row = {
 		.id = op->id,
 		.step = op->step,
@@ -326,9 +377,7 @@ static int on_step_model(struct markers *m, const struct mring_record *r)
 	bad = check_model(m, r, p->step);
 	if (bad)
 		return bad < 0 ? bad : 0;
-	p->has_model = 1;
-	p->flops += r->a;
-	p->bytes += r->b;
+	add_model(&p->has_model, &p->flops, &p->bytes, r);
 	return 0;
 }
 
@@ -432,10 +481,18 @@ static int on_phase_model(struct markers *m, const struct mring_record *r)
 	bad = check_model(m, r, op->step);
 	if (bad)
 		return bad < 0 ? bad : 0;
-	op->has_model = 1;
-	op->flops += r->a;
-	op->bytes += r->b;
+	add_model(&op->has_model, &op->flops, &op->bytes, r);
 	return 0;
+}
+
+void markers_set_probe_steps(struct markers *m)
+{
+	m->probe_steps = 1;
+}
+
+uint64_t markers_ignored_step_markers(const struct markers *m)
+{
+	return m ? m->ignored_step_markers : 0;
 }
 
 int markers_feed_probe(struct markers *m, const struct mring_record *rec)
@@ -455,6 +512,12 @@ int markers_feed(struct markers *m, const struct mring_record *rec)
 	const struct mring_record *r = &copy;
 
 	copy.name[sizeof(copy.name) - 1] = '\0';
+	if (m->probe_steps && !m->probe &&
+	    (r->kind == MRING_STEP_BEGIN || r->kind == MRING_STEP_END || r->kind == MRING_STEP_MODEL)) {
+		/* two step sources would interleave into nonsense: --step wins */
+		m->ignored_step_markers++;
+		return 0;
+	}
 	if (r->flags & MRING_F_NO_COUNTERS) {
 		int err = anomaly(m, r, "counter_read_failed", -1,
 				  "the marker could not read the counter group (the target closed its fd?); "

@@ -13,6 +13,9 @@
 #include "counters.h"
 #include "marker_ring.h"
 
+#define MODEL_FLOPS 1
+#define MODEL_BYTES 2
+
 struct interval_row {
 	int64_t id;             /* step number, or phase id */
 	int64_t step;           /* for phases: the step open at begin, -1 if none */
@@ -22,7 +25,8 @@ struct interval_row {
 	int32_t pid, tid, end_tid;
 	uint64_t begin_ns, end_ns;
 	int complete;           /* 0: never ended (end_ns and counters unknown) */
-	int has_model;
+	int has_model;          /* MODEL_FLOPS | MODEL_BYTES: which were declared
+				 * (a NAN declaration leaves its value unknown) */
 	double model_flops, model_bytes;
 	int interpolated;       /* a boundary came from a probe: the counts in @d are
 				 * unknown here, interpolated later (intervals.h) */
@@ -56,6 +60,10 @@ int markers_feed(struct markers *m, const struct mring_record *r);
  * but the record carries no counter reading (ngroups 0) and the intervals
  * it bounds are flagged interpolated. */
 int markers_feed_probe(struct markers *m, const struct mring_record *r);
+/* Steps come from probes (mfu-record --step): the program's own step
+ * markers (begin, end, model) are counted and left out, never mixed in. */
+void markers_set_probe_steps(struct markers *m);
+uint64_t markers_ignored_step_markers(const struct markers *m);
 
 /* Forget, without a row, the step that thread @tid of @pid has open (@name
  * NULL), or its innermost phase when that is @name: a probe's boundary that

@@ -297,6 +297,50 @@ int writer_peak(struct writer *w, const char *kind, const char *dtype, const cha
 	return run_stmt(w, st);
 }
 
+int writer_peaks(struct writer *w, const struct peaks *pk)
+{
+	int rc;
+
+	if (sqlite3_exec(w->db, "DELETE FROM peak", NULL, NULL, NULL) != SQLITE_OK)
+		return fail(w);
+	for (int i = 0; i < pk->nrows; i++) {
+		const struct peak_row *r = &pk->rows[i];
+		rc = writer_peak(w, r->kind, r->dtype[0] ? r->dtype : NULL, r->scope, r->value, r->source,
+				 r->detail);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int writer_run_peaks(struct writer *w, const struct machine *m, const struct peaks *pk,
+		     const char *peak_mode, const char *cpus_source)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, i = 1;
+
+	if (sqlite3_prepare_v2(w->db,
+		"UPDATE run SET allowed_cpus = ?, ncpu_affinity = ?, cpu_quota = ?, ncpu = ?, ncores = ?, "
+		"clock_hz = ?, peak_flops = ?, peak_flops_source = ?, peak_bw = ?, peak_bw_source = ?, "
+		"peak_mode = ?, cpus_source = ? WHERE id = 1", -1, &st, NULL) != SQLITE_OK)
+		return fail(w);
+	bind_text_or_null(st, i++, m->allowed_cpus[0] ? m->allowed_cpus : NULL);
+	sqlite3_bind_int(st, i++, m->ncpu_affinity);
+	bind_pos_or_null(st, i++, m->cpu_quota);
+	sqlite3_bind_double(st, i++, m->ncpu);
+	bind_pos_or_null(st, i++, m->ncores);
+	bind_pos_or_null(st, i++, pk->clock_hz);
+	bind_pos_or_null(st, i++, pk->flops);
+	bind_text_or_null(st, i++, pk->flops > 0 ? pk->flops_source : NULL);
+	bind_pos_or_null(st, i++, pk->bw);
+	bind_text_or_null(st, i++, pk->bw > 0 ? pk->bw_source : NULL);
+	bind_text_or_null(st, i++, peak_mode);
+	bind_text_or_null(st, i++, cpus_source);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w);
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int writer_note(struct writer *w, const char *kind, const char *text)
 {
 	sqlite3_stmt *st = w->st[S_NOTE];
@@ -305,7 +349,14 @@ int writer_note(struct writer *w, const char *kind, const char *text)
 	return run_stmt(w, st);
 }
 
-/* Bind the counter columns of @row (COUNTER_COLUMNS) from parameter @i on. */
+/* Counters only grow: a delta that is negative, not finite or beyond int64
+ * comes from bad boundaries, and is stored as unknown, never as a number
+ * (a cast of NaN would be INT64_MIN). */
+static int count_ok(double v)
+{
+	return v >= 0 && v < 9.2e18;
+}
+
 /* The counter columns of @row, then cpu_ns_err and hw_flops_err: from
  * @err when given (interpolated counts), else 0 for each known value (read
  * exactly at the boundaries). */
@@ -319,18 +370,18 @@ static int bind_counters(sqlite3_stmt *st, int i, const struct interval_row *row
 		COL_FLOPS_FP64, COL_FLOPS_FP32, COL_FLOPS_FP16, COL_FLOPS_ANY, COL_AMX_OPS,
 	};
 	for (size_t k = 0; k < ARRAY_SIZE(int_cols); k++, i++) {
-		if (row->complete && row->d.has[int_cols[k]])
+		if (row->complete && row->d.has[int_cols[k]] && count_ok(row->d.v[int_cols[k]]))
 			sqlite3_bind_int64(st, i, (sqlite3_int64)(row->d.v[int_cols[k]] + 0.5));
 		else
 			sqlite3_bind_null(st, i);
 	}
 	double flops = row->complete ? counters_hw_flops(&row->d) : -1;
-	if (flops >= 0)
+	if (count_ok(flops))
 		sqlite3_bind_double(st, i++, flops);
 	else
 		sqlite3_bind_null(st, i++);
 	for (size_t k = 0; k < ARRAY_SIZE(real_cols); k++, i++) {
-		if (row->complete && row->d.has[real_cols[k]])
+		if (row->complete && row->d.has[real_cols[k]] && count_ok(row->d.v[real_cols[k]]))
 			sqlite3_bind_double(st, i, row->d.v[real_cols[k]]);
 		else
 			sqlite3_bind_null(st, i);
@@ -339,12 +390,13 @@ static int bind_counters(sqlite3_stmt *st, int i, const struct interval_row *row
 		sqlite3_bind_double(st, i++, row->d.hw_fraction);
 	else
 		sqlite3_bind_null(st, i++);
-	if (row->complete && row->d.has[COL_CPU_NS])
+	if (row->complete && row->d.has[COL_CPU_NS] && count_ok(row->d.v[COL_CPU_NS]) &&
+	    (!err || count_ok(err->v[COL_CPU_NS])))
 		sqlite3_bind_int64(st, i, err ? (sqlite3_int64)(err->v[COL_CPU_NS] + 0.5) : 0);
 	else
 		sqlite3_bind_null(st, i);
 	i++;
-	if (flops >= 0)
+	if (count_ok(flops))
 		sqlite3_bind_double(st, i, err ? (counters_hw_flops(err) > 0 ? counters_hw_flops(err) : 0) : 0);
 	else
 		sqlite3_bind_null(st, i);
@@ -399,13 +451,14 @@ static void bind_interval(sqlite3_stmt *st, int *i, const struct interval_row *r
 		sqlite3_bind_null(st, (*i)++);
 		sqlite3_bind_null(st, (*i)++);
 	}
-	if (row->has_model) {
+	if (row->has_model & MODEL_FLOPS)
 		sqlite3_bind_double(st, (*i)++, row->model_flops);
+	else
+		sqlite3_bind_null(st, (*i)++);
+	if (row->has_model & MODEL_BYTES)
 		sqlite3_bind_double(st, (*i)++, row->model_bytes);
-	} else {
+	else
 		sqlite3_bind_null(st, (*i)++);
-		sqlite3_bind_null(st, (*i)++);
-	}
 }
 
 int writer_step(void *ctx, const struct interval_row *row)

@@ -13,6 +13,7 @@
 #include "counters.h"
 #include "machine.h"
 #include "markers.h"
+#include "peaks.h"
 
 struct writer;
 
@@ -46,6 +47,14 @@ int writer_counter_total(struct writer *w, int id, uint64_t total, uint64_t enab
 int writer_peak(struct writer *w, const char *kind, const char *dtype, const char *scope,
 		double value, const char *source, const char *detail);
 int writer_note(struct writer *w, const char *kind, const char *text);
+/* Replace the peak table with @pk's rows. */
+int writer_peaks(struct writer *w, const struct peaks *pk);
+/* Set the run's CPU set (from @m: the target's), the peaks it uses and
+ * their sources, how they were chosen (@peak_mode: auto, spec, measured)
+ * and whose CPU set it is (@cpus_source). Called after writer_run_begin,
+ * again when the target's CPU set turns out to differ. */
+int writer_run_peaks(struct writer *w, const struct machine *m, const struct peaks *pk,
+		     const char *peak_mode, const char *cpus_source);
 
 /* markers_sink callbacks (ctx = the writer) */
 int writer_step(void *w, const struct interval_row *row);

@@ -7,6 +7,8 @@ MFU_CALIBRATE=BUILD/src/calibrate/mfu-calibrate python3 tests/e2e/test_calibrate
 """
 import json
 import os
+import socket
+import re
 import sqlite3
 import stat
 import subprocess
@@ -199,7 +201,8 @@ class Calibrate(unittest.TestCase):
         self.assertLess(self.wall1, 10.0)
 
     def test_profile_written_to_xdg_cache(self):
-        path = os.path.join(self.cache, 'mfu', 'profile.sqlite')
+        host = re.sub(r'[^A-Za-z0-9._-]', '_', socket.gethostname())
+        path = os.path.join(self.cache, 'mfu', 'profile-%s.sqlite' % host)
         self.assertTrue(os.path.exists(path), self.p1.stderr)
         self.assertIn(path, self.p1.stderr)
         self.assertEqual(stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode), 0o700)
@@ -211,8 +214,15 @@ class Calibrate(unittest.TestCase):
             m = con.execute('SELECT vendor, allowed_cpus, ncpu FROM machine').fetchone()
             self.assertTrue(m[0])
             self.assertEqual(int(m[2]), len(os.sched_getaffinity(0)))
-            n = con.execute('SELECT count(*) FROM measurement').fetchone()[0]
+            n = con.execute("SELECT count(*) FROM measurement WHERE kind != 'clock'").fetchone()[0]
             self.assertEqual(n, len(self.rows1))
+            # one profile per host, and the measured core clock for the peak texts
+            self.assertEqual(con.execute('SELECT host FROM machine').fetchone()[0], socket.gethostname())
+            clock = con.execute("SELECT value, scope, best FROM measurement WHERE kind = 'clock'").fetchall()
+            self.assertEqual(len(clock), 1)
+            self.assertEqual(clock[0][1:], ('core', 1))
+            self.assertGreater(clock[0][0], 2e8)
+            self.assertLess(clock[0][0], 1e10)
             stored = con.execute("SELECT value FROM measurement WHERE kind = 'flops' AND "
                                  "dtype = 'fp64' AND scope = 'core' AND best = 1").fetchone()
             want = max(r['value'] for r in self.rows1 if r['kind'] == 'flops'
@@ -221,7 +231,7 @@ class Calibrate(unittest.TestCase):
         finally:
             con.close()
         # No temporary file left behind.
-        self.assertEqual(os.listdir(os.path.dirname(path)), ['profile.sqlite'])
+        self.assertEqual(os.listdir(os.path.dirname(path)), [os.path.basename(path)])
 
     def test_no_save_writes_nothing(self):
         self.assertFalse(os.path.exists(self.env2['XDG_CACHE_HOME']))

@@ -25,6 +25,10 @@ def wl_nomark():
     return prog('MFU_WL_NOMARK')
 
 
+def wl(name):
+    return prog('MFU_WL_' + name.upper())
+
+
 def read_clock(path):
     rows = []
     with open(path) as f:
@@ -79,6 +83,30 @@ class FunctionSteps(TempDirTest):
         self.assertEqual(query(db, 'SELECT count(*) AS n FROM anomaly')[0]['n'], 0)
         run = query(db, 'SELECT mode, interval_ns FROM run')[0]
         self.assertEqual((run['mode'], run['interval_ns']), ('launch', 10000000))
+
+    def test_step_probes_and_the_programs_own_markers_are_not_mixed(self):
+        """--step on a program that marks its own steps: the probes' steps
+        only, never interleaved with the markers' (which gave negative
+        durations and INT64_MIN counts), and a note says so."""
+        db = self.path('run.sqlite')
+        p = record(['-o', db, '--step', 'spin_us'],
+                   [wl('steps'), '--steps', '6', '--busy-us', '5000', '--flops', '1000000'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        steps = query(db, 'SELECT * FROM step ORDER BY step')
+        self.assertEqual(len(steps), 6, steps)
+        for s in steps:
+            self.assertEqual(s['complete'], 1)
+            self.assertGreaterEqual(s['wall_ns'], 5000000 * 0.98)
+            self.assertIsNone(s['model_flops'])  # the markers' declarations are left out
+            for col in ('cpu_ns', 'ctx_switches', 'page_faults'):
+                self.assertTrue(s[col] is None or s[col] >= 0, (col, s[col]))
+        self.assertIn('the program marks its own steps too (18 step markers)', p.stderr)
+        notes = query(db, "SELECT text FROM note WHERE kind = 'step_source'")
+        self.assertEqual(len(notes), 1)
+        self.assertEqual(query(db, 'SELECT count(*) AS n FROM anomaly')[0]['n'], 0)
+        r = subprocess.run([prog('MFU_REPORT'), '--db', db, 'summary', 'steps'], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_interpolated_counts_within_their_bound(self):
         # a constant-rate workload: each call spins 30 ms on one CPU

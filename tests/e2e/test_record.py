@@ -3,6 +3,7 @@ import json
 import os
 import pwd
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -276,6 +277,32 @@ class RecordExit(TempDirTest):
         # about 1 s of 1 ms steps ran; at most the last 0.25 s batch is lost
         self.assertGreater(n, 300)
 
+    def test_sigkill_leaves_the_sqlite_file_alone_usable(self):
+        """Committed rows sit in the -wal file until a checkpoint: one every
+        2 s, so a user who copies just the .sqlite of a killed recording
+        gets all but the last seconds."""
+        db = self.path('run.sqlite')
+        proc = subprocess.Popen([prog('MFU_RECORD'), '-o', db, '--', wl('steps'), '--steps', '100000',
+                                 '--busy-us', '1000'], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        time.sleep(3.5)
+        children = open('/proc/%d/task/%d/children' % (proc.pid, proc.pid)).read().split()
+        proc.kill()
+        proc.wait()
+        for c in children:
+            try:
+                os.kill(int(c), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        alone = self.path('copy.sqlite')
+        shutil.copyfile(db, alone)  # the main file only, as a user's cp would if the -wal were lost
+        p = subprocess.run([prog('MFU_REPORT'), '--db', alone, '--format', 'json', 'summary'],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        steps = json.loads(p.stdout)[0]['steps']
+        # 3.5 s of 1 ms steps; the checkpoint 2 s in holds more than 1 s of them
+        self.assertGreater(steps, 500 if not SANITIZED else 50)
+
 
 class RecordFaults(TempDirTest):
     def test_sigterm_and_sighup_are_passed_on(self):
@@ -455,7 +482,11 @@ class RecordUsage(TempDirTest):
         p = record(['-o', db], [wl('steps'), '--steps', '1'], env=env)
         self.assertEqual(p.returncode, 0, p.stderr)
         run = query(db, 'SELECT * FROM run')[0]
-        self.assertTrue(run['peak_flops_source'].startswith('spec'))  # spec stays the default
+        # auto, the default: the higher of spec and measured
+        self.assertEqual(run['peak_mode'], 'auto')
+        both = query(db, "SELECT value FROM peak WHERE kind = 'flops' AND dtype = 'fp32' AND scope = 'all' "
+                         "AND source IN ('spec', 'measured')")
+        self.assertEqual(run['peak_flops'], max(r['value'] for r in both))
         measured = query(db, "SELECT * FROM peak WHERE source = 'measured'")
         self.assertTrue(any(m['kind'] == 'flops' and m['dtype'] == 'fp32' and m['scope'] == 'all' for m in measured))
         self.assertTrue(any(m['kind'] == 'bandwidth' for m in measured))
@@ -632,6 +663,24 @@ class LibraryProbes(unittest.TestCase):
 
 
 @unittest.skipUnless(os.geteuid() == 0, 'needs root to switch to an unprivileged user')
+class RecordNoSteps(TempDirTest):
+    def test_a_run_without_markers_says_why(self):
+        db = self.path('run.sqlite')
+        p = record(['-o', db], ['sh', '-c', 'exit 0'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn('no marker was seen', p.stderr)
+        notes = query(db, "SELECT text FROM note WHERE kind = 'no_steps'")
+        self.assertEqual(len(notes), 1)
+        self.assertIn('--step FUNC', notes[0]['text'])
+
+    def test_a_marked_run_has_no_such_note(self):
+        db = self.path('run.sqlite')
+        p = record(['-o', db], [wl('steps'), '--steps', '1'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn('no marker was seen', p.stderr)
+        self.assertEqual(query(db, "SELECT count(*) AS n FROM note WHERE kind = 'no_steps'")[0]['n'], 0)
+
+
 class RecordUnprivileged(TempDirTest):
     def test_as_nobody(self):
         nobody = pwd.getpwnam('nobody')

@@ -5,7 +5,10 @@
 #include "machine.h"
 
 #include <errno.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -14,7 +17,8 @@
 #define ISA_AVX2 (MACHINE_ISA_SSE2 | MACHINE_ISA_AVX | MACHINE_ISA_FMA | MACHINE_ISA_AVX2)
 #define ISA_AVX512 (ISA_AVX2 | MACHINE_ISA_AVX512F)
 #define ISA_SPR (ISA_AVX512 | MACHINE_ISA_AVX512_BF16 | MACHINE_ISA_AVX512_FP16 | \
-		 MACHINE_ISA_AMX_BF16 | MACHINE_ISA_AMX_TILE | MACHINE_ISA_AVX_VNNI)
+		 MACHINE_ISA_AMX_BF16 | MACHINE_ISA_AMX_TILE | MACHINE_ISA_AVX_VNNI | \
+		 MACHINE_ISA_AVX512_VNNI | MACHINE_ISA_AMX_INT8)
 #define ISA_ZEN4 (ISA_AVX512 | MACHINE_ISA_AVX512_BF16)
 
 #define NONE (-1.0) /* the dtype has no peak: -ENOENT */
@@ -105,11 +109,14 @@ static struct machine make(const char *vendor, int family, int model, int steppi
 	m.nominal_hz = 2.0e9;
 	snprintf(m.nominal_hz_source, sizeof(m.nominal_hz_source), "test");
 	m.sockets = 1;
+	machine_identify(&m);
 	return m;
 }
 
-/* FLOPs/cycle per dtype (fp64, fp32, bf16, fp16) and spec bandwidth for one
- * socket, computed by hand: FMA ops/cycle x lanes x 2; channels x MT/s x 8. */
+/* FLOPs/cycle per dtype (fp64, fp32, bf16, fp16; int8 ops/cycle) and spec
+ * bandwidth for one socket, computed by hand: FMA ops/cycle x lanes x 2;
+ * int8: AMX 2048, VPDPBUSD zmm units x 16 x 4 x 2, ymm (AVX-VNNI) units x
+ * 8 x 4 x 2; channels x MT/s x 8. */
 static const struct table_row {
 	int line;
 	const char *vendor;
@@ -123,86 +130,86 @@ static const struct table_row {
 	/* SPR: 2x512 FMA = 2x8x2 / 2x16x2; AMX 1024; AVX512_FP16 2x32x2;
 	 * 8 x 4800 MT/s x 8 B */
 	{ __LINE__, "GenuineIntel", 6, 0x8F, 8, "Intel(R) Xeon(R) Platinum 8480+", ISA_SPR,
-	  "sapphire_rapids", { 32, 64, 1024, 128 }, 307.2e9 },
+	  "sapphire_rapids", { 32, 64, 1024, 128, 2048 }, 307.2e9 },
 	/* SPR in a VM that hides AMX: bf16 falls back to VDPBF16PS 2x16x2x2. */
 	{ __LINE__, "GenuineIntel", 6, 0x8F, 8, "Intel(R) Xeon(R) Processor",
 	  ISA_SPR & ~(MACHINE_ISA_AMX_BF16 | MACHINE_ISA_AMX_TILE),
-	  "sapphire_rapids", { 32, 64, 128, 128 }, 307.2e9 },
+	  "sapphire_rapids", { 32, 64, 128, 128, 256 }, 307.2e9 },
 	/* SPR with AVX-512 state disabled: 2x256 FMA = 2x4x2; no bf16/fp16. */
 	{ __LINE__, "GenuineIntel", 6, 0x8F, 8, "", ISA_AVX2,
-	  "sapphire_rapids", { 16, 32, NONE, NONE }, 307.2e9 },
+	  "sapphire_rapids", { 16, 32, NONE, NONE, NONE }, 307.2e9 },
 	/* EMR: as SPR; 8 x 5600 x 8 */
 	{ __LINE__, "GenuineIntel", 6, 0xCF, 2, "", ISA_SPR,
-	  "emerald_rapids", { 32, 64, 1024, 128 }, 358.4e9 },
+	  "emerald_rapids", { 32, 64, 1024, 128, 2048 }, 358.4e9 },
 	/* GNR with AMX-FP16: 12 x 6400 x 8 */
 	{ __LINE__, "GenuineIntel", 6, 0xAD, 1, "Intel(R) Xeon(R) 6980P", ISA_SPR | MACHINE_ISA_AMX_FP16,
-	  "granite_rapids", { 32, 64, 1024, 1024 }, 614.4e9 },
+	  "granite_rapids", { 32, 64, 1024, 1024, 2048 }, 614.4e9 },
 	/* ICX: 2x512 FMA, no bf16/fp16; 8 x 3200 x 8 */
 	{ __LINE__, "GenuineIntel", 6, 0x6A, 6, "Intel(R) Xeon(R) Platinum 8380 CPU @ 2.30GHz",
-	  ISA_AVX512, "ice_lake_sp", { 32, 64, NONE, NONE }, 204.8e9 },
+	  ISA_AVX512, "ice_lake_sp", { 32, 64, NONE, NONE, NONE }, 204.8e9 },
 	/* SKX Platinum: 2x512 FMA; 6 x 2666 x 8 */
 	{ __LINE__, "GenuineIntel", 6, 0x55, 4, "Intel(R) Xeon(R) Platinum 8180 CPU @ 2.50GHz",
-	  ISA_AVX512, "skylake_sp", { 32, 64, NONE, NONE }, 127.968e9 },
+	  ISA_AVX512, "skylake_sp", { 32, 64, NONE, NONE, NONE }, 127.968e9 },
 	/* SKX Silver: 1x512 FMA = 1x8x2 */
 	{ __LINE__, "GenuineIntel", 6, 0x55, 4, "Intel(R) Xeon(R) Silver 4114 CPU @ 2.20GHz",
-	  ISA_AVX512, "skylake_sp", { 16, 32, NONE, NONE }, 127.968e9 },
+	  ISA_AVX512, "skylake_sp", { 16, 32, NONE, NONE, NONE }, 127.968e9 },
 	/* SKX Gold 5122: the Gold 5 with two units */
 	{ __LINE__, "GenuineIntel", 6, 0x55, 4, "Intel(R) Xeon(R) Gold 5122 CPU @ 3.60GHz",
-	  ISA_AVX512, "skylake_sp", { 32, 64, NONE, NONE }, 127.968e9 },
+	  ISA_AVX512, "skylake_sp", { 32, 64, NONE, NONE, NONE }, 127.968e9 },
 	/* CLX Gold 5218: one unit; 6 x 2933 x 8 */
 	{ __LINE__, "GenuineIntel", 6, 0x55, 7, "Intel(R) Xeon(R) Gold 5218 CPU @ 2.30GHz",
-	  ISA_AVX512, "cascade_lake", { 16, 32, NONE, NONE }, 140.784e9 },
+	  ISA_AVX512, "cascade_lake", { 16, 32, NONE, NONE, NONE }, 140.784e9 },
 	/* CLX Gold 6248: two units */
 	{ __LINE__, "GenuineIntel", 6, 0x55, 7, "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz",
-	  ISA_AVX512, "cascade_lake", { 32, 64, NONE, NONE }, 140.784e9 },
+	  ISA_AVX512, "cascade_lake", { 32, 64, NONE, NONE, NONE }, 140.784e9 },
 	/* Cooper Lake: AVX512_BF16 2x16x2x2; 6 x 3200 x 8 */
 	{ __LINE__, "GenuineIntel", 6, 0x55, 11, "Intel(R) Xeon(R) Platinum 8380H CPU @ 2.90GHz",
-	  ISA_AVX512 | MACHINE_ISA_AVX512_BF16, "cooper_lake", { 32, 64, 128, NONE }, 153.6e9 },
+	  ISA_AVX512 | MACHINE_ISA_AVX512_BF16, "cooper_lake", { 32, 64, 128, NONE, NONE }, 153.6e9 },
 	/* Coffee Lake client: 2x256 FMA; 2 x 2666 x 8 */
 	{ __LINE__, "GenuineIntel", 6, 0x9E, 10, "Intel(R) Core(TM) i7-8700K CPU @ 3.70GHz",
-	  ISA_AVX2, "skylake", { 16, 32, NONE, NONE }, 42.656e9 },
+	  ISA_AVX2, "skylake", { 16, 32, NONE, NONE, NONE }, 42.656e9 },
 	/* Alder Lake (hybrid): P-core 2x256 FMA; 2 x 4800 x 8 */
 	{ __LINE__, "GenuineIntel", 6, 0x97, 2, "12th Gen Intel(R) Core(TM) i9-12900K",
 	  ISA_AVX2 | MACHINE_ISA_HYBRID | MACHINE_ISA_AVX_VNNI, "alder_lake",
-	  { 16, 32, NONE, NONE }, 76.8e9 },
+	  { 16, 32, NONE, NONE, 128 }, 76.8e9 },
 	/* Ice Lake client: 1x512 FMA = 16 */
 	{ __LINE__, "GenuineIntel", 6, 0x7E, 5, "Intel(R) Core(TM) i7-1065G7 CPU @ 1.30GHz",
-	  ISA_AVX512, "ice_lake", { 16, 32, NONE, NONE }, 51.2e9 },
+	  ISA_AVX512, "ice_lake", { 16, 32, NONE, NONE, NONE }, 51.2e9 },
 	/* Zen 2 Rome: 2x256 FMA; 8 x 3200 x 8 */
 	{ __LINE__, "AuthenticAMD", 0x17, 0x31, 0, "AMD EPYC 7742 64-Core Processor",
-	  ISA_AVX2, "zen2", { 16, 32, NONE, NONE }, 204.8e9 },
+	  ISA_AVX2, "zen2", { 16, 32, NONE, NONE, NONE }, 204.8e9 },
 	/* Zen 2 Threadripper 3000 shares Rome's model: 4 x 3200 x 8 */
 	{ __LINE__, "AuthenticAMD", 0x17, 0x31, 0, "AMD Ryzen Threadripper 3970X 32-Core Processor",
-	  ISA_AVX2, "zen2", { 16, 32, NONE, NONE }, 102.4e9 },
+	  ISA_AVX2, "zen2", { 16, 32, NONE, NONE, NONE }, 102.4e9 },
 	/* Zen 3 Milan: 8 x 3200 x 8 */
 	{ __LINE__, "AuthenticAMD", 0x19, 0x01, 1, "AMD EPYC 7763 64-Core Processor",
-	  ISA_AVX2, "zen3", { 16, 32, NONE, NONE }, 204.8e9 },
+	  ISA_AVX2, "zen3", { 16, 32, NONE, NONE, NONE }, 204.8e9 },
 	/* Zen 3 Vermeer: 2 x 3200 x 8 */
 	{ __LINE__, "AuthenticAMD", 0x19, 0x21, 0, "AMD Ryzen 9 5950X 16-Core Processor",
-	  ISA_AVX2, "zen3", { 16, 32, NONE, NONE }, 51.2e9 },
+	  ISA_AVX2, "zen3", { 16, 32, NONE, NONE, NONE }, 51.2e9 },
 	/* Zen 4 Genoa: 1x512 (double-pumped) = 16; bf16 1x16x2x2; 12 x 4800 x 8 */
 	{ __LINE__, "AuthenticAMD", 0x19, 0x11, 1, "AMD EPYC 9654 96-Core Processor",
-	  ISA_ZEN4, "zen4", { 16, 32, 64, NONE }, 460.8e9 },
+	  ISA_ZEN4, "zen4", { 16, 32, 64, NONE, NONE }, 460.8e9 },
 	/* Zen 4 Raphael: 2 x 5200 x 8 */
 	{ __LINE__, "AuthenticAMD", 0x19, 0x61, 2, "AMD Ryzen 9 7950X 16-Core Processor",
-	  ISA_ZEN4, "zen4", { 16, 32, 64, NONE }, 83.2e9 },
+	  ISA_ZEN4, "zen4", { 16, 32, 64, NONE, NONE }, 83.2e9 },
 	/* Zen 5 Turin: 2x512 = 32; bf16 2x16x2x2; 12 x 6000 x 8 */
 	{ __LINE__, "AuthenticAMD", 0x1A, 0x02, 1, "AMD EPYC 9755 128-Core Processor",
-	  ISA_ZEN4, "zen5", { 32, 64, 128, NONE }, 576e9 },
+	  ISA_ZEN4, "zen5", { 32, 64, 128, NONE, NONE }, 576e9 },
 	/* Zen 5 Strix Point: 256-bit pipes, 1x512 = 16 */
 	{ __LINE__, "AuthenticAMD", 0x1A, 0x24, 0, "AMD Ryzen AI 9 HX 370 w/ Radeon 890M",
-	  ISA_ZEN4, "zen5", { 16, 32, 64, NONE }, 120e9 },
+	  ISA_ZEN4, "zen5", { 16, 32, 64, NONE, NONE }, 120e9 },
 	/* Unknown (Haswell-EP is not in the table) with AVX2+FMA: assume 2x256 */
 	{ __LINE__, "GenuineIntel", 6, 0x3F, 2, "Intel(R) Xeon(R) CPU E5-2680 v3 @ 2.50GHz",
-	  ISA_AVX2, "unknown", { 16, 32, NONE, NONE }, NONE },
+	  ISA_AVX2, "unknown", { 16, 32, NONE, NONE, NONE }, NONE },
 	/* Unknown with AVX-512: assume one 512-bit unit */
 	{ __LINE__, "GenuineIntel", 6, 0x01, 0, "", ISA_AVX512, "unknown",
-	  { 16, 32, NONE, NONE }, NONE },
+	  { 16, 32, NONE, NONE, NONE }, NONE },
 	/* Unknown with AVX only (no FMA): add + mul, 2x4 */
 	{ __LINE__, "GenuineIntel", 6, 0x2A, 7, "", MACHINE_ISA_SSE2 | MACHINE_ISA_AVX, "unknown",
-	  { 8, 16, NONE, NONE }, NONE },
+	  { 8, 16, NONE, NONE, NONE }, NONE },
 	/* Unknown with no ISA flags at all: nothing */
-	{ __LINE__, "SomeVendor", 1, 1, 0, "", 0, "unknown", { NONE, NONE, NONE, NONE }, NONE },
+	{ __LINE__, "SomeVendor", 1, 1, 0, "", 0, "unknown", { NONE, NONE, NONE, NONE, NONE }, NONE },
 };
 
 static void test_table(void)
@@ -266,7 +273,7 @@ static void test_details(void)
 
 	CHECK(machine_peak_flops(&m, MACHINE_FP32, 2, &v, detail, sizeof(detail)) == 0);
 	CHECK_NEAR(v, 256e9, 1);
-	CHECK_STR(detail, "spec: 2.00 GHz (test) x 2 CPUs x 64 FLOP/cycle "
+	CHECK_STR(detail, "spec: 2.00 GHz nominal (test) x 2 cores x 64 FLOP/cycle "
 		  "(2x 512-bit FMA/cycle, fp32: 2 x 16 lanes x 2) [sapphire_rapids]");
 
 	CHECK(machine_peak_flops(&m, MACHINE_BF16, 2, &v, detail, sizeof(detail)) == 0);
@@ -277,9 +284,34 @@ static void test_details(void)
 	/* A fractional CPU quota. */
 	CHECK(machine_peak_flops(&m, MACHINE_FP64, 1.5, &v, detail, sizeof(detail)) == 0);
 	CHECK_NEAR(v, 1.5 * 2e9 * 32, 1);
-	CHECK(strstr(detail, "x 1.5 CPUs x 32 FLOP/cycle") != NULL);
+	CHECK(strstr(detail, "x 1.5 cores x 32 FLOP/cycle") != NULL);
 	CHECK(machine_peak_flops(&m, MACHINE_FP64, 1, &v, detail, sizeof(detail)) == 0);
-	CHECK(strstr(detail, "x 1 CPU x") != NULL);
+	CHECK(strstr(detail, "x 1 core x") != NULL);
+
+	/* int8: ops, AMX TDPBSSD */
+	CHECK(machine_peak_flops(&m, MACHINE_INT8, 1, &v, detail, sizeof(detail)) == 0);
+	CHECK_NEAR(v, 2e9 * 2048, 1);
+	CHECK(strstr(detail, "2048 op/cycle") != NULL);
+	CHECK(strstr(detail, "TDPBSSD") != NULL);
+
+	/* SMT: the peak counts cores, and says how many CPUs share them */
+	m.ncpu_affinity = 4;
+	m.ncores_affinity = 2;
+	CHECK(machine_peak_flops(&m, MACHINE_FP64, 2, &v, detail, sizeof(detail)) == 0);
+	CHECK_NEAR(v, 2 * 2e9 * 32, 1);
+	CHECK(strstr(detail, "SMT: 4 CPUs on 2 cores") != NULL);
+	m.ncpu_affinity = m.ncores_affinity = 0;
+
+	/* a measured clock that differs is named, the nominal one is used */
+	m.clock_hz = 3.1e9;
+	snprintf(m.clock_hz_source, sizeof(m.clock_hz_source), "mfu-calibrate");
+	CHECK(machine_peak_flops(&m, MACHINE_FP64, 1, &v, detail, sizeof(detail)) == 0);
+	CHECK_NEAR(v, 2e9 * 32, 1);
+	CHECK(strstr(detail, "the core clock measured 3.10 GHz (mfu-calibrate)") != NULL);
+	m.clock_hz = 2.05e9; /* within 5%: not worth a word */
+	CHECK(machine_peak_flops(&m, MACHINE_FP64, 1, &v, detail, sizeof(detail)) == 0);
+	CHECK(strstr(detail, "measured") == NULL);
+	m.clock_hz = 0;
 	CHECK(machine_peak_flops(&m, MACHINE_FP64, 0, &v, detail, sizeof(detail)) == -EINVAL);
 
 	CHECK(machine_peak_bw(&m, &v, detail, sizeof(detail)) == 0);
@@ -309,11 +341,179 @@ static void test_details(void)
 	CHECK(v == 16);
 	CHECK(strstr(detail, "two halves") == NULL);
 
-	/* An unknown AMX machine: the TMUL rate, said to be an estimate. */
+	/* An unknown model with AMX: a Sapphire Rapids class core, said so. */
 	m = make("GenuineIntel", 6, 0x02, 0, "", ISA_SPR);
+	CHECK_STR(m.uarch, "sapphire_rapids");
 	CHECK(machine_flops_per_cycle(&m, MACHINE_BF16, &v, detail, sizeof(detail)) == 0);
 	CHECK(v == 1024);
-	CHECK(strstr(detail, "estimated from ISA") != NULL);
+	CHECK(machine_peak_flops(&m, MACHINE_BF16, 1, &v, detail, sizeof(detail)) == 0);
+	CHECK(strstr(detail, "sapphire_rapids class from the ISA: CPUID family 6 model 2 is not in the table") != NULL);
+}
+
+/* The model number checked against the ISA (machine_identify): CPUs as
+ * their cpuid describes them, among them a VM whose hypervisor masks the
+ * model number of a Sapphire Rapids class Xeon as a client Rocket Lake. */
+static void test_identify(void)
+{
+	static const struct {
+		int line;
+		int family, model, stepping;
+		const char *vendor, *brand;
+		unsigned isa;
+		int hypervisor;
+		double l3_mib;
+		const char *uarch;
+		int from_isa;
+		const char *note;          /* substring of ident_note, NULL: empty */
+		double fp32, bf16, int8;   /* FLOP (op) per cycle per core */
+	} rows[] = {
+		/* the masked VM: model 167 with AMX, AVX512-FP16 and 480 MiB L3 */
+		{ __LINE__, 6, 167, 1, "GenuineIntel", "Intel(R) Xeon(R) Processor", ISA_SPR, 1, 480,
+		  "sapphire_rapids", 1,
+		  "sapphire_rapids class from the ISA: CPUID family 6 model 167 names rocket_lake "
+		  "(Core 11th gen (Rocket Lake)), which has no AMX or AVX512-FP16, but the CPU reports "
+		  "AMX-TILE, AVX512-FP16, a 480 MiB L3 (a hypervisor may mask the model number)",
+		  64, 1024, 2048 },
+		/* a genuine Rocket Lake: one 512-bit FMA, VNNI on it */
+		{ __LINE__, 6, 167, 1, "GenuineIntel", "11th Gen Intel(R) Core(TM) i9-11900K @ 3.50GHz",
+		  ISA_AVX512 | MACHINE_ISA_AVX512_VNNI, 0, 16, "rocket_lake", 0, NULL, 32, NONE, 128 },
+		/* Sapphire Rapids, as it says */
+		{ __LINE__, 6, 143, 8, "GenuineIntel", "Intel(R) Xeon(R) Platinum 8480+", ISA_SPR, 0, 105,
+		  "sapphire_rapids", 0, NULL, 64, 1024, 2048 },
+		/* an Emerald Rapids VM that hides AMX: the row stands */
+		{ __LINE__, 6, 207, 2, "GenuineIntel", "Intel(R) Xeon(R) Processor",
+		  ISA_SPR & ~(MACHINE_ISA_AMX_BF16 | MACHINE_ISA_AMX_TILE | MACHINE_ISA_AMX_INT8), 1, 260,
+		  "emerald_rapids", 0, NULL, 64, 128, 256 },
+		/* Zen 4 Genoa */
+		{ __LINE__, 0x19, 0x11, 1, "AuthenticAMD", "AMD EPYC 9654 96-Core Processor", ISA_ZEN4, 0, 384,
+		  "zen4", 0, NULL, 32, 64, NONE },
+		/* a container on an unknown x86 model with AVX2 only */
+		{ __LINE__, 6, 0x3F, 2, "GenuineIntel", "Intel(R) Xeon(R) CPU E5-2680 v3 @ 2.50GHz", ISA_AVX2, 1,
+		  30, "unknown", 0, NULL, 32, NONE, NONE },
+		/* a client model number on a CPU with AVX-512: distrusted, estimated */
+		{ __LINE__, 6, 0x9E, 10, "GenuineIntel", "Intel(R) Xeon(R) Processor", ISA_AVX512, 1, 0,
+		  "unknown", 1, "estimated class from the ISA: CPUID family 6 model 158 names skylake", 32, NONE,
+		  NONE },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct machine m = make(rows[i].vendor, rows[i].family, rows[i].model, rows[i].stepping,
+					rows[i].brand, rows[i].isa);
+		char detail[1024];
+		double v;
+		int line = rows[i].line;
+
+		m.hypervisor = rows[i].hypervisor;
+		m.l3_bytes = rows[i].l3_mib * 1024 * 1024;
+		machine_identify(&m);
+		CHECK_ROW(strcmp(m.uarch, rows[i].uarch) == 0, line);
+		CHECK_ROW(m.uarch_from_isa == rows[i].from_isa, line);
+		if (rows[i].note)
+			CHECK_ROW(strstr(m.ident_note, rows[i].note) != NULL, line);
+		else
+			CHECK_ROW(m.ident_note[0] == '\0', line);
+		if (strcmp(m.uarch, rows[i].uarch) || (rows[i].note && !strstr(m.ident_note, rows[i].note)))
+			fprintf(stderr, "  uarch %s: %s\n", m.uarch, m.ident_note);
+		const double want[3] = { rows[i].fp32, rows[i].bf16, rows[i].int8 };
+		const enum machine_dtype d[3] = { MACHINE_FP32, MACHINE_BF16, MACHINE_INT8 };
+		for (int k = 0; k < 3; k++) {
+			int err = machine_flops_per_cycle(&m, d[k], &v, detail, sizeof(detail));
+			if (want[k] == NONE) {
+				CHECK_ROW(err == -ENOENT, line);
+			} else {
+				CHECK_ROW(err == 0 && v == want[k], line);
+				if (v != want[k])
+					fprintf(stderr, "  %s: %g, want %g (%s)\n", machine_dtype_name(d[k]), v,
+						want[k], detail);
+			}
+		}
+		/* the spec text carries the reason */
+		if (rows[i].note && machine_peak_flops(&m, MACHINE_FP32, 1, &v, detail, sizeof(detail)) == 0)
+			CHECK_ROW(strstr(detail, rows[i].note) != NULL, line);
+		/* the masked VM's memory is a server's, not a client's 2 channels */
+		if (rows[i].model == 167 && rows[i].from_isa) {
+			CHECK_ROW(machine_peak_bw(&m, &v, detail, sizeof(detail)) == 0, line);
+			CHECK_ROW(strstr(detail, "8 channels") != NULL, line);
+		}
+	}
+}
+
+/* Physical cores from topology fixtures: 2 sockets x 2 cores x 2 threads,
+ * CPUs 0-3 the first thread of each core, 4-7 their siblings. */
+static void test_topology(void)
+{
+	static const struct { int line; const char *list; int cores, sockets; } rows[] = {
+		{ __LINE__, "0-7", 4, 2 },
+		{ __LINE__, "0,4", 1, 1 },      /* both threads of one core */
+		{ __LINE__, "0,1", 2, 1 },      /* one thread of two cores */
+		{ __LINE__, "0-3", 4, 2 },
+		{ __LINE__, "2,6,3", 2, 1 },   /* socket 1: core 0 twice, core 1 */
+		{ __LINE__, "8", 1, 1 },        /* no topology files: a core of its own */
+		{ __LINE__, "0,8-9", 3, 1 },
+	};
+	int cores, sockets;
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		int err = machine_topology_count(rows[i].list, SRCDIR "/tests/unit/fixtures/topology/smt2",
+						 &cores, &sockets);
+		CHECK_ROW(err == 0, rows[i].line);
+		CHECK_ROW(cores == rows[i].cores && sockets == rows[i].sockets, rows[i].line);
+		if (cores != rows[i].cores || sockets != rows[i].sockets)
+			fprintf(stderr, "  %s: %d cores, %d sockets\n", rows[i].list, cores, sockets);
+	}
+	CHECK(machine_topology_count("1-", "/nonexistent", &cores, &sockets) == -EINVAL);
+	CHECK(machine_topology_count(NULL, "/x", &cores, &sockets) == -EINVAL);
+}
+
+/* The CPU set of another process: a child pinned to one CPU. */
+static void test_probe_cpus_of_a_child(void)
+{
+	cpu_set_t all, one;
+	struct machine m;
+	int pipefd[2], cpu = -1;
+	pid_t pid;
+	char c;
+
+	if (sched_getaffinity(0, sizeof(all), &all) != 0 || CPU_COUNT(&all) < 2) {
+		fprintf(stderr, "test_probe_cpus_of_a_child: skipped (fewer than 2 CPUs allowed)\n");
+		return;
+	}
+	for (int i = CPU_SETSIZE - 1; i >= 0 && cpu < 0; i--)
+		if (CPU_ISSET(i, &all))
+			cpu = i;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	CHECK(pipe(pipefd) == 0);
+	pid = fork();
+	if (pid == 0) {
+		char go = 1;
+		if (sched_setaffinity(0, sizeof(one), &one) != 0)
+			_exit(1);
+		if (write(pipefd[1], &go, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	CHECK(pid > 0);
+	CHECK(read(pipefd[0], &c, 1) == 1);
+	memset(&m, 0, sizeof(m));
+	CHECK(machine_probe_cpus(&m, pid) == 0);
+	CHECK_EQ_INT(m.ncpu_affinity, 1);
+	CHECK_EQ_INT(m.ncores_affinity, 1);
+	CHECK(m.ncpu <= 1 && m.ncores <= 1 && m.ncores > 0);
+	char want[16];
+	snprintf(want, sizeof(want), "%d", cpu);
+	CHECK_STR(m.allowed_cpus, want);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	/* a process that is gone */
+	CHECK(machine_probe_cpus(&m, pid) == -ESRCH);
+	/* ourselves */
+	CHECK(machine_probe_cpus(&m, 0) == 0);
+	CHECK_EQ_INT(m.ncpu_affinity, CPU_COUNT(&all));
+	CHECK(m.ncores_affinity >= 1 && m.ncores_affinity <= m.ncpu_affinity);
 }
 
 static void test_cgroup(void)
@@ -346,7 +546,7 @@ static void test_cgroup(void)
 
 static void test_probe(void)
 {
-	static const char *const dnames[] = { "fp64", "fp32", "bf16", "fp16" };
+	static const char *const dnames[] = { "fp64", "fp32", "bf16", "fp16", "int8" };
 	struct machine m;
 	char isa[256], detail[512];
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
@@ -390,6 +590,9 @@ int main(void)
 	test_isa_string();
 	test_table();
 	test_details();
+	test_identify();
+	test_topology();
+	test_probe_cpus_of_a_child();
 	test_cgroup();
 	test_probe();
 	return check_status();

@@ -205,7 +205,7 @@ static void test_misuse(void)
 	feed(m, rec(MRING_PHASE_END, 1, 1, 12, "x"));
 	feed(m, rec(MRING_STEP_BEGIN, 1, 1, 20, NULL));
 	r = rec(MRING_STEP_MODEL, 1, 1, 21, NULL);
-	r.a = NAN;
+	r.a = INFINITY; /* NAN would mean "unknown", not misuse */
 	feed(m, r);
 	feed(m, rec(MRING_STEP_BEGIN, 1, 1, 30, NULL));
 	feed(m, rec(MRING_PHASE_BEGIN, 1, 1, 40, "outer"));
@@ -278,6 +278,76 @@ static void test_thread_churn(void)
 	markers_free(m);
 }
 
+/* NAN declares a value unknown: flops-only steps and phases keep their bytes
+ * unknown (no MODEL_BYTES), never 0, and it is not misuse. */
+static void test_unknown_model_values(void)
+{
+	struct rows rs;
+	struct markers *m = mk(&rs);
+	struct mring_record r;
+
+	feed(m, rec(MRING_STEP_BEGIN, 10, 10, 1000000, NULL));
+	r = rec(MRING_STEP_MODEL, 10, 10, 1000100, NULL);
+	r.a = 3e9;
+	r.b = NAN;
+	feed(m, r);
+	feed(m, rec(MRING_PHASE_BEGIN, 10, 10, 1100000, "forward"));
+	r = rec(MRING_PHASE_MODEL, 10, 10, 1100100, NULL);
+	r.a = NAN;
+	r.b = 1e6;
+	feed(m, r);
+	feed(m, rec(MRING_PHASE_END, 10, 10, 1300000, "forward"));
+	feed(m, rec(MRING_STEP_END, 10, 10, 3000000, NULL));
+	feed(m, rec(MRING_STEP_BEGIN, 10, 10, 4000000, NULL));
+	feed(m, rec(MRING_STEP_END, 10, 10, 5000000, NULL));
+	CHECK_EQ_INT(markers_finish(m), 0);
+
+	CHECK_EQ_INT(rs.nanom, 0);
+	CHECK_EQ_INT(rs.nsteps, 2);
+	CHECK_EQ_INT(rs.steps[0].has_model, MODEL_FLOPS);
+	CHECK_NEAR(rs.steps[0].model_flops, 3e9, 0);
+	CHECK_EQ_INT(rs.steps[1].has_model, 0); /* nothing declared */
+	CHECK_EQ_INT(rs.nphases, 1);
+	CHECK_EQ_INT(rs.phases[0].has_model, MODEL_BYTES);
+	CHECK_NEAR(rs.phases[0].model_bytes, 1e6, 0);
+	markers_free(m);
+}
+
+/* Probe boundaries and the program's own markers: under --step the
+ * markers' steps are left out; an end before its begin never becomes a
+ * negative duration. */
+static void test_out_of_order(void)
+{
+	struct rows rs;
+	struct markers *m = mk(&rs);
+	struct mring_record r;
+
+	markers_set_probe_steps(m);
+	r = rec(MRING_STEP_BEGIN, 1, 1, 1000, NULL);
+	CHECK_EQ_INT(markers_feed_probe(m, &r), 0);
+	feed(m, rec(MRING_STEP_BEGIN, 1, 1, 1100, NULL));   /* the program's: left out */
+	feed(m, rec(MRING_STEP_MODEL, 1, 1, 1150, NULL));
+	feed(m, rec(MRING_STEP_END, 1, 1, 1200, NULL));
+	r = rec(MRING_STEP_END, 1, 1, 2000, NULL);
+	CHECK_EQ_INT(markers_feed_probe(m, &r), 0);
+	/* a phase whose end record (drained late) is older than its begin */
+	feed(m, rec(MRING_PHASE_BEGIN, 1, 1, 3000, "p"));
+	r = rec(MRING_PHASE_END, 1, 1, 2500, "p");
+	CHECK_EQ_INT(markers_feed_probe(m, &r), 0);
+	CHECK_EQ_INT(markers_finish(m), 0);
+
+	CHECK_EQ_INT(markers_ignored_step_markers(m), 3);
+	CHECK_EQ_INT(rs.nsteps, 1);
+	CHECK_EQ_INT(rs.steps[0].complete, 1);
+	CHECK_EQ_INT(rs.steps[0].end_ns - rs.steps[0].begin_ns, 1000);
+	CHECK_EQ_INT(rs.nphases, 1);
+	CHECK_EQ_INT(rs.phases[0].complete, 0);
+	CHECK_EQ_INT(rs.nanom >= 1, 1);
+	if (rs.nanom >= 1)
+		CHECK_STR(rs.anom[rs.nanom - 1], "end_before_begin");
+	markers_free(m);
+}
+
 int main(void)
 {
 	test_thread_churn();
@@ -285,6 +355,8 @@ int main(void)
 	test_pairing_and_deltas();
 	test_nesting();
 	test_misuse();
+	test_unknown_model_values();
+	test_out_of_order();
 	test_processes_and_threads();
 	return check_status();
 }

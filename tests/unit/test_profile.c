@@ -1,3 +1,4 @@
+#include <ctype.h>
 /* The machine profile: save/load round trip, identity checks (another CPU,
  * other ISA features, another CPU set give 0 rows and a reason), the default
  * path, and files that are not profiles (missing, corrupt, foreign SQLite,
@@ -162,14 +163,6 @@ static void test_identity(void)
 	other = m; /* a VM that hides AVX-512 */
 	other.isa &= ~MACHINE_ISA_AVX512F;
 	cases[nc++] = (struct identity_case){ __LINE__, other, "other ISA features" };
-	other = m;
-	snprintf(other.allowed_cpus, sizeof(other.allowed_cpus), "0");
-	other.ncpu = 1;
-	cases[nc++] = (struct identity_case){ __LINE__, other,
-		"measured on CPUs 0-1 (2 CPUs); this process may use 0 (1 CPUs)" };
-	other = m; /* the same CPUs, under a cgroup quota now */
-	other.ncpu = 1.5;
-	cases[nc++] = (struct identity_case){ __LINE__, other, "measured on CPUs 0-1" };
 
 	for (int i = 0; i < nc; i++) {
 		n = -1;
@@ -181,6 +174,45 @@ static void test_identity(void)
 		if (!strstr(why, cases[i].why))
 			fprintf(stderr, "  why: %s\n", why);
 	}
+	/* Another CPU set (or a quota now): the one-core figures apply, the
+	 * all-CPU ones (the third and fourth sample rows) do not. */
+	for (int k = 0; k < 2; k++) {
+		other = m;
+		if (k == 0) {
+			snprintf(other.allowed_cpus, sizeof(other.allowed_cpus), "0");
+			other.ncpu = 1;
+		} else {
+			other.ncpu = 1.5;
+		}
+		n = -1;
+		CHECK_EQ_INT(profile_load(path("id.sqlite"), &other, out, PROFILE_MAX_PEAKS, &n, why,
+					  sizeof(why)), 0);
+		CHECK_EQ_INT(n, 2);
+		for (int i = 0; i < n; i++)
+			CHECK_STR(out[i].scope, "core");
+		CHECK(strstr(why, "measured on CPUs 0-1 (2 CPUs)") != NULL);
+		CHECK(strstr(why, "one-core figures apply") != NULL);
+	}
+
+	/* Another host (a home directory shared by a cluster's nodes). */
+	{
+		char q[600];
+		CHECK_EQ_INT(profile_save(path("host.sqlite"), &m, in, nin, why, sizeof(why)), 0);
+		snprintf(q, sizeof(q), "UPDATE machine SET host = 'node17'");
+		sql(path("host.sqlite"), q);
+		n = -1;
+		CHECK_EQ_INT(profile_load(path("host.sqlite"), &m, out, PROFILE_MAX_PEAKS, &n, why,
+					  sizeof(why)), 0);
+		CHECK_EQ_INT(n, 0);
+		CHECK(strstr(why, "profile is for host node17") != NULL);
+		/* the older format, without a host: measure again */
+		sql(path("host.sqlite"), "PRAGMA user_version = 1");
+		CHECK_EQ_INT(profile_load(path("host.sqlite"), &m, out, PROFILE_MAX_PEAKS, &n, why,
+					  sizeof(why)), 0);
+		CHECK_EQ_INT(n, 0);
+		CHECK(strstr(why, "older profile format 1") != NULL);
+	}
+
 	/* The kernel version and the date are not part of the identity; the
 	 * uarch name follows from the CPU (a newer mfu may name it better). */
 	other = m;
@@ -226,7 +258,8 @@ static void test_missing_and_bad_files(void)
 	CHECK(strstr(why, "not an mfu profile") != NULL);
 
 	/* Our id but missing tables / rows. */
-	sql(path("hollow.sqlite"), "PRAGMA application_id = 1835431280; CREATE TABLE t (x);");
+	sql(path("hollow.sqlite"), "PRAGMA application_id = 1835431280; PRAGMA user_version = 2; "
+				   "CREATE TABLE t (x);");
 	CHECK_EQ_INT(profile_load(path("hollow.sqlite"), &m, out, PROFILE_MAX_PEAKS, &n, why,
 				  sizeof(why)), -EPROTO);
 	CHECK(strstr(why, "damaged") != NULL);
@@ -274,24 +307,36 @@ static void test_default_path(void)
 	char buf[512], why[512];
 	int n, nin;
 
+	char host[256], name[300], want[600];
+
+	/* one profile per host: the name, with anything odd for a file as '_' */
+	CHECK_EQ_INT(gethostname(host, sizeof(host)), 0);
+	for (char *c = host; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '.' && *c != '_' && *c != '-')
+			*c = '_';
+	snprintf(name, sizeof(name), "profile-%s.sqlite", host);
+
 	setenv("XDG_CACHE_HOME", path("xdg"), 1);
 	CHECK_EQ_INT(profile_default_path(buf, sizeof(buf)), 0);
-	CHECK_STR(buf, path("xdg/mfu/profile.sqlite"));
+	snprintf(want, sizeof(want), "%s/%s", path("xdg/mfu"), name);
+	CHECK_STR(buf, want);
 
 	/* A relative XDG_CACHE_HOME is ignored (XDG base directory spec). */
 	setenv("XDG_CACHE_HOME", "relative", 1);
 	setenv("HOME", path("home"), 1);
 	CHECK_EQ_INT(profile_default_path(buf, sizeof(buf)), 0);
-	CHECK_STR(buf, path("home/.cache/mfu/profile.sqlite"));
+	snprintf(want, sizeof(want), "%s/%s", path("home/.cache/mfu"), name);
+	CHECK_STR(buf, want);
 	unsetenv("XDG_CACHE_HOME");
 	CHECK_EQ_INT(profile_default_path(buf, sizeof(buf)), 0);
-	CHECK_STR(buf, path("home/.cache/mfu/profile.sqlite"));
+	CHECK_STR(buf, want);
 
 	/* NULL path = the default, both ways. */
 	in = sample(&nin);
 	setenv("XDG_CACHE_HOME", path("xdg"), 1);
 	CHECK_EQ_INT(profile_save(NULL, &m, in, nin, why, sizeof(why)), 0);
-	CHECK_EQ_INT(access(path("xdg/mfu/profile.sqlite"), R_OK), 0);
+	snprintf(want, sizeof(want), "%s/%s", path("xdg/mfu"), name);
+	CHECK_EQ_INT(access(want, R_OK), 0);
 	CHECK_EQ_INT(profile_load(NULL, &m, out, PROFILE_MAX_PEAKS, &n, why, sizeof(why)), 0);
 	CHECK_EQ_INT(n, nin);
 

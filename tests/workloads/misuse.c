@@ -20,7 +20,7 @@ int main(void)
 	mfu_phase_end("nothing");       /* phase_end_without_begin */
 
 	mfu_step_begin();               /* step 0 */
-	mfu_step_model(NAN, 0);         /* bad_model_value */
+	mfu_step_model(INFINITY, 0);    /* bad_model_value (NAN would be "unknown") */
 	mfu_step_model(-5, 0);          /* bad_model_value */
 	mfu_step_model(100, 10);
 	mfu_step_begin();               /* step_begin_while_open: step 0 incomplete, step 1 */

@@ -27,6 +27,7 @@
  *                    and the loader), 0 for the others
  */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -46,7 +47,8 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void spin_us(long us)
+/* noinline: tests take steps from it with --step spin_us */
+__attribute__((noinline)) static void spin_us(long us)
 {
 	uint64_t end = clock_ns(CLOCK_MONOTONIC) + (uint64_t)us * 1000;
 	while (clock_ns(CLOCK_MONOTONIC) < end)
@@ -115,7 +117,7 @@ static long num(const char *opt, const char *s)
 int main(int argc, char **argv)
 {
 	long steps = 10, sleep_for = 0, gap = 0, threads = 1, exit_code = 0, sig = 0;
-	double flops = -1, bytes = 0;
+	double flops = -1, bytes = NAN; /* --flops alone: bytes unknown */
 	int phases = 0, forever = 0;
 
 	main_cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);

@@ -1,0 +1,82 @@
+/*
+ * The peaks a recording divides by: spec (the machine model's formula for
+ * the target's cores), measured (mfu-calibrate's profile of this machine),
+ * user (--peak-flops, --peak-bw), and which of them MFU and MBU use.
+ *
+ * --peak auto (the default) takes the higher of spec and measured, so a
+ * utilization never claims more of the machine than it demonstrably
+ * delivers: a spec row that is too low (a masked CPU model, a VM's TSC rate
+ * taken for the core clock) is overruled by what the machine was seen to
+ * do. Writes the peak table and the run's peak columns (writer.c).
+ */
+#ifndef MFU_RECORD_PEAKS_H
+#define MFU_RECORD_PEAKS_H
+
+#include <stddef.h>
+
+#include "machine.h"
+#include "profile.h"
+
+#define PEAKS_MAX_ROWS 96
+#define PEAKS_MAX_WARN 4
+
+enum peaks_mode {
+	PEAKS_AUTO = 0,  /* the higher of spec and measured */
+	PEAKS_SPEC,
+	PEAKS_MEASURED,  /* measured where the profile has it, else spec (warned) */
+};
+
+struct peak_row {
+	char kind[16];          /* flops | bandwidth */
+	char dtype[8];          /* fp64 ... int8; "" for bandwidth */
+	char scope[8];          /* core | all */
+	double value;           /* FLOP/s (ops/s for int8) or bytes/s */
+	char source[12];        /* spec | measured | user */
+	char detail[640];
+};
+
+struct peaks {
+	struct peak_row rows[PEAKS_MAX_ROWS];
+	int nrows;
+	double flops;           /* used for MFU/HFU; 0: unknown */
+	char flops_source[1400];
+	double bw;              /* used for MBU; 0: unknown */
+	char bw_source[1400];
+	double clock_hz;        /* measured core clock from the profile; 0: none */
+	/* Lines for stderr (said once by the caller): a measured peak far
+	 * above the spec, --peak measured without a profile. */
+	char warn[PEAKS_MAX_WARN][600];
+	int nwarn;
+};
+
+struct peaks_request {
+	enum peaks_mode mode;
+	const char *dtype;      /* dtype of the MFU peak, e.g. "fp32" */
+	double user_flops;      /* --peak-flops; 0: none */
+	double user_bw;         /* --peak-bw; 0: none */
+};
+
+/* Parse "auto", "spec" or "measured"; -EINVAL otherwise. */
+int peaks_mode_parse(const char *s);
+const char *peaks_mode_name(enum peaks_mode mode);
+
+/* Work out every peak for @m (its cores and sockets are the target's) from
+ * the machine model and the @npp profile rows @pp that apply to it
+ * (profile_load's answer; @profile_why says why there are none), and choose
+ * the ones @rq asks for. FLOP peaks of the whole CPU set come from the
+ * profile's "all" row when it was measured on the same CPUs, else from its
+ * one-core row times the target's cores. Returns 0 or -EINVAL. */
+int peaks_choose(struct peaks *p, const struct machine *m, const struct peaks_request *rq,
+		 const struct profile_peak *pp, int npp, const char *profile_why);
+
+/* The mfu-calibrate program to run for a first calibration: next to
+ * mfu-record when installed, in the build tree when run from it, else
+ * "mfu-calibrate" from PATH. Writes the path to @buf. */
+void peaks_calibrate_program(char *buf, size_t len);
+
+/* Run `mfu-calibrate --quick --profile PATH` (PATH NULL: its default) with
+ * its table output discarded and its warnings on our stderr. Returns 0, or
+ * -errno / -ECHILD (it failed) with the reason in @why. */
+int peaks_calibrate(const char *program, const char *profile, char *why, size_t len);
+
+#endif

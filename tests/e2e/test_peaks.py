@@ -1,0 +1,260 @@
+"""Peaks end to end: --peak auto and the first calibration, the target's own
+CPUs (taskset, -p), impossible utilizations, and unknown model bytes."""
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from mfutest import SANITIZED, TempDirTest, prog, query, record  # noqa: E402
+
+
+def wl(name):
+    return prog('MFU_WL_' + name.upper())
+
+
+def online_cpus():
+    return len(os.sched_getaffinity(0))
+
+
+def best(rows, source, kind='flops', dtype='fp32', scope='all'):
+    for r in rows:
+        if (r['source'], r['kind'], r['scope']) == (source, kind, scope) and \
+                (kind != 'flops' or r['dtype'] == dtype):
+            return r
+    return None
+
+
+class AutoPeak(TempDirTest):
+    """The first recording on a machine calibrates it once; later ones reuse
+    the profile; auto takes the higher of spec and measured."""
+
+    def env(self, **kw):
+        env = dict(os.environ, XDG_CACHE_HOME=self.path('cache'))
+        env.pop('MFU_NO_CALIBRATE', None)
+        env.update(kw)
+        return env
+
+    @unittest.skipIf(SANITIZED, 'calibrating under a sanitizer takes minutes')
+    def test_first_run_calibrates_then_reuses(self):
+        db = self.path('run.sqlite')
+        t0 = time.monotonic()
+        p = record(['-o', db], [wl('steps'), '--steps', '2'], env=self.env(), timeout=300)
+        took = time.monotonic() - t0
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn('has not been calibrated yet', p.stderr)
+        self.assertIn('--no-calibrate', p.stderr)
+        profiles = os.listdir(os.path.join(self.path('cache'), 'mfu'))
+        self.assertEqual(len([f for f in profiles if f.startswith('profile')]), 1, profiles)
+        self.assertLess(took, 60, 'a quick calibration took %.1f s' % took)
+
+        run = query(db, 'SELECT * FROM run')[0]
+        self.assertEqual(run['peak_mode'], 'auto')
+        peaks = query(db, 'SELECT * FROM peak')
+        spec, meas = best(peaks, 'spec'), best(peaks, 'measured')
+        self.assertIsNotNone(meas, peaks)
+        want = max(r['value'] for r in (spec, meas) if r)
+        self.assertEqual(run['peak_flops'], want)
+        winner = 'measured' if meas['value'] > (spec['value'] if spec else 0) else 'spec'
+        self.assertTrue(run['peak_flops_source'].startswith(winner), run['peak_flops_source'])
+        self.assertIn('auto', run['peak_flops_source'])
+        if spec:
+            self.assertIn('%.2fx' % (meas['value'] / spec['value']), run['peak_flops_source'])
+        self.assertGreater(run['clock_hz'] or 0, 1e8)  # the profile's measured clock
+
+        p = record(['-o', db], [wl('steps'), '--steps', '2'], env=self.env())
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn('calibrated', p.stderr)
+        self.assertEqual(query(db, 'SELECT peak_flops FROM run')[0]['peak_flops'], want)
+
+    def test_no_calibrate(self):
+        db = self.path('run.sqlite')
+        for args, env in ((['--no-calibrate'], self.env()), ([], self.env(MFU_NO_CALIBRATE='1')),
+                          (['--peak', 'spec'], self.env())):
+            p = record(['-o', db] + args, [wl('steps'), '--steps', '1'], env=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn('calibrat', p.stderr, args)
+            self.assertFalse(os.path.exists(os.path.join(self.path('cache'), 'mfu')), args)
+            run = query(db, 'SELECT * FROM run')[0]
+            self.assertIsNone(query(db, "SELECT * FROM peak WHERE source = 'measured'") or None)
+            if run['peak_flops'] is not None:
+                self.assertTrue(run['peak_flops_source'].startswith('spec'), run['peak_flops_source'])
+
+    def test_peak_mode_usage(self):
+        p = record(['-o', self.path('r.sqlite'), '--peak', 'best'], ['true'])
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("expected 'auto', 'spec' or 'measured'", p.stderr)
+
+    def test_measured_far_above_spec_is_said(self):
+        """A profile whose measured peak is 3x the spec (a masked CPU model):
+        auto uses it, names the ratio, and says so once."""
+        mk = self.path('mk.sqlite')
+        p = record(['-o', mk, '--no-calibrate', '--peak', 'spec'], [wl('steps'), '--steps', '1'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        spec = best(query(mk, 'SELECT * FROM peak'), 'spec')
+        if spec is None:
+            self.skipTest('no fp32 spec peak is known for this CPU')
+        cal = prog('MFU_CALIBRATE')
+        prof = self.path('prof.sqlite')
+        p = subprocess.run([cal, '--quick', '--profile', prof], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        import sqlite3
+        con = sqlite3.connect(prof)
+        with con:
+            con.execute("UPDATE measurement SET value = ? WHERE kind = 'flops' AND dtype = 'fp32' AND best = 1",
+                        (spec['value'] * 3,))
+        con.close()
+        db = self.path('run.sqlite')
+        p = record(['-o', db, '--profile', prof], [wl('steps'), '--steps', '1'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr.count('is 3.00x the spec peak'), 1, p.stderr)
+        run = query(db, 'SELECT * FROM run')[0]
+        self.assertAlmostEqual(run['peak_flops'] / spec['value'], 3.0, places=6)
+        self.assertTrue(run['peak_flops_source'].startswith('measured (auto: 3.00x the spec peak'),
+                        run['peak_flops_source'])
+
+
+class TargetCpus(TempDirTest):
+    """The peaks are for the CPUs the target may use, not the recorder's."""
+
+    @unittest.skipIf(not shutil.which('taskset'), 'no taskset')
+    def test_taskset_one_cpu(self):
+        if online_cpus() < 2:
+            self.skipTest('one CPU online: nothing narrower to test')
+        db = self.path('run.sqlite')
+        cpu = sorted(os.sched_getaffinity(0))[-1]
+        p = record(['-o', db, '--no-calibrate'],
+                   ['taskset', '-c', str(cpu), wl('steps'), '--steps', '3', '--flops', '1000000'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        run = query(db, 'SELECT * FROM run')[0]
+        self.assertEqual(run['allowed_cpus'], str(cpu))
+        self.assertEqual(run['ncpu'], 1)
+        self.assertEqual(run['ncores'], 1)
+        self.assertTrue('first step' in run['cpus_source'] or 'when it ended' in run['cpus_source'],
+                        run['cpus_source'])
+        self.assertIn('the target runs on CPUs %d' % cpu, p.stderr)
+
+    @unittest.skipIf(not shutil.which('taskset'), 'no taskset')
+    def test_taskset_short_program(self):
+        """Over before the recorder's first look: read from the zombie."""
+        if online_cpus() < 2:
+            self.skipTest('one CPU online')
+        db = self.path('run.sqlite')
+        cpu = sorted(os.sched_getaffinity(0))[0]
+        p = record(['-o', db, '--no-calibrate'], ['taskset', '-c', str(cpu), wl('steps'), '--steps', '1'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        run = query(db, 'SELECT * FROM run')[0]
+        self.assertEqual((run['allowed_cpus'], run['ncpu']), (str(cpu), 1), run['cpus_source'])
+        one = query(db, "SELECT value FROM peak WHERE source = 'spec' AND kind = 'flops' "
+                        "AND dtype = 'fp32' AND scope = 'core'")
+        if one:
+            self.assertAlmostEqual(run['peak_flops'], one[0]['value'], delta=one[0]['value'] * 1e-9)
+            self.assertIn(' 1 core', run['peak_flops_source'])
+
+    def test_whole_affinity_when_unrestricted(self):
+        db = self.path('run.sqlite')
+        p = record(['-o', db, '--no-calibrate'], [wl('steps'), '--steps', '2'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        run = query(db, 'SELECT * FROM run')[0]
+        self.assertEqual(run['ncpu_affinity'], online_cpus())
+        self.assertNotIn('the target runs on CPUs', p.stderr)
+        self.assertIn("the target's", run['cpus_source'])
+
+    def test_attached_process_cpus(self):
+        if online_cpus() < 2:
+            self.skipTest('one CPU online')
+        if os.geteuid() != 0:
+            self.skipTest('attaching needs ptrace rights here (root)')
+        cpu = sorted(os.sched_getaffinity(0))[0]
+        proc = subprocess.Popen([wl('steps'), '--forever', '--busy-us', '2000'],
+                                preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+        try:
+            time.sleep(0.2)
+            db = self.path('run.sqlite')
+            p = subprocess.run([prog('MFU_RECORD'), '-o', db, '--no-calibrate', '-p', str(proc.pid),
+                                '--duration', '0.3'], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            run = query(db, 'SELECT * FROM run')[0]
+            self.assertEqual(run['allowed_cpus'], str(cpu))
+            self.assertEqual(run['ncpu'], 1)
+        finally:
+            proc.kill()
+            proc.wait()
+
+
+class Impossible(TempDirTest):
+    def test_mfu_above_100_is_said(self):
+        db = self.path('run.sqlite')
+        p = record(['-o', db, '--no-calibrate', '--peak-flops', '1G'],
+                   [wl('steps'), '--steps', '3', '--busy-us', '2000', '--flops', '1000000000'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        # 1e9 FLOPs in ~2 ms against 1 GFLOP/s: about 500x the peak
+        self.assertIn('3 steps have MFU above 100%', p.stderr)
+        self.assertNotIn('MBU above', p.stderr)
+
+    def test_possible_is_silent(self):
+        db = self.path('run.sqlite')
+        p = record(['-o', db, '--no-calibrate', '--peak-flops', '1P'],
+                   [wl('steps'), '--steps', '3', '--busy-us', '2000', '--flops', '1000000'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn('above 100%', p.stderr)
+
+
+class UnknownBytes(TempDirTest):
+    def test_c_flops_only_step(self):
+        db = self.path('run.sqlite')
+        p = record(['-o', db, '--no-calibrate'], [wl('steps'), '--steps', '2', '--flops', '1000000'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        steps = query(db, 'SELECT * FROM step WHERE complete = 1')
+        self.assertEqual(len(steps), 2)
+        self.assertTrue(all(s['model_flops'] == 1e6 and s['model_bytes'] is None for s in steps), steps)
+        self.assertEqual(query(db, 'SELECT COUNT(*) AS n FROM anomaly')[0]['n'], 0)
+
+    def test_python_flops_only_step_and_phase(self):
+        script = self.path('t.py')
+        with open(script, 'w') as f:
+            f.write(textwrap.dedent('''
+                import mfu
+                for i in range(2):
+                    with mfu.step(flops=1000):
+                        with mfu.phase("p", bytes=64):
+                            pass
+                with mfu.step():
+                    mfu.step_model(bytes=8)
+            '''))
+        env = dict(os.environ, MFU_LIBRARY=prog('MFU_LIBMFU'), PYTHONPATH=os.environ.get('MFU_PYTHON_DIR', ''))
+        db = self.path('run.sqlite')
+        p = record(['-o', db, '--no-calibrate'], [sys.executable, script], env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        steps = query(db, 'SELECT model_flops, model_bytes FROM step ORDER BY step')
+        self.assertEqual(steps, [{'model_flops': 1000.0, 'model_bytes': None}] * 2 +
+                         [{'model_flops': None, 'model_bytes': 8.0}])
+        phases = query(db, 'SELECT model_flops, model_bytes FROM phase')
+        self.assertEqual(phases, [{'model_flops': None, 'model_bytes': 64.0}] * 2)
+        self.assertEqual(query(db, 'SELECT COUNT(*) AS n FROM anomaly')[0]['n'], 0)
+
+    def test_python_finds_the_recorders_libmfu(self):
+        """No MFU_LIBRARY, no LD_LIBRARY_PATH: under mfu-record the module
+        falls back to the recorder's own libmfu."""
+        script = self.path('t.py')
+        with open(script, 'w') as f:
+            f.write('import mfu\nfor i in range(3):\n    with mfu.step(flops=10):\n        pass\n')
+        env = dict(os.environ, PYTHONPATH=os.environ.get('MFU_PYTHON_DIR', ''))
+        for k in ('MFU_LIBRARY', 'LD_LIBRARY_PATH'):
+            env.pop(k, None)
+        if 'libasan' in env.get('LD_PRELOAD', ''):
+            self.skipTest('sanitizer build: the library needs its runtime preloaded')
+        db = self.path('run.sqlite')
+        p = record(['-o', db, '--no-calibrate'], [sys.executable, script], env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn('cannot load libmfu', p.stderr)
+        self.assertEqual(len(query(db, 'SELECT * FROM step WHERE complete = 1')), 3)
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)
