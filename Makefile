@@ -46,7 +46,7 @@ check-sanitize: deps
 check-valgrind: build
 	@dir=$(BUILD)/valgrind; report=$(BUILD)/src/report/mfu-report; \
 	rm -rf $$dir && mkdir -p $$dir || exit 1; \
-	if ! $(BUILD)/src/record/mfu-record -o $$dir/demo.sqlite -- \
+	if ! $(BUILD)/src/record/mfu-record --no-calibrate -o $$dir/demo.sqlite -- \
 		$(BUILD)/tests/workloads/wl_mlp --steps 40 >$$dir/record.log 2>&1; then \
 		cat $$dir/record.log; echo "check-valgrind: cannot record the demo workload"; \
 		echo "0 passed, 1 failed"; exit 1; \

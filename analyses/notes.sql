@@ -3,8 +3,11 @@
 -- utilization used, steps that declared no model FLOPs, lost marker records,
 -- anomalies by kind, incomplete steps, and how the run ended.
 --   kind     peak_flops, peak_bw, model_flops, model_bytes, lost_records,
---            anomalies, incomplete_steps, state, exit, or the note table's
---            own kind (e.g. missing_counters)
+--            anomalies, incomplete_steps, state, exit, impossible (a
+--            utilization above 100%), spec_low (a measured peak more than
+--            10% above the spec one), warmup (the first steps much slower
+--            than the rest), or the note table's own kind (e.g.
+--            missing_counters)
 --   text     the note, one line
 --   missing  1 if the note explains data that is missing or unknown (NULL
 --            columns, lost records), else 0. mfu-report prints these on
@@ -13,6 +16,14 @@
 -- Run by hand: sqlite3 -header -column run.sqlite < analyses/notes.sql
 WITH
 r AS (SELECT * FROM run WHERE id = 1),
+-- Each step's utilizations, for the impossible ones.
+util(what, step, v) AS (
+  SELECT 'MFU', step, model_flops / (wall_ns / 1e9 * (SELECT peak_flops FROM r)) FROM step WHERE complete = 1
+  UNION ALL
+  SELECT 'HFU', step, hw_flops / (wall_ns / 1e9 * (SELECT peak_flops FROM r)) FROM step WHERE complete = 1
+  UNION ALL
+  SELECT 'MBU', step, model_bytes / (wall_ns / 1e9 * (SELECT peak_bw FROM r)) FROM step WHERE complete = 1
+),
 s AS (
   SELECT COUNT(*) AS steps,
          COUNT(model_flops) AS with_flops,
@@ -31,8 +42,12 @@ lines(ord, sub, kind, text, missing) AS (
                    WHEN r.peak_flops >= 1e12 THEN printf('%.4g T', r.peak_flops / 1e12)
                    WHEN r.peak_flops >= 1e9 THEN printf('%.4g G', r.peak_flops / 1e9)
                    ELSE printf('%.4g ', r.peak_flops) END
-           || 'FLOP/s for ' || COALESCE(printf('%g', r.ncpu), '?') || ' CPUs ('
-           || COALESCE(r.peak_flops_source, 'source not recorded') || ')'
+           || CASE WHEN r.dtype = 'int8' THEN 'op/s' ELSE 'FLOP/s' END || ' for '
+           || CASE WHEN r.ncores IS NOT NULL
+                   THEN printf('%g', r.ncores) || CASE WHEN r.ncores = 1 THEN ' core' ELSE ' cores' END
+                        || CASE WHEN r.ncores <> r.ncpu THEN ' (' || printf('%g', r.ncpu) || ' CPUs)' ELSE '' END
+                   ELSE COALESCE(printf('%g', r.ncpu), '?') || ' CPUs' END
+           || ' (' || COALESCE(r.peak_flops_source, 'source not recorded') || ')'
          END,
          r.peak_flops IS NULL OR r.peak_flops <= 0
   FROM r
@@ -103,7 +118,62 @@ lines(ord, sub, kind, text, missing) AS (
          r.state <> 'detached'
   FROM r WHERE r.state <> 'complete'
   UNION ALL
-  SELECT 9, 0, 'exit',
+  SELECT 9, 1, 'impossible',
+         u.n || CASE u.n WHEN 1 THEN ' step has ' ELSE ' steps have ' END || u.what
+         || ' above 100% (the highest ' || printf('%.0f', u.worst * 100) || '%, step ' || u.at || '): impossible, so '
+         || CASE u.what WHEN 'MBU' THEN 'the bandwidth peak is too low for this machine or the declared bytes too high'
+                        WHEN 'HFU' THEN 'the FLOP peak is too low for this machine'
+                        ELSE 'the FLOP peak is too low for this machine or the declared FLOPs too high' END
+         || ' (run mfu-calibrate; check mfu_step_model())',
+         0
+  FROM (
+    SELECT what, COUNT(*) AS n, MAX(v) AS worst,
+           (SELECT x.step FROM util AS x WHERE x.what = util.what ORDER BY x.v DESC LIMIT 1) AS at
+    FROM util WHERE v > 1 GROUP BY what
+  ) AS u
+  UNION ALL
+  SELECT 9, 2, 'impossible',
+         p.n || CASE p.n WHEN 1 THEN ' occurrence of phase ' ELSE ' occurrences of phase ' END || quote(p.name)
+         || CASE p.n WHEN 1 THEN ' has' ELSE ' have' END || ' MFU above 100% (the highest '
+         || printf('%.0f', p.worst * 100) || '%): impossible, so the FLOP peak is too low or the declared FLOPs too high',
+         0
+  FROM (
+    SELECT ph.name, COUNT(*) AS n, MAX(ph.model_flops / (ph.wall_ns / 1e9 * r.peak_flops)) AS worst
+    FROM phase AS ph, r
+    WHERE ph.complete = 1 AND ph.model_flops / (ph.wall_ns / 1e9 * r.peak_flops) > 1
+    GROUP BY ph.name
+  ) AS p
+  UNION ALL
+  SELECT 9, 3, 'spec_low',
+         'the measured ' || coalesce(m.dtype || ' ', '') || CASE m.kind WHEN 'flops' THEN 'FLOP/s' ELSE 'bandwidth' END
+         || ' peak is ' || printf('%.2f', m.value / s.value) || 'x the spec one: the spec is wrong for this machine '
+         || '(its CPU row, or its frequency: a VM''s TSC rate is not its core clock, and cores turbo)'
+         || CASE WHEN r.peak_mode = 'auto' THEN '; --peak auto uses the measured one' ELSE '' END,
+         0
+  FROM peak AS m
+  JOIN peak AS s ON s.kind = m.kind AND s.scope = m.scope AND s.dtype IS m.dtype AND s.source = 'spec'
+  CROSS JOIN r
+  WHERE m.source = 'measured' AND m.scope = 'all' AND m.value > 1.1 * s.value
+    AND (m.kind = 'bandwidth' OR m.dtype = r.dtype)
+  UNION ALL
+  SELECT 9, 4, 'warmup',
+         'warm-up: the first ' || w.k || CASE w.k WHEN 1 THEN ' step took' ELSE ' steps took' END
+         || ' more than 2x the median step (' || printf('%.3f', w.median / 1e6) || ' ms); '
+         || 'mfu-report --skip-steps ' || (w.k + (SELECT COUNT(*) FROM main.step WHERE complete = 1)
+                                                - (SELECT COUNT(*) FROM step WHERE complete = 1))
+         || ' leaves ' || CASE w.k WHEN 1 THEN 'it' ELSE 'them' END || ' out',
+         0
+  FROM (
+    SELECT m.median,
+           (SELECT COUNT(*) FROM step AS a WHERE a.complete = 1 AND a.step < coalesce(
+              (SELECT MIN(b.step) FROM step AS b WHERE b.complete = 1 AND b.wall_ns <= 2 * m.median),
+              (SELECT MAX(step) + 1 FROM step))) AS k
+    FROM (SELECT (SELECT wall_ns FROM step WHERE complete = 1 ORDER BY wall_ns
+                  LIMIT 1 OFFSET (SELECT (COUNT(*) - 1) / 2 FROM step WHERE complete = 1)) AS median) AS m
+  ) AS w
+  WHERE w.k > 0 AND (SELECT COUNT(*) FROM step WHERE complete = 1) >= 2 * w.k
+  UNION ALL
+  SELECT 9, 5, 'exit',
          CASE WHEN r.exit_signal IS NOT NULL
            THEN 'the target was killed by signal ' || r.exit_signal
            ELSE 'the target exited with status ' || r.exit_status END,

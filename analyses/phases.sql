@@ -12,10 +12,17 @@
 --                 Nested phases (a phase inside another), phases that run in
 --                 several threads at once and phases outside steps can make
 --                 the shares add up to more than 1.
---   mfu           sum(model_flops) / (sum(wall) * run.peak_flops) over the
---                 occurrences that declared model FLOPs; NULL if none did or
---                 no peak is known. hfu (hw_flops) and mbu (model_bytes /
---                 run.peak_bw) likewise.
+--   union_ms      the phase's time as the union of its occurrences' intervals
+--                 within each step, summed over the steps: threads running
+--                 the phase at once count once (2 threads x the same 10 ms:
+--                 total_ms 20, union_ms 10)
+--   mfu           sum(model_flops) / (union time * run.peak_flops) over the
+--                 occurrences that declared model FLOPs (the union of their
+--                 intervals); NULL if none did or no peak is known. hfu
+--                 (hw_flops) and mbu (model_bytes / run.peak_bw) likewise.
+--   model_flops_per_s, hw_flops_per_s, model_bytes_per_s   what the phase
+--                 achieved, whatever the peak: the sums over the same union
+--                 times (ops/s when run.dtype is int8)
 --   model_flops   their sum, NULL if none declared any
 --   cpu_ms        CPU time of all the process's threads during the
 --                 occurrences (task-clock), NULL if not counted
@@ -77,9 +84,46 @@ g AS MATERIALIZED (
     FROM ranked
     WHERE rn IN ((50 * n + 99) / 100, (95 * n + 99) / 100)
     GROUP BY first_id
+  ),
+  -- The union of each name's intervals within a step: in begin order, an
+  -- interval adds what reaches past the furthest end before it. Once over
+  -- all occurrences, and once over those with each value declared or
+  -- counted (the time the value's rate divides by).
+  reach AS (
+    SELECT name, begin_ns, end_ns, model_flops, hw_flops, model_bytes,
+           coalesce(dram_bytes, dram_read_bytes + dram_write_bytes) AS dram,
+           MAX(end_ns) OVER (PARTITION BY name, step ORDER BY begin_ns
+                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r_all,
+           MAX(end_ns) OVER (PARTITION BY name, step, model_flops IS NULL ORDER BY begin_ns
+                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r_flops,
+           MAX(end_ns) OVER (PARTITION BY name, step, hw_flops IS NULL ORDER BY begin_ns
+                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r_hw,
+           MAX(end_ns) OVER (PARTITION BY name, step, model_bytes IS NULL ORDER BY begin_ns
+                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r_bytes,
+           MAX(end_ns) OVER (PARTITION BY name, step,
+                               coalesce(dram_bytes, dram_read_bytes + dram_write_bytes) IS NULL
+                             ORDER BY begin_ns
+                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r_dram
+    FROM ok
+  ),
+  un AS (
+    SELECT name,
+           SUM(MAX(0, end_ns - MAX(begin_ns, coalesce(r_all, begin_ns))))       AS union_ns,
+           SUM(CASE WHEN model_flops IS NOT NULL THEN
+                 MAX(0, end_ns - MAX(begin_ns, coalesce(r_flops, begin_ns))) END) AS union_flops_ns,
+           SUM(CASE WHEN hw_flops IS NOT NULL THEN
+                 MAX(0, end_ns - MAX(begin_ns, coalesce(r_hw, begin_ns))) END)    AS union_hw_ns,
+           SUM(CASE WHEN model_bytes IS NOT NULL THEN
+                 MAX(0, end_ns - MAX(begin_ns, coalesce(r_bytes, begin_ns))) END) AS union_bytes_ns,
+           SUM(CASE WHEN dram IS NOT NULL THEN
+                 MAX(0, end_ns - MAX(begin_ns, coalesce(r_dram, begin_ns))) END)  AS union_dram_ns
+    FROM reach
+    GROUP BY name
   )
-  SELECT agg.*, pct.p50_ns, pct.p95_ns
+  SELECT agg.*, pct.p50_ns, pct.p95_ns, un.union_ns, un.union_flops_ns, un.union_hw_ns,
+         un.union_bytes_ns, un.union_dram_ns
   FROM agg LEFT JOIN pct ON pct.first_id = agg.first_id
+           LEFT JOIN un ON un.name IS agg.name
 )
 -- @end
 SELECT
@@ -90,14 +134,18 @@ SELECT
   g.p50_ns / 1e6                                                 AS p50_ms,
   g.p95_ns / 1e6                                                 AS p95_ms,
   g.total_ns * 1.0 / (SELECT SUM(wall_ns) FROM step WHERE complete = 1) AS share,
-  g.model_flops / (g.model_flops_ns / 1e9 * (SELECT peak_flops FROM r)) AS mfu,
+  g.model_flops / (g.union_flops_ns / 1e9 * (SELECT peak_flops FROM r)) AS mfu,
   g.model_flops                                                  AS model_flops,
   g.cpu_ns / 1e6                                                 AS cpu_ms,
-  g.hw_flops / (g.hw_flops_ns / 1e9 * (SELECT peak_flops FROM r)) AS hfu,
-  g.model_bytes / (g.model_bytes_ns / 1e9 * (SELECT peak_bw FROM r)) AS mbu,
+  g.hw_flops / (g.union_hw_ns / 1e9 * (SELECT peak_flops FROM r)) AS hfu,
+  g.model_bytes / (g.union_bytes_ns / 1e9 * (SELECT peak_bw FROM r)) AS mbu,
   g.hw_flops                                                     AS hw_flops,
   g.dram_bytes                                                   AS dram_bytes,
-  g.dram_bytes / (g.dram_ns / 1e9 * (SELECT peak_bw FROM r))     AS dram_bw_util,
-  g.hw_flops / nullif(g.dram_bytes, 0)                           AS ai_hw
+  g.dram_bytes / (g.union_dram_ns / 1e9 * (SELECT peak_bw FROM r)) AS dram_bw_util,
+  g.hw_flops / nullif(g.dram_bytes, 0)                           AS ai_hw,
+  g.union_ns / 1e6                                               AS union_ms,
+  g.model_flops / (g.union_flops_ns / 1e9)                       AS model_flops_per_s,
+  g.hw_flops / (g.union_hw_ns / 1e9)                             AS hw_flops_per_s,
+  g.model_bytes / (g.union_bytes_ns / 1e9)                       AS model_bytes_per_s
 FROM g
 ORDER BY g.first_id;

@@ -21,6 +21,9 @@
 -- counts: 'exact' (read by the markers at the boundaries) or 'interpolated'
 -- (steps from probes: interpolated in the recorder's readings; the true CPU
 -- time is within cpu_ms +- cpu_err_ms).
+-- Rates, whatever the peak (ops/s when run.dtype is int8):
+--   model_flops_per_s = model_flops / W, hw_flops_per_s = hw_flops / W,
+--   model_bytes_per_s = model_bytes / W
 --
 -- Run by hand: sqlite3 -header -column run.sqlite < analyses/steps.sql
 WITH r AS (SELECT start_ns, peak_flops, peak_bw, ncpu FROM run WHERE id = 1)
@@ -49,7 +52,10 @@ SELECT
   s.model_flops / nullif(s.model_bytes, 0)                           AS ai_model,
   s.hw_flops / nullif(coalesce(s.dram_bytes, s.dram_read_bytes + s.dram_write_bytes), 0) AS ai_hw,
   s.counts                                                           AS counts,
-  s.cpu_ns_err / 1e6                                                 AS cpu_err_ms
+  s.cpu_ns_err / 1e6                                                 AS cpu_err_ms,
+  s.model_flops / (s.wall_ns / 1e9)                                  AS model_flops_per_s,
+  s.hw_flops / (s.wall_ns / 1e9)                                     AS hw_flops_per_s,
+  s.model_bytes / (s.wall_ns / 1e9)                                  AS model_bytes_per_s
 FROM step AS s
 WHERE s.complete = 1
 ORDER BY s.step;

@@ -15,6 +15,18 @@
 --   peak_bw       bytes/s used by mbu; peak_bw_source likewise
 --   ncpu          CPUs the peaks are for: min(affinity, cgroup quota)
 --   run_ms        the target's whole run, exec to exit
+--   e2e_wall_ms   from the first counted step's begin to the last one's end,
+--                 the gaps between steps (data loading, logging,
+--                 checkpointing) included
+--   e2e_mfu       sum(model_flops) / (e2e_wall * peak_flops): the MFU of the
+--                 whole stretch of steps, gaps included; NULL unless every
+--                 counted step declared its model FLOPs
+--   model_flops_per_s, hw_flops_per_s, model_bytes_per_s   the sums over
+--                 the summed wall time of the steps that declared (counted)
+--                 them: what the program achieved, whatever the peak
+--   skipped_steps the complete steps mfu-report --skip-steps left out (it
+--                 shadows the step table with a TEMP view of the later ones;
+--                 0 when this SQL is run by hand)
 --   incomplete_steps  steps begun but never ended (not counted above)
 --   lost_records  marker records lost while recording (ring full or torn)
 --   anomalies     rows in the anomaly table (marker misuse, read failures)
@@ -38,7 +50,9 @@ agg AS MATERIALIZED (
     SUM(CASE WHEN cpu_ns IS NOT NULL THEN wall_ns END)         AS cpu_wall_ns,
     SUM(coalesce(dram_bytes, dram_read_bytes + dram_write_bytes)) AS dram_bytes,
     SUM(CASE WHEN coalesce(dram_bytes, dram_read_bytes + dram_write_bytes) IS NOT NULL
-             THEN wall_ns END)                                 AS dram_ns
+             THEN wall_ns END)                                 AS dram_ns,
+    MAX(end_ns) - MIN(begin_ns)                                AS e2e_ns,
+    COUNT(model_flops) = COUNT(*)                              AS all_flops
   FROM step
   WHERE complete = 1
 ),
@@ -78,6 +92,13 @@ SELECT
   r.ncpu                                                       AS ncpu,
   (r.end_ns - r.start_ns) / 1e6                                AS run_ms,
   (SELECT COUNT(*) FROM step WHERE complete = 0)               AS incomplete_steps,
+  agg.e2e_ns / 1e6                                             AS e2e_wall_ms,
+  CASE WHEN agg.all_flops THEN agg.model_flops / (agg.e2e_ns / 1e9 * r.peak_flops) END AS e2e_mfu,
+  agg.model_flops / (agg.model_flops_ns / 1e9)                 AS model_flops_per_s,
+  agg.hw_flops / (agg.hw_flops_ns / 1e9)                       AS hw_flops_per_s,
+  agg.model_bytes / (agg.model_bytes_ns / 1e9)                 AS model_bytes_per_s,
+  (SELECT COUNT(*) FROM main.step WHERE complete = 1) - agg.steps AS skipped_steps,
+  r.ncores                                                     AS ncores,
   r.lost_records                                               AS lost_records,
   (SELECT COUNT(*) FROM anomaly)                               AS anomalies,
   r.exit_status                                                AS exit_status,

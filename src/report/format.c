@@ -16,6 +16,8 @@ enum style {
 	STYLE_INT,   /* a count */
 	STYLE_MS,    /* milliseconds, 3 decimals (microseconds) */
 	STYLE_PCT,   /* a fraction shown as a percentage with 2 decimals */
+	STYLE_UTIL,  /* a utilization: as STYLE_PCT, and a "!" above 100%, which
+		      * cannot be true (a peak too low, declared work too high) */
 	STYLE_ENG,   /* FLOPs, bytes: engineering notation, 1.23 G */
 	STYLE_RATIO, /* 2 decimals */
 	STYLE_TEXT,
@@ -34,9 +36,9 @@ static const struct column_style column_styles[] = {
 	{ "model_flops", "model FLOP", STYLE_ENG },
 	{ "model_bytes", "model bytes", STYLE_ENG },
 	{ "hw_flops", "HW FLOP", STYLE_ENG },
-	{ "mfu", "MFU %", STYLE_PCT },
-	{ "hfu", "HFU %", STYLE_PCT },
-	{ "mbu", "MBU %", STYLE_PCT },
+	{ "mfu", "MFU %", STYLE_UTIL },
+	{ "hfu", "HFU %", STYLE_UTIL },
+	{ "mbu", "MBU %", STYLE_UTIL },
 	{ "cpu_ms", "CPU ms", STYLE_MS },
 	{ "cpu_util", "CPU util %", STYLE_PCT },
 	{ "ctx_switches", "ctx switches", STYLE_INT },
@@ -106,7 +108,7 @@ static const struct column_style column_styles[] = {
 	{ "kernel", "kernel %", STYLE_PCT },
 	{ "dispatch", "dispatch %", STYLE_PCT },
 	{ "compute", "compute %", STYLE_PCT },
-	{ "compute_efficiency", "compute eff %", STYLE_PCT },
+	{ "compute_efficiency", "compute eff %", STYLE_UTIL },
 	/* counters and peaks */
 	{ "event", "event", STYLE_TEXT },
 	{ "raw", "raw", STYLE_INT },
@@ -118,7 +120,15 @@ static const struct column_style column_styles[] = {
 	{ "hw_flops_fp16", "HW FLOP fp16", STYLE_ENG },
 	{ "amx_ops", "AMX ops", STYLE_ENG },
 	{ "dram_bytes", "DRAM bytes", STYLE_ENG },
-	{ "dram_bw_util", "DRAM BW %", STYLE_PCT },
+	{ "dram_bw_util", "DRAM BW %", STYLE_UTIL },
+	{ "e2e_mfu", "e2e MFU %", STYLE_UTIL },
+	{ "e2e_wall_ms", "e2e wall ms", STYLE_MS },
+	{ "union_ms", "union ms", STYLE_MS },
+	{ "model_flops_per_s", "model FLOP/s", STYLE_ENG },
+	{ "hw_flops_per_s", "HW FLOP/s", STYLE_ENG },
+	{ "model_bytes_per_s", "model bytes/s", STYLE_ENG },
+	{ "skipped_steps", "skipped steps", STYLE_INT },
+	{ "ncores", "cores", STYLE_AUTO },
 	{ "ai_model", "AI model FLOP/B", STYLE_RATIO },
 	{ "ai_hw", "AI HW FLOP/B", STYLE_RATIO },
 	{ "source", "source", STYLE_TEXT },
@@ -733,6 +743,11 @@ static long cell_human(struct format *f, sqlite3_stmt *stmt, int i, int markdown
 		switch (c->style) {
 		case STYLE_MS: n = fmt_fixed(num, v, 3); break;
 		case STYLE_PCT: n = fmt_fixed(num, v * 100, 2); break;
+		case STYLE_UTIL:
+			n = fmt_fixed(num, v * 100, 2);
+			if (v > 1 && n + 1 < sizeof(num))
+				num[n++] = '!';
+			break;
 		case STYLE_RATIO: n = fmt_fixed(num, v, 2); break;
 		case STYLE_ENG: n = format_eng(num, sizeof(num), v); break;
 		case STYLE_INT:

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,8 @@ static void usage(FILE *out)
 		"\n"
 		"  -d, --db FILE        the run database (default run.sqlite)\n"
 		"  -f, --format FORMAT  " FORMAT_NAMES " (default table)\n"
+		"  -k, --skip-steps N   leave out the first N complete steps (warm-up) everywhere:\n"
+		"                       their phases, samples and gaps too\n"
 		"  -l, --list           list the sections and what they show\n"
 		"  -s, --sql SECTION    print the SQL behind SECTION, to run or adapt:\n"
 		"                         " PROG " --sql steps > steps.sql\n"
@@ -78,6 +81,50 @@ static void db_error(sqlite3 *db, const char *path, const char *what, const char
 		fprintf(stderr, PROG ": %s: %s: %s\n", path, what, msg);
 }
 
+/* --skip-steps: shadow the tables with TEMP views of what comes from the
+ * (N+1)-th complete step on (SQLite resolves an unqualified name in temp
+ * first), so every analysis, and a user's own SQL run the same way, sees
+ * the steady state only. Phases outside steps, samples and off-CPU
+ * intervals count from that step's begin. */
+static int skip_steps(sqlite3 *db, long n, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	long long cut = 0, begin = 0;
+	int have = 0, rc;
+	char sql[1024];
+
+	if (sqlite3_prepare_v2(db, "SELECT step, begin_ns FROM main.step WHERE complete = 1 ORDER BY step "
+			       "LIMIT 1 OFFSET ?", -1, &st, NULL) != SQLITE_OK) {
+		strbuf(err, errlen, "%s", sqlite3_errmsg(db));
+		return -EIO;
+	}
+	sqlite3_bind_int64(st, 1, n);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		cut = sqlite3_column_int64(st, 0);
+		begin = sqlite3_column_int64(st, 1);
+		have = 1;
+	} else if (rc != SQLITE_DONE) {
+		strbuf(err, errlen, "%s", sqlite3_errmsg(db));
+		sqlite3_finalize(st);
+		return -EIO;
+	}
+	sqlite3_finalize(st);
+	if (!have) {
+		/* fewer steps than that: none are left */
+		cut = INT64_MAX;
+		begin = INT64_MAX;
+	}
+	strbuf(sql, sizeof(sql),
+	       "CREATE TEMP VIEW step AS SELECT * FROM main.step WHERE step >= %lld;"
+	       "CREATE TEMP VIEW phase AS SELECT * FROM main.phase WHERE step >= %lld OR "
+	       "(step IS NULL AND begin_ns >= %lld);"
+	       "CREATE TEMP VIEW sample AS SELECT * FROM main.sample WHERE time_ns >= %lld;"
+	       "CREATE TEMP VIEW offcpu AS SELECT * FROM main.offcpu WHERE end_ns > %lld;",
+	       cut, cut, begin, begin, begin);
+	return db_exec(db, sql, err, errlen);
+}
+
 /* csv and json keep stdout for data: the notes that explain missing values
  * go to stderr, one line each. */
 static int notes_to_stderr(sqlite3_stmt *stmt, char *err, size_t errlen)
@@ -122,6 +169,7 @@ int main(int argc, char **argv)
 		{ "db", required_argument, NULL, 'd' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "list", no_argument, NULL, 'l' },
+		{ "skip-steps", required_argument, NULL, 'k' },
 		{ "sql", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -134,16 +182,20 @@ int main(int argc, char **argv)
 	sqlite3 *db = NULL;
 	sqlite3_stmt *stmt = NULL;
 	size_t nsections = 0, nall;
-	int opt, list = 0, ret = EXIT_DATA, rc, with_summary = 0, with_notes = 0;
+	int opt, list = 0, ret = EXIT_DATA, rc, with_summary = 0, with_notes = 0, skip = 0;
 	char err[1024];
 
 	/* One thread uses SQLite here: no mutex around every sqlite3_column_*
 	 * call (8% of a 1M-step csv report). Must precede any other call. */
 	sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":d:f:ls:hV", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":d:f:k:ls:hV", options, NULL)) != -1) {
 		switch (opt) {
 		case 'd': path = optarg; break;
+		case 'k':
+			if (safe_atoi(optarg, &skip) != 0 || skip < 0)
+				return bad_usage("--skip-steps '%s': expected a number of steps, 0 or more", optarg);
+			break;
 		case 'f': format_name = optarg; break;
 		case 'l': list = 1; break;
 		case 's': sql_for = optarg; break;
@@ -202,6 +254,10 @@ int main(int argc, char **argv)
 	 * the table format reads each section twice). SQLite's default cache
 	 * and temporary storage measured faster on a 1M-step run than a bigger
 	 * cache or temp_store = MEMORY. */
+	if (skip > 0 && skip_steps(db, skip, err, sizeof(err))) {
+		db_error(db, path, "--skip-steps", err);
+		goto out;
+	}
 	if (db_exec(db, "PRAGMA query_only = 1; BEGIN", err, sizeof(err))) {
 		db_error(db, path, "cannot read", err);
 		goto out;

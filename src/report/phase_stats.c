@@ -13,17 +13,35 @@
 static const char bad_sql[] = "SELECT step FROM step WHERE complete = 0 ORDER BY step";
 static const char rows_sql[] =
 	"SELECT name, id, step, wall_ns, model_flops, hw_flops, model_bytes, cpu_ns,"
-	" coalesce(dram_bytes, dram_read_bytes + dram_write_bytes)"
+	" coalesce(dram_bytes, dram_read_bytes + dram_write_bytes), begin_ns, end_ns"
 	" FROM phase NOT INDEXED WHERE complete = 1";
+/* mfu-report --skip-steps shadows the phase table with a TEMP view, which
+ * takes no NOT INDEXED. */
+static const char rows_view_sql[] =
+	"SELECT name, id, step, wall_ns, model_flops, hw_flops, model_bytes, cpu_ns,"
+	" coalesce(dram_bytes, dram_read_bytes + dram_write_bytes), begin_ns, end_ns"
+	" FROM phase WHERE complete = 1";
 
-enum { R_NAME, R_ID, R_STEP, R_WALL, R_MODEL_FLOPS, R_HW_FLOPS, R_MODEL_BYTES, R_CPU, R_DRAM };
+enum { R_NAME, R_ID, R_STEP, R_WALL, R_MODEL_FLOPS, R_HW_FLOPS, R_MODEL_BYTES, R_CPU, R_DRAM, R_BEGIN, R_END };
 
 /* The table's columns; the sums come first, in the order of enum sum_col. */
 static const char table_sql[] =
 	"CREATE TABLE x(name, n, first_id, total_ns, model_flops, model_flops_ns, hw_flops, hw_flops_ns,"
-	" model_bytes, model_bytes_ns, cpu_ns, dram_bytes, dram_ns, p50_ns, p95_ns)";
+	" model_bytes, model_bytes_ns, cpu_ns, dram_bytes, dram_ns, p50_ns, p95_ns,"
+	" union_ns, union_flops_ns, union_hw_ns, union_bytes_ns, union_dram_ns)";
 
-enum { C_NAME, C_N, C_FIRST_ID, C_SUMS, C_P50 = C_SUMS + 10, C_P95 };
+enum { C_NAME, C_N, C_FIRST_ID, C_SUMS, C_P50 = C_SUMS + 10, C_P95, C_UNION };
+
+/* The unions of a name's occurrences within each step (threads running the
+ * phase at once count once): of all of them, and of those that declared or
+ * counted each value (the time its MFU, HFU, MBU and DRAM figures divide by). */
+enum { U_ALL, U_FLOPS, U_HW, U_BYTES, U_DRAM, NUNIONS };
+
+struct span {
+	int64_t step;          /* INT64_MIN: outside any step */
+	int64_t begin, end;
+	unsigned has;          /* 1 << U_* */
+};
 
 /* The sums of g: the column summed, and the column that must not be NULL
  * for the row to count (the "CASE WHEN x IS NOT NULL THEN wall_ns END"), or
@@ -61,6 +79,10 @@ struct group {
 	int walls_int;         /* every wall time was an integer */
 	int pct_null[2];
 	double pct[2];
+	struct span *spans;
+	size_t nspans, spans_cap;
+	int64_t unions[NUNIONS];
+	int have_union[NUNIONS];
 };
 
 struct stats {
@@ -94,6 +116,7 @@ static void stats_unref(struct stats *s)
 	for (size_t i = 0; i < s->ngroups; i++) {
 		free(s->groups[i].name);
 		free(s->groups[i].walls);
+		free(s->groups[i].spans);
 	}
 	free(s->groups);
 	free(s->hash);
@@ -302,6 +325,45 @@ static void group_percentiles(struct group *g)
 	}
 }
 
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	if (x->step != y->step)
+		return (x->step > y->step) - (x->step < y->step);
+	return (x->begin > y->begin) - (x->begin < y->begin);
+}
+
+/* Sweep each step's spans in begin order: a span adds what reaches past
+ * the furthest end seen so far, in each subset it belongs to. The same
+ * arithmetic as phases.sql's window (MAX(end) OVER the earlier spans). */
+static void group_unions(struct group *g)
+{
+	int64_t reach[NUNIONS];
+	int seen[NUNIONS];
+
+	qsort(g->spans, g->nspans, sizeof(*g->spans), cmp_span);
+	for (size_t i = 0; i < g->nspans; i++) {
+		const struct span *sp = &g->spans[i];
+
+		if (i == 0 || sp->step != g->spans[i - 1].step)
+			memset(seen, 0, sizeof(seen));
+		for (int u = 0; u < NUNIONS; u++) {
+			int64_t from;
+
+			if (!(sp->has & (1u << u)))
+				continue;
+			from = seen[u] && reach[u] > sp->begin ? reach[u] : sp->begin;
+			if (sp->end > from)
+				g->unions[u] += sp->end - from;
+			if (!seen[u] || sp->end > reach[u])
+				reach[u] = sp->end;
+			seen[u] = 1;
+			g->have_union[u] = 1;
+		}
+	}
+}
+
 static int cmp_int64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -346,6 +408,8 @@ static int stats_compute(struct stats_vtab *vt, struct stats *s)
 	int rc, have_bad = 0;
 
 	rc = sqlite3_prepare_v2(vt->db, rows_sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		rc = sqlite3_prepare_v2(vt->db, rows_view_sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		goto error;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -396,12 +460,35 @@ static int stats_compute(struct stats_vtab *vt, struct stats *s)
 		for (size_t i = 0; i < NSUMS; i++)
 			if (sum_cols[i].unless_null < 0 || row[sum_cols[i].unless_null].type != SQLITE_NULL)
 				sum_add(&g->sums[i], &row[sum_cols[i].col]);
+		if (sqlite3_column_type(st, R_BEGIN) == SQLITE_INTEGER &&
+		    sqlite3_column_type(st, R_END) == SQLITE_INTEGER) {
+			struct span *sp;
+
+			if (grow(&g->spans, &g->spans_cap, g->nspans, sizeof(*g->spans))) {
+				rc = SQLITE_NOMEM;
+				goto out;
+			}
+			sp = &g->spans[g->nspans++];
+			sp->step = sqlite3_column_type(st, R_STEP) == SQLITE_NULL ? INT64_MIN :
+				   sqlite3_column_int64(st, R_STEP);
+			sp->begin = sqlite3_column_int64(st, R_BEGIN);
+			sp->end = sqlite3_column_int64(st, R_END);
+			sp->has = 1u << U_ALL;
+			sp->has |= (row[R_MODEL_FLOPS].type != SQLITE_NULL) << U_FLOPS;
+			sp->has |= (row[R_HW_FLOPS].type != SQLITE_NULL) << U_HW;
+			sp->has |= (row[R_MODEL_BYTES].type != SQLITE_NULL) << U_BYTES;
+			sp->has |= (row[R_DRAM].type != SQLITE_NULL) << U_DRAM;
+		}
 	}
 	if (rc != SQLITE_DONE)
 		goto error;
 	rc = SQLITE_OK;
-	for (size_t i = 0; i < s->ngroups; i++)
+	for (size_t i = 0; i < s->ngroups; i++) {
 		group_percentiles(&s->groups[i]);
+		group_unions(&s->groups[i]);
+		free(s->groups[i].spans);
+		s->groups[i].spans = NULL;
+	}
 	/* the hash points into groups by index: it goes before the sort */
 	free(s->hash);
 	s->hash = NULL;
@@ -570,7 +657,12 @@ static int vt_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
 		break;
 	}
 	default:
-		if (col >= C_SUMS && col < C_P50)
+		if (col >= C_UNION && col < C_UNION + NUNIONS) {
+			if (g->have_union[col - C_UNION])
+				sqlite3_result_int64(ctx, g->unions[col - C_UNION]);
+			else
+				sqlite3_result_null(ctx);
+		} else if (col >= C_SUMS && col < C_P50)
 			result_sum(ctx, &g->sums[col - C_SUMS]);
 		else
 			sqlite3_result_null(ctx);

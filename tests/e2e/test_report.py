@@ -38,9 +38,10 @@ NASTY_NAME = 'x|y\x1b[31m\ttab\\z'  # pipe, escape sequence, tab, backslash
 STEP_COLUMNS = ['step', 'begin_ms', 'wall_ms', 'model_flops', 'model_bytes', 'hw_flops', 'mfu', 'hfu',
                 'mbu', 'cpu_ms', 'cpu_util', 'ctx_switches', 'page_faults', 'ipc', 'hw_flops_fp64',
                 'hw_flops_fp32', 'hw_flops_fp16', 'hw_fraction', 'dram_bytes', 'dram_bw_util', 'ai_model',
-                'ai_hw', 'counts', 'cpu_err_ms']
+                'ai_hw', 'counts', 'cpu_err_ms', 'model_flops_per_s', 'hw_flops_per_s', 'model_bytes_per_s']
 PHASE_COLUMNS = ['phase', 'count', 'total_ms', 'mean_ms', 'p50_ms', 'p95_ms', 'share', 'mfu',
-                 'model_flops', 'cpu_ms', 'hfu', 'mbu', 'hw_flops', 'dram_bytes', 'dram_bw_util', 'ai_hw']
+                 'model_flops', 'cpu_ms', 'hfu', 'mbu', 'hw_flops', 'dram_bytes', 'dram_bw_util', 'ai_hw',
+                 'union_ms', 'model_flops_per_s', 'hw_flops_per_s', 'model_bytes_per_s']
 SUMMARY_COLUMNS = ['steps', 'wall_ms', 'mfu', 'peak_flops', 'peak_source', 'peak_bw', 'dtype',
                    'mean_step_ms', 'p50_step_ms', 'mbu', 'hfu', 'cpu_util', 'ncpu', 'lost_records',
                    'anomalies', 'exit_status', 'exit_signal', 'state']
@@ -156,7 +157,10 @@ class Fixture:
             mbu=s['model_bytes'] / (w_s * pb) if pb else None,
             cpu_ms=s['cpu_ns'] / 1e6, cpu_util=s['cpu_ns'] / (s['wall_ns'] * NCPU),
             ctx_switches=s['ctx_switches'], page_faults=s['page_faults'],
-            ipc=s['instructions'] / s['cycles'] if s['cycles'] else None)
+            ipc=s['instructions'] / s['cycles'] if s['cycles'] else None,
+            model_flops_per_s=s['model_flops'] / w_s if s['model_flops'] is not None else None,
+            hw_flops_per_s=s['hw_flops'] / w_s if s['hw_flops'] is not None else None,
+            model_bytes_per_s=s['model_bytes'] / w_s)
 
     def summary_expect(self):
         walls = [s['wall_ns'] for s in self.steps]
@@ -193,7 +197,11 @@ class Fixture:
                 mfu=(sum(r[3] for r in fl) / (sum(r[2] for r in fl) / 1e9 * PEAK_FLOPS)
                      if fl and self.peak else None),
                 model_flops=sum(r[3] for r in fl) if fl else None,
-                cpu_ms=sum(cpu) / 1e6 if cpu else None, hfu=None, mbu=None))
+                cpu_ms=sum(cpu) / 1e6 if cpu else None, hfu=None, mbu=None,
+                # one thread: no occurrence overlaps another of its name
+                union_ms=sum(walls) / 1e6,
+                model_flops_per_s=sum(r[3] for r in fl) / (sum(r[2] for r in fl) / 1e9) if fl else None,
+                hw_flops_per_s=None, model_bytes_per_s=None))
         return out
 
 

@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""mfu-report on fixture databases: --skip-steps and the warm-up note, the
+end-to-end MFU, rates, phases run by several threads at once (union time),
+impossible utilizations, a measured peak far above the spec, unknown bytes.
+Every expected number is computed here from the rows."""
+import csv
+import io
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.environ.get('MFU_SOURCE_ROOT') or os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPORT = os.environ.get('MFU_REPORT') or os.path.join(ROOT, 'build', 'src', 'report', 'mfu-report')
+START = 1_000_000_000
+PEAK = 2.0e12
+PEAK_BW = 5.0e10
+MS = 1_000_000
+
+
+def schema_sql():
+    parts = []
+    for name in sorted(os.listdir(os.path.join(ROOT, 'schema'))):
+        if name.endswith('.sql'):
+            with open(os.path.join(ROOT, 'schema', name), encoding='utf-8') as f:
+                parts.append(f.read())
+    return '\n'.join(parts)
+
+
+def make_db(path, steps, phases=(), peaks=(), dtype='fp32'):
+    """steps: (begin_ns, wall_ns, model_flops, model_bytes); phases: (step,
+    name, tid, begin_ns, wall_ns, model_flops); peaks: (kind, dtype, scope,
+    value, source)."""
+    db = sqlite3.connect(path)
+    db.executescript(schema_sql())
+    db.execute("INSERT INTO run (id, mfu_version, command, start_unix_ns, start_ns, end_ns, ncpu_affinity,"
+               " ncpu, ncores, dtype, peak_flops, peak_flops_source, peak_bw, peak_bw_source, peak_mode,"
+               " state) VALUES (1, '0', '[]', 0, ?, ?, 2, 2, 2, ?, ?, 'spec: test', ?, 'spec: test',"
+               " 'auto', 'complete')", (START, START + 10**12, dtype, PEAK, PEAK_BW))
+    for i, (b, w, f, by) in enumerate(steps):
+        db.execute("INSERT INTO step (step, pid, tid, begin_ns, end_ns, wall_ns, model_flops, model_bytes,"
+                   " cpu_ns, complete) VALUES (?, 1, 1, ?, ?, ?, ?, ?, ?, 1)", (i, b, b + w, w, f, by, w))
+    for k, (st, name, tid, b, w, f) in enumerate(phases):
+        db.execute("INSERT INTO phase (id, step, name, pid, tid, depth, begin_ns, end_ns, wall_ns, model_flops,"
+                   " cpu_ns, complete) VALUES (?, ?, ?, 1, ?, 0, ?, ?, ?, ?, ?, 1)",
+                   (k, st, name, tid, b, b + w, w, f, w))
+    for kind, dt, scope, value, source in peaks:
+        db.execute("INSERT INTO peak (kind, dtype, scope, value, source, detail) VALUES (?, ?, ?, ?, ?, 'x')",
+                   (kind, dt, scope, value, source))
+    db.commit()
+    db.close()
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        if not os.access(REPORT, os.X_OK):
+            self.skipTest('mfu-report not found at %s (set MFU_REPORT)' % REPORT)
+        self.tmp = tempfile.mkdtemp(prefix='mfu-steady-')
+        self.db = os.path.join(self.tmp, 'run.sqlite')
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def report(self, *args, code=0):
+        p = subprocess.run([REPORT, '--db', self.db] + list(args), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+        self.assertEqual(p.returncode, code, p.stderr)
+        return p
+
+    def json(self, *args):
+        out = json.loads(self.report('--format', 'json', *args).stdout)
+        return out
+
+    def notes(self, *args):
+        return [(n['kind'], n['text']) for n in self.json(*args, 'notes')]
+
+
+class SkipSteps(Base):
+    """10 steps of 10 ms, the first 3 of 50 ms (warm-up), one phase each."""
+
+    def setUp(self):
+        super().setUp()
+        steps, phases, t = [], [], START
+        for i in range(10):
+            w = (50 if i < 3 else 10) * MS
+            steps.append((t, w, 1e9, None))
+            phases.append((i, 'fwd', 1, t, w // 2, 5e8))
+            t += w + MS
+        self.steps = steps
+        make_db(self.db, steps, phases)
+
+    def test_summary_steps_phases_leave_out_the_first(self):
+        s = self.json('--skip-steps', '3', 'summary')[0]
+        self.assertEqual((s['steps'], s['skipped_steps']), (7, 3))
+        self.assertAlmostEqual(s['wall_ms'], 70.0)
+        self.assertAlmostEqual(s['mfu'], 7e9 / (0.070 * PEAK))
+        rows = self.json('--skip-steps', '3', 'steps')
+        self.assertEqual([r['step'] for r in rows], list(range(3, 10)))
+        ph = self.json('--skip-steps', '3', 'phases')
+        self.assertEqual(ph[0]['count'], 7)
+        self.assertAlmostEqual(ph[0]['total_ms'], 35.0)
+        bd = self.json('--skip-steps', '3', 'breakdown')
+        self.assertEqual([r['step'] for r in bd], list(range(3, 10)))
+        # without: all of them
+        s = self.json('summary')[0]
+        self.assertEqual((s['steps'], s['skipped_steps']), (10, 0))
+
+    def test_more_than_there_are(self):
+        s = self.json('--skip-steps', '50', 'summary')[0]
+        self.assertEqual((s['steps'], s['skipped_steps']), (0, 10))
+        self.assertEqual(self.json('--skip-steps', '50', 'phases'), [])
+
+    def test_bad_values_are_usage_errors(self):
+        for bad in ('-1', 'x', '1.5', '', '99999999999999999999'):
+            p = self.report('--skip-steps', bad, code=2)
+            self.assertIn('--skip-steps', p.stderr)
+
+    def test_warmup_note_names_the_option(self):
+        notes = [t for k, t in self.notes() if k == 'warmup']
+        self.assertEqual(len(notes), 1, notes)
+        self.assertIn('the first 3 steps took more than 2x the median step (10.000 ms)', notes[0])
+        self.assertIn('--skip-steps 3 ', notes[0])
+        # covered: no note
+        self.assertEqual([t for k, t in self.notes('--skip-steps', '3') if k == 'warmup'], [])
+        # partly covered: the option that covers them all
+        notes = [t for k, t in self.notes('--skip-steps', '1') if k == 'warmup']
+        self.assertEqual(len(notes), 1, notes)
+        self.assertIn('--skip-steps 3 ', notes[0])
+        # the table summary shows it too
+        self.assertIn('warm-up: the first 3 steps', self.report('summary').stdout)
+
+    def test_e2e_mfu_counts_the_gaps(self):
+        s = self.json('summary')[0]
+        first, last = self.steps[0], self.steps[-1]
+        span = last[0] + last[1] - first[0]
+        self.assertAlmostEqual(s['e2e_wall_ms'], span / 1e6)
+        self.assertAlmostEqual(s['e2e_mfu'], 10e9 / (span / 1e9 * PEAK))
+        self.assertLess(s['e2e_mfu'], s['mfu'])  # 9 gaps of 1 ms
+        self.assertAlmostEqual(s['model_flops_per_s'], 10e9 / (s['wall_ms'] / 1e3))
+
+
+class ThreadedPhases(Base):
+    def test_overlapping_threads_count_once(self):
+        # step 0: two threads run "fwd" over [0, 10] and [2, 12] ms: union 12 ms
+        # step 1: "fwd" over [100, 105] and [106, 110] ms: union 9 ms = total
+        steps = [(START, 20 * MS, None, None), (START + 100 * MS, 20 * MS, None, None)]
+        phases = [(0, 'fwd', 1, START, 10 * MS, 1e9), (0, 'fwd', 2, START + 2 * MS, 10 * MS, 1e9),
+                  (1, 'fwd', 1, START + 100 * MS, 5 * MS, 1e9), (1, 'fwd', 2, START + 106 * MS, 4 * MS, 1e9)]
+        make_db(self.db, steps, phases)
+        ph = self.json('phases')[0]
+        self.assertAlmostEqual(ph['total_ms'], 29.0)
+        self.assertAlmostEqual(ph['union_ms'], 21.0)
+        self.assertAlmostEqual(ph['mfu'], 4e9 / (0.021 * PEAK))
+        self.assertAlmostEqual(ph['model_flops_per_s'], 4e9 / 0.021)
+        # the SQL a user runs by hand gives the same
+        sql = self.report('--sql', 'phases').stdout
+        con = sqlite3.connect(self.db)
+        con.row_factory = sqlite3.Row
+        row = dict(con.execute(sql).fetchone())
+        con.close()
+        self.assertAlmostEqual(row['union_ms'], 21.0)
+        self.assertAlmostEqual(row['mfu'], ph['mfu'])
+
+    def test_only_declared_occurrences_time_the_mfu(self):
+        steps = [(START, 20 * MS, None, None)]
+        phases = [(0, 'fwd', 1, START, 10 * MS, 1e9), (0, 'fwd', 2, START + 5 * MS, 10 * MS, None)]
+        make_db(self.db, steps, phases)
+        ph = self.json('phases')[0]
+        self.assertAlmostEqual(ph['union_ms'], 15.0)
+        self.assertAlmostEqual(ph['mfu'], 1e9 / (0.010 * PEAK))
+
+
+class Impossible(Base):
+    def test_mfu_above_100_is_flagged(self):
+        steps = [(START + i * 20 * MS, 10 * MS, f, None) for i, f in enumerate((1e9, 1e12, 3e11))]
+        make_db(self.db, steps)
+        notes = [t for k, t in self.notes() if k == 'impossible']
+        self.assertEqual(len(notes), 1, notes)
+        self.assertIn('2 steps have MFU above 100% (the highest 5000%, step 1)', notes[0])
+        table = self.report('steps').stdout
+        self.assertIn('5000.00!', table)
+        self.assertIn('1500.00!', table)
+        self.assertNotIn('5.00!', table.replace('5000.00!', ''))
+        # csv keeps the number, a fraction
+        rows = list(csv.DictReader(io.StringIO(self.report('--format', 'csv', 'steps').stdout)))
+        self.assertAlmostEqual(float(rows[1]['mfu']), 50.0)
+        self.assertIn('impossible', self.report('summary').stdout)
+
+    def test_measured_far_above_spec(self):
+        make_db(self.db, [(START, 10 * MS, 1e9, None)],
+                peaks=[('flops', 'fp32', 'all', 1e12, 'spec'), ('flops', 'fp32', 'all', 3e12, 'measured'),
+                       ('bandwidth', None, 'all', 1e11, 'spec'), ('bandwidth', None, 'all', 0.5e11, 'measured')])
+        notes = [t for k, t in self.notes() if k == 'spec_low']
+        self.assertEqual(len(notes), 1, notes)
+        self.assertIn('the measured fp32 FLOP/s peak is 3.00x the spec one', notes[0])
+
+    def test_possible_is_silent(self):
+        make_db(self.db, [(START, 10 * MS, 1e9, 1e6)])
+        self.assertEqual([t for k, t in self.notes() if k in ('impossible', 'spec_low', 'warmup')], [])
+        self.assertNotIn('!', self.report('steps', 'summary').stdout)
+
+
+class UnknownBytes(Base):
+    def test_flops_only(self):
+        make_db(self.db, [(START, 10 * MS, 1e9, None)],
+                phases=[(0, 'fwd', 1, START, 5 * MS, 1e9)])
+        s = self.json('steps')[0]
+        self.assertIsNone(s['model_bytes'])
+        self.assertIsNone(s['mbu'])
+        self.assertIsNone(s['model_bytes_per_s'])
+        self.assertAlmostEqual(s['model_flops_per_s'], 1e11)
+        ph = self.json('phases')[0]
+        self.assertIsNone(ph['mbu'])
+        self.assertIsNone(ph['model_bytes_per_s'])
+        summ = self.json('summary')[0]
+        self.assertIsNone(summ['mbu'])
+        self.assertIsNone(summ['model_bytes_per_s'])
+
+    def test_int8_says_ops(self):
+        make_db(self.db, [(START, 10 * MS, 1e9, None)], dtype='int8')
+        text = [t for k, t in self.notes() if k == 'peak_flops'][0]
+        self.assertIn('int8 peak of 2 Top/s for 2 cores', text)
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)
