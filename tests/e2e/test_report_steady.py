@@ -14,22 +14,13 @@ import sys
 import tempfile
 import unittest
 
-ROOT = os.environ.get('MFU_SOURCE_ROOT') or os.path.dirname(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-REPORT = os.environ.get('MFU_REPORT') or os.path.join(ROOT, 'build', 'src', 'report', 'mfu-report')
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_report import REPORT, schema_sql  # noqa: E402
+
 START = 1_000_000_000
 PEAK = 2.0e12
 PEAK_BW = 5.0e10
 MS = 1_000_000
-
-
-def schema_sql():
-    parts = []
-    for name in sorted(os.listdir(os.path.join(ROOT, 'schema'))):
-        if name.endswith('.sql'):
-            with open(os.path.join(ROOT, 'schema', name), encoding='utf-8') as f:
-                parts.append(f.read())
-    return '\n'.join(parts)
 
 
 def make_db(path, steps, phases=(), peaks=(), dtype='fp32'):
