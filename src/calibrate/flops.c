@@ -2,7 +2,9 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -42,16 +44,54 @@ static const struct flops_kernel kernel_table[] = {
 	{ "avx512_fp16_fma", MACHINE_FP16, MACHINE_ISA_AVX512F | MACHINE_ISA_AVX512_FP16,
 	  FLOPS_CHAINS * 32 * 2, "12 chains x 32 fp16 lanes x 2 (FMA)", flops_avx512_fp16 },
 #endif
+#ifdef MFU_HAVE_AMX
+	{ "amx_bf16", MACHINE_BF16, MACHINE_ISA_AMX_TILE | MACHINE_ISA_AMX_BF16, 4 * 16384.0,
+	  "4 tile chains x TDPBF16PS (16 x 16 x 32 multiply-adds x 2)", flops_amx_bf16 },
+	{ "amx_int8", MACHINE_INT8, MACHINE_ISA_AMX_TILE | MACHINE_ISA_AMX_INT8, 4 * 32768.0,
+	  "4 tile chains x TDPBSSD (16 x 16 x 64 multiply-adds x 2 ops)", flops_amx_int8 },
+#endif
+#ifdef MFU_HAVE_AVX512_VNNI
+	{ "avx512_vnni", MACHINE_INT8, MACHINE_ISA_AVX512F | MACHINE_ISA_AVX512_VNNI,
+	  FLOPS_CHAINS * 16 * 4 * 2, "12 chains x 16 int32 lanes x 4 byte products x 2 ops (VPDPBUSD)",
+	  flops_avx512_vnni },
+#endif
+#ifdef MFU_HAVE_AVX_VNNI
+	{ "avx_vnni", MACHINE_INT8, MACHINE_ISA_AVX2 | MACHINE_ISA_AVX_VNNI,
+	  FLOPS_CHAINS * 8 * 4 * 2, "12 chains x 8 int32 lanes x 4 byte products x 2 ops (VEX VPDPBUSD)",
+	  flops_avx_vnni },
+#endif
 	{ NULL, MACHINE_FP64, 0, 0, NULL, NULL },
 };
 
+int flops_amx_permit(void)
+{
+#if defined(__x86_64__) && defined(__linux__)
+	/* Linux gives a process the AMX tile data state (XFEATURE 18,
+	 * XTILEDATA: 8 KiB per thread) only on request; without it the first
+	 * tile instruction faults. */
+	if (syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18) != 0)
+		return -errno;
+	return 0;
+#else
+	return -ENOTSUP;
+#endif
+}
+
 int flops_kernels(unsigned isa, const struct flops_kernel **out, int max)
 {
-	int n = 0;
+	int n = 0, amx = -1;
 
-	for (const struct flops_kernel *k = kernel_table; k->name && n < max; k++)
-		if ((k->isa & isa) == k->isa)
-			out[n++] = k;
+	for (const struct flops_kernel *k = kernel_table; k->name && n < max; k++) {
+		if ((k->isa & isa) != k->isa)
+			continue;
+		if (k->isa & MACHINE_ISA_AMX_TILE) {
+			if (amx < 0)
+				amx = flops_amx_permit() == 0;
+			if (!amx)
+				continue; /* the kernel refused the tile state */
+		}
+		out[n++] = k;
+	}
 	return n;
 }
 

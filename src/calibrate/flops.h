@@ -23,8 +23,14 @@ struct flops_kernel {
 
 #define FLOPS_MAX_KERNELS 16
 
-/* The kernels usable with the ISA features @isa (machine.isa), fastest ISA
- * first within each dtype, at most @max. Returns how many. */
+/* Ask Linux for the AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM,
+ * XTILEDATA) for this process. Returns 0 or -errno; flops_kernels() leaves
+ * the AMX kernels out when it fails. */
+int flops_amx_permit(void);
+
+/* The kernels usable with the ISA features @isa (machine.isa) and, for
+ * AMX, permitted by the kernel, fastest ISA first within each dtype, at
+ * most @max. Returns how many. */
 int flops_kernels(unsigned isa, const struct flops_kernel **out, int max);
 
 /* Iterations of @k for one repetition of about @seconds on worker 0 of @t

@@ -30,6 +30,13 @@ double flops_avx512_fp64(uint64_t iters, double x, double y);
 double flops_avx512_fp32(uint64_t iters, double x, double y);
 double flops_avx512_bf16(uint64_t iters, double x, double y);
 double flops_avx512_fp16(uint64_t iters, double x, double y);
+/* Integer (int8) kernels: the result counts ops, not FLOPs. */
+double flops_avx512_vnni(uint64_t iters, double x, double y);
+double flops_avx_vnni(uint64_t iters, double x, double y);
+/* AMX: 4 tile dot products per iteration; tile state must be permitted
+ * first (flops_amx_permit() in flops.c). */
+double flops_amx_bf16(uint64_t iters, double x, double y);
+double flops_amx_int8(uint64_t iters, double x, double y);
 
 /* Memory kernels over @n doubles (a multiple of STREAM_ALIGN_DOUBLES),
  * 64-byte aligned. *_nt use non-temporal stores. */

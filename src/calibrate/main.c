@@ -255,8 +255,8 @@ static int measure_flops(struct calibration *c, const struct plan *pl, struct te
 			strbuf(r->p.kernel, sizeof(r->p.kernel), "%s", k->name);
 			if (r->clock_hz > 0)
 				strbuf(clock, sizeof(clock), "; core clock up to %.2f GHz around it "
-				       "(add chain): %.1f FLOP/cycle", r->clock_hz / 1e9,
-				       r->p.value / r->clock_hz);
+				       "(add chain): %.1f %s/cycle", r->clock_hz / 1e9,
+				       r->p.value / r->clock_hz, machine_dtype_is_integer(k->dtype) ? "op" : "FLOP");
 			strbuf(r->p.detail, sizeof(r->p.detail),
 			       "measured: %s (%s), %s, best of %d x %.0f ms%s%s", k->name, k->basis,
 			       scope_where(c, t, where, sizeof(where)), fr.reps, r->seconds * 1e3,
@@ -442,10 +442,12 @@ static int print_json(const struct calibration *c)
 	return err;
 }
 
-static void format_value(char *buf, size_t len, const char *kind, double v)
+static void format_value(char *buf, size_t len, const char *kind, const char *dtype, double v)
 {
 	if (!(v > 0))
 		snprintf(buf, len, "-");
+	else if (strcmp(kind, "flops") == 0 && strcmp(dtype, "int8") == 0)
+		snprintf(buf, len, "%.1f Gop/s", v / 1e9); /* integer ops, not FLOPs */
 	else if (strcmp(kind, "flops") == 0)
 		snprintf(buf, len, "%.1f GFLOP/s", v / 1e9);
 	else
@@ -482,8 +484,8 @@ static int print_table(const struct calibration *c)
 		snprintf(cell[1], sizeof(cell[1]), "%s", r->p.dtype[0] ? r->p.dtype : "-");
 		snprintf(cell[2], sizeof(cell[2]), "%s", r->p.scope);
 		snprintf(cell[3], sizeof(cell[3]), "%s%s", r->p.kernel, r->p.best ? " *" : "");
-		format_value(cell[4], sizeof(cell[4]), r->p.kind, r->p.value);
-		format_value(cell[5], sizeof(cell[5]), r->p.kind, r->spec);
+		format_value(cell[4], sizeof(cell[4]), r->p.kind, r->p.dtype, r->p.value);
+		format_value(cell[5], sizeof(cell[5]), r->p.kind, r->p.dtype, r->spec);
 		if (r->spec > 0)
 			snprintf(cell[6], sizeof(cell[6]), "%.2f", r->p.value / r->spec);
 		else

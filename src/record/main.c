@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -427,11 +428,11 @@ static void calibrate_first(const struct options *o, const struct machine *m)
 		fprintf(stderr, PROG ": calibration failed: %s; using the spec peaks\n", why);
 }
 
-/* Work out the peaks for @m's CPU set (the target's) and store them: the
- * peak table and the run's columns. @say: print the warnings (once per
+/* Work out the peaks for @m's CPU set (the target's): the profile is read
+ * here, so this comes before the target runs (a run's first counter
+ * readings must not wait for it). @say: print the warnings (once per
  * recording). */
-static int store_peaks(struct writer *w, const struct machine *m, const struct options *o, struct peaks *pk,
-		       const char *cpus_source, int say)
+static int choose_peaks(const struct machine *m, const struct options *o, struct peaks *pk, int say)
 {
 	struct profile_peak pp[PROFILE_MAX_PEAKS];
 	struct peaks_request rq = { .mode = o->peak_mode, .dtype = o->dtype, .user_flops = o->peak_flops,
@@ -441,14 +442,29 @@ static int store_peaks(struct writer *w, const struct machine *m, const struct o
 
 	n = load_profile(o, m, pp, why, sizeof(why), say);
 	rc = peaks_choose(pk, m, &rq, pp, n, why);
-	if (rc)
-		return rc;
-	for (int i = 0; say && i < pk->nwarn; i++)
+	for (int i = 0; !rc && say && i < pk->nwarn; i++)
 		fprintf(stderr, PROG ": note: %s\n", pk->warn[i]);
-	rc = writer_peaks(w, pk);
+	return rc;
+}
+
+/* Store @pk: the peak table and the run's columns. */
+static int write_peaks(struct writer *w, const struct machine *m, const struct options *o,
+		       const struct peaks *pk, const char *cpus_source)
+{
+	int rc = writer_peaks(w, pk);
+
 	if (!rc)
 		rc = writer_run_peaks(w, m, pk, peaks_mode_name(o->peak_mode), cpus_source);
 	return rc;
+}
+
+/* Both, for a CPU set that changed. */
+static int store_peaks(struct writer *w, const struct machine *m, const struct options *o, struct peaks *pk,
+		       const char *cpus_source, int say)
+{
+	int rc = choose_peaks(m, o, pk, say);
+
+	return rc ? rc : write_peaks(w, m, o, pk, cpus_source);
 }
 
 /* Each counter's whole-run total: the groups read through the recorder's
@@ -667,6 +683,7 @@ struct cpu_watch {
 	int settled;             /* its first step began: the set is fixed */
 	int change_noted;
 	uint64_t next_ns;
+	unsigned long long mask_hash; /* of the main thread's mask last read */
 };
 
 #define CPU_WATCH_EARLY_NS 20000000ull   /* until the first step */
@@ -700,14 +717,39 @@ static void cpu_watch_peaks(struct drain *d, struct cpu_watch *cw, const struct 
 }
 
 /* Read the target's CPU set when it is due; fix it at its first step. */
+/* The main thread's affinity mask, cheaply (one system call): whether a
+ * full read of the CPU set is due. 0 if it cannot be read. */
+static unsigned long long main_mask_hash(pid_t pid)
+{
+	cpu_set_t set;
+	unsigned long long h = 1469598103934665603ull;
+
+	CPU_ZERO(&set);
+	if (sched_getaffinity(pid, sizeof(set), &set) != 0)
+		return 0; /* gone, or more CPUs than a cpu_set_t: read it fully */
+	for (size_t i = 0; i < sizeof(set); i++)
+		h = (h ^ ((const unsigned char *)&set)[i]) * 1099511628211ull;
+	return h;
+}
+
+/* Read the target's CPU set when it is due (cheaply: a full read, threads,
+ * cgroup and topology, only when its main thread's mask changed, at its
+ * first step and at the end); fix it at its first step. @final: it ended. */
 static void cpu_watch_poll(struct drain *d, struct cpu_watch *cw, const struct options *o, struct peaks *pk,
-			   pid_t pid, uint64_t now)
+			   pid_t pid, uint64_t now, int final)
 {
 	struct machine m;
+	unsigned long long h;
+	int first_step;
 
-	if (now < cw->next_ns || d->failed)
+	if ((now < cw->next_ns && !final) || d->failed)
 		return;
 	cw->next_ns = now + (cw->settled ? CPU_WATCH_LATE_NS : CPU_WATCH_EARLY_NS);
+	h = main_mask_hash(pid);
+	first_step = !cw->settled && d->records > 0;
+	if (h && h == cw->mask_hash && !first_step && !final)
+		return;
+	cw->mask_hash = h;
 	m = cw->seen.ncpu > 0 ? cw->seen : cw->used;
 	if (machine_probe_cpus(&m, pid) != 0)
 		return; /* gone already: the last reading stands */
@@ -725,7 +767,7 @@ static void cpu_watch_poll(struct drain *d, struct cpu_watch *cw, const struct o
 	}
 	cw->seen = m;
 	cw->have_seen = 1;
-	if (d->records > 0) {
+	if (first_step) {
 		cw->settled = 1;
 		cpu_watch_peaks(d, cw, o, pk, "the target's, read when its first step began");
 	}
@@ -993,6 +1035,11 @@ int main(int argc, char **argv)
 			rc = writer_note(d.writer, "missing_counters", note);
 		}
 	}
+	if (!rc && choose_peaks(&m, &o, &pk, 1) != 0) {
+		fprintf(stderr, PROG ": out of memory\n");
+		launch_abort(&l);
+		goto out;
+	}
 	if (rc) {
 		fprintf(stderr, PROG ": %s: %s\n", o.output, writer_error(d.writer));
 		launch_abort(&l);
@@ -1128,8 +1175,8 @@ int main(int argc, char **argv)
 
 	rc = writer_run_begin(d.writer, &ri);
 	if (!rc)
-		rc = store_peaks(d.writer, &m, &o, &pk, attached ? "the attached process" : "mfu-record's own "
-				 "(until the target's is read)", 1);
+		rc = write_peaks(d.writer, &m, &o, &pk, attached ? "the attached process" : "mfu-record's own "
+				 "(until the target's is read)");
 	if (!rc && pk.flops <= 0) {
 		char note[256];
 		strbuf(note, sizeof(note), "no %s peak FLOP/s is known for this CPU (%s); MFU and HFU are unknown: "
@@ -1195,7 +1242,7 @@ int main(int argc, char **argv)
 				drained += n;
 		}
 		if (!attached)
-			cpu_watch_poll(&d, &cw, &o, &pk, l.pid, now_ns());
+			cpu_watch_poll(&d, &cw, &o, &pk, l.pid, now_ns(), 0);
 
 		/* A busy ring is drained again at once; an idle one every 5 ms,
 		 * or at the pace of the counter readings when -I is shorter. */
@@ -1223,10 +1270,8 @@ int main(int argc, char **argv)
 			 * CPU set, for a program too short for the polls. */
 			siginfo_t wi = { .si_pid = 0 };
 			if (waitid(P_PID, (id_t)l.pid, &wi, WEXITED | WNOHANG | WNOWAIT) == 0 && wi.si_pid == l.pid) {
-				if (!cw.settled) {
-					cw.next_ns = 0;
-					cpu_watch_poll(&d, &cw, &o, &pk, l.pid, now_ns());
-				}
+				if (!cw.settled)
+					cpu_watch_poll(&d, &cw, &o, &pk, l.pid, now_ns(), 1);
 				if (waitpid(l.pid, &status, 0) == l.pid)
 					break;
 			}

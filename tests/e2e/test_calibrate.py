@@ -89,7 +89,7 @@ class Calibrate(unittest.TestCase):
             if r['kind'] == 'bandwidth':
                 self.assertIsNone(r['dtype'], r)
             else:
-                self.assertIn(r['dtype'], ('fp64', 'fp32', 'bf16', 'fp16'))
+                self.assertIn(r['dtype'], ('fp64', 'fp32', 'bf16', 'fp16', 'int8'))
             if r['spec'] is not None:
                 self.assertGreater(r['spec'], 0)
                 self.assertAlmostEqual(r['ratio'], r['value'] / r['spec'], places=3)
@@ -197,8 +197,44 @@ class Calibrate(unittest.TestCase):
                 self.assertTrue(best[0]['kernel'].startswith('triad'))
 
     @perf_only
-    def test_under_ten_seconds(self):
-        self.assertLess(self.wall1, 10.0)
+    def test_under_fifteen_seconds(self):
+        # about 9 s on an idle 2-vCPU VM with AVX-512, VNNI and a 260 MiB L3
+        # (10 FLOP kernels, 2 scopes, 1 GiB bandwidth sweeps)
+        self.assertLess(self.wall1, 15.0)
+
+    def test_int8_kernels_where_the_cpu_has_them(self):
+        """VNNI int8 dot products are measured where the CPU has them, as
+        integer ops: never above the spec's ops per cycle at the measured
+        clock (+10%), and with the core idle at least half of it."""
+        with open('/proc/cpuinfo') as f:
+            flags = next((l.split(':', 1)[1].split() for l in f if l.startswith('flags')), [])
+        want = [k for k, flag in (('avx512_vnni', 'avx512_vnni'), ('avx_vnni', 'avx_vnni'))
+                if flag in flags and (k != 'avx512_vnni' or 'avx512f' in flags)]
+        rows = [r for r in self.rows1 if r['dtype'] == 'int8']
+        if not want:
+            self.assertEqual([r for r in rows if 'vnni' in r['kernel']], [])
+            self.skipTest('this CPU has no VNNI')
+        for k in want:
+            for scope in ('core', 'all'):
+                self.assertIsNotNone(row(self.rows1, 'flops', scope, 'int8', k), (k, scope))
+        best = max((r for r in rows if r['scope'] == 'core'), key=lambda r: r['value'])
+        self.assertIn('op/s', self.run_table_int8())
+        if best['spec'] is None or SANITIZED:
+            return
+        words = best['spec_detail'].split()
+        per_cycle = float(words[words.index('op/cycle') - 1])
+        clock = best.get('clock_hz') or 0
+        if clock <= 0:
+            self.skipTest('no clock measured')
+        achieved = best['value'] / clock
+        self.assertLessEqual(achieved, per_cycle * 1.1, best)
+        if best['cpu_share'] >= SHARE_OK:
+            self.assertGreaterEqual(achieved, per_cycle * 0.5, best)
+
+    def run_table_int8(self):
+        p = run(['--quick', '--no-save'], env=self.env2)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return '\n'.join(l for l in p.stdout.splitlines() if ' int8 ' in l)
 
     def test_profile_written_to_xdg_cache(self):
         host = re.sub(r'[^A-Za-z0-9._-]', '_', socket.gethostname())
@@ -272,7 +308,7 @@ class CommandLine(unittest.TestCase):
             # Aligned: every row as wide as the header, units on every figure.
             for l in body:
                 self.assertEqual(len(l.rstrip()), len(header[0].rstrip()), l)
-                self.assertTrue('GFLOP/s' in l or 'GB/s' in l, l)
+                self.assertTrue('GFLOP/s' in l or 'GB/s' in l or (' int8 ' in l and 'Gop/s' in l), l)
             self.assertIn('calibration took', p.stdout)
 
     def test_unwritable_profile_fails(self):

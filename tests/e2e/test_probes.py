@@ -126,8 +126,11 @@ class FunctionSteps(TempDirTest):
             # the program's own readings sit microseconds outside the probes
             self.assertLessEqual(abs(s['cpu_ns'] - own_cpu), s['cpu_ns_err'] + 100000,
                                  'call %d: cpu %d +- %d, own %d' % (k, s['cpu_ns'], s['cpu_ns_err'], own_cpu))
-            # the bound is at most about two reading periods of one CPU
-            self.assertLessEqual(s['cpu_ns_err'], 25000000)
+            # the bound is about two reading periods of one CPU (20 ms); a
+            # VM deschedules the recorder now and then for 10-20 ms, which
+            # delays a reading (seen: up to 41 ms between two readings, also
+            # before the peaks moved), so allow a third period and some
+            self.assertLessEqual(s['cpu_ns_err'], 35000000)
 
     def test_function_in_a_library_loaded_later_with_dlopen(self):
         db, clk = self.path('run.sqlite'), self.path('clock.txt')
