@@ -87,7 +87,7 @@ static void usage(FILE *f)
 		"                       ~/.cache/mfu/profile-HOST.sqlite)\n"
 		"      --quick          fewer and shorter repetitions, a smaller bandwidth sweep\n"
 		"  -h, --help           show this help\n"
-		"      --version        show the version\n"
+		"  -V, --version        show the version\n"
 		"\n"
 		"Run it on an otherwise idle machine, with the CPU set (taskset, cgroup) the\n"
 		"programs you will record get: the profile applies only to that CPU set.\n");
@@ -104,14 +104,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "quick", no_argument, NULL, OPT_QUICK },
 		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0, 0, 0, 0 },
 	};
 	int c;
 
 	*o = (struct options){ .save = 1 };
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_FORMAT:
 			if (strcmp(optarg, "table") == 0) {
@@ -142,7 +142,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'h':
 			usage(stdout);
 			return 0;
-		case OPT_VERSION:
+		case 'V':
 			printf(PROG " " MFU_VERSION "\n");
 			return 0;
 		case ':':

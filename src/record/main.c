@@ -388,20 +388,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-/* The profile rows that apply to @m (its CPU identity and CPU set); @why
- * says why there are none. A profile that cannot be read is said once. */
-static int load_profile(const struct options *o, const struct machine *m, struct profile_peak *pp,
-			char *why, size_t len, int say)
+/* How many profile rows apply to @m (its CPU identity and CPU set); @why
+ * says why none do. An unreadable profile counts as none. */
+static int count_profile(const struct options *o, const struct machine *m, char *why, size_t len)
 {
+	struct profile_peak pp[PROFILE_MAX_PEAKS];
 	int n = 0, rc;
 
 	rc = profile_load(o->profile, m, pp, PROFILE_MAX_PEAKS, &n, why, len);
-	if (rc < 0 && rc != -ENOSPC) {
-		if (say)
-			fprintf(stderr, PROG ": ignoring the machine profile: %s\n", why);
-		return 0;
-	}
-	return n;
+	return rc < 0 && rc != -ENOSPC ? 0 : n;
 }
 
 /* The first recording on a machine measures its peaks once (--peak auto or
@@ -411,13 +406,12 @@ static int load_profile(const struct options *o, const struct machine *m, struct
  * so the two do not share the CPUs. */
 static void calibrate_first(const struct options *o, const struct machine *m)
 {
-	struct profile_peak pp[PROFILE_MAX_PEAKS];
 	char why[512], prog[PATH_MAX], path[PATH_MAX];
 
 	if (o->no_calibrate || o->profile || o->peak_mode == PEAKS_SPEC ||
 	    (o->peak_flops > 0 && o->peak_bw > 0) || o->list_events)
 		return;
-	if (load_profile(o, m, pp, why, sizeof(why), 0) > 0)
+	if (count_profile(o, m, why, sizeof(why)) > 0)
 		return;
 	peaks_calibrate_program(prog, sizeof(prog));
 	if (profile_default_path(path, sizeof(path)) != 0)
@@ -430,21 +424,30 @@ static void calibrate_first(const struct options *o, const struct machine *m)
 
 /* Work out the peaks for @m's CPU set (the target's): the profile is read
  * here, so this comes before the target runs (a run's first counter
- * readings must not wait for it). @say: print the warnings (once per
- * recording). */
-static int choose_peaks(const struct machine *m, const struct options *o, struct peaks *pk, int say)
+ * readings must not wait for it). What is worth saying (a measured peak far
+ * above the spec, an unreadable profile) goes into @pk->warn, printed by
+ * the caller once the command runs. */
+static int choose_peaks(const struct machine *m, const struct options *o, struct peaks *pk)
 {
 	struct profile_peak pp[PROFILE_MAX_PEAKS];
 	struct peaks_request rq = { .mode = o->peak_mode, .dtype = o->dtype, .user_flops = o->peak_flops,
 				    .user_bw = o->peak_bw };
 	char why[512] = "";
-	int n, rc;
+	int n = 0, rc, err;
 
-	n = load_profile(o, m, pp, why, sizeof(why), say);
+	err = profile_load(o->profile, m, pp, PROFILE_MAX_PEAKS, &n, why, sizeof(why));
+	if (err < 0 && err != -ENOSPC)
+		n = 0;
 	rc = peaks_choose(pk, m, &rq, pp, n, why);
-	for (int i = 0; !rc && say && i < pk->nwarn; i++)
-		fprintf(stderr, PROG ": note: %s\n", pk->warn[i]);
+	if (!rc && err < 0 && err != -ENOSPC && pk->nwarn < PEAKS_MAX_WARN)
+		snprintf(pk->warn[pk->nwarn++], sizeof(pk->warn[0]), "ignoring the machine profile: %s", why);
 	return rc;
+}
+
+static void say_peak_warnings(const struct peaks *pk)
+{
+	for (int i = 0; i < pk->nwarn; i++)
+		fprintf(stderr, PROG ": note: %s\n", pk->warn[i]);
 }
 
 /* Store @pk: the peak table and the run's columns. */
@@ -460,9 +463,9 @@ static int write_peaks(struct writer *w, const struct machine *m, const struct o
 
 /* Both, for a CPU set that changed. */
 static int store_peaks(struct writer *w, const struct machine *m, const struct options *o, struct peaks *pk,
-		       const char *cpus_source, int say)
+		       const char *cpus_source)
 {
-	int rc = choose_peaks(m, o, pk, say);
+	int rc = choose_peaks(m, o, pk);
 
 	return rc ? rc : write_peaks(w, m, o, pk, cpus_source);
 }
@@ -710,7 +713,7 @@ static void cpu_watch_peaks(struct drain *d, struct cpu_watch *cw, const struct 
 		if (!o->quiet)
 			fprintf(stderr, PROG ": the target runs on CPUs %s (%g core%s): the peaks are for them\n",
 				cw->used.allowed_cpus, cw->used.ncores, cw->used.ncores == 1 ? "" : "s");
-		rc = d->failed ? 0 : store_peaks(d->writer, &cw->used, o, pk, source, 0);
+		rc = d->failed ? 0 : store_peaks(d->writer, &cw->used, o, pk, source);
 	}
 	if (rc)
 		record_failed(d, rc, writer_error(d->writer));
@@ -1035,7 +1038,7 @@ int main(int argc, char **argv)
 			rc = writer_note(d.writer, "missing_counters", note);
 		}
 	}
-	if (!rc && choose_peaks(&m, &o, &pk, 1) != 0) {
+	if (!rc && choose_peaks(&m, &o, &pk) != 0) {
 		fprintf(stderr, PROG ": out of memory\n");
 		launch_abort(&l);
 		goto out;
@@ -1171,6 +1174,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, PROG ": note: %s\n", cs.amx_note);
 		if (dram_why[0])
 			fprintf(stderr, PROG ": %s\n", dram_why);
+		say_peak_warnings(&pk);
 	}
 
 	rc = writer_run_begin(d.writer, &ri);

@@ -152,6 +152,13 @@ static void measured_rows(struct peaks *p, const struct machine *m, const struct
 
 /* Choose between @spec and @meas (either may be NULL) for @what, by @mode;
  * writes the value and its source text. */
+/* A measured row's detail without the "measured: " mfu-calibrate starts
+ * it with: the source text says "measured" once. */
+static const char *bare(const char *detail)
+{
+	return strncmp(detail, "measured: ", 10) == 0 ? detail + 10 : detail;
+}
+
 static void choose(struct peaks *p, enum peaks_mode mode, const char *what, const char *unit,
 		   const struct peak_row *spec, const struct peak_row *meas, const char *profile_why,
 		   double *value, char *src, size_t srclen)
@@ -181,9 +188,9 @@ static void choose(struct peaks *p, enum peaks_mode mode, const char *what, cons
 			*value = meas->value;
 			if (mode == PEAKS_AUTO)
 				snprintf(src, srclen, "measured (auto: %.2fx the spec peak of %s, which it replaces): %s",
-					 ratio, b, meas->detail);
+					 ratio, b, bare(meas->detail));
 			else
-				snprintf(src, srclen, "measured: %s", meas->detail);
+				snprintf(src, srclen, "measured: %s", bare(meas->detail));
 		}
 	} else if (spec) {
 		*value = spec->value;
@@ -198,7 +205,7 @@ static void choose(struct peaks *p, enum peaks_mode mode, const char *what, cons
 	} else if (meas && mode != PEAKS_SPEC) {
 		*value = meas->value;
 		snprintf(src, srclen, "measured (%s: no spec peak for this CPU): %s", peaks_mode_name(mode),
-			 meas->detail);
+			 bare(meas->detail));
 	}
 }
 

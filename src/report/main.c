@@ -2,6 +2,7 @@
 #include "analysis.h"
 #include "db.h"
 #include "format.h"
+#include "suggest.h"
 #include "util.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PROG "mfu-report"
 
@@ -63,10 +65,28 @@ static int bad_usage(const char *fmt, ...)
 static const struct analysis *find_section(const char *name)
 {
 	const struct analysis *a = analysis_find(name);
+	const struct analysis *all;
+	struct suggest sg;
+	char hint[256] = "";
+	size_t n, len = strlen(name);
 
-	if (!a)
+	if (a)
+		return a;
+	/* "mfu-report run.sqlite": a database where a section goes */
+	if ((len > 7 && strcmp(name + len - 7, ".sqlite") == 0) || access(name, F_OK) == 0) {
+		fprintf(stderr, PROG ": '%s' is not a section; to read that database: " PROG " --db %s\n"
+			"Try '" PROG " --help'.\n", name, name);
+		return NULL;
+	}
+	suggest_init(&sg, name);
+	all = analysis_all(&n);
+	for (size_t i = 0; i < n; i++)
+		suggest_add(&sg, all[i].name);
+	if (suggest_format(&sg, hint, sizeof(hint)) > 0)
+		fprintf(stderr, PROG ": unknown section '%s'; %s (sections: %s)\n", name, hint, analysis_names());
+	else
 		fprintf(stderr, PROG ": unknown section '%s' (sections: %s)\n", name, analysis_names());
-	return a;
+	return NULL;
 }
 
 /* Say why an SQLite step failed: a damaged file is the usual reason. */

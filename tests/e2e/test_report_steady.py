@@ -218,5 +218,19 @@ class UnknownBytes(Base):
         self.assertIn('int8 peak of 2 Top/s for 2 cores', text)
 
 
+class Usage(Base):
+    def test_a_database_given_as_a_section(self):
+        make_db(self.db, [(START, 10 * MS, 1e9, None)])
+        p = subprocess.run([REPORT, self.db], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=60)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn('--db %s' % self.db, p.stderr)
+
+    def test_a_misspelled_section(self):
+        make_db(self.db, [(START, 10 * MS, 1e9, None)])
+        p = self.report('sumary', code=2)
+        self.assertIn("unknown section 'sumary'; did you mean summary?", p.stderr)
+
+
 if __name__ == '__main__':
     unittest.main(verbosity=2)
