@@ -720,18 +720,25 @@ static void cpu_watch_peaks(struct drain *d, struct cpu_watch *cw, const struct 
 }
 
 /* Read the target's CPU set when it is due; fix it at its first step. */
-/* The main thread's affinity mask, cheaply (one system call): whether a
- * full read of the CPU set is due. 0 if it cannot be read. */
+/* The main thread's affinity mask and the process's cgroups, cheaply (a
+ * system call and a small read): whether a full read of the CPU set is due.
+ * 0 if they cannot be read. */
 static unsigned long long main_mask_hash(pid_t pid)
 {
 	cpu_set_t set;
 	unsigned long long h = 1469598103934665603ull;
+	char path[64], cg[2048];
+	int n;
 
 	CPU_ZERO(&set);
 	if (sched_getaffinity(pid, sizeof(set), &set) != 0)
 		return 0; /* gone, or more CPUs than a cpu_set_t: read it fully */
 	for (size_t i = 0; i < sizeof(set); i++)
 		h = (h ^ ((const unsigned char *)&set)[i]) * 1099511628211ull;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	n = read_text_file(path, cg, sizeof(cg)) == 0 ? (int)strlen(cg) : 0;
+	for (int i = 0; i < n; i++)
+		h = (h ^ (unsigned char)cg[i]) * 1099511628211ull;
 	return h;
 }
 
@@ -756,6 +763,15 @@ static void cpu_watch_poll(struct drain *d, struct cpu_watch *cw, const struct o
 	m = cw->seen.ncpu > 0 ? cw->seen : cw->used;
 	if (machine_probe_cpus(&m, pid) != 0)
 		return; /* gone already: the last reading stands */
+	/* An exiting task is moved to the root cgroup (cgroup_exit): the
+	 * zombie's quota is not the one it ran under; its last live one is. */
+	if (final && cw->have_seen && m.cpu_quota == 0 && cw->seen.cpu_quota > 0) {
+		m.cpu_quota = cw->seen.cpu_quota;
+		if (m.cpu_quota < m.ncpu)
+			m.ncpu = m.cpu_quota;
+		if (m.cpu_quota < m.ncores)
+			m.ncores = m.cpu_quota;
+	}
 	if (cw->settled) {
 		if (!same_cpus(&m, &cw->used) && !cw->change_noted) {
 			char note[700];

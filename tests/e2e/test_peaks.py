@@ -170,6 +170,47 @@ class TargetCpus(TempDirTest):
         self.assertNotIn('the target runs on CPUs', p.stderr)
         self.assertIn("the target's", run['cpus_source'])
 
+    def test_target_in_its_own_cgroup(self):
+        """The target moves itself into a cgroup with a quota of half a CPU
+        before its first step: the peaks are for 0.5 CPUs, the recorder's
+        own cgroup has none."""
+        base = None
+        for d in ('/sys/fs/cgroup/cpu', '/sys/fs/cgroup/cpu,cpuacct'):
+            if os.path.exists(os.path.join(d, 'cpu.cfs_quota_us')):
+                base = d
+                break
+        if base is None or os.geteuid() != 0:
+            self.skipTest('needs root and a cgroup v1 cpu controller to make a cgroup')
+        cg = os.path.join(base, 'mfu-test-%d' % os.getpid())
+        try:
+            os.mkdir(cg)
+        except OSError as e:
+            self.skipTest('cannot create a cgroup: %s' % e)
+        try:
+            with open(os.path.join(cg, 'cpu.cfs_period_us'), 'w') as f:
+                f.write('100000')
+            with open(os.path.join(cg, 'cpu.cfs_quota_us'), 'w') as f:
+                f.write('50000')
+            db = self.path('run.sqlite')
+            script = 'echo $$ > %s/cgroup.procs && exec %s --steps 5 --busy-us 20000' % (cg, wl('steps'))
+            p = record(['-o', db, '--no-calibrate'], ['sh', '-c', script], env=self.env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            run = query(db, 'SELECT * FROM run')[0]
+            self.assertAlmostEqual(run['cpu_quota'], 0.5)
+            self.assertAlmostEqual(run['ncpu'], 0.5)
+            self.assertAlmostEqual(run['ncores'], 0.5)
+            one = query(db, "SELECT value FROM peak WHERE source = 'spec' AND kind = 'flops' "
+                            "AND dtype = 'fp32' AND scope = 'core'")
+            if one:
+                self.assertAlmostEqual(run['peak_flops'], 0.5 * one[0]['value'], delta=one[0]['value'] * 1e-9)
+        finally:
+            for _ in range(50):
+                try:
+                    os.rmdir(cg)
+                    break
+                except OSError:
+                    time.sleep(0.05)  # the process is still leaving it
+
     def test_attached_process_cpus(self):
         if online_cpus() < 2:
             self.skipTest('one CPU online')
