@@ -19,6 +19,8 @@ fn AS (SELECT CASE WHEN instr(w, ' <- ') > 0
                    ELSE w || '()' END AS text FROM site)
 SELECT CASE
   WHEN t.steps = 0 OR t.steps IS NULL THEN 'No complete step: nothing to break down.'
+  WHEN t.blocked IS NULL AND (SELECT state FROM run WHERE id = 1) = 'recording'
+    THEN 'The recording is still going on: samples and context switches are classified when it ends, so the breakdown is not known yet.'
   WHEN t.blocked IS NULL THEN 'No sampling data in this run (recorded without sampling): the breakdown is unknown.'
   WHEN top.part = 'blocked' THEN printf('%.0f%% of step time is spent blocked%s.', 100.0 * top.ms / t.wall,
        coalesce(' in ' || (SELECT text FROM fn), ''))

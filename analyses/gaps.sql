@@ -13,7 +13,12 @@ WITH
 run0 AS (SELECT start_ns FROM run),
 uf AS (  -- user frames of each stack, numbered from the innermost
   SELECT f.stack, row_number() OVER (PARTITION BY f.stack ORDER BY f.depth) AS k,
-         coalesce(sy.name, '[' || coalesce(replace(sy.dso, rtrim(sy.dso, replace(sy.dso, '/', '')), ''), 'unknown') || ']') AS fn
+         -- no symbol: [library] (its file name); a DSO already in brackets
+         -- ([unknown], [vdso]) as it is, not [[unknown]]
+         coalesce(sy.name,
+                  CASE WHEN sy.dso LIKE '[%' THEN sy.dso
+                       ELSE '[' || coalesce(replace(sy.dso, rtrim(sy.dso, replace(sy.dso, '/', '')), ''), 'unknown') || ']'
+                  END) AS fn
   FROM stack_frame f LEFT JOIN symbol sy ON sy.id = f.symbol
   WHERE NOT f.kernel),
 wh AS (

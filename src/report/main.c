@@ -21,8 +21,43 @@ enum {
 	EXIT_USAGE = 2,
 };
 
+/* The section names, wrapped to 79 columns with a 2-space indent. */
+static void section_list(char *buf, size_t len)
+{
+	const char *names = analysis_names();
+	size_t used = 0, col = 0;
+
+	buf[0] = '\0';
+	for (const char *p = names; *p && used + 1 < len;) {
+		size_t n = strcspn(p, ",");
+		int last = p[n] == '\0';
+		if (col == 0 || col + n + 2 > 79) {
+			used += (size_t)snprintf(buf + used, len - used, "%s  ", col ? "\n" : "");
+			col = 2;
+		}
+		used += (size_t)snprintf(buf + used, len - used, "%.*s%s", (int)n, p, last ? "" : ",");
+		col += n + !last;
+		p += n + (last ? 0 : 1);
+		while (*p == ' ')
+			p++;
+		if (!last && used + 1 < len) {
+			buf[used++] = ' ';
+			buf[used] = '\0';
+			col++;
+		}
+		if (used >= len)
+			break;
+	}
+	/* no blank at the end of a wrapped line */
+	for (char *q = strstr(buf, " \n"); q; q = strstr(q, " \n"))
+		memmove(q, q + 1, strlen(q + 1) + 1);
+}
+
 static void usage(FILE *out)
 {
+	char sections[1024];
+
+	section_list(sections, sizeof(sections));
 	fprintf(out,
 		"usage: " PROG " [--db FILE] [--format FORMAT] [SECTION...]\n"
 		"       " PROG " --list | --sql SECTION | --help | --version\n"
@@ -31,8 +66,8 @@ static void usage(FILE *out)
 		"\n"
 		"  -d, --db FILE        the run database (default run.sqlite)\n"
 		"  -f, --format FORMAT  " FORMAT_NAMES " (default table)\n"
-		"  -k, --skip-steps N   leave out the first N complete steps (warm-up) everywhere:\n"
-		"                       their phases, samples and gaps too\n"
+		"  -k, --skip-steps N   leave out the first N complete steps (warm-up)\n"
+		"                       everywhere: their phases, samples and gaps too\n"
 		"  -l, --list           list the sections and what they show\n"
 		"  -s, --sql SECTION    print the SQL behind SECTION, to run or adapt:\n"
 		"                         " PROG " --sql steps > steps.sql\n"
@@ -40,13 +75,14 @@ static void usage(FILE *out)
 		"  -h, --help           show this help\n"
 		"  -V, --version        show the version\n"
 		"\n"
-		"SECTION: %s (default summary). Several sections are\n"
-		"printed in the order given. Utilizations are fractions in csv and json,\n"
-		"percentages in table and markdown; times are milliseconds.\n"
+		"SECTION (default summary; several are printed in the order given):\n"
+		"%s\n"
+		"Utilizations are fractions in csv and json, percentages in table and\n"
+		"markdown (a '!' above 100%%); times are milliseconds.\n"
 		"\n"
 		"Exit status: 0 done, 1 the database cannot be read or output failed,\n"
 		"2 bad usage. See mfu-report(1) and docs/report.md.\n",
-		analysis_names());
+		sections);
 }
 
 static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

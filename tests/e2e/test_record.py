@@ -663,6 +663,22 @@ class LibraryProbes(unittest.TestCase):
 
 
 @unittest.skipUnless(os.geteuid() == 0, 'needs root to switch to an unprivileged user')
+class HelpText(unittest.TestCase):
+    def test_help_fits_80_columns(self):
+        for var in ('MFU_RECORD', 'MFU_REPORT', 'MFU_CALIBRATE'):
+            if not os.environ.get(var):
+                continue
+            p = subprocess.run([prog(var), '--help'], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, timeout=30)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            for line in p.stdout.splitlines():
+                self.assertLessEqual(len(line), 79, '%s --help: %r' % (var, line))
+                self.assertEqual(line, line.rstrip(), '%s --help: trailing blank in %r' % (var, line))
+            v = subprocess.run([prog(var), '-V'], stdout=subprocess.PIPE, text=True, timeout=30)
+            self.assertEqual(v.returncode, 0)
+            self.assertTrue(v.stdout.startswith(os.path.basename(prog(var))), v.stdout)
+
+
 class RecordNoSteps(TempDirTest):
     def test_a_run_without_markers_says_why(self):
         db = self.path('run.sqlite')

@@ -23,7 +23,7 @@ PEAK_BW = 5.0e10
 MS = 1_000_000
 
 
-def make_db(path, steps, phases=(), peaks=(), dtype='fp32'):
+def make_db(path, steps, phases=(), peaks=(), dtype='fp32', state='complete'):
     """steps: (begin_ns, wall_ns, model_flops, model_bytes); phases: (step,
     name, tid, begin_ns, wall_ns, model_flops); peaks: (kind, dtype, scope,
     value, source)."""
@@ -32,7 +32,7 @@ def make_db(path, steps, phases=(), peaks=(), dtype='fp32'):
     db.execute("INSERT INTO run (id, mfu_version, command, start_unix_ns, start_ns, end_ns, ncpu_affinity,"
                " ncpu, ncores, dtype, peak_flops, peak_flops_source, peak_bw, peak_bw_source, peak_mode,"
                " state) VALUES (1, '0', '[]', 0, ?, ?, 2, 2, 2, ?, ?, 'spec: test', ?, 'spec: test',"
-               " 'auto', 'complete')", (START, START + 10**12, dtype, PEAK, PEAK_BW))
+               " 'auto', ?)", (START, START + 10**12, dtype, PEAK, PEAK_BW, state))
     for i, (b, w, f, by) in enumerate(steps):
         db.execute("INSERT INTO step (step, pid, tid, begin_ns, end_ns, wall_ns, model_flops, model_bytes,"
                    " cpu_ns, complete) VALUES (?, 1, 1, ?, ?, ?, ?, ?, ?, 1)", (i, b, b + w, w, f, by, w))
@@ -216,6 +216,21 @@ class UnknownBytes(Base):
         make_db(self.db, [(START, 10 * MS, 1e9, None)], dtype='int8')
         text = [t for k, t in self.notes() if k == 'peak_flops'][0]
         self.assertIn('int8 peak of 2 Top/s for 2 cores', text)
+
+
+class Live(Base):
+    def test_a_recording_still_going_on(self):
+        """Samples are classified when a recording ends: a live one says so
+        instead of 'recorded without sampling'."""
+        make_db(self.db, [(START, 10 * MS, 1e9, None)], state='recording')
+        out = self.report('breakdown').stdout
+        self.assertIn('still going on', out)
+        self.assertNotIn('recorded without sampling', out)
+        make_db_path = os.path.join(self.tmp, 'done.sqlite')
+        make_db(make_db_path, [(START, 10 * MS, 1e9, None)])
+        p = subprocess.run([REPORT, '--db', make_db_path, 'breakdown'], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+        self.assertIn('recorded without sampling', p.stdout)
 
 
 class Usage(Base):
