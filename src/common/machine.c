@@ -2,8 +2,9 @@
  * The machine model: cpuid identity and ISA, the CPUs this process may use,
  * and the spec peaks (FLOP/s per dtype, DRAM bandwidth) with their basis.
  *
- * The peaks are "spec" peaks in the sense of SPEC.md section 3: nominal
- * frequency x CPUs x FLOPs per cycle from a per-microarchitecture table.
+ * The peaks are "spec" peaks: nominal frequency x physical cores x FLOPs
+ * per cycle from a per-microarchitecture table (what the vendor's documents
+ * say the core can do), as opposed to the peaks mfu-calibrate measures.
  * docs/machine-model.md explains the table and its sources.
  */
 #include "machine.h"
@@ -233,15 +234,34 @@ static const struct uarch *uarch_by_identity(const struct machine *m)
 	return NULL;
 }
 
+/* The server row of a core class: the catch-all row (no brand substring)
+ * of a platform with at least 6 channels per socket. A distrusted model
+ * number is a hypervisor's doing (bare metal reports its own model), and
+ * hypervisors run on servers, so a class derived from the ISA takes the
+ * server platform's memory, never a client's 2 channels. NULL if the class
+ * has no server row. */
+static const struct uarch *uarch_server_row(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(uarchs); i++) {
+		const struct uarch *u = &uarchs[i];
+
+		if (strcmp(u->name, name) == 0 && u->brand == NULL && u->channels >= 6)
+			return u;
+	}
+	return NULL;
+}
+
 /* The table row for @m: by identity unless machine_identify() distrusted
  * it, else by the uarch name alone (the class the ISA shows, or a struct
  * filled by hand). NULL if none. */
 static const struct uarch *uarch_find(const struct machine *m)
 {
-	const struct uarch *u = m->uarch_from_isa ? NULL : uarch_by_identity(m);
+	const struct uarch *u = m->uarch_from_isa ? uarch_server_row(m->uarch) : uarch_by_identity(m);
 
 	if (u)
 		return u;
+	if (m->uarch_from_isa)
+		return NULL;
 	if (m->uarch[0] && strcmp(m->uarch, "unknown") != 0) {
 		for (size_t i = 0; i < ARRAY_SIZE(uarchs); i++)
 			if (strcmp(m->uarch, uarchs[i].name) == 0)
@@ -697,25 +717,127 @@ out:
 /* Identification: the model number checked against the ISA           */
 /* ------------------------------------------------------------------ */
 
-/* Hypervisors may report another CPU model than the host's (a VM seen here
- * says family 6 model 167, a client Rocket Lake, while it reports AMX,
- * AVX512-FP16 and a 480 MiB L3: a Sapphire Rapids class Xeon). A peak from
- * the wrong row can be 3x off, so the row is checked against features only
- * some cores have:
- *  - AMX-TILE and AVX512-FP16 exist only on Intel's server cores from
- *    Sapphire Rapids on (Golden Cove server: 2x 512-bit FMA and the AMX
- *    TMUL); AMX-FP16 marks Granite Rapids. A row without AMX on a CPU
- *    with either is wrong: the class is sapphire_rapids (or
- *    granite_rapids), whose rates hold for every such core.
- *  - AVX-512 on a row whose core has none (a client Skylake number on an
- *    AVX-512 CPU): the row is wrong, but the ISA does not say how many
- *    512-bit units there are: the estimate from the ISA (one) is used.
- * The L3 size and the hypervisor bit are evidence named in the note. */
+/* Hypervisors may report another CPU model than the host's: a VM seen here
+ * says family 6 model 167, a client Rocket Lake (one 512-bit FMA unit,
+ * 2-channel DDR4), while it reports AMX, AVX512-FP16 and a 480 MiB L3: a
+ * Sapphire Rapids class Xeon. A peak from the wrong row was 2.96x off, so
+ * the row is checked against what only some cores have. The rules, and why:
+ *
+ * Intel, evidence of a Sapphire Rapids or later server core (Golden Cove
+ * server and successors: 2x 512-bit FMA, the AMX TMUL):
+ *  - any AMX bit: AMX exists on no client core and no Xeon before Sapphire
+ *    Rapids;
+ *  - AVX512-FP16: Golden Cove and later cores have it, but the only client
+ *    ones that expose it are early Alder Lake desktops with AVX-512 unlocked
+ *    (E-cores off; one 512-bit FMA), whose brand says "Core" and which are
+ *    not VMs. That case is left to the rule on AVX-512 below;
+ *  - a "Xeon" brand with an L3 of 64 MiB or more, on a client row: the Xeon
+ *    E-2100/2200/2300 and W-1200/1300 are client cores (the brand alone does
+ *    not contradict the row) but have at most 20 MiB of L3. No Intel client
+ *    has more than 36 MiB and no Xeon before Sapphire Rapids more than
+ *    60 MiB (Ice Lake-SP), so a server-sized L3 rules the client row out.
+ *    The L3 alone does not overrule a server row: a hypervisor may
+ *    synthesize the cache leaf (480 MiB is more than any Sapphire Rapids
+ *    has), and the server rows differ from the class only in DRAM speed.
+ * A row that has AMX (Sapphire/Emerald/Granite Rapids) is consistent with
+ * all of these and stands: an Emerald Rapids VM that hides AMX is still
+ * Emerald Rapids. Otherwise the class is sapphire_rapids (granite_rapids
+ * with AMX-FP16): the two share the FMA and TMUL rates, and both their
+ * server rows have 8 or more DDR5 channels per socket.
+ *
+ * Intel, AVX-512 on a row whose core has none (a client Skylake or hybrid
+ * number) without the evidence above: the row is wrong, but the ISA does
+ * not say how many 512-bit units the core has; the estimate from the ISA
+ * (one unit) is used, and the bandwidth is left unknown.
+ *
+ * AMD: AVX-512 on a Zen, Zen 2 or Zen 3 row: the core is Zen 4 or later.
+ * Zen 5 added AVX-VNNI (VEX), which Zen 4 lacks, so with it the class is
+ * zen5 (512-bit pipes on the server parts), without it zen4 (one 512-bit op
+ * per cycle, the lower of the two). AVX512-FP16 is not Intel-only for ever
+ * (AMD adds it after Zen 5), which is why the Intel rules check the vendor.
+ * The brand is no evidence on AMD: the EPYC 4004 is a Ryzen 7000 die and
+ * rightly gets its 2-channel row.
+ *
+ * AVX512-BF16 and AVX-VNNI are no evidence on Intel: Cooper Lake, the
+ * hybrid clients and the servers share them across rows. The hypervisor
+ * bit is not evidence either (most VMs report their host's model), but the
+ * note names it, as it is what makes a masked model number possible. */
+
+/* Intel rows that are client cores (a "Xeon" with a server-sized L3
+ * cannot be one of them). */
+static bool intel_client_row(const struct uarch *u)
+{
+	static const char *const names[] = {
+		"skylake", "ice_lake", "tiger_lake", "rocket_lake", "alder_lake", "raptor_lake",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (strcmp(u->name, names[i]) == 0)
+			return true;
+	return false;
+}
+
+#define MIB (1024.0 * 1024.0)
+#define SERVER_L3_BYTES (64 * MIB)
+
+#define AMX_BITS (MACHINE_ISA_AMX_TILE | MACHINE_ISA_AMX_BF16 | MACHINE_ISA_AMX_INT8 | \
+		  MACHINE_ISA_AMX_FP16)
+
+/* The core class @m's ISA shows when it contradicts row @u (NULL: no row),
+ * with the evidence and what the row lacks; NULL when nothing contradicts
+ * it. "unknown" means the row is wrong but no class can be named. */
+static const char *intel_class(const struct machine *m, const struct uarch *u, char *ev, size_t len,
+			       const char **lacks)
+{
+	bool amx = m->isa & AMX_BITS;
+	bool fp16 = (m->isa & MACHINE_ISA_AVX512_FP16) &&
+		!(strstr(m->name, "Core") && !m->hypervisor);
+	bool xeon_l3 = strstr(m->name, "Xeon") && m->l3_bytes >= SERVER_L3_BYTES &&
+		u && intel_client_row(u);
+
+	if (u && u->amx > 0)
+		return NULL;
+	if (amx || fp16 || xeon_l3) {
+		if (amx)
+			append(ev, len, "%s", (m->isa & MACHINE_ISA_AMX_TILE) ? "AMX-TILE" : "AMX");
+		if (m->isa & MACHINE_ISA_AVX512_FP16)
+			append(ev, len, "%sAVX512-FP16", ev[0] ? ", " : "");
+		if (xeon_l3 && !amx && !fp16)
+			append(ev, len, "%sa \"Xeon\" brand", ev[0] ? ", " : "");
+		if (m->l3_bytes >= SERVER_L3_BYTES)
+			append(ev, len, "%sa %.0f MiB L3", ev[0] ? ", " : "", m->l3_bytes / MIB);
+		*lacks = amx || fp16 ? "which has no AMX or AVX512-FP16" : "a client core";
+		return (m->isa & MACHINE_ISA_AMX_FP16) ? "granite_rapids" : "sapphire_rapids";
+	}
+	if (u && u->fma512 == 0 && (m->isa & MACHINE_ISA_AVX512F)) {
+		append(ev, len, "AVX-512");
+		if (m->isa & MACHINE_ISA_AVX512_FP16)
+			append(ev, len, ", AVX512-FP16");
+		*lacks = "which has no AVX-512";
+		return "unknown";
+	}
+	return NULL;
+}
+
+static const char *amd_class(const struct machine *m, const struct uarch *u, char *ev, size_t len,
+			     const char **lacks)
+{
+	if (!u || u->fma512 > 0 || !(m->isa & MACHINE_ISA_AVX512F))
+		return NULL;
+	append(ev, len, "AVX-512");
+	if (m->isa & MACHINE_ISA_AVX512_BF16)
+		append(ev, len, ", AVX512-BF16");
+	if (m->isa & MACHINE_ISA_AVX_VNNI)
+		append(ev, len, ", AVX-VNNI");
+	*lacks = "which has no AVX-512";
+	return (m->isa & MACHINE_ISA_AVX_VNNI) ? "zen5" : "zen4";
+}
+
 void machine_identify(struct machine *m)
 {
 	const struct uarch *u;
-	const char *cls = NULL;
-	char evidence[160] = "";
+	const char *cls = NULL, *lacks = "";
+	char ev[192] = "";
 
 	if (!m)
 		return;
@@ -723,39 +845,27 @@ void machine_identify(struct machine *m)
 	m->uarch_from_isa = 0;
 	m->ident_note[0] = '\0';
 	set_str(m->uarch, sizeof(m->uarch), u ? u->name : "unknown");
-	if (strcmp(m->vendor, INTEL) != 0)
+	if (strcmp(m->vendor, INTEL) == 0)
+		cls = intel_class(m, u, ev, sizeof(ev), &lacks);
+	else if (strcmp(m->vendor, AMD) == 0)
+		cls = amd_class(m, u, ev, sizeof(ev), &lacks);
+	/* no row and no class: the estimate from the ISA, nothing to say */
+	if (!cls || (!u && strcmp(cls, "unknown") == 0))
 		return;
-	if ((m->isa & (MACHINE_ISA_AMX_TILE | MACHINE_ISA_AVX512_FP16)) && !(u && u->amx > 0)) {
-		cls = (m->isa & MACHINE_ISA_AMX_FP16) ? "granite_rapids" : "sapphire_rapids";
-		if (m->isa & MACHINE_ISA_AMX_TILE)
-			append(evidence, sizeof(evidence), "AMX-TILE");
-		if (m->isa & MACHINE_ISA_AVX512_FP16)
-			append(evidence, sizeof(evidence), "%sAVX512-FP16", evidence[0] ? ", " : "");
-	} else if (u && u->fma512 == 0 && (m->isa & MACHINE_ISA_AVX512F)) {
-		cls = "unknown";
-		append(evidence, sizeof(evidence), "AVX-512");
-	}
-	if (!cls || !u) {
-		/* no row to distrust: an unknown model with AMX or FP16 is
-		 * still of that class */
-		if (cls && !u && strcmp(cls, "unknown") != 0) {
-			m->uarch_from_isa = 1;
-			set_str(m->uarch, sizeof(m->uarch), cls);
-			snprintf(m->ident_note, sizeof(m->ident_note),
-				 "%s class from the ISA: CPUID family %d model %d is not in the table, and "
-				 "the CPU reports %s", cls, m->family, m->model, evidence);
-		}
-		return;
-	}
-	if (m->l3_bytes >= 64.0 * 1024 * 1024)
-		append(evidence, sizeof(evidence), ", a %.0f MiB L3", m->l3_bytes / (1024.0 * 1024));
 	m->uarch_from_isa = 1;
 	set_str(m->uarch, sizeof(m->uarch), cls);
+	if (!u) {
+		/* an unknown model with AMX or FP16 is still of that class */
+		snprintf(m->ident_note, sizeof(m->ident_note),
+			 "%s class from the ISA: CPUID family %d model %d is not in the table, and "
+			 "the CPU reports %s", cls, m->family, m->model, ev);
+		return;
+	}
 	snprintf(m->ident_note, sizeof(m->ident_note),
-		 "%s class from the ISA: CPUID family %d model %d names %s (%s), which has no %s, but the "
-		 "CPU reports %s%s", strcmp(cls, "unknown") ? cls : "estimated", m->family, m->model, u->name,
-		 u->platform ? u->platform : "another core", strcmp(cls, "unknown") ? "AMX or AVX512-FP16" :
-		 "AVX-512", evidence, m->hypervisor ? " (a hypervisor may mask the model number)" : "");
+		 "%s class from the ISA: CPUID family %d model %d names %s (%s), %s, but the CPU "
+		 "reports %s%s", strcmp(cls, "unknown") ? cls : "estimated", m->family, m->model,
+		 u->name, u->platform ? u->platform : "no platform", lacks, ev,
+		 m->hypervisor ? " (a hypervisor may mask the model number)" : "");
 }
 
 /* ------------------------------------------------------------------ */
@@ -997,6 +1107,58 @@ static int read_int_file(const char *path, int *v)
 	return safe_atoi(buf, v);
 }
 
+/* A sysfs cache size: "32768K" (the kernel writes KiB with a K), also
+ * accepting M and a bare byte count. */
+static int parse_cache_size(const char *s, double *bytes)
+{
+	char num[32];
+	size_t n = strspn(s, "0123456789");
+	uint64_t v;
+	double unit = 1;
+
+	if (n == 0 || n >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	if (safe_atou64(num, &v))
+		return -EINVAL;
+	if (s[n] == 'K')
+		unit = 1024, n++;
+	else if (s[n] == 'M')
+		unit = MIB, n++;
+	if (s[n] != '\0')
+		return -EINVAL;
+	*bytes = (double)v * unit;
+	return 0;
+}
+
+int machine_l3_from_sysfs(const char *sysfs_cpu, int cpu, double *bytes)
+{
+	if (!sysfs_cpu || cpu < 0 || !bytes)
+		return -EINVAL;
+	*bytes = 0;
+	/* indexN are numbered by the kernel's cache walk, not by level: look
+	 * for the one whose level is 3 */
+	for (int i = 0; i < 16; i++) {
+		char path[PATH_MAX], buf[32];
+		int level;
+
+		if (strbuf(path, sizeof(path), "%s/cpu%d/cache/index%d/level", sysfs_cpu, cpu, i))
+			return -ENAMETOOLONG;
+		if (read_int_file(path, &level))
+			break;
+		if (level != 3)
+			continue;
+		if (strbuf(path, sizeof(path), "%s/cpu%d/cache/index%d/size", sysfs_cpu, cpu, i))
+			return -ENAMETOOLONG;
+		if (read_text(path, buf, sizeof(buf)))
+			return -ENOENT;
+		trim(buf);
+		return parse_cache_size(buf, bytes);
+	}
+	return -ENOENT;
+}
+
 /* Physical cores (distinct package and core id) and sockets of the CPUs
  * in @set: SMT siblings share a core's FMA units, so FLOP peaks count
  * cores. */
@@ -1126,6 +1288,12 @@ static int process_affinity(pid_t pid, cpu_set_t **set, size_t *setsize, unsigne
 
 int machine_probe_cpus(struct machine *m, pid_t pid)
 {
+	return machine_probe_cpus_at(m, pid, "/sys/devices/system/cpu", "/sys/fs/cgroup");
+}
+
+int machine_probe_cpus_at(struct machine *m, pid_t pid, const char *sysfs_cpu,
+			  const char *cgroup_root)
+{
 	unsigned ncpus = 1024;
 	cpu_set_t *set = NULL;
 	size_t setsize = 0;
@@ -1133,14 +1301,14 @@ int machine_probe_cpus(struct machine *m, pid_t pid)
 	double quota = 0;
 	int err, cores = 0, sockets = 1;
 
-	if (!m || pid < 0)
+	if (!m || pid < 0 || !sysfs_cpu || !cgroup_root)
 		return -EINVAL;
 	err = process_affinity(pid, &set, &setsize, &ncpus);
 	if (err)
 		goto out;
 	m->ncpu_affinity = CPU_COUNT_S(setsize, set);
 	cpulist_format(set, setsize, ncpus, m->allowed_cpus, sizeof(m->allowed_cpus));
-	err = topology_of(set, setsize, ncpus, "/sys/devices/system/cpu", &cores, &sockets);
+	err = topology_of(set, setsize, ncpus, sysfs_cpu, &cores, &sockets);
 	if (err)
 		goto out;
 	m->sockets = sockets;
@@ -1153,7 +1321,7 @@ int machine_probe_cpus(struct machine *m, pid_t pid)
 	else
 		snprintf(cg, sizeof(cg), "/proc/self/cgroup");
 	m->cpu_quota = 0;
-	if (machine_cgroup_quota("/sys/fs/cgroup", cg, &quota) == 0)
+	if (machine_cgroup_quota(cgroup_root, cg, &quota) == 0)
 		m->cpu_quota = quota;
 	m->ncpu = m->ncpu_affinity;
 	if (m->cpu_quota > 0 && m->cpu_quota < m->ncpu)
@@ -1180,6 +1348,15 @@ int machine_probe(struct machine *m)
 #if MACHINE_X86
 	probe_cpuid(m, &leaf16_mhz, &tsc_hz);
 #endif
+	/* cpuid leaves 4 / 0x8000001D may be absent (older AMD, other
+	 * architectures) or zeroed by a hypervisor; the kernel's cache
+	 * attributes may still know. Only a hint for identification. */
+	if (!(m->l3_bytes > 0)) {
+		double l3;
+
+		if (machine_l3_from_sysfs("/sys/devices/system/cpu", 0, &l3) == 0)
+			m->l3_bytes = l3;
+	}
 	machine_identify(m);
 	probe_frequency(m, leaf16_mhz, tsc_hz);
 	return machine_probe_cpus(m, 0);
@@ -1330,7 +1507,7 @@ int machine_peak_flops(const struct machine *m, enum machine_dtype dtype, double
 		       double *flops, char *detail, size_t len)
 {
 	const struct uarch *u;
-	char basis[256], cores[32];
+	char basis[256], cores[64];
 	double fpc;
 	int err;
 
@@ -1350,12 +1527,20 @@ int machine_peak_flops(const struct machine *m, enum machine_dtype dtype, double
 	*flops = ncores * m->nominal_hz * fpc;
 	u = uarch_find(m);
 	format_count(cores, sizeof(cores), ncores, "core");
+	/* SMT siblings share their core's FMA units: when the CPU set has
+	 * more CPUs than cores, say that the count is of cores (not for the
+	 * one-core figure, which is about no CPU set) */
+	if (ncores > 1 && m->ncores_affinity > 0 && m->ncpu_affinity > m->ncores_affinity) {
+		if (m->ncpu_affinity % m->ncores_affinity == 0)
+			append(cores, sizeof(cores), " (%d CPUs, %d threads per core)", m->ncpu_affinity,
+			       m->ncpu_affinity / m->ncores_affinity);
+		else
+			append(cores, sizeof(cores), " (%d CPUs on %d cores)", m->ncpu_affinity,
+			       m->ncores_affinity);
+	}
 	snprintf(detail, len, "spec: %.2f GHz nominal (%s) x %s x %g %s/cycle (%s) [%s]",
 		 m->nominal_hz / 1e9, m->nominal_hz_source[0] ? m->nominal_hz_source : "given",
 		 cores, fpc, machine_dtype_is_integer(dtype) ? "op" : "FLOP", basis, u ? u->name : "unknown");
-	if (ncores > 1 && m->ncores_affinity > 0 && m->ncpu_affinity > m->ncores_affinity)
-		append(detail, len, "; SMT: %d CPUs on %d cores, siblings share a core's units",
-		       m->ncpu_affinity, m->ncores_affinity);
 	if (m->clock_hz > 0 && fabs(m->clock_hz / m->nominal_hz - 1) > 0.05)
 		append(detail, len, "; the core clock measured %.2f GHz (%s)", m->clock_hz / 1e9,
 		       m->clock_hz_source[0] ? m->clock_hz_source : "mfu-calibrate");
@@ -1380,6 +1565,10 @@ int machine_peak_bw(const struct machine *m, double *bytes_per_s, char *detail, 
 			 "no spec bandwidth for microarchitecture '%s'%s; measure it with "
 			 "mfu-calibrate or pass --peak-bw",
 			 m->uarch[0] ? m->uarch : "unknown", u ? " on this platform" : "");
+		/* the model's own row names a platform, but it was distrusted */
+		if (m->uarch_from_isa)
+			append(detail, len, " (the platform of CPUID model %d is not used: %s)", m->model,
+			       m->ident_note);
 		return -ENOENT;
 	}
 	/* The spec figure: every channel populated at the rated speed. On a VM

@@ -29,6 +29,17 @@ def wl(name):
     return prog('MFU_WL_' + name.upper())
 
 
+# A probe step lies inside the program's own clock readings around the call
+# (checked exactly, to 50 us); how much shorter it may be: the readings sit
+# microseconds outside the probes, but a VM's host stalls the vCPU between
+# a reading and the probe now and then, for 1-2 ms (seen on 2026-11-24,
+# also with the recorder of the day before), which only lengthens the own
+# clock's interval. A probe at the wrong place would be off by the 20 ms
+# of the call.
+def own_slack(own_wall):
+    return max(0.1 * own_wall, 2_000_000)
+
+
 def read_clock(path):
     rows = []
     with open(path) as f:
@@ -67,7 +78,7 @@ class FunctionSteps(TempDirTest):
             self.assertGreaterEqual(s['begin_ns'], t0 - 50000)
             self.assertLessEqual(s['end_ns'], t1 + 50000)
             own_wall = t1 - t0
-            self.assertLessEqual(abs(s['wall_ns'] - own_wall), max(0.02 * own_wall, 100000),
+            self.assertLessEqual(own_wall - s['wall_ns'], own_slack(own_wall),
                                  'call %d: step %d ns, own clock %d ns' % (k, s['wall_ns'], own_wall))
         # the phase: load_batch sleeps 2 ms inside each call
         phases = query(db, "SELECT * FROM phase WHERE name = 'load' ORDER BY id")
@@ -127,10 +138,11 @@ class FunctionSteps(TempDirTest):
             self.assertLessEqual(abs(s['cpu_ns'] - own_cpu), s['cpu_ns_err'] + 100000,
                                  'call %d: cpu %d +- %d, own %d' % (k, s['cpu_ns'], s['cpu_ns_err'], own_cpu))
             # the bound is about two reading periods of one CPU (20 ms); a
-            # VM deschedules the recorder now and then for 10-20 ms, which
-            # delays a reading (seen: up to 41 ms between two readings, also
-            # before the peaks moved), so allow a third period and some
-            self.assertLessEqual(s['cpu_ns_err'], 35000000)
+            # VM's host deschedules the recorder now and then for 10-30 ms,
+            # which delays a reading (seen: 41 ms between two readings, also
+            # with the recorder of the day before), so only a bound far
+            # beyond that fails: the check above is the exact one
+            self.assertLessEqual(s['cpu_ns_err'], 60000000)
 
     def test_function_in_a_library_loaded_later_with_dlopen(self):
         db, clk = self.path('run.sqlite'), self.path('clock.txt')
@@ -146,7 +158,7 @@ class FunctionSteps(TempDirTest):
             # every step lies inside the program's own readings around its call
             self.assertGreaterEqual(s['begin_ns'], t0)
             self.assertLessEqual(s['end_ns'], t1)
-            self.assertLessEqual(abs(s['wall_ns'] - (t1 - t0)), max(0.02 * (t1 - t0), 100000))
+            self.assertLessEqual((t1 - t0) - s['wall_ns'], own_slack(t1 - t0))
         row = query(db, "SELECT * FROM probe WHERE boundary = 'begin'")[0]
         self.assertTrue(row['paths'].endswith('libnomark_plugin.so'), row)
 
@@ -325,7 +337,8 @@ class Attach(TempDirTest):
             self.assertIsNotNone(row, 'step %d matches no call of the program' % s['step'])
             own_wall = row[2] - row[1]
             if not SANITIZED:  # the sanitized recorder competes for the CPUs
-                self.assertLessEqual(abs(s['wall_ns'] - own_wall), max(0.02 * own_wall, 100000))
+                self.assertLessEqual(own_wall - s['wall_ns'], own_slack(own_wall))
+                self.assertLessEqual(s['wall_ns'], own_wall + 100000)
             self.assertIsNotNone(s['cpu_ns'])
         # counts of every thread, read while attached
         self.assertGreater(query(db, 'SELECT count(DISTINCT time_ns) AS n FROM interval_reading')[0]['n'], 100)
