@@ -43,7 +43,9 @@ struct machine {
 	char uarch[32];         /* e.g. "sapphire_rapids", "zen4"; "unknown" */
 	unsigned isa;           /* MACHINE_ISA_* */
 	int hypervisor;         /* cpuid says it runs under a hypervisor */
-	double l3_bytes;        /* last-level (L3) cache of one socket, 0 if unknown */
+	double l3_bytes;        /* the L3 one core shares, in bytes (Intel: the
+				 * socket's; AMD: its CCX's), 0 if unknown;
+				 * evidence for machine_identify() */
 	int uarch_from_isa;     /* the model number's row was distrusted: uarch
 				 * is the class the ISA shows (ident_note says why) */
 	char ident_note[320];   /* why the model's row was distrusted, else "" */
@@ -78,11 +80,14 @@ int machine_dtype_is_integer(enum machine_dtype d);
 
 /* Choose the microarchitecture row for @m from its identity (vendor,
  * family, model, stepping, brand string) and check it against what the CPU
- * reports (isa, l3_bytes, hypervisor): a row the ISA contradicts (a client
- * row on a CPU with AMX or AVX512-FP16: a hypervisor masking the model
- * number) is distrusted, the core class is taken from the ISA, and
- * ident_note says why. Sets uarch, uarch_from_isa and ident_note; the rest
- * of @m is input. machine_probe() calls it; tests call it on fixtures. */
+ * reports (isa, l3_bytes, hypervisor): a row the CPU contradicts (a client
+ * row on a CPU with AMX or AVX512-FP16, or a "Xeon" with a server-sized
+ * L3; a pre-Zen 4 row with AVX-512: a hypervisor masking the model number)
+ * is distrusted, the core class is taken from the ISA (its memory from
+ * that class's server platform), and ident_note says why. Sets uarch,
+ * uarch_from_isa and ident_note; vendor, family, model, stepping, name,
+ * isa, hypervisor and l3_bytes are its input, the rest of @m is untouched.
+ * machine_probe() calls it; tests call it on described CPUs. */
 void machine_identify(struct machine *m);
 
 /* (Re)read the CPU set process @pid may run on (0: this process): the union
@@ -91,6 +96,19 @@ void machine_identify(struct machine *m);
  * cpu_quota, ncpu, sockets, ncores_affinity and ncores. Returns 0 or
  * -errno (-ESRCH: no such process). */
 int machine_probe_cpus(struct machine *m, pid_t pid);
+
+/* machine_probe_cpus() with the topology read under @sysfs_cpu (normally
+ * "/sys/devices/system/cpu") and the cgroup quota under @cgroup_root
+ * (normally "/sys/fs/cgroup"), so tests can use fixture trees; the
+ * affinity and /proc/PID/cgroup are always the real process's. */
+int machine_probe_cpus_at(struct machine *m, pid_t pid, const char *sysfs_cpu,
+			  const char *cgroup_root);
+
+/* The L3 size in bytes of CPU @cpu from the kernel's cache attributes under
+ * @sysfs_cpu (cpuN/cache/indexM with level 3; "32768K"). machine_probe()
+ * uses it when cpuid gives no L3. Returns 0, -ENOENT (no L3 listed) or
+ * -EINVAL (a size it cannot parse). */
+int machine_l3_from_sysfs(const char *sysfs_cpu, int cpu, double *bytes);
 
 /* Physical cores and sockets of the CPUs in @cpulist, from the topology
  * files under @sysfs_cpu (normally "/sys/devices/system/cpu"): distinct
@@ -110,15 +128,19 @@ int machine_flops_per_cycle(const struct machine *m, enum machine_dtype dtype,
 
 /* Spec peak FLOP/s (ops/s for int8) for @dtype over @ncores physical cores
  * (ncores x nominal_hz x FLOPs per cycle per core; pass m->ncores for the
- * CPUs @m may use, 1 for one core). Returns 0 or -ENOENT (unknown
- * frequency, uarch or dtype); @detail receives the formula with its
- * numbers, the measured clock when it differs, and ident_note. */
+ * CPUs @m may use, 1 for one core; not m->ncpu, which counts SMT siblings
+ * that share a core's units). Returns 0 or -ENOENT (unknown frequency,
+ * uarch or dtype); @detail receives the formula with its numbers (and "(4
+ * CPUs, 2 threads per core)" when the CPU set has SMT siblings), the
+ * measured clock when it differs from the nominal one by more than 5%, and
+ * ident_note. */
 int machine_peak_flops(const struct machine *m, enum machine_dtype dtype, double ncores,
 		       double *flops, char *detail, size_t len);
 
 /* Spec peak DRAM bandwidth in bytes/s for the sockets the allowed CPUs span
  * (channels x transfer rate x 8 bytes per socket, from the uarch table).
- * Returns 0 or -ENOENT; @detail receives the basis. */
+ * Returns 0 or -ENOENT; @detail receives the basis, or why there is none,
+ * and ident_note. */
 int machine_peak_bw(const struct machine *m, double *bytes_per_s, char *detail, size_t len);
 
 /* Parse a CPU list ("0-3,8,10-11") into the number of CPUs; -EINVAL if bad.

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #define FIXTURES SRCDIR "/tests/unit/fixtures/cgroup/"
+#define TOPOLOGY SRCDIR "/tests/unit/fixtures/topology/"
 
 #define ISA_AVX2 (MACHINE_ISA_SSE2 | MACHINE_ISA_AVX | MACHINE_ISA_FMA | MACHINE_ISA_AVX2)
 #define ISA_AVX512 (ISA_AVX2 | MACHINE_ISA_AVX512F)
@@ -299,8 +300,16 @@ static void test_details(void)
 	m.ncores_affinity = 2;
 	CHECK(machine_peak_flops(&m, MACHINE_FP64, 2, &v, detail, sizeof(detail)) == 0);
 	CHECK_NEAR(v, 2 * 2e9 * 32, 1);
-	CHECK(strstr(detail, "SMT: 4 CPUs on 2 cores") != NULL);
+	CHECK(strstr(detail, " x 2 cores (4 CPUs, 2 threads per core) x 32 FLOP/cycle") != NULL);
+	m.ncpu_affinity = 3; /* one core with both threads, one with one */
+	CHECK(machine_peak_flops(&m, MACHINE_FP64, 2, &v, detail, sizeof(detail)) == 0);
+	CHECK(strstr(detail, " x 2 cores (3 CPUs on 2 cores) x 32 FLOP/cycle") != NULL);
+	/* the one-core figure is about no CPU set */
+	CHECK(machine_peak_flops(&m, MACHINE_FP64, 1, &v, detail, sizeof(detail)) == 0);
+	CHECK(strstr(detail, " x 1 core x 32 FLOP/cycle") != NULL);
 	m.ncpu_affinity = m.ncores_affinity = 0;
+	CHECK(machine_peak_flops(&m, MACHINE_FP64, 2, &v, detail, sizeof(detail)) == 0);
+	CHECK(strstr(detail, "CPUs") == NULL);
 
 	/* a measured clock that differs is named, the nominal one is used */
 	m.clock_hz = 3.1e9;
@@ -351,91 +360,174 @@ static void test_details(void)
 }
 
 /* The model number checked against the ISA (machine_identify): CPUs as
- * their cpuid describes them, among them a VM whose hypervisor masks the
- * model number of a Sapphire Rapids class Xeon as a client Rocket Lake. */
+ * their cpuid describes them (vendor, family, model, stepping, brand, ISA,
+ * hypervisor bit, L3), among them a VM whose hypervisor masks the model
+ * number of a Sapphire Rapids class Xeon as a client Rocket Lake. FLOPs per
+ * cycle as in test_table; bandwidth per socket, NONE when unknown. */
+#define ISA_ZEN4_VNNI (ISA_ZEN4 | MACHINE_ISA_AVX512_VNNI)
+#define ISA_NO_AMX (ISA_SPR & ~(MACHINE_ISA_AMX_BF16 | MACHINE_ISA_AMX_TILE | MACHINE_ISA_AMX_INT8))
+#define MASKED_NOTE "(a hypervisor may mask the model number)"
+
+static const struct ident_row {
+	int line;
+	int family, model, stepping;
+	const char *vendor, *brand;
+	unsigned isa;
+	int hypervisor;
+	double l3_mib;
+	const char *uarch;
+	int from_isa;
+	const char *note;               /* substring of ident_note, NULL: empty */
+	double fpc[MACHINE_NDTYPES];    /* fp64 fp32 bf16 fp16 int8, per core */
+	double bw;                      /* one socket */
+} ident_rows[] = {
+	/* the masked VM: model 167 with AMX, AVX512-FP16 and 480 MiB L3 */
+	{ __LINE__, 6, 167, 1, "GenuineIntel", "Intel(R) Xeon(R) Processor", ISA_SPR, 1, 480,
+	  "sapphire_rapids", 1,
+	  "sapphire_rapids class from the ISA: CPUID family 6 model 167 names rocket_lake "
+	  "(Core 11th gen (Rocket Lake)), which has no AMX or AVX512-FP16, but the CPU reports "
+	  "AMX-TILE, AVX512-FP16, a 480 MiB L3 " MASKED_NOTE,
+	  { 32, 64, 1024, 128, 2048 }, 307.2e9 },
+	/* the same with AMX hidden too: AVX512-FP16 alone is a server core */
+	{ __LINE__, 6, 167, 1, "GenuineIntel", "Intel(R) Xeon(R) Processor", ISA_NO_AMX, 1, 480,
+	  "sapphire_rapids", 1, "which has no AMX or AVX512-FP16, but the CPU reports AVX512-FP16, "
+	  "a 480 MiB L3 " MASKED_NOTE, { 32, 64, 128, 128, 256 }, 307.2e9 },
+	/* ... and with FP16 hidden: a "Xeon" with a server-sized L3 is no client */
+	{ __LINE__, 6, 167, 1, "GenuineIntel", "Intel(R) Xeon(R) Processor",
+	  ISA_AVX512 | MACHINE_ISA_AVX512_BF16 | MACHINE_ISA_AVX512_VNNI, 1, 480, "sapphire_rapids", 1,
+	  "names rocket_lake (Core 11th gen (Rocket Lake)), a client core, but the CPU reports "
+	  "a \"Xeon\" brand, a 480 MiB L3", { 32, 64, 128, NONE, 256 }, 307.2e9 },
+	/* masked, with AMX-FP16: Granite Rapids class, 12 x 6400 x 8 */
+	{ __LINE__, 6, 167, 1, "GenuineIntel", "Intel(R) Xeon(R) Processor", ISA_SPR | MACHINE_ISA_AMX_FP16,
+	  1, 504, "granite_rapids", 1, "granite_rapids class from the ISA", { 32, 64, 1024, 1024, 2048 },
+	  614.4e9 },
+	/* a genuine Rocket Lake: one 512-bit FMA, VNNI on it, 2 x 3200 x 8 */
+	{ __LINE__, 6, 167, 1, "GenuineIntel", "11th Gen Intel(R) Core(TM) i9-11900K @ 3.50GHz",
+	  ISA_AVX512 | MACHINE_ISA_AVX512_VNNI, 0, 16, "rocket_lake", 0, NULL,
+	  { 16, 32, NONE, NONE, 128 }, 51.2e9 },
+	/* a Xeon on the Rocket Lake die (E-2300): the brand alone is no server */
+	{ __LINE__, 6, 167, 1, "GenuineIntel", "Intel(R) Xeon(R) E-2388G CPU @ 3.20GHz",
+	  ISA_AVX512 | MACHINE_ISA_AVX512_VNNI, 0, 16, "rocket_lake", 0, NULL,
+	  { 16, 32, NONE, NONE, 128 }, 51.2e9 },
+	/* Sapphire Rapids, as it says */
+	{ __LINE__, 6, 143, 8, "GenuineIntel", "Intel(R) Xeon(R) Platinum 8480+", ISA_SPR, 0, 105,
+	  "sapphire_rapids", 0, NULL, { 32, 64, 1024, 128, 2048 }, 307.2e9 },
+	/* the Emerald Rapids VM that hides AMX: the row stands */
+	{ __LINE__, 6, 207, 2, "GenuineIntel", "Intel(R) Xeon(R) Processor", ISA_NO_AMX, 1, 260,
+	  "emerald_rapids", 0, NULL, { 32, 64, 128, 128, 256 }, 358.4e9 },
+	/* Zen 4 Genoa: AVX-512 as two halves; 12 x 4800 x 8 */
+	{ __LINE__, 0x19, 0x11, 1, "AuthenticAMD", "AMD EPYC 9654 96-Core Processor", ISA_ZEN4_VNNI, 0, 32,
+	  "zen4", 0, NULL, { 16, 32, 64, NONE, 128 }, 460.8e9 },
+	/* Zen 5 Turin: 512-bit pipes, AVX-VNNI; 12 x 6000 x 8 */
+	{ __LINE__, 0x1A, 0x02, 1, "AuthenticAMD", "AMD EPYC 9755 128-Core Processor",
+	  ISA_ZEN4_VNNI | MACHINE_ISA_AVX_VNNI, 0, 32, "zen5", 0, NULL, { 32, 64, 128, NONE, 256 }, 576e9 },
+	/* a VM that calls a Zen 4 host a Milan: Zen 3 has no AVX-512 */
+	{ __LINE__, 0x19, 0x01, 1, "AuthenticAMD", "AMD EPYC Processor", ISA_ZEN4_VNNI, 1, 32, "zen4", 1,
+	  "zen4 class from the ISA: CPUID family 25 model 1 names zen3 (EPYC 7003 (Milan)), which has "
+	  "no AVX-512, but the CPU reports AVX-512, AVX512-BF16 " MASKED_NOTE,
+	  { 16, 32, 64, NONE, 128 }, 460.8e9 },
+	/* ... a Zen 5 host: AVX-VNNI came with Zen 5 */
+	{ __LINE__, 0x19, 0x01, 1, "AuthenticAMD", "AMD EPYC Processor", ISA_ZEN4_VNNI | MACHINE_ISA_AVX_VNNI,
+	  1, 32, "zen5", 1, "zen5 class from the ISA", { 32, 64, 128, NONE, 256 }, 576e9 },
+	/* a container on an unknown x86 model with AVX2 only: estimated, no note */
+	{ __LINE__, 6, 0x3F, 2, "GenuineIntel", "Intel(R) Xeon(R) CPU E5-2680 v3 @ 2.50GHz", ISA_AVX2, 1,
+	  30, "unknown", 0, NULL, { 16, 32, NONE, NONE, NONE }, NONE },
+	/* a client model number on a CPU with AVX-512: distrusted, estimated */
+	{ __LINE__, 6, 0x9E, 10, "GenuineIntel", "Intel(R) Xeon(R) Processor", ISA_AVX512, 1, 0,
+	  "unknown", 1, "estimated class from the ISA: CPUID family 6 model 158 names skylake",
+	  { 16, 32, NONE, NONE, NONE }, NONE },
+	/* an Alder Lake with AVX-512 unlocked (E-cores off): a Core with
+	 * AVX512-FP16 is no server; one 512-bit unit, as estimated */
+	{ __LINE__, 6, 0x97, 2, "GenuineIntel", "12th Gen Intel(R) Core(TM) i9-12900K",
+	  ISA_AVX512 | MACHINE_ISA_AVX512_FP16 | MACHINE_ISA_AVX512_BF16 | MACHINE_ISA_AVX512_VNNI |
+	  MACHINE_ISA_AVX_VNNI | MACHINE_ISA_HYBRID, 0, 30, "unknown", 1,
+	  "names alder_lake (Core 12th gen), which has no AVX-512, but the CPU reports AVX-512, "
+	  "AVX512-FP16", { 16, 32, 64, 64, 128 }, NONE },
+};
+
 static void test_identify(void)
 {
-	static const struct {
-		int line;
-		int family, model, stepping;
-		const char *vendor, *brand;
-		unsigned isa;
-		int hypervisor;
-		double l3_mib;
-		const char *uarch;
-		int from_isa;
-		const char *note;          /* substring of ident_note, NULL: empty */
-		double fp32, bf16, int8;   /* FLOP (op) per cycle per core */
-	} rows[] = {
-		/* the masked VM: model 167 with AMX, AVX512-FP16 and 480 MiB L3 */
-		{ __LINE__, 6, 167, 1, "GenuineIntel", "Intel(R) Xeon(R) Processor", ISA_SPR, 1, 480,
-		  "sapphire_rapids", 1,
-		  "sapphire_rapids class from the ISA: CPUID family 6 model 167 names rocket_lake "
-		  "(Core 11th gen (Rocket Lake)), which has no AMX or AVX512-FP16, but the CPU reports "
-		  "AMX-TILE, AVX512-FP16, a 480 MiB L3 (a hypervisor may mask the model number)",
-		  64, 1024, 2048 },
-		/* a genuine Rocket Lake: one 512-bit FMA, VNNI on it */
-		{ __LINE__, 6, 167, 1, "GenuineIntel", "11th Gen Intel(R) Core(TM) i9-11900K @ 3.50GHz",
-		  ISA_AVX512 | MACHINE_ISA_AVX512_VNNI, 0, 16, "rocket_lake", 0, NULL, 32, NONE, 128 },
-		/* Sapphire Rapids, as it says */
-		{ __LINE__, 6, 143, 8, "GenuineIntel", "Intel(R) Xeon(R) Platinum 8480+", ISA_SPR, 0, 105,
-		  "sapphire_rapids", 0, NULL, 64, 1024, 2048 },
-		/* an Emerald Rapids VM that hides AMX: the row stands */
-		{ __LINE__, 6, 207, 2, "GenuineIntel", "Intel(R) Xeon(R) Processor",
-		  ISA_SPR & ~(MACHINE_ISA_AMX_BF16 | MACHINE_ISA_AMX_TILE | MACHINE_ISA_AMX_INT8), 1, 260,
-		  "emerald_rapids", 0, NULL, 64, 128, 256 },
-		/* Zen 4 Genoa */
-		{ __LINE__, 0x19, 0x11, 1, "AuthenticAMD", "AMD EPYC 9654 96-Core Processor", ISA_ZEN4, 0, 384,
-		  "zen4", 0, NULL, 32, 64, NONE },
-		/* a container on an unknown x86 model with AVX2 only */
-		{ __LINE__, 6, 0x3F, 2, "GenuineIntel", "Intel(R) Xeon(R) CPU E5-2680 v3 @ 2.50GHz", ISA_AVX2, 1,
-		  30, "unknown", 0, NULL, 32, NONE, NONE },
-		/* a client model number on a CPU with AVX-512: distrusted, estimated */
-		{ __LINE__, 6, 0x9E, 10, "GenuineIntel", "Intel(R) Xeon(R) Processor", ISA_AVX512, 1, 0,
-		  "unknown", 1, "estimated class from the ISA: CPUID family 6 model 158 names skylake", 32, NONE,
-		  NONE },
-	};
-
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		struct machine m = make(rows[i].vendor, rows[i].family, rows[i].model, rows[i].stepping,
-					rows[i].brand, rows[i].isa);
+	for (size_t i = 0; i < sizeof(ident_rows) / sizeof(ident_rows[0]); i++) {
+		const struct ident_row *r = &ident_rows[i];
+		struct machine m = make(r->vendor, r->family, r->model, r->stepping, r->brand, r->isa);
 		char detail[1024];
 		double v;
-		int line = rows[i].line;
+		int err, line = r->line;
 
-		m.hypervisor = rows[i].hypervisor;
-		m.l3_bytes = rows[i].l3_mib * 1024 * 1024;
+		m.hypervisor = r->hypervisor;
+		m.l3_bytes = r->l3_mib * 1024 * 1024;
 		machine_identify(&m);
-		CHECK_ROW(strcmp(m.uarch, rows[i].uarch) == 0, line);
-		CHECK_ROW(m.uarch_from_isa == rows[i].from_isa, line);
-		if (rows[i].note)
-			CHECK_ROW(strstr(m.ident_note, rows[i].note) != NULL, line);
+		CHECK_ROW(strcmp(m.uarch, r->uarch) == 0, line);
+		CHECK_ROW(m.uarch_from_isa == r->from_isa, line);
+		if (r->note)
+			CHECK_ROW(strstr(m.ident_note, r->note) != NULL, line);
 		else
 			CHECK_ROW(m.ident_note[0] == '\0', line);
-		if (strcmp(m.uarch, rows[i].uarch) || (rows[i].note && !strstr(m.ident_note, rows[i].note)))
-			fprintf(stderr, "  uarch %s: %s\n", m.uarch, m.ident_note);
-		const double want[3] = { rows[i].fp32, rows[i].bf16, rows[i].int8 };
-		const enum machine_dtype d[3] = { MACHINE_FP32, MACHINE_BF16, MACHINE_INT8 };
-		for (int k = 0; k < 3; k++) {
-			int err = machine_flops_per_cycle(&m, d[k], &v, detail, sizeof(detail));
-			if (want[k] == NONE) {
-				CHECK_ROW(err == -ENOENT, line);
-			} else {
-				CHECK_ROW(err == 0 && v == want[k], line);
-				if (v != want[k])
-					fprintf(stderr, "  %s: %g, want %g (%s)\n", machine_dtype_name(d[k]), v,
-						want[k], detail);
+		if (strcmp(m.uarch, r->uarch) || (r->note && !strstr(m.ident_note, r->note)) ||
+		    (!r->note && m.ident_note[0]))
+			fprintf(stderr, "  uarch %s: '%s'\n", m.uarch, m.ident_note);
+		for (int d = 0; d < MACHINE_NDTYPES; d++) {
+			err = machine_flops_per_cycle(&m, (enum machine_dtype)d, &v, detail, sizeof(detail));
+			if (r->fpc[d] == NONE) {
+				CHECK_ROW(err == -ENOENT && v == 0, line);
+				continue;
 			}
+			CHECK_ROW(err == 0 && v == r->fpc[d], line);
+			if (v != r->fpc[d])
+				fprintf(stderr, "  %s: %g, want %g (%s)\n",
+					machine_dtype_name((enum machine_dtype)d), v, r->fpc[d], detail);
+			/* the spec text carries the reason */
+			err = machine_peak_flops(&m, (enum machine_dtype)d, 1, &v, detail, sizeof(detail));
+			CHECK_ROW(err == 0 && v == 2e9 * r->fpc[d], line);
+			if (r->note)
+				CHECK_ROW(strstr(detail, r->note) != NULL, line);
 		}
-		/* the spec text carries the reason */
-		if (rows[i].note && machine_peak_flops(&m, MACHINE_FP32, 1, &v, detail, sizeof(detail)) == 0)
-			CHECK_ROW(strstr(detail, rows[i].note) != NULL, line);
-		/* the masked VM's memory is a server's, not a client's 2 channels */
-		if (rows[i].model == 167 && rows[i].from_isa) {
-			CHECK_ROW(machine_peak_bw(&m, &v, detail, sizeof(detail)) == 0, line);
-			CHECK_ROW(strstr(detail, "8 channels") != NULL, line);
+		/* a distrusted row's memory is a server's (never the client's 2
+		 * channels), or unknown with the reason */
+		err = machine_peak_bw(&m, &v, detail, sizeof(detail));
+		if (r->bw == NONE) {
+			CHECK_ROW(err == -ENOENT && v == 0, line);
+			if (r->from_isa)
+				CHECK_ROW(strstr(detail, "is not used") && strstr(detail, r->note), line);
+		} else {
+			CHECK_ROW(err == 0 && fabs(v - r->bw) < 1, line);
+			if (err || fabs(v - r->bw) >= 1)
+				fprintf(stderr, "  bw: %d %g, want %g (%s)\n", err, v, r->bw, detail);
+			if (r->note)
+				CHECK_ROW(strstr(detail, r->note) != NULL, line);
 		}
 	}
+
+	/* identification is repeatable: a second call on its own output
+	 * neither stacks notes nor keeps a stale class */
+	struct machine m = make("GenuineIntel", 6, 167, 1, "Intel(R) Xeon(R) Processor", ISA_SPR);
+	m.l3_bytes = 480.0 * 1024 * 1024;
+	machine_identify(&m);
+	machine_identify(&m);
+	CHECK_STR(m.uarch, "sapphire_rapids");
+	CHECK(strstr(m.ident_note, "names rocket_lake") != NULL);
+	m.isa = ISA_AVX512 | MACHINE_ISA_AVX512_VNNI;
+	snprintf(m.name, sizeof(m.name), "11th Gen Intel(R) Core(TM) i9-11900K @ 3.50GHz");
+	m.l3_bytes = 16.0 * 1024 * 1024;
+	machine_identify(&m);
+	CHECK_STR(m.uarch, "rocket_lake");
+	CHECK(m.uarch_from_isa == 0 && m.ident_note[0] == '\0');
+	machine_identify(NULL); /* must not crash */
+}
+
+/* The L3 from the kernel's cache attributes: found by level, not index. */
+static void test_l3_sysfs(void)
+{
+	const char *root = SRCDIR "/tests/unit/fixtures/topology/smt2";
+	double b = -1;
+
+	CHECK_EQ_INT(machine_l3_from_sysfs(root, 0, &b), 0);
+	CHECK_NEAR(b, 480.0 * 1024 * 1024, 0.5);
+	CHECK_EQ_INT(machine_l3_from_sysfs(root, 1, &b), -EINVAL); /* "12x" */
+	CHECK_EQ_INT(machine_l3_from_sysfs(root, 2, &b), -ENOENT); /* no cache directory */
+	CHECK(b == 0);
+	CHECK_EQ_INT(machine_l3_from_sysfs(NULL, 0, &b), -EINVAL);
+	CHECK_EQ_INT(machine_l3_from_sysfs(root, -1, &b), -EINVAL);
 }
 
 /* Physical cores from topology fixtures: 2 sockets x 2 cores x 2 threads,
@@ -504,6 +596,31 @@ static void test_probe_cpus_of_a_child(void)
 	char want[16];
 	snprintf(want, sizeof(want), "%d", cpu);
 	CHECK_STR(m.allowed_cpus, want);
+	/* The same child against fixture trees: CPUs 0 and 1 are the two
+	 * threads of one core, and a cgroup quota of half a CPU sits at the
+	 * root, which every cgroup path walks up to. */
+	CHECK(machine_probe_cpus_at(&m, pid, TOPOLOGY "siblings01", FIXTURES "half_at_root/root") == 0);
+	CHECK_EQ_INT(m.ncpu_affinity, 1);
+	CHECK_EQ_INT(m.ncores_affinity, 1);
+	CHECK_NEAR(m.cpu_quota, 0.5, 1e-9);
+	CHECK_NEAR(m.ncpu, 0.5, 1e-9);
+	CHECK_NEAR(m.ncores, 0.5, 1e-9);
+	CHECK_STR(m.allowed_cpus, want);
+	/* ourselves there: CPUs 0 and 1 count once, others (no topology
+	 * files) a core each */
+	{
+		int want_cores = 0;
+
+		for (int i = 2; i < CPU_SETSIZE; i++)
+			want_cores += CPU_ISSET(i, &all) ? 1 : 0;
+		want_cores += (CPU_ISSET(0, &all) || CPU_ISSET(1, &all)) ? 1 : 0;
+		CHECK(machine_probe_cpus_at(&m, 0, TOPOLOGY "siblings01", FIXTURES "half_at_root/root") == 0);
+		CHECK_EQ_INT(m.ncpu_affinity, CPU_COUNT(&all));
+		CHECK_EQ_INT(m.ncores_affinity, want_cores);
+		CHECK_EQ_INT(m.sockets, 1);
+		CHECK_NEAR(m.ncores, 0.5, 1e-9);
+	}
+	CHECK(machine_probe_cpus_at(&m, pid, NULL, "/") == -EINVAL);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	close(pipefd[0]);
@@ -557,9 +674,11 @@ static void test_probe(void)
 	fprintf(stderr,
 		"probe: vendor %s family %d model %d stepping %d name '%s' uarch %s\n"
 		"       isa '%s'\n"
-		"       nominal %.3f GHz (%s), allowed %s (%d), quota %g, ncpu %g, sockets %d\n",
+		"       nominal %.3f GHz (%s), allowed %s (%d), quota %g, ncpu %g, sockets %d\n"
+		"       cores %d (%g), hypervisor %d, L3 %.0f MiB, ident note '%s'\n",
 		m.vendor, m.family, m.model, m.stepping, m.name, m.uarch, isa, m.nominal_hz / 1e9,
-		m.nominal_hz_source, m.allowed_cpus, m.ncpu_affinity, m.cpu_quota, m.ncpu, m.sockets);
+		m.nominal_hz_source, m.allowed_cpus, m.ncpu_affinity, m.cpu_quota, m.ncpu, m.sockets,
+		m.ncores_affinity, m.ncores, m.hypervisor, m.l3_bytes / (1024.0 * 1024), m.ident_note);
 	CHECK(m.vendor[0] != '\0' && strcmp(m.vendor, "unknown") != 0);
 	CHECK(m.nominal_hz > 0);
 	CHECK(m.nominal_hz_source[0] != '\0');
@@ -570,11 +689,18 @@ static void test_probe(void)
 	CHECK(m.sockets >= 1);
 	if (m.family == 6 && m.model == 143)
 		CHECK_STR(m.uarch, "sapphire_rapids");
+	CHECK(m.ncores_affinity >= 1 && m.ncores_affinity <= m.ncpu_affinity);
+	CHECK(m.ncores > 0 && m.ncores <= m.ncores_affinity);
+	CHECK(m.l3_bytes >= 0);
+	CHECK(m.clock_hz == 0); /* only a recorder with a profile sets it */
+	/* whatever this CPU is, its row and its ISA agree or the note says why */
+	CHECK(!!m.uarch_from_isa == !!m.ident_note[0]);
 
 	for (int d = 0; d < MACHINE_NDTYPES; d++) {
-		int err = machine_peak_flops(&m, (enum machine_dtype)d, m.ncpu, &v, detail,
+		int err = machine_peak_flops(&m, (enum machine_dtype)d, m.ncores, &v, detail,
 					     sizeof(detail));
-		fprintf(stderr, "peak %s: %d %.4g FLOP/s: %s\n", dnames[d], err, v, detail);
+		fprintf(stderr, "peak %s: %d %.4g %s/s: %s\n", dnames[d], err, v,
+			machine_dtype_is_integer((enum machine_dtype)d) ? "op" : "FLOP", detail);
 	}
 	{
 		int err = machine_peak_bw(&m, &v, detail, sizeof(detail));
@@ -591,6 +717,7 @@ int main(void)
 	test_table();
 	test_details();
 	test_identify();
+	test_l3_sysfs();
 	test_topology();
 	test_probe_cpus_of_a_child();
 	test_cgroup();
