@@ -1,6 +1,6 @@
 -- breakdown: where each step's wall time went, for the thread that marked
 -- the step (the driver thread). The parts are exclusive and add up to the
--- wall time (SPEC section 3):
+-- wall time (docs/metrics.md):
 --   blocked_ms, runnable_ms  off-CPU, from context-switch records (exact)
 --   kernel_ms, dispatch_ms, compute_ms  the on-CPU rest, split by the share
 --       of the thread's cpu-clock samples in the step classified kernel /

@@ -9,9 +9,11 @@
 -- share_lo, share_hi: its 95% Wilson interval.
 WITH
 lim AS (SELECT coalesce(max(end_ns - begin_ns), 0) AS maxph FROM phase WHERE complete = 1),
+-- The thread's whole CPU time over all its samples: main.sample, not what
+-- mfu-report --skip-steps leaves of them (thread.cpu_ns is the whole run's).
 tw AS (  -- ns of on-CPU time one sample of each thread stands for
   SELECT t.tid, t.cpu_ns * 1.0 / count(s.time_ns) AS ns_per_sample
-  FROM thread t JOIN sample s ON s.tid = t.tid AND s.kind = 0
+  FROM thread t JOIN main.sample s ON s.tid = t.tid AND s.kind = 0
   WHERE t.cpu_ns IS NOT NULL GROUP BY t.tid),
 -- A thread's phases nest, so the innermost one open at a sample is the last
 -- phase the thread began at or before it, if that one is still open, else

@@ -1,37 +1,107 @@
 -- notes: what a reader of this run should know, one line each: the recorder's
 -- notes (e.g. counters that could not be opened and why), which peak every
 -- utilization used, steps that declared no model FLOPs, lost marker records,
--- anomalies by kind, incomplete steps, and how the run ended.
+-- anomalies by kind, incomplete steps, numbers that cannot be right, a slow
+-- start, and how the run ended.
 --   kind     peak_flops, peak_bw, model_flops, model_bytes, lost_records,
---            anomalies, incomplete_steps, state, exit, impossible (a
---            utilization above 100%), spec_low (a measured peak more than
---            10% above the spec one), warmup (the first steps much slower
---            than the rest), or the note table's own kind (e.g.
+--            anomalies, incomplete_steps, state, exit, impossible (a step's
+--            or a phase's MFU, HFU or MBU above 100%), spec_low (a measured
+--            peak more than 10% above the spec one), warmup (the first steps
+--            much slower than the rest), or the note table's own kind (e.g.
 --            missing_counters)
 --   text     the note, one line
 --   missing  1 if the note explains data that is missing or unknown (NULL
---            columns, lost records), else 0. mfu-report prints these on
---            stderr for --format csv and json.
+--            columns, lost records), else 0
+--   alert    1 if the note says that numbers shown cannot be right
+--            (impossible, spec_low), else 0
+-- mfu-report prints the notes with missing = 1 or alert = 1 on stderr for
+-- --format csv and json, and under any table and markdown report (the
+-- others only with the summary or the notes section).
 --
 -- Run by hand: sqlite3 -header -column run.sqlite < analyses/notes.sql
 WITH
 r AS (SELECT * FROM run WHERE id = 1),
--- Each step's utilizations, for the impossible ones.
-util(what, step, v) AS (
-  SELECT 'MFU', step, model_flops / (wall_ns / 1e9 * (SELECT peak_flops FROM r)) FROM step WHERE complete = 1
-  UNION ALL
-  SELECT 'HFU', step, hw_flops / (wall_ns / 1e9 * (SELECT peak_flops FROM r)) FROM step WHERE complete = 1
-  UNION ALL
-  SELECT 'MBU', step, model_bytes / (wall_ns / 1e9 * (SELECT peak_bw FROM r)) FROM step WHERE complete = 1
-),
-s AS (
-  SELECT COUNT(*) AS steps,
-         COUNT(model_flops) AS with_flops,
-         COUNT(model_bytes) AS with_bytes
+-- One scan of the steps for the counts below (a run may have a million):
+-- how many declared their FLOPs and bytes, and the highest rates, which
+-- say whether any utilization is above 100% (impossible). Which steps and
+-- how many are looked up only then.
+s AS MATERIALIZED (
+  SELECT COUNT(*)                            AS steps,
+         COUNT(model_flops)                  AS with_flops,
+         COUNT(model_bytes)                  AS with_bytes,
+         MAX(model_flops / (wall_ns * 1e-9)) AS max_flops_rate,
+         MAX(hw_flops / (wall_ns * 1e-9))    AS max_hw_rate,
+         MAX(model_bytes / (wall_ns * 1e-9)) AS max_bytes_rate
   FROM step WHERE complete = 1
 ),
-lines(ord, sub, kind, text, missing) AS (
-  SELECT 1, n.id, n.kind, n.text, 1 FROM note AS n
+imp(ord, what, worst) AS (
+  SELECT 1, 'MFU', s.max_flops_rate / r.peak_flops FROM s, r UNION ALL
+  SELECT 2, 'HFU', s.max_hw_rate / r.peak_flops FROM s, r UNION ALL
+  SELECT 3, 'MBU', s.max_bytes_rate / r.peak_bw FROM s, r
+),
+-- Per phase name, what the phases section divides: the sums and the union
+-- of the occurrences' intervals within each step (see phases.sql, whose
+-- CTEs bad, ok, reach and un these are). mfu-report reads them from its
+-- mfu_phase_stats table instead (computed once for phases and notes).
+-- @computed: pg AS (SELECT name, model_flops, union_flops_ns, hw_flops, union_hw_ns, model_bytes, union_bytes_ns FROM mfu_phase_stats),
+pg AS (
+  WITH
+  bad AS MATERIALIZED (SELECT step FROM step WHERE complete = 0),
+  ok AS NOT MATERIALIZED (
+    SELECT * FROM phase WHERE complete = 1 AND (step IS NULL OR step NOT IN bad)
+  ),
+  reach AS (
+    SELECT name, begin_ns, end_ns, model_flops, hw_flops, model_bytes,
+           MAX(end_ns) OVER (PARTITION BY name, step, model_flops IS NULL ORDER BY begin_ns
+                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r_flops,
+           MAX(end_ns) OVER (PARTITION BY name, step, hw_flops IS NULL ORDER BY begin_ns
+                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r_hw,
+           MAX(end_ns) OVER (PARTITION BY name, step, model_bytes IS NULL ORDER BY begin_ns
+                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r_bytes
+    FROM ok
+  )
+  SELECT name,
+         SUM(model_flops) AS model_flops,
+         SUM(CASE WHEN model_flops IS NOT NULL THEN
+               MAX(0, end_ns - MAX(begin_ns, coalesce(r_flops, begin_ns))) END) AS union_flops_ns,
+         SUM(hw_flops) AS hw_flops,
+         SUM(CASE WHEN hw_flops IS NOT NULL THEN
+               MAX(0, end_ns - MAX(begin_ns, coalesce(r_hw, begin_ns))) END)    AS union_hw_ns,
+         SUM(model_bytes) AS model_bytes,
+         SUM(CASE WHEN model_bytes IS NOT NULL THEN
+               MAX(0, end_ns - MAX(begin_ns, coalesce(r_bytes, begin_ns))) END) AS union_bytes_ns
+  FROM reach
+  GROUP BY name
+),
+-- @end
+-- The phases section's utilizations above 100%: per kind, how many phases
+-- and the highest (SQLite gives the name of the row holding the MAX()).
+pimp AS (
+  SELECT what, COUNT(*) AS n, MAX(v) AS worst, name
+  FROM (SELECT 'MFU' AS what, name, model_flops / (union_flops_ns / 1e9 * (SELECT peak_flops FROM r)) AS v FROM pg
+        UNION ALL
+        SELECT 'HFU', name, hw_flops / (union_hw_ns / 1e9 * (SELECT peak_flops FROM r)) FROM pg
+        UNION ALL
+        SELECT 'MBU', name, model_bytes / (union_bytes_ns / 1e9 * (SELECT peak_bw FROM r)) FROM pg)
+  WHERE v > 1
+  GROUP BY what
+),
+-- Warm-up: the median step time of the first 10,000 complete steps (all of
+-- them in a shorter run; one sort of a million would cost seconds), and
+-- the count k of leading steps that took more than twice that.
+win AS MATERIALIZED (SELECT step, wall_ns FROM step WHERE complete = 1 ORDER BY step LIMIT 10000),
+med AS MATERIALIZED (
+  SELECT wall_ns AS median FROM win ORDER BY wall_ns
+  LIMIT 1 OFFSET (SELECT (COUNT(*) - 1) / 2 FROM win)
+),
+warm AS MATERIALIZED (
+  SELECT med.median, f.first_fast,
+         (SELECT COUNT(*) FROM win WHERE win.step < f.first_fast) AS k,
+         (SELECT COUNT(*) FROM win) AS n
+  FROM med CROSS JOIN (SELECT MIN(win.step) AS first_fast FROM win, med WHERE win.wall_ns <= 2 * med.median) AS f
+),
+lines(ord, sub, kind, text, missing, alert) AS (
+  SELECT 1, n.id, n.kind, n.text, 1, 0 FROM note AS n
   UNION ALL
   SELECT 2, 0, 'peak_flops',
          CASE WHEN r.peak_flops IS NULL OR r.peak_flops <= 0 THEN
@@ -49,7 +119,7 @@ lines(ord, sub, kind, text, missing) AS (
                    ELSE COALESCE(printf('%g', r.ncpu), '?') || ' CPUs' END
            || ' (' || COALESCE(r.peak_flops_source, 'source not recorded') || ')'
          END,
-         r.peak_flops IS NULL OR r.peak_flops <= 0
+         r.peak_flops IS NULL OR r.peak_flops <= 0, 0
   FROM r
   UNION ALL
   SELECT 3, 0, 'peak_bw',
@@ -62,7 +132,7 @@ lines(ord, sub, kind, text, missing) AS (
                    ELSE printf('%.4g MB/s', r.peak_bw / 1e6) END
            || ' (' || COALESCE(r.peak_bw_source, 'source not recorded') || ')'
          END,
-         r.peak_bw IS NULL OR r.peak_bw <= 0
+         r.peak_bw IS NULL OR r.peak_bw <= 0, 0
   FROM r
   UNION ALL
   SELECT 4, 0, 'model_flops',
@@ -72,7 +142,7 @@ lines(ord, sub, kind, text, missing) AS (
            'mfu covers ' || s.with_flops || ' of ' || s.steps
            || ' steps; the others declared no model FLOPs'
          END,
-         1
+         1, 0
   FROM s WHERE s.steps > 0 AND s.with_flops < s.steps
   UNION ALL
   SELECT 4, 1, 'model_bytes',
@@ -82,14 +152,14 @@ lines(ord, sub, kind, text, missing) AS (
            'mbu covers ' || s.with_bytes || ' of ' || s.steps
            || ' steps; the others declared no model bytes'
          END,
-         1
+         1, 0
   FROM s WHERE s.steps > 0 AND s.with_bytes < s.steps
   UNION ALL
   SELECT 5, 0, 'lost_records',
          r.lost_records || CASE r.lost_records WHEN 1 THEN ' marker record was' ELSE ' marker records were' END
          || ' lost while recording (ring full or torn);'
          || ' some steps or phases are missing or incomplete',
-         1
+         1, 0
   FROM r WHERE r.lost_records > 0
   UNION ALL
   SELECT 6, 0, 'anomalies',
@@ -97,14 +167,14 @@ lines(ord, sub, kind, text, missing) AS (
          || (SELECT group_concat(n || ' ' || kind, ', ')
              FROM (SELECT kind, COUNT(*) AS n FROM anomaly
                    GROUP BY kind ORDER BY n DESC, kind)),
-         0
+         0, 0
   WHERE EXISTS (SELECT 1 FROM anomaly)
   UNION ALL
   SELECT 7, 0, 'incomplete_steps',
          CASE COUNT(*) WHEN 1 THEN '1 step began but never ended; it is'
                        ELSE COUNT(*) || ' steps began but never ended; they are' END
          || ' left out of every table',
-         0
+         0, 0
   FROM step WHERE complete = 0 HAVING COUNT(*) > 0
   UNION ALL
   SELECT 8, 0, 'state',
@@ -115,69 +185,75 @@ lines(ord, sub, kind, text, missing) AS (
                 || 'the data covers the attached time only'
            ELSE 'the recording failed (state ' || r.state || '); the data may be partial'
          END,
-         r.state <> 'detached'
+         r.state <> 'detached', 0
   FROM r WHERE r.state <> 'complete'
   UNION ALL
-  SELECT 9, 1, 'impossible',
-         u.n || CASE u.n WHEN 1 THEN ' step has ' ELSE ' steps have ' END || u.what
-         || ' above 100% (the highest ' || printf('%.0f', u.worst * 100) || '%, step ' || u.at || '): impossible, so '
-         || CASE u.what WHEN 'MBU' THEN 'the bandwidth peak is too low for this machine or the declared bytes too high'
-                        WHEN 'HFU' THEN 'the FLOP peak is too low for this machine'
-                        ELSE 'the FLOP peak is too low for this machine or the declared FLOPs too high' END
-         || ' (run mfu-calibrate; check mfu_step_model())',
-         0
+  SELECT 9, i.ord, 'impossible',
+         printf('%d', i.n) || CASE i.n WHEN 1 THEN ' step has ' ELSE ' steps have ' END || i.what
+         || ' above 100% (the highest ' || printf('%.0f', i.worst * 100) || '%, step ' || i.at
+         || '): impossible, so '
+         || CASE i.what WHEN 'MBU' THEN 'the bandwidth peak (' || coalesce(r.peak_bw_source, 'source not recorded')
+                                        || ') is too low for this machine or the declared bytes are too high'
+                        WHEN 'HFU' THEN 'the ' || r.dtype || ' FLOP peak ('
+                                        || coalesce(r.peak_flops_source, 'source not recorded')
+                                        || ') is too low for this machine'
+                        ELSE 'the ' || r.dtype || ' FLOP peak (' || coalesce(r.peak_flops_source, 'source not recorded')
+                             || ') is too low for this machine or the declared FLOPs are too high' END
+         || CASE i.what WHEN 'HFU' THEN ' (run mfu-calibrate)' ELSE ' (run mfu-calibrate; check mfu_step_model())' END,
+         0, 1
   FROM (
-    SELECT what, COUNT(*) AS n, MAX(v) AS worst,
-           (SELECT x.step FROM util AS x WHERE x.what = util.what ORDER BY x.v DESC LIMIT 1) AS at
-    FROM util WHERE v > 1 GROUP BY what
-  ) AS u
+    SELECT imp.ord, imp.what, imp.worst,
+           (SELECT COUNT(*) FROM step WHERE complete = 1 AND CASE imp.what
+              WHEN 'MFU' THEN model_flops / (wall_ns * 1e-9) / r.peak_flops
+              WHEN 'HFU' THEN hw_flops / (wall_ns * 1e-9) / r.peak_flops
+              ELSE model_bytes / (wall_ns * 1e-9) / r.peak_bw END > 1) AS n,
+           (SELECT step FROM step WHERE complete = 1 AND CASE imp.what
+              WHEN 'MFU' THEN model_flops / (wall_ns * 1e-9) = s.max_flops_rate
+              WHEN 'HFU' THEN hw_flops / (wall_ns * 1e-9) = s.max_hw_rate
+              ELSE model_bytes / (wall_ns * 1e-9) = s.max_bytes_rate END ORDER BY step LIMIT 1) AS at
+    FROM imp, s, r WHERE imp.worst > 1
+  ) AS i CROSS JOIN r
   UNION ALL
-  SELECT 9, 2, 'impossible',
-         p.n || CASE p.n WHEN 1 THEN ' occurrence of phase ' ELSE ' occurrences of phase ' END || quote(p.name)
-         || CASE p.n WHEN 1 THEN ' has' ELSE ' have' END || ' MFU above 100% (the highest '
-         || printf('%.0f', p.worst * 100) || '%): impossible, so the FLOP peak is too low or the declared FLOPs too high',
-         0
-  FROM (
-    SELECT ph.name, COUNT(*) AS n, MAX(ph.model_flops / (ph.wall_ns / 1e9 * r.peak_flops)) AS worst
-    FROM phase AS ph, r
-    WHERE ph.complete = 1 AND ph.model_flops / (ph.wall_ns / 1e9 * r.peak_flops) > 1
-    GROUP BY ph.name
-  ) AS p
+  SELECT 9, 4 + CASE p.what WHEN 'MFU' THEN 1 WHEN 'HFU' THEN 2 ELSE 3 END, 'impossible',
+         printf('%d', p.n) || CASE p.n WHEN 1 THEN ' phase has ' ELSE ' phases have ' END || p.what
+         || ' above 100% (the highest ' || printf('%.0f', p.worst * 100) || '%, phase ' || quote(p.name)
+         || '): impossible, so '
+         || CASE p.what WHEN 'MBU' THEN 'the bandwidth peak is too low or the declared bytes are too high'
+                        WHEN 'HFU' THEN 'the FLOP peak is too low'
+                        ELSE 'the FLOP peak is too low or the declared FLOPs are too high' END
+         || CASE p.what WHEN 'HFU' THEN ' (run mfu-calibrate)' ELSE ' (run mfu-calibrate; check mfu_phase_model())' END,
+         0, 1
+  FROM pimp AS p
   UNION ALL
-  SELECT 9, 3, 'spec_low',
+  SELECT 9, 8, 'spec_low',
          'the measured ' || coalesce(m.dtype || ' ', '') || CASE m.kind WHEN 'flops' THEN 'FLOP/s' ELSE 'bandwidth' END
-         || ' peak is ' || printf('%.2f', m.value / s.value) || 'x the spec one: the spec is wrong for this machine '
-         || '(its CPU row, or its frequency: a VM''s TSC rate is not its core clock, and cores turbo)'
+         || ' peak is ' || printf('%.2f', m.value / s.value) || 'x the spec one: the spec row or its frequency is wrong '
+         || 'for this machine (a VM''s TSC rate is not its core clock, or the cores turbo)'
          || CASE WHEN r.peak_mode = 'auto' THEN '; --peak auto uses the measured one' ELSE '' END,
-         0
+         0, 1
   FROM peak AS m
   JOIN peak AS s ON s.kind = m.kind AND s.scope = m.scope AND s.dtype IS m.dtype AND s.source = 'spec'
   CROSS JOIN r
   WHERE m.source = 'measured' AND m.scope = 'all' AND m.value > 1.1 * s.value
     AND (m.kind = 'bandwidth' OR m.dtype = r.dtype)
   UNION ALL
-  SELECT 9, 4, 'warmup',
+  -- The --skip-steps that leaves the warm-up out counts from the first step
+  -- of the database: the k here plus those already skipped.
+  SELECT 9, 9, 'warmup',
          'warm-up: the first ' || w.k || CASE w.k WHEN 1 THEN ' step took' ELSE ' steps took' END
          || ' more than 2x the median step (' || printf('%.3f', w.median / 1e6) || ' ms); '
-         || 'mfu-report --skip-steps ' || (w.k + (SELECT COUNT(*) FROM main.step WHERE complete = 1)
-                                                - (SELECT COUNT(*) FROM step WHERE complete = 1))
+         || 'mfu-report --skip-steps '
+         || (w.k + (SELECT COUNT(*) FROM main.step WHERE complete = 1 AND step < (SELECT MIN(step) FROM step)))
          || ' leaves ' || CASE w.k WHEN 1 THEN 'it' ELSE 'them' END || ' out',
-         0
-  FROM (
-    SELECT m.median,
-           (SELECT COUNT(*) FROM step AS a WHERE a.complete = 1 AND a.step < coalesce(
-              (SELECT MIN(b.step) FROM step AS b WHERE b.complete = 1 AND b.wall_ns <= 2 * m.median),
-              (SELECT MAX(step) + 1 FROM step))) AS k
-    FROM (SELECT (SELECT wall_ns FROM step WHERE complete = 1 ORDER BY wall_ns
-                  LIMIT 1 OFFSET (SELECT (COUNT(*) - 1) / 2 FROM step WHERE complete = 1)) AS median) AS m
-  ) AS w
-  WHERE w.k > 0 AND (SELECT COUNT(*) FROM step WHERE complete = 1) >= 2 * w.k
+         0, 0
+  FROM warm AS w
+  WHERE w.k > 0 AND w.n >= 2 * w.k
   UNION ALL
-  SELECT 9, 5, 'exit',
+  SELECT 9, 10, 'exit',
          CASE WHEN r.exit_signal IS NOT NULL
            THEN 'the target was killed by signal ' || r.exit_signal
            ELSE 'the target exited with status ' || r.exit_status END,
-         0
+         0, 0
   FROM r WHERE r.exit_signal IS NOT NULL OR r.exit_status <> 0
 )
-SELECT kind, text, missing FROM lines ORDER BY ord, sub;
+SELECT kind, text, missing, alert FROM lines ORDER BY ord, sub;

@@ -1,5 +1,5 @@
--- waterfall: from the peak to MFU, over all threads of the target (SPEC
--- section 3). Each step's CPU capacity is wall x ncpu (the CPUs the target
+-- waterfall: from the peak to MFU, over all threads of the target (see
+-- docs/metrics.md). Each step's CPU capacity is wall x ncpu (the CPUs the target
 -- may use); what the target's threads did not use of it is idle; the CPU
 -- time they used (task-clock, exact) splits into kernel, dispatch and
 -- compute by the classes of all their cpu-clock samples in the step. Then

@@ -13,5 +13,9 @@ SELECT CASE
             WHEN w.kernel THEN printf('kernel time (%.0f%%)', 100.0 * w.kernel)
             ELSE printf('slow compute kernels (%.0f%% of capacity lost inside them)',
                         100.0 * w.compute * (1 - w.compute_efficiency)) END)
+       -- above 100% cannot be: never silent
+       || CASE WHEN w.compute_efficiency > 1
+               THEN printf(' The compute-kernel efficiency above 100%% is impossible: the per-core peak is too low for this machine, the declared FLOPs too high, or too few samples (%d) place the compute share.', w.samples)
+               ELSE '' END
 END
 FROM w;

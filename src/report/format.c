@@ -78,6 +78,7 @@ static const struct column_style column_styles[] = {
 	{ "kind", "kind", STYLE_TEXT },
 	{ "text", "note", STYLE_TEXT },
 	{ "missing", "missing", STYLE_INT },
+	{ "alert", "alert", STYLE_INT },
 	/* breakdown, phase_breakdown, gaps, dispatch, waterfall */
 	{ "blocked_ms", "blocked ms", STYLE_MS },
 	{ "runnable_ms", "runnable ms", STYLE_MS },
@@ -1093,7 +1094,7 @@ int format_section(struct format *f, const char *name, sqlite3_stmt *stmt, int s
 
 int format_notes(struct format *f, sqlite3_stmt *stmt, int missing_only, char *err, size_t errlen)
 {
-	int md = f->kind == FORMAT_MARKDOWN, rc, text_col = -1, missing_col = -1;
+	int md = f->kind == FORMAT_MARKDOWN, rc, text_col = -1, missing_col = -1, alert_col = -1;
 	size_t n = 0;
 
 	if (!format_is_human(f->kind))
@@ -1105,11 +1106,15 @@ int format_notes(struct format *f, sqlite3_stmt *stmt, int missing_only, char *e
 			text_col = i;
 		else if (name && strcmp(name, "missing") == 0)
 			missing_col = i;
+		else if (name && strcmp(name, "alert") == 0)
+			alert_col = i;
 	}
 	if (text_col < 0)
 		return 0;
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		if (missing_only && missing_col >= 0 && sqlite3_column_int(stmt, missing_col) == 0)
+		/* a number that cannot be right is never left unexplained */
+		if (missing_only && missing_col >= 0 && sqlite3_column_int(stmt, missing_col) == 0 &&
+		    (alert_col < 0 || sqlite3_column_int(stmt, alert_col) == 0))
 			continue;
 		if (n++ == 0) {
 			out_str(f, md ? "\n### notes\n\n" : "\nnotes\n");

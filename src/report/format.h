@@ -42,9 +42,9 @@ int format_new(enum format_kind kind, FILE *out, size_t nsections, struct format
 int format_section(struct format *fmt, const char *name, sqlite3_stmt *stmt, int single_row,
 		   char *err, size_t errlen);
 
-/* Table and markdown: write the rows of @stmt (columns kind, text, missing;
- * see analyses/notes.sql) as a list of notes under the tables, only those
- * with missing = 1 if @missing_only. Nothing is written when no row
+/* Table and markdown: write the rows of @stmt (columns kind, text, missing,
+ * alert; see analyses/notes.sql) as a list of notes under the tables, only
+ * those with missing = 1 or alert = 1 if @missing_only. Nothing is written when no row
  * qualifies. Errors as format_section. */
 int format_notes(struct format *fmt, sqlite3_stmt *stmt, int missing_only, char *err, size_t errlen);
 

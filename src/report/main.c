@@ -67,7 +67,8 @@ static void usage(FILE *out)
 		"  -d, --db FILE        the run database (default run.sqlite)\n"
 		"  -f, --format FORMAT  " FORMAT_NAMES " (default table)\n"
 		"  -k, --skip-steps N   leave out the first N complete steps (warm-up)\n"
-		"                       everywhere: their phases, samples and gaps too\n"
+		"                       everywhere: their phases, samples and gaps too;\n"
+		"                       with --sql, the views that do it come first\n"
 		"  -l, --list           list the sections and what they show\n"
 		"  -s, --sql SECTION    print the SQL behind SECTION, to run or adapt:\n"
 		"                         " PROG " --sql steps > steps.sql\n"
@@ -137,57 +138,63 @@ static void db_error(sqlite3 *db, const char *path, const char *what, const char
 		fprintf(stderr, PROG ": %s: %s: %s\n", path, what, msg);
 }
 
-/* --skip-steps: shadow the tables with TEMP views of what comes from the
- * (N+1)-th complete step on (SQLite resolves an unqualified name in temp
- * first), so every analysis, and a user's own SQL run the same way, sees
- * the steady state only. Phases outside steps, samples and off-CPU
- * intervals count from that step's begin. */
+/* --skip-steps: the SQL that shadows the tables with TEMP views of what
+ * comes from the (N+1)-th complete step on (SQLite resolves an unqualified
+ * name in temp first), so every analysis, and a user's own SQL run after
+ * it, sees the steady state only. mfu-report runs it on its connection;
+ * --sql prints it above the section's SQL, so the file runs as it is in
+ * sqlite3. The cut is found in SQL, not written in as a number: the text
+ * does not depend on the database.
+ *
+ * Phases of a step go with their step, phases outside steps, samples and
+ * off-CPU intervals count from the cut step's begin, interval readings from
+ * the last one at or before it (the baseline of the first interval).
+ * phase's filter is one coalesce(), not an OR: with an OR SQLite reads the
+ * phases through the phase_step index, a random read each (twice as slow
+ * on a million-step run); the other indexes stay usable. */
+static int skip_steps_sql(long n, char *buf, size_t len)
+{
+	return strbuf(buf, len,
+		      "-- mfu-report --skip-steps %ld: TEMP views that shadow the tables (SQLite finds a\n"
+		      "-- TEMP name first) and keep what follows the first %ld complete steps: the\n"
+		      "-- later steps, their phases (outside steps: by begin time), samples,\n"
+		      "-- off-CPU intervals and counter readings.\n"
+		      "CREATE TEMP VIEW mfu_skip AS SELECT\n"
+		      "  coalesce((SELECT step FROM main.step WHERE complete = 1 ORDER BY step LIMIT 1 OFFSET %ld),\n"
+		      "           9223372036854775807) AS step,\n"
+		      "  coalesce((SELECT begin_ns FROM main.step WHERE complete = 1 ORDER BY step LIMIT 1 OFFSET %ld),\n"
+		      "           9223372036854775807) AS begin_ns;\n"
+		      "CREATE TEMP VIEW step AS SELECT * FROM main.step WHERE step >= (SELECT step FROM mfu_skip);\n"
+		      "CREATE TEMP VIEW phase AS SELECT * FROM main.phase\n"
+		      "  WHERE coalesce(step >= (SELECT step FROM mfu_skip), begin_ns >= (SELECT begin_ns FROM mfu_skip));\n"
+		      "CREATE TEMP VIEW sample AS SELECT * FROM main.sample WHERE time_ns >= (SELECT begin_ns FROM mfu_skip);\n"
+		      "CREATE TEMP VIEW offcpu AS SELECT * FROM main.offcpu WHERE end_ns > (SELECT begin_ns FROM mfu_skip);\n"
+		      "CREATE TEMP VIEW interval_reading AS SELECT * FROM main.interval_reading\n"
+		      "  WHERE time_ns >= coalesce((SELECT MAX(time_ns) FROM main.interval_reading\n"
+		      "                             WHERE time_ns <= (SELECT begin_ns FROM mfu_skip)),\n"
+		      "                            (SELECT begin_ns FROM mfu_skip));\n",
+		      n, n, n, n);
+}
+
 static int skip_steps(sqlite3 *db, long n, char *err, size_t errlen)
 {
-	sqlite3_stmt *st = NULL;
-	long long cut = 0, begin = 0;
-	int have = 0, rc;
-	char sql[1024];
+	char sql[2048];
 
-	if (sqlite3_prepare_v2(db, "SELECT step, begin_ns FROM main.step WHERE complete = 1 ORDER BY step "
-			       "LIMIT 1 OFFSET ?", -1, &st, NULL) != SQLITE_OK) {
-		strbuf(err, errlen, "%s", sqlite3_errmsg(db));
-		return -EIO;
+	if (skip_steps_sql(n, sql, sizeof(sql))) {
+		strbuf(err, errlen, "the --skip-steps SQL does not fit");
+		return -ENOSPC;
 	}
-	sqlite3_bind_int64(st, 1, n);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		cut = sqlite3_column_int64(st, 0);
-		begin = sqlite3_column_int64(st, 1);
-		have = 1;
-	} else if (rc != SQLITE_DONE) {
-		strbuf(err, errlen, "%s", sqlite3_errmsg(db));
-		sqlite3_finalize(st);
-		return -EIO;
-	}
-	sqlite3_finalize(st);
-	if (!have) {
-		/* fewer steps than that: none are left */
-		cut = INT64_MAX;
-		begin = INT64_MAX;
-	}
-	strbuf(sql, sizeof(sql),
-	       "CREATE TEMP VIEW step AS SELECT * FROM main.step WHERE step >= %lld;"
-	       "CREATE TEMP VIEW phase AS SELECT * FROM main.phase WHERE step >= %lld OR "
-	       "(step IS NULL AND begin_ns >= %lld);"
-	       "CREATE TEMP VIEW sample AS SELECT * FROM main.sample WHERE time_ns >= %lld;"
-	       "CREATE TEMP VIEW offcpu AS SELECT * FROM main.offcpu WHERE end_ns > %lld;",
-	       cut, cut, begin, begin, begin);
 	return db_exec(db, sql, err, errlen);
 }
 
 /* csv and json keep stdout for data: the notes that explain missing values
- * go to stderr, one line each. */
+ * and those that say a number cannot be right (alert) go to stderr, one line
+ * each. */
 static int notes_to_stderr(sqlite3_stmt *stmt, char *err, size_t errlen)
 {
 	char *line = NULL;
 	size_t len = 0, cap = 0;
-	int rc, ret = 0, text = -1, missing = -1;
+	int rc, ret = 0, text = -1, missing = -1, alert = -1;
 
 	for (int i = 0; i < sqlite3_column_count(stmt); i++) {
 		const char *name = sqlite3_column_name(stmt, i);
@@ -196,11 +203,13 @@ static int notes_to_stderr(sqlite3_stmt *stmt, char *err, size_t errlen)
 			text = i;
 		else if (name && strcmp(name, "missing") == 0)
 			missing = i;
+		else if (name && strcmp(name, "alert") == 0)
+			alert = i;
 	}
 	if (text < 0 || missing < 0)
 		return 0;
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		if (sqlite3_column_int(stmt, missing) == 0)
+		if (sqlite3_column_int(stmt, missing) == 0 && (alert < 0 || sqlite3_column_int(stmt, alert) == 0))
 			continue;
 		len = 0;
 		if (format_sanitize(&line, &len, &cap, sqlite3_column_text(stmt, text),
@@ -282,6 +291,15 @@ int main(int argc, char **argv)
 			fprintf(stderr, PROG ": analyses/%s.sql is missing from this build\n", a->name);
 			return EXIT_DATA;
 		}
+		if (skip > 0) {
+			char views[2048];
+
+			if (skip_steps_sql(skip, views, sizeof(views))) {
+				fprintf(stderr, PROG ": the --skip-steps SQL does not fit\n");
+				return EXIT_DATA;
+			}
+			fputs(views, stdout);
+		}
 		fputs(sql, stdout);
 		return fflush(stdout) ? EXIT_DATA : 0;
 	}
@@ -353,7 +371,8 @@ int main(int argc, char **argv)
 	}
 
 	/* The notes: under the tables for people (all of them with the summary,
-	 * else only why values are missing), on stderr for csv and json. */
+	 * else only why values are missing and which cannot be right), on
+	 * stderr for csv and json. */
 	if (!(format_is_human(kind) && with_notes)) {
 		rc = analysis_prepare(notes, db, &stmt, err, sizeof(err));
 		if (!rc)

@@ -44,7 +44,8 @@ PHASE_COLUMNS = ['phase', 'count', 'total_ms', 'mean_ms', 'p50_ms', 'p95_ms', 's
                  'union_ms', 'model_flops_per_s', 'hw_flops_per_s', 'model_bytes_per_s']
 SUMMARY_COLUMNS = ['steps', 'wall_ms', 'mfu', 'peak_flops', 'peak_source', 'peak_bw', 'dtype',
                    'mean_step_ms', 'p50_step_ms', 'mbu', 'hfu', 'cpu_util', 'ncpu', 'lost_records',
-                   'anomalies', 'exit_status', 'exit_signal', 'state']
+                   'anomalies', 'exit_status', 'exit_signal', 'state', 'e2e_wall_ms', 'e2e_mfu',
+                   'model_flops_per_s', 'hw_flops_per_s', 'model_bytes_per_s', 'skipped_steps']
 
 
 def schema_sql():

@@ -101,6 +101,39 @@ class SkipSteps(Base):
         s = self.json('summary')[0]
         self.assertEqual((s['steps'], s['skipped_steps']), (10, 0))
 
+    def test_gaps_from_a_skipped_step_go_too(self):
+        # 10 steps, 1 ms apart: 9 gaps between steps; from step 3 on, 6
+        gaps = [r for r in self.json('gaps') if r['kind'] == 'between_steps']
+        self.assertEqual(len(gaps), 9)
+        gaps = [r for r in self.json('--skip-steps', '3', 'gaps') if r['kind'] == 'between_steps']
+        self.assertEqual(sorted(r['step'] for r in gaps), list(range(3, 9)))
+        wf = self.json('--skip-steps', '3', 'waterfall')
+        self.assertEqual([r['step'] for r in wf], [None] + list(range(3, 10)))
+
+    def test_sql_with_skip_steps_runs_in_sqlite3(self):
+        """--sql SECTION --skip-steps N prints the views too: run as it is,
+        the file gives mfu-report's rows."""
+        for section in ('summary', 'steps', 'phases', 'notes', 'gaps'):
+            sql = self.report('--sql', section, '--skip-steps', '3').stdout
+            self.assertIn('CREATE TEMP VIEW step', sql)
+            con = sqlite3.connect('file:%s?mode=ro' % self.db, uri=True)
+            con.row_factory = sqlite3.Row
+            i = sql.index('-- %s:' % section)    # the section's own SQL starts there
+            con.executescript(sql[:i])
+            body = sql[i:]
+            rows = [dict(r) for r in con.execute(body)]
+            con.close()
+            want = self.json('--skip-steps', '3', section)
+            self.assertEqual(len(rows), len(want), section)
+            for got, exp in zip(rows, want):
+                for k, v in exp.items():
+                    if isinstance(v, float):
+                        self.assertAlmostEqual(got[k], v, msg='%s %s' % (section, k))
+                    else:
+                        self.assertEqual(got[k], v, '%s %s' % (section, k))
+        # without the option, no views
+        self.assertNotIn('CREATE TEMP VIEW', self.report('--sql', 'steps').stdout)
+
     def test_more_than_there_are(self):
         s = self.json('--skip-steps', '50', 'summary')[0]
         self.assertEqual((s['steps'], s['skipped_steps']), (0, 10))
@@ -181,6 +214,47 @@ class Impossible(Base):
         rows = list(csv.DictReader(io.StringIO(self.report('--format', 'csv', 'steps').stdout)))
         self.assertAlmostEqual(float(rows[1]['mfu']), 50.0)
         self.assertIn('impossible', self.report('summary').stdout)
+
+    def test_alerts_reach_stderr_and_every_table(self):
+        """A number that cannot be right is never silent: on stderr for csv
+        and json, under the table of any section, not only the summary."""
+        steps = [(START + i * 20 * MS, 10 * MS, f, None) for i, f in enumerate((1e9, 1e12))]
+        make_db(self.db, steps)
+        for fmt in ('csv', 'json'):
+            err = self.report('--format', fmt, 'steps').stderr
+            self.assertIn('mfu-report: note: 1 step has MFU above 100% (the highest 5000%, step 1)', err)
+            self.assertIn('the fp32 FLOP peak (spec: test)', err)
+        self.assertIn('1 step has MFU above 100%', self.report('steps').stdout)
+        self.assertIn('1 step has MFU above 100%', self.report('--format', 'markdown', 'phases').stdout)
+        # left out with the step: silent again
+        self.assertNotIn('above 100%', self.report('--skip-steps', '2', 'steps').stdout)
+        self.assertNotIn('above 100%', self.report('--format', 'csv', '--skip-steps', '2', 'steps').stderr)
+
+    def test_phase_union_above_100(self):
+        """Two threads each at 80% of the peak over the same 10 ms: each
+        occurrence is possible, the phase (union time 10 ms) is at 160%."""
+        steps = [(START, 20 * MS, None, None)]
+        f = 0.8 * PEAK * 0.010
+        phases = [(0, 'fwd', 1, START, 10 * MS, f), (0, 'fwd', 2, START, 10 * MS, f)]
+        make_db(self.db, steps, phases)
+        ph = self.json('phases')[0]
+        self.assertAlmostEqual(ph['mfu'], 1.6)
+        notes = [t for k, t in self.notes() if k == 'impossible']
+        self.assertEqual(len(notes), 1, notes)
+        self.assertIn("1 phase has MFU above 100% (the highest 160%, phase 'fwd')", notes[0])
+        self.assertIn('160.00!', self.report('phases').stdout)
+        # the plain SQL of notes.sql says the same
+        sql = self.report('--sql', 'notes').stdout
+        con = sqlite3.connect(self.db)
+        texts = [r[1] for r in con.execute(sql) if r[0] == 'impossible']
+        con.close()
+        self.assertEqual(texts, notes)
+
+    def test_summary_above_100_marked(self):
+        make_db(self.db, [(START, 10 * MS, 1e12, None)])
+        out = self.report('summary').stdout
+        self.assertRegex(out, r'MFU %\s+5000\.00!')
+        self.assertRegex(out, r'e2e MFU %\s+5000\.00!')
 
     def test_measured_far_above_spec(self):
         make_db(self.db, [(START, 10 * MS, 1e9, None)],

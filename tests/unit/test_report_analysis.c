@@ -75,7 +75,11 @@ static void test_columns(void)
 		{ __LINE__, "summary", "steps wall_ms mfu peak_flops peak_source peak_bw dtype mean_step_ms "
 				       "p50_step_ms mbu hfu cpu_util ncpu lost_records anomalies exit_status "
 				       "exit_signal state" },
-		{ __LINE__, "notes", "kind text missing" },
+		{ __LINE__, "notes", "kind text missing alert" },
+		{ __LINE__, "summary", "e2e_mfu e2e_wall_ms model_flops_per_s hw_flops_per_s model_bytes_per_s "
+				       "skipped_steps" },
+		{ __LINE__, "steps", "model_flops_per_s hw_flops_per_s model_bytes_per_s" },
+		{ __LINE__, "phases", "union_ms model_flops_per_s hw_flops_per_s model_bytes_per_s" },
 		{ __LINE__, "breakdown", "step wall_ms blocked_ms runnable_ms kernel_ms dispatch_ms compute_ms" },
 		{ __LINE__, "gaps", "kind step tid start_ms dur_ms where" },
 		{ __LINE__, "waterfall", "step capacity_ms idle kernel dispatch compute compute_efficiency mfu" },
