@@ -58,6 +58,21 @@ def steal_ns():
 SANITIZED = os.environ.get('MFU_SANITIZED') == '1' or bool(os.environ.get('MFU_SANITIZE'))
 
 
+def _hypervisor():
+    try:
+        with open('/proc/cpuinfo') as f:
+            return any(l.startswith('flags') and ' hypervisor' in l for l in f)
+    except OSError:
+        return False
+
+
+# Under a hypervisor the host stalls a vCPU now and then for milliseconds
+# (seen: 1-10 ms on 2026-11-24) without it always showing as steal time in
+# /proc/stat: clock comparisons on a VM allow this much more. On bare metal
+# it is 0 and the 1-2% claims are checked as they stand.
+VM_SLACK_NS = 2_000_000 if _hypervisor() else 0
+
+
 class TempDirTest(unittest.TestCase):
     def setUp(self):
         self._tmp = tempfile.TemporaryDirectory(prefix='mfu-test-')
