@@ -119,7 +119,7 @@ class RecordSteps(TempDirTest):
             util = s['cpu_ns'] / (s['wall_ns'] * run['ncpu'])
             own_util = (c1 - c0) / ((t1 - t0) * ncpu)
             # the same as the workload's own clocks say...
-            self.assertAlmostEqual(util, own_util, delta=0.03, msg=str(s))
+            self.assertAlmostEqual(util, own_util, delta=0.03 + VM_SLACK_NS / s['wall_ns'], msg=str(s))
             # two threads each spun 50 ms of their own CPU time: the step's
             # CPU time is 100 ms whatever else runs on the machine...
             self.assertAlmostEqual(s['cpu_ns'], 2 * 50e6, delta=0.05 * 2 * 50e6, msg=str(s))
@@ -355,7 +355,16 @@ class RecordFaults(TempDirTest):
         # quarantine make it meaningless in the sanitizer build
         if 'detect_leaks' not in os.environ.get('ASAN_OPTIONS', ''):
             self.assertLess(usage.ru_maxrss, 100 * 1024, usage.ru_maxrss)
-        self.assertEqual(query(db, 'SELECT count(*) AS n FROM phase')[0]['n'], 500000)
+        # Every phase is kept, unless the host starved the recorder so long
+        # that the ring filled (a VM under load): then what was lost is
+        # counted, never silent (a phase is two records)
+        n = query(db, 'SELECT count(*) AS n FROM phase')[0]['n']
+        lost = query(db, 'SELECT lost_records FROM run')[0]['lost_records']
+        if not VM_SLACK_NS or lost == 0:
+            self.assertEqual(n, 500000)
+        else:
+            self.assertGreaterEqual(n, 500000 - lost)
+            self.assertLess(n, 500000)
 
     def test_thousand_threads(self):
         db, clk = self.path('run.sqlite'), self.path('clock.txt')
