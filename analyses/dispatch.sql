@@ -1,10 +1,15 @@
--- dispatch: the functions the time went to, per phase: the top 5 dispatch
--- symbols (user code outside compute kernels: interpreter, framework,
--- allocator, copies) and the top 5 compute symbols, from cpu-clock samples.
+-- dispatch: the functions the time went to, per phase: the top 5 symbols of
+-- each on-CPU class (docs/metrics.md, "Code classes"): dispatch (interpreter,
+-- framework dispatch, allocators, copies, locks), sync (spinning while
+-- waiting for other threads), unclassified (code neither a known kernel nor
+-- a runtime layer: name it with --compute or --dispatch) and compute, from
+-- cpu-clock samples.
 -- A sample belongs to its thread's innermost complete phase open at that
--- moment ("(no phase)" otherwise) and is attributed to the innermost user
--- frame (symbol). est_ms turns samples into time with each thread's exact on-CPU
--- time (thread.cpu_ns from the switch records / the thread's samples).
+-- moment ("(no phase)" otherwise) and is attributed to the frame that
+-- decided its class (stack.class_symbol: exp() called from your loop counts
+-- for the loop). est_ms turns samples into time with each thread's exact
+-- on-CPU time (thread.cpu_ns from the switch records / the thread's
+-- samples).
 -- share: of the phase's on-CPU samples; samples = the count behind it;
 -- share_lo, share_hi: its 95% Wilson interval.
 WITH
@@ -44,9 +49,9 @@ agg AS (
   SELECT sp.phase, sp.class, sy.name AS symbol, sy.dso, count(*) AS samples,
          sum(tw.ns_per_sample) / 1e6 AS est_ms
   FROM sp JOIN stack st ON st.id = sp.stack
-          LEFT JOIN symbol sy ON sy.id = st.leaf
+          LEFT JOIN symbol sy ON sy.id = coalesce(st.class_symbol, st.leaf)
           LEFT JOIN tw ON tw.tid = sp.tid
-  WHERE sp.class IN ('dispatch', 'compute')
+  WHERE sp.class IN ('dispatch', 'sync', 'unclassified', 'compute')
   GROUP BY sp.phase, sp.class, sy.name, sy.dso),
 ranked AS (
   SELECT agg.*, row_number() OVER (PARTITION BY phase, class ORDER BY samples DESC, symbol) AS rank
@@ -59,4 +64,4 @@ SELECT r.phase, r.class, r.rank, coalesce(r.symbol, '[unknown]') AS symbol, r.ds
          + 0.9604 / (tot.n * tot.n))) / (1 + 3.8416 / tot.n) AS share_hi
 FROM ranked r JOIN tot ON tot.phase = r.phase
 WHERE r.rank <= 5
-ORDER BY r.phase, r.class DESC, r.rank;
+ORDER BY r.phase, CASE r.class WHEN 'dispatch' THEN 0 WHEN 'sync' THEN 1 WHEN 'unclassified' THEN 2 ELSE 3 END, r.rank;

@@ -1,7 +1,8 @@
 -- phase_breakdown: breakdown's split for phases: per phase name, summed over
 -- its complete occurrences, where the wall time of the thread that ran the
 -- phase went: blocked and runnable (off-CPU, from context switches, exact),
--- then the on-CPU rest split into kernel, dispatch and compute by the share
+-- then the on-CPU rest split into kernel, sync, dispatch, unclassified and
+-- compute (docs/metrics.md, "Code classes") by the share
 -- of that thread's cpu-clock samples inside the occurrences (NULL without
 -- samples; *_lo/*_hi: 95% Wilson interval of the compute share).
 WITH
@@ -16,8 +17,8 @@ off AS (
        AND o.end_ns > ph.begin_ns
   GROUP BY ph.id),
 smp AS (
-  SELECT ph.id, count(*) AS n, sum(s.class = 'kernel') AS nk, sum(s.class = 'dispatch') AS nd,
-         sum(s.class = 'compute') AS nc
+  SELECT ph.id, count(*) AS n, sum(s.class = 'kernel') AS nk, sum(s.class = 'sync') AS ns,
+         sum(s.class = 'dispatch') AS nd, sum(s.class = 'unclassified') AS nu, sum(s.class = 'compute') AS nc
   FROM ph JOIN sample s ON s.tid = ph.tid AND s.kind = 0 AND s.time_ns >= ph.begin_ns AND s.time_ns < ph.end_ns
   GROUP BY ph.id),
 has AS (SELECT (SELECT count(*) FROM sampling) AS sampling),
@@ -25,11 +26,13 @@ occ AS (
   SELECT ph.name, ph.wall_ns,
          CASE WHEN has.sampling THEN coalesce(off.blocked_ns, 0) END AS blocked_ns,
          CASE WHEN has.sampling THEN coalesce(off.runnable_ns, 0) END AS runnable_ns,
-         coalesce(smp.n, 0) AS n, coalesce(smp.nk, 0) AS nk, coalesce(smp.nd, 0) AS nd, coalesce(smp.nc, 0) AS nc
+         coalesce(smp.n, 0) AS n, coalesce(smp.nk, 0) AS nk, coalesce(smp.ns, 0) AS ns, coalesce(smp.nd, 0) AS nd,
+         coalesce(smp.nu, 0) AS nu, coalesce(smp.nc, 0) AS nc
   FROM ph CROSS JOIN has LEFT JOIN off ON off.id = ph.id LEFT JOIN smp ON smp.id = ph.id),
 g AS (
   SELECT name, count(*) AS count, sum(wall_ns) AS wall_ns, sum(blocked_ns) AS blocked_ns,
-         sum(runnable_ns) AS runnable_ns, sum(n) AS n, sum(nk) AS nk, sum(nd) AS nd, sum(nc) AS nc
+         sum(runnable_ns) AS runnable_ns, sum(n) AS n, sum(nk) AS nk, sum(ns) AS ns, sum(nd) AS nd,
+         sum(nu) AS nu, sum(nc) AS nc
   FROM occ GROUP BY name),
 c AS (SELECT *, wall_ns - blocked_ns - runnable_ns AS oncpu_ns, 3.8416 AS z2 FROM g)
 SELECT name AS phase, count,
@@ -37,7 +40,9 @@ SELECT name AS phase, count,
        blocked_ns / 1e6 AS blocked_ms,
        runnable_ns / 1e6 AS runnable_ms,
        CASE WHEN n > 0 THEN oncpu_ns * nk / n / 1e6 END AS kernel_ms,
+       CASE WHEN n > 0 THEN oncpu_ns * ns / n / 1e6 END AS sync_ms,
        CASE WHEN n > 0 THEN oncpu_ns * nd / n / 1e6 END AS dispatch_ms,
+       CASE WHEN n > 0 THEN oncpu_ns * nu / n / 1e6 END AS unclassified_ms,
        CASE WHEN n > 0 THEN oncpu_ns * nc / n / 1e6 END AS compute_ms,
        n AS samples,
        CASE WHEN n > 0 THEN ((nc * 1.0 / n) + z2 / (2 * n) - 1.96 * sqrt((nc * 1.0 / n) * (1 - nc * 1.0 / n) / n + z2 / (4.0 * n * n))) / (1 + z2 / n) END AS compute_lo,

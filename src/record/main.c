@@ -60,6 +60,8 @@ struct options {
 	const char *compute[32];
 	int ncompute;
 	const char *compute_file;
+	const char *dispatch[32];
+	int ndispatch;
 	const char *events[COUNTERS_MAX];
 	int nevents;
 	struct probe_request req[PROBE_STEPS_MAX_REQUESTS];
@@ -118,6 +120,9 @@ static void usage(FILE *f)
 		"                          \"library:function\") as compute kernels; repeatable\n"
 		"      --compute-file FILE read compute patterns from FILE, one per line\n"
 		"                          (default $XDG_CONFIG_HOME/mfu/compute when it exists)\n"
+		"      --dispatch REGEX    count functions matching REGEX as dispatch (runtime\n"
+		"                          overhead: your framework's glue); repeatable. Code\n"
+		"                          neither compute nor dispatch is \"unclassified\"\n"
 		"      --dram-interval MS  read the memory-controller counters every MS ms\n"
 		"                          (default 10); steps get DRAM bytes interpolated at\n"
 		"                          their bounds\n"
@@ -150,7 +155,7 @@ static void usage(FILE *f)
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DTYPE = 256, OPT_PEAK_FLOPS, OPT_PEAK_BW, OPT_RING, OPT_VERSION, OPT_LIST, OPT_ON_ERROR,
-	       OPT_AS_ROOT, OPT_COMPUTE, OPT_COMPUTE_FILE, OPT_DRAM_MS, OPT_PEAK, OPT_PROFILE, OPT_STEP,
+	       OPT_AS_ROOT, OPT_COMPUTE, OPT_COMPUTE_FILE, OPT_DISPATCH, OPT_DRAM_MS, OPT_PEAK, OPT_PROFILE, OPT_STEP,
 	       OPT_PHASE, OPT_DURATION, OPT_NO_CALIBRATE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -165,6 +170,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "freq", required_argument, NULL, 'F' },
 		{ "compute", required_argument, NULL, OPT_COMPUTE },
 		{ "compute-file", required_argument, NULL, OPT_COMPUTE_FILE },
+		{ "dispatch", required_argument, NULL, OPT_DISPATCH },
 		{ "dram-interval", required_argument, NULL, OPT_DRAM_MS },
 		{ "interval", required_argument, NULL, 'I' },
 		{ "step", required_argument, NULL, OPT_STEP },
@@ -279,6 +285,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return 2;
 			}
 			o->compute[o->ncompute++] = optarg;
+			break;
+		case OPT_DISPATCH:
+			if (o->ndispatch == (int)ARRAY_SIZE(o->dispatch)) {
+				fprintf(stderr, PROG ": too many --dispatch patterns (at most %zu)\n",
+					ARRAY_SIZE(o->dispatch));
+				return 2;
+			}
+			o->dispatch[o->ndispatch++] = optarg;
 			break;
 		case OPT_COMPUTE_FILE:
 			o->compute_file = optarg;
@@ -1076,6 +1090,7 @@ int main(int argc, char **argv)
 
 	{
 		struct sampler_opts so = { .freq = o.freq, .compute = o.compute, .ncompute = o.ncompute,
+					   .dispatch = o.dispatch, .ndispatch = o.ndispatch,
 					   .compute_file = o.compute_file };
 		if (d.probes) {
 			so.on_task = on_task;

@@ -1,10 +1,10 @@
 #include "sampler.h"
+#include "code_class.h"
 #include "perf_ring.h"
 #include "symbols.h"
 #include "util.h"
 
 #include <errno.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <dirent.h>
@@ -13,35 +13,6 @@
 #include <sys/mman.h>
 
 #define MAX_FRAMES 128
-
-/*
- * Compute kernels: where time counts as "compute" (SPEC section 3). Matched
- * (POSIX ERE) against "DSO:FUNCTION", DSO being the file's base name, so a
- * pattern can name a library or a symbol. Libraries whose code is all
- * kernels (BLAS, LAPACK, oneDNN, FFTW, ggml) match whole; in mixed libraries
- * (libtorch_cpu, numpy) only the kernel symbols do.
- */
-const char *const sampler_builtin_compute[] = {
-	"^lib(open)?blas[^:]*:",          /* OpenBLAS, reference BLAS */
-	"^libcblas[^:]*:",
-	"^liblapack[^:]*:",
-	"^libblis[^:]*:",
-	"^libmkl_[^:]*:",                 /* Intel MKL */
-	"^lib(dnnl|mkldnn|onednn)[^:]*:", /* oneDNN */
-	"^libfftw3[^:]*:",
-	"^libggml[^:]*:",                 /* ggml / llama.cpp */
-	"^libxsmm[^:]*:",
-	":(cblas_|[sdcz](gemm|gemv|syrk|trsm|symm|axpy|dot|scal)_?$)",
-	":.*(sgemm|dgemm|hgemm|bgemm|gemm_kernel|gemm_small_kernel|gemm_oncopy|gemm_itcopy)",
-	":([A-Za-z0-9_]*_)?[sdchzb]?gemm(_[A-Za-z0-9_]*)?$", /* gemm, my_gemm, gemm_nt... */
-	":([A-Za-z0-9_]*_)?(conv[0-9]d|matmul)(_[A-Za-z0-9_]*)?$",
-	":ggml_(compute_forward|vec_|gemm|gemv)",
-	":(dnnl|mkldnn|onednn)::",
-	":Eigen::internal::(gebp_kernel|gemm_pack|general_matrix_matrix_product|general_matrix_vector_product)",
-	":fftw_",
-	":at::native::.*(gemm|conv|Kernel|kernel)",
-	NULL,
-};
 
 struct stack_entry {
 	uint64_t hash;
@@ -61,9 +32,7 @@ struct sampler {
 	struct stack_entry *stacks;
 	size_t nstacks, cap;
 	int64_t next_stack;
-	regex_t *re;
-	char **re_src;
-	int nre;
+	struct code_classes *cc;
 	uint64_t samples, switches;
 	int error;          /* first error while draining */
 	void (*on_task)(void *ctx, pid_t pid, pid_t tid, int exited);
@@ -105,31 +74,7 @@ static int step_stmt(struct sampler *s, sqlite3_stmt *st)
 
 static int add_pattern(struct sampler *s, const char *src, char *why, size_t whylen)
 {
-	regex_t *nre = realloc(s->re, (size_t)(s->nre + 1) * sizeof(*nre));
-	char **nsrc;
-	int rc;
-
-	if (!nre)
-		return -ENOMEM;
-	s->re = nre;
-	nsrc = realloc(s->re_src, (size_t)(s->nre + 1) * sizeof(*nsrc));
-	if (!nsrc)
-		return -ENOMEM;
-	s->re_src = nsrc;
-	rc = regcomp(&s->re[s->nre], src, REG_EXTENDED | REG_NOSUB);
-	if (rc) {
-		char msg[128];
-		regerror(rc, &s->re[s->nre], msg, sizeof(msg));
-		strbuf(why, whylen, "bad compute pattern '%s': %s", src, msg);
-		return -EINVAL;
-	}
-	s->re_src[s->nre] = strdup(src);
-	if (!s->re_src[s->nre]) {
-		regfree(&s->re[s->nre]);
-		return -ENOMEM;
-	}
-	s->nre++;
-	return 0;
+	return code_classes_add(s->cc, CODE_COMPUTE, src, why, whylen);
 }
 
 static int load_pattern_file(struct sampler *s, const char *path, int must_exist, char *why, size_t whylen)
@@ -165,19 +110,6 @@ static int load_pattern_file(struct sampler *s, const char *path, int must_exist
 	return rc;
 }
 
-int sampler_is_compute(const struct sampler *s, const char *dso, const char *name)
-{
-	char key[1024];
-	const char *base = dso ? strrchr(dso, '/') : NULL;
-
-	base = base ? base + 1 : dso ? dso : "";
-	strbuf(key, sizeof(key), "%s:%s", base, name ? name : "");
-	for (int i = 0; i < s->nre; i++)
-		if (regexec(&s->re[i], key, 0, NULL, 0) == 0)
-			return 1;
-	return 0;
-}
-
 int sampler_open(struct sampler **out, sqlite3 *db, pid_t pid, const struct sampler_opts *o,
 		 char *why, size_t whylen)
 {
@@ -195,13 +127,16 @@ int sampler_open(struct sampler **out, sqlite3 *db, pid_t pid, const struct samp
 	s->on_task = o->on_task;
 	s->on_exec_map = o->on_exec_map;
 	s->cb_ctx = o->cb_ctx;
-	for (int i = 0; sampler_builtin_compute[i]; i++) {
-		rc = add_pattern(s, sampler_builtin_compute[i], why, whylen);
+	rc = code_classes_new(&s->cc, why, whylen);
+	if (rc)
+		goto fail;
+	for (int i = 0; i < o->ncompute; i++) {
+		rc = add_pattern(s, o->compute[i], why, whylen);
 		if (rc)
 			goto fail;
 	}
-	for (int i = 0; i < o->ncompute; i++) {
-		rc = add_pattern(s, o->compute[i], why, whylen);
+	for (int i = 0; i < o->ndispatch; i++) {
+		rc = code_classes_add(s->cc, CODE_DISPATCH, o->dispatch[i], why, whylen);
 		if (rc)
 			goto fail;
 	}
@@ -263,12 +198,7 @@ void sampler_close(struct sampler *s)
 	for (size_t i = 0; s->stacks && i < s->cap; i++)
 		free(s->stacks[i].ips);
 	free(s->stacks);
-	for (int i = 0; i < s->nre; i++) {
-		regfree(&s->re[i]);
-		free(s->re_src[i]);
-	}
-	free(s->re);
-	free(s->re_src);
+	code_classes_free(s->cc);
 	free(s);
 }
 
@@ -597,6 +527,88 @@ static int build_offcpu(struct sampler *s, char *why, size_t whylen)
 	return exec_sql(s, sql, why, whylen);
 }
 
+/* The class of a resolved symbol (enum code_class): kernel frames are not
+ * classified, an address in no mapping takes its caller's class, generated
+ * code (JIT) is the program's own. */
+static enum code_class symbol_class(const struct sampler *s, const struct symbol_info *si, const char *name)
+{
+	if (si->kind == SYMBOL_JIT)
+		return CODE_USER;
+	if (si->kind != SYMBOL_USER)
+		return CODE_NEUTRAL;
+	return code_classes_match(s->cc, si->dso, name);
+}
+
+/* Each stack's class from its user frames (code_class_of_stack), then each
+ * sample's: kernel mode stays "kernel" unless the thread was waiting for
+ * others (a futex or sched_yield call from a spin-wait), which is "sync". */
+static int classify_stacks(struct sampler *s, char *why, size_t whylen)
+{
+	enum code_class frames[MAX_FRAMES];
+	sqlite3_int64 syms[MAX_FRAMES];
+	sqlite3_stmt *fr = NULL, *ins = NULL;
+	sqlite3_int64 cur = -1;
+	size_t n = 0;
+	int rc = exec_sql(s, "CREATE TEMP TABLE stack_class (id INTEGER PRIMARY KEY, class TEXT NOT NULL, symbol INTEGER);",
+			  why, whylen);
+
+	if (rc)
+		return rc;
+	if (sqlite3_prepare_v2(s->db,
+		"SELECT f.stack, coalesce(c.class, 4), f.symbol FROM stack_frame f LEFT JOIN temp.symbol_class c ON c.id = f.symbol "
+		"WHERE NOT f.kernel ORDER BY f.stack, f.depth", -1, &fr, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, "INSERT INTO temp.stack_class (id, class, symbol) VALUES (?,?,?)", -1, &ins, NULL) !=
+		    SQLITE_OK) {
+		strbuf(why, whylen, "%s", sqlite3_errmsg(s->db));
+		rc = -EIO;
+		goto out;
+	}
+	for (;;) {
+		int row = sqlite3_step(fr) == SQLITE_ROW;
+		sqlite3_int64 id = row ? sqlite3_column_int64(fr, 0) : -1;
+
+		if (id != cur && n > 0) {
+			size_t owner;
+			enum code_class cls = code_class_of_stack(frames, n, &owner);
+
+			sqlite3_bind_int64(ins, 1, cur);
+			sqlite3_bind_text(ins, 2, code_class_name(cls), -1, SQLITE_STATIC);
+			if (syms[owner])
+				sqlite3_bind_int64(ins, 3, syms[owner]);
+			else
+				sqlite3_bind_null(ins, 3);
+			rc = step_stmt(s, ins);
+			if (rc) {
+				strbuf(why, whylen, "%s", s->why);
+				goto out;
+			}
+			n = 0;
+		}
+		if (!row)
+			break;
+		cur = id;
+		if (n < ARRAY_SIZE(frames)) {
+			frames[n] = (enum code_class)sqlite3_column_int(fr, 1);
+			syms[n++] = sqlite3_column_int64(fr, 2);
+		}
+	}
+	rc = exec_sql(s,
+		"UPDATE stack SET compute = coalesce((SELECT class = 'compute' FROM temp.stack_class c "
+		"    WHERE c.id = stack.id), 0), "
+		"  class_symbol = (SELECT symbol FROM temp.stack_class c WHERE c.id = stack.id);"
+		"UPDATE sample SET class = CASE "
+		"    WHEN kernel THEN CASE WHEN (SELECT class FROM temp.stack_class c WHERE c.id = sample.stack) = 'sync' "
+		"        THEN 'sync' ELSE 'kernel' END "
+		"    WHEN stack IS NULL THEN 'unclassified' "
+		"    ELSE coalesce((SELECT class FROM temp.stack_class c WHERE c.id = sample.stack), 'unclassified') END;"
+		"DROP TABLE temp.stack_class; DROP TABLE temp.symbol_class;",
+		why, whylen);
+out:
+	sqlite3_finalize(fr);
+	sqlite3_finalize(ins);
+	return rc;
+}
+
 /* Resolve every (process, address) of the stored stacks, in the order the
  * address spaces changed, and classify the samples. */
 static int symbolize(struct sampler *s, char *why, size_t whylen)
@@ -609,7 +621,7 @@ static int symbolize(struct sampler *s, char *why, size_t whylen)
 		return rc;
 	rc = exec_sql(s,
 		"CREATE TEMP TABLE ip_symbol (pid INTEGER, ip INTEGER, symbol INTEGER, PRIMARY KEY (pid, ip)) WITHOUT ROWID;"
-		"CREATE TEMP TABLE symbol_compute (id INTEGER PRIMARY KEY, compute INTEGER);",
+		"CREATE TEMP TABLE symbol_class (id INTEGER PRIMARY KEY, class INTEGER);",
 		why, whylen);
 	if (rc)
 		goto out;
@@ -649,7 +661,8 @@ static int symbolize(struct sampler *s, char *why, size_t whylen)
 		"SELECT DISTINCT st.pid, f.ip - (f.depth > 0) FROM stack_frame f JOIN stack st ON st.id = f.stack",
 		-1, &ips, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db,
-		"INSERT INTO symbol (dso, name, file, line, kind) VALUES (?,?,?,?,?)", -1, &ins_sym, NULL) != SQLITE_OK ||
+		"INSERT INTO symbol (dso, name, file, line, kind, class) VALUES (?,?,?,?,?,?)", -1, &ins_sym, NULL) !=
+		    SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db,
 		"INSERT INTO temp.ip_symbol (pid, ip, symbol) VALUES (?,?,?)", -1, &ins_map, NULL) != SQLITE_OK)
 		goto sqlerr;
@@ -659,7 +672,7 @@ static int symbolize(struct sampler *s, char *why, size_t whylen)
 	if (sqlite3_prepare_v2(s->db,
 		"SELECT id FROM symbol WHERE dso IS ? AND name IS ? AND file IS ? AND line IS ? AND kind = ?",
 		-1, &find, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(s->db, "INSERT INTO temp.symbol_compute (id, compute) VALUES (?,?)", -1, &ins_cmp,
+	    sqlite3_prepare_v2(s->db, "INSERT INTO temp.symbol_class (id, class) VALUES (?,?)", -1, &ins_cmp,
 			       NULL) != SQLITE_OK) {
 		sqlite3_finalize(find);
 		goto sqlerr;
@@ -675,6 +688,7 @@ static int symbolize(struct sampler *s, char *why, size_t whylen)
 		}
 		int found = rr == 0;
 		const char *name = found ? si.name : NULL;
+		enum code_class cls;
 		sqlite3_int64 id;
 
 		sqlite3_bind_text(find, 1, si.dso, -1, SQLITE_STATIC);
@@ -696,12 +710,16 @@ static int symbolize(struct sampler *s, char *why, size_t whylen)
 			else
 				sqlite3_bind_null(ins_sym, 4);
 			sqlite3_bind_text(ins_sym, 5, symbol_kind_name(si.kind), -1, SQLITE_STATIC);
+			cls = symbol_class(s, &si, name);
+			if (si.kind == SYMBOL_USER || si.kind == SYMBOL_JIT)
+				sqlite3_bind_text(ins_sym, 6, code_class_symbol_name(cls), -1, SQLITE_STATIC);
+			else
+				sqlite3_bind_null(ins_sym, 6);
 			rc = step_stmt(s, ins_sym);
 			id = sqlite3_last_insert_rowid(s->db);
 			if (!rc) {
 				sqlite3_bind_int64(ins_cmp, 1, id);
-				sqlite3_bind_int(ins_cmp, 2, si.kind == SYMBOL_USER || si.kind == SYMBOL_JIT
-							      ? sampler_is_compute(s, si.dso, name) : 0);
+				sqlite3_bind_int(ins_cmp, 2, (int)cls);
 				rc = step_stmt(s, ins_cmp);
 			}
 		}
@@ -725,14 +743,11 @@ static int symbolize(struct sampler *s, char *why, size_t whylen)
 		"UPDATE stack_frame SET symbol = (SELECT t.symbol FROM temp.ip_symbol t, stack st "
 		"    WHERE st.id = stack_frame.stack AND t.pid = st.pid AND t.ip = stack_frame.ip - (stack_frame.depth > 0));"
 		"UPDATE stack SET leaf = (SELECT symbol FROM stack_frame f WHERE f.stack = stack.id AND NOT f.kernel "
-		"    ORDER BY depth LIMIT 1), "
-		"  compute = EXISTS (SELECT 1 FROM stack_frame f JOIN temp.symbol_compute c ON c.id = f.symbol "
-		"    WHERE f.stack = stack.id AND NOT f.kernel AND c.compute);"
-		"UPDATE sample SET class = CASE WHEN kernel THEN 'kernel' "
-		"    WHEN stack IS NULL THEN 'unknown' "
-		"    WHEN (SELECT compute FROM stack WHERE id = sample.stack) THEN 'compute' ELSE 'dispatch' END;"
-		"DROP TABLE temp.ip_symbol; DROP TABLE temp.symbol_compute;",
+		"    ORDER BY depth LIMIT 1);"
+		"DROP TABLE temp.ip_symbol;",
 		why, whylen);
+	if (!rc)
+		rc = classify_stacks(s, why, whylen);
 	goto out;
 sqlerr:
 	strbuf(why, whylen, "%s", sqlite3_errmsg(s->db));
@@ -746,11 +761,48 @@ out:
 	return rc;
 }
 
+/* The user's --dispatch patterns, as a note: sampling.compute_patterns has
+ * the compute side. */
+static int store_dispatch_patterns(struct sampler *s, char *why, size_t whylen)
+{
+	char *pat = code_classes_patterns(s->cc, CODE_DISPATCH, 1), *text = NULL;
+	sqlite3_stmt *st = NULL;
+	int rc = 0;
+
+	if (!pat)
+		return -ENOMEM;
+	if (!*pat)
+		goto out;
+	pat[strlen(pat) - 1] = '\0';
+	if (asprintf(&text, "functions matching these --dispatch patterns count as dispatch: %s", pat) < 0) {
+		text = NULL;
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (char *c = text; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO note (kind, text) VALUES ('dispatch_patterns', ?)", -1, &st, NULL) !=
+	    SQLITE_OK) {
+		strbuf(why, whylen, "%s", sqlite3_errmsg(s->db));
+		rc = -EIO;
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+	rc = step_stmt(s, st);
+	if (rc)
+		strbuf(why, whylen, "%s", s->why);
+out:
+	sqlite3_finalize(st);
+	free(text);
+	free(pat);
+	return rc;
+}
+
 int sampler_finish(struct sampler *s, char *why, size_t whylen)
 {
 	sqlite3_stmt *st = NULL;
 	char *patterns = NULL;
-	size_t plen = 0;
 	int rc;
 
 	perf_ring_disable(s->ps);
@@ -764,15 +816,9 @@ int sampler_finish(struct sampler *s, char *why, size_t whylen)
 		rc = symbolize(s, why, whylen);
 	if (rc)
 		return rc;
-	for (int i = 0; i < s->nre; i++)
-		plen += strlen(s->re_src[i]) + 1;
-	patterns = calloc(1, plen + 1);
+	patterns = code_classes_patterns(s->cc, CODE_COMPUTE, 0);
 	if (!patterns)
 		return -ENOMEM;
-	for (int i = 0; i < s->nre; i++) {
-		strcat(patterns, s->re_src[i]);
-		strcat(patterns, "\n");
-	}
 	if (sqlite3_prepare_v2(s->db,
 		"INSERT INTO sampling (freq, user_only, switch_samples, lost, lost_samples, samples, switches, "
 		"compute_patterns) VALUES (?,?,?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK) {
@@ -793,6 +839,8 @@ int sampler_finish(struct sampler *s, char *why, size_t whylen)
 		strbuf(why, whylen, "%s", s->why);
 	sqlite3_finalize(st);
 	free(patterns);
+	if (!rc)
+		rc = store_dispatch_patterns(s, why, whylen);
 	if (!rc && perf_ring_lost(s->ps, -1)) {
 		size_t len = strlen(s->note);
 		snprintf(s->note + len, sizeof(s->note) - len, "%sthe kernel dropped %llu sampling records "

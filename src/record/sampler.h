@@ -5,7 +5,8 @@
  * database while the target runs (nothing per sample is kept in memory but
  * the distinct callchains), and when the recording ends builds the off-CPU
  * intervals, resolves the symbols while the files are still there and
- * classifies each sample as compute, dispatch or kernel.
+ * classifies each sample as compute, dispatch, sync, unclassified or kernel
+ * (code_class.h).
  */
 #ifndef MFU_SAMPLER_H
 #define MFU_SAMPLER_H
@@ -21,6 +22,8 @@ struct sampler_opts {
 	unsigned freq;                /* cpu-clock samples per second; 0: switches and tasks only */
 	const char *const *compute;   /* extra compute-kernel patterns (POSIX EREs) */
 	int ncompute;
+	const char *const *dispatch;  /* extra runtime-layer (dispatch) patterns */
+	int ndispatch;
 	const char *compute_file;     /* a file of patterns, one per line; NULL: the default
 				       * ($XDG_CONFIG_HOME/mfu/compute, if it exists) */
 	/* Told, while draining, of each new thread or process of the target
@@ -58,11 +61,5 @@ int sampler_finish(struct sampler *s, char *why, size_t whylen);
 const char *sampler_note(const struct sampler *s);
 
 void sampler_close(struct sampler *s);
-
-/* The built-in compute-kernel patterns, NULL-terminated (for docs and tests). */
-extern const char *const sampler_builtin_compute[];
-
-/* Does "dso:function" match a compute pattern of @s? Exposed for tests. */
-int sampler_is_compute(const struct sampler *s, const char *dso, const char *name);
 
 #endif

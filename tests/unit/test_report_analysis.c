@@ -80,9 +80,11 @@ static void test_columns(void)
 				       "skipped_steps" },
 		{ __LINE__, "steps", "model_flops_per_s hw_flops_per_s model_bytes_per_s" },
 		{ __LINE__, "phases", "union_ms model_flops_per_s hw_flops_per_s model_bytes_per_s" },
-		{ __LINE__, "breakdown", "step wall_ms blocked_ms runnable_ms kernel_ms dispatch_ms compute_ms" },
+		{ __LINE__, "breakdown", "step wall_ms blocked_ms runnable_ms kernel_ms sync_ms dispatch_ms unclassified_ms "
+					 "compute_ms sync_lo sync_hi unclassified_lo unclassified_hi" },
+		{ __LINE__, "phase_breakdown", "phase count wall_ms kernel_ms sync_ms dispatch_ms unclassified_ms compute_ms" },
 		{ __LINE__, "gaps", "kind step tid start_ms dur_ms where" },
-		{ __LINE__, "waterfall", "step capacity_ms idle kernel dispatch compute compute_efficiency mfu" },
+		{ __LINE__, "waterfall", "step capacity_ms idle sync kernel dispatch unclassified compute compute_efficiency mfu" },
 		{ __LINE__, "dispatch", "phase class symbol samples share est_ms" },
 		{ __LINE__, "steps", "hw_flops_fp64 hw_flops_fp32 hw_flops_fp16 hw_fraction dram_bytes dram_bw_util ai_model ai_hw" },
 		{ __LINE__, "steps", "counts cpu_err_ms" },

@@ -1,0 +1,93 @@
+"""PyTorch under mfu-record (issue 11): the on-CPU classes of a real
+framework. A big MLP is compute-bound, a tiny one dispatch-bound, and with
+two intra-op threads the OpenMP runtime's waiting threads are "sync" (idle
+capacity), never dispatch overhead; no share or efficiency above 100% is
+printed without a word.
+
+Needs a Python with torch (Debian's python3-torch, which tools/install-deps
+installs): MFU_TORCH_PYTHON, else this interpreter, else /usr/bin/python3.
+Without one the test exits 77 (meson's "skipped") and says why."""
+import os
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from mfutest import SRCDIR, TempDirTest, query, record  # noqa: E402
+from test_sampling import analysis  # noqa: E402
+
+SCRIPT = os.path.join(SRCDIR, 'tests', 'workloads', 'torch_mlp.py')
+
+
+def torch_python():
+    for py in (os.environ.get('MFU_TORCH_PYTHON'), sys.executable, '/usr/bin/python3'):
+        if py and subprocess.run([py, '-c', 'import torch'], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL).returncode == 0:
+            return py
+    return None
+
+
+PY = torch_python()
+
+
+def verdict(db, name):
+    return list(analysis(db, name)[0].values())[0]
+
+
+class Torch(TempDirTest):
+    def run_mlp(self, *args):
+        db = self.path('run.sqlite')
+        env = dict(os.environ, PYTHONPATH=os.environ.get('MFU_PYTHON_DIR', ''))
+        p = record(['-o', db], [PY, SCRIPT] + list(args), env=env, timeout=240)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return db
+
+    def oncpu(self, db):
+        rows = analysis(db, 'breakdown')
+        return {k: sum(r[k + '_ms'] or 0 for r in rows)
+                for k in ('kernel', 'sync', 'dispatch', 'unclassified', 'compute')}
+
+    def test_big_model_is_compute_bound(self):
+        db = self.run_mlp('--steps', '15', '--width', '512', '--batch', '64')
+        t = self.oncpu(db)
+        self.assertEqual(max(t, key=t.get), 'compute', t)
+        self.assertGreater(t['compute'], 3 * t['dispatch'], t)
+        self.assertIn('compute kernels', verdict(db, 'breakdown_verdict'))
+
+    def test_tiny_model_is_dispatch_bound(self):
+        db = self.run_mlp('--steps', '400', '--width', '8', '--batch', '4')
+        t = self.oncpu(db)
+        self.assertEqual(max(t, key=t.get), 'dispatch', t)
+        self.assertIn('dispatch overhead', verdict(db, 'breakdown_verdict'))
+        # the interpreter and PyTorch's layers are dispatch, not unclassified
+        self.assertGreater(t['dispatch'], 2 * t['unclassified'], t)
+
+    def test_two_threads_wait_is_sync_not_dispatch(self):
+        db = self.run_mlp('--steps', '15', '--width', '512', '--batch', '64', '--threads', '2')
+        w = [r for r in analysis(db, 'waterfall') if r['step'] is None][0]
+        self.assertGreater(w['sync'], 0.02, w)
+        for k in ('idle', 'sync', 'kernel', 'dispatch', 'unclassified', 'compute'):
+            self.assertLessEqual(w[k], 1.0, (k, w))
+        self.assertAlmostEqual(sum(w[k] for k in ('idle', 'sync', 'kernel', 'dispatch', 'unclassified', 'compute')),
+                               1.0, delta=0.02)
+        # the OpenMP runtime is never dispatch
+        disp = analysis(db, 'dispatch')
+        self.assertFalse([d for d in disp if d['class'] != 'sync' and 'libgomp' in (d['dso'] or '')], disp)
+        self.assertTrue([d for d in disp if d['class'] == 'sync'], disp)
+        wrong = query(db, "SELECT count(*) AS n FROM sample s JOIN stack st ON st.id = s.stack "
+                          "JOIN symbol sy ON sy.id = st.class_symbol WHERE sy.dso LIKE '%libgomp%' "
+                          "AND s.class NOT IN ('sync', 'kernel')")
+        self.assertEqual(wrong[0]['n'], 0)
+        text = verdict(db, 'waterfall_verdict')
+        if w['compute_efficiency'] is None:
+            self.assertIn('unknown', text)
+        elif w['compute_efficiency'] > 1:
+            self.assertIn('impossible', text)
+        self.assertNotIn('efficiency 0.0%', text)
+
+
+if __name__ == '__main__':
+    if PY is None:
+        print('SKIP: no Python with torch (install python3-torch, or set MFU_TORCH_PYTHON)', file=sys.stderr)
+        sys.exit(77)
+    unittest.main()
