@@ -80,6 +80,9 @@ const char *const code_class_builtin_dispatch[] = {
 	"^libc\\.so[^:]*:(malloc_consolidate|sysmalloc|unlink_chunk|tcache_[a-z_]*|arena_get2[a-z_.0-9]*|"
 	"_int_[a-z_]*|_mid_memalign|alloc_perturb)$",
 	":operator (new|delete)",
+	/* sanitizer runtimes: their allocators and the interceptors of copies
+	 * and string functions */
+	"^lib(a|ub|t|m|l|hwa)san\\.so[^:]*:",
 	/* copies */
 	":_*(memcpy|memmove|mempcpy|memset|bcopy|bzero|wmemset|wmemcpy)(_[A-Za-z0-9_]*)?$",
 	/* locks and the dynamic linker's lazy binding */

@@ -154,7 +154,7 @@ class Sampling(TempDirTest):
         sync_ms = w['sync'] * w['capacity_ms']
         self.assertLess(sync_ms, wait_ms * 1.25 + 10, (sync_ms, wait_ms))
         self.assertGreater(sync_ms, wait_ms * 0.2, (sync_ms, wait_ms))
-        self.assertEqual(w['dispatch'], 0)
+        self.assertLess(w['dispatch'], 0.02)
         # the dispatch section lists libgomp under sync, not dispatch
         disp = analysis(db, 'dispatch')
         self.assertFalse([d for d in disp if d['class'] == 'dispatch' and 'libgomp' in (d['dso'] or '')], disp)

@@ -49,6 +49,7 @@ static void test_functions(void)
 		{ __LINE__, "/usr/lib/libjemalloc.so.2", "je_malloc", CODE_DISPATCH },
 		{ __LINE__, "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "_dl_runtime_resolve_xsavec", CODE_DISPATCH },
 		{ __LINE__, "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "do_lookup_x", CODE_DISPATCH },
+		{ __LINE__, "/usr/lib/gcc/x86_64-linux-gnu/12/libasan.so", "__interceptor_memcpy", CODE_DISPATCH },
 		/* neutral helpers take their caller's class */
 		{ __LINE__, "/usr/lib/x86_64-linux-gnu/libm.so.6", "__cos_fma", CODE_NEUTRAL },
 		{ __LINE__, "/usr/lib/x86_64-linux-gnu/libc.so.6", "qsort", CODE_NEUTRAL },
