@@ -8,6 +8,7 @@
  * docs/machine-model.md explains the table and its sources.
  */
 #include "machine.h"
+#include "cpumap.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -35,7 +36,7 @@
 
 /* The largest CPU number a CPU list may name: Linux caps NR_CPUS at 8192
  * today; 65536 leaves room and keeps a CPU set of them at 8 KiB. */
-#define MAX_CPUS 65536
+#define MAX_CPUS CPUMAP_MAX
 
 /* ------------------------------------------------------------------ */
 /* The microarchitecture table                                         */
@@ -414,53 +415,22 @@ void machine_isa_string(unsigned isa, char *buf, size_t len)
 /* CPU lists                                                           */
 /* ------------------------------------------------------------------ */
 
-/* One CPU number at *p: digits only, at most MAX_CPUS - 1. */
-static int parse_cpu(const char **p, unsigned *cpu)
-{
-	unsigned long v = 0;
-	const char *s = *p;
-
-	if (!isdigit((unsigned char)*s))
-		return -EINVAL;
-	while (isdigit((unsigned char)*s)) {
-		v = v * 10 + (unsigned long)(*s - '0');
-		/* Checked per digit, so a 40-digit number cannot wrap around. */
-		if (v >= MAX_CPUS)
-			return -EINVAL;
-		s++;
-	}
-	*cpu = (unsigned)v;
-	*p = s;
-	return 0;
-}
-
-/* Parse a CPU list into @set (sized for @ncpus). */
+/* Parse a CPU list into @set (sized for @ncpus); an empty list is an error. */
 static int cpulist_parse(const char *list, cpu_set_t *set, size_t setsize, unsigned ncpus)
 {
-	const char *p = list;
+	struct cpumap m;
+	int err = cpumap_parse(&m, list);
 
-	if (!list || !*list)
+	if (err)
+		return err;
+	if (m.n == 0)
 		return -EINVAL;
 	CPU_ZERO_S(setsize, set);
-	for (;;) {
-		unsigned lo, hi;
-
-		if (parse_cpu(&p, &lo))
-			return -EINVAL;
-		hi = lo;
-		if (*p == '-') {
-			p++;
-			if (parse_cpu(&p, &hi) || hi < lo)
-				return -EINVAL;
-		}
-		for (unsigned c = lo; c <= hi && c < ncpus; c++)
-			CPU_SET_S(c, setsize, set);
-		if (*p == '\0')
-			return 0;
-		if (*p != ',')
-			return -EINVAL;
-		p++;
-	}
+	for (int i = 0; i < m.n; i++)
+		if ((unsigned)m.cpu[i] < ncpus)
+			CPU_SET_S((unsigned)m.cpu[i], setsize, set);
+	cpumap_fini(&m);
+	return 0;
 }
 
 int machine_cpulist_count(const char *list)
@@ -484,31 +454,18 @@ int machine_cpulist_count(const char *list)
 static int cpulist_format(const cpu_set_t *set, size_t setsize, unsigned ncpus,
 			  char *buf, size_t len)
 {
-	size_t used = 0;
+	int *cpu = calloc(ncpus ? ncpus : 1, sizeof(*cpu)), n = 0, err;
 
-	buf[0] = '\0';
-	for (unsigned c = 0; c < ncpus; c++) {
-		unsigned end = c;
-		char item[32];
-		int n;
-
-		if (!CPU_ISSET_S(c, setsize, set))
-			continue;
-		while (end + 1 < ncpus && CPU_ISSET_S(end + 1, setsize, set))
-			end++;
-		if (end == c)
-			n = snprintf(item, sizeof(item), "%s%u", used ? "," : "", c);
-		else
-			n = snprintf(item, sizeof(item), "%s%u-%u", used ? "," : "", c, end);
-		if (n < 0 || used + (size_t)n + 4 >= len) {
-			snprintf(buf + used, len - used, "%s", "...");
-			return -ENOSPC;
-		}
-		memcpy(buf + used, item, (size_t)n + 1);
-		used += (size_t)n;
-		c = end;
+	if (!cpu) {
+		snprintf(buf, len, "%s", "...");
+		return -ENOMEM;
 	}
-	return 0;
+	for (unsigned c = 0; c < ncpus; c++)
+		if (CPU_ISSET_S(c, setsize, set))
+			cpu[n++] = (int)c;
+	err = cpumap_format(cpu, n, buf, len);
+	free(cpu);
+	return err;
 }
 
 /* ------------------------------------------------------------------ */

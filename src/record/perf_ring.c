@@ -1,4 +1,5 @@
 #include "perf_ring.h"
+#include "cpumap.h"
 #include "idmap.h"
 #include "util.h"
 
@@ -71,53 +72,11 @@ static int paranoid_level(void)
 	return level;
 }
 
-/* Parse a CPU list ("0-3,6,8-9") into @cpus (up to @max); returns the count
- * or -errno. With @cpus NULL only counts. */
-static int parse_cpu_list(const char *s, int *cpus, int max)
-{
-	int n = 0;
-
-	while (*s && *s != '\n') {
-		char *end;
-		long a, b;
-
-		errno = 0;
-		a = strtol(s, &end, 10);
-		if (errno || end == s || a < 0 || a > INT_MAX)
-			return -EINVAL;
-		b = a;
-		s = end;
-		if (*s == '-') {
-			s++;
-			errno = 0;
-			b = strtol(s, &end, 10);
-			if (errno || end == s || b < a || b > INT_MAX)
-				return -EINVAL;
-			s = end;
-		}
-		for (long c = a; c <= b; c++) {
-			if (cpus) {
-				if (n >= max)
-					return -ENOSPC;
-				cpus[n] = (int)c;
-			}
-			if (n == INT_MAX)
-				return -ERANGE;
-			n++;
-		}
-		if (*s == ',')
-			s++;
-		else if (*s && *s != '\n')
-			return -EINVAL;
-	}
-	return n;
-}
-
 static int online_cpus(int **out)
 {
 	char buf[4096];
-	int *cpus = NULL;
-	int n, err;
+	struct cpumap m = { 0 };
+	int err;
 	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
 
 	if (f) {
@@ -129,24 +88,18 @@ static int online_cpus(int **out)
 		if (c < 1 || strbuf(buf, sizeof(buf), "0-%ld", c - 1) != 0)
 			return -ENOENT;
 	}
-	n = parse_cpu_list(buf, NULL, 0);
-	if (n <= 0) {
-		err = n < 0 ? n : -ENOENT;
+	err = cpumap_parse(&m, buf);
+	if (err)
+		goto out;
+	if (m.n == 0) {
+		err = -ENOENT;
 		goto out;
 	}
-	cpus = calloc((size_t)n, sizeof(*cpus));
-	if (!cpus) {
-		err = -ENOMEM;
-		goto out;
-	}
-	err = parse_cpu_list(buf, cpus, n);
-	if (err < 0)
-		goto out;
-	*out = cpus;
-	cpus = NULL;
-	err = n;
+	*out = m.cpu;
+	err = m.n;
+	m.cpu = NULL;
 out:
-	free(cpus);
+	cpumap_fini(&m);
 	return err;
 }
 

@@ -1,4 +1,5 @@
 #include "uncore.h"
+#include "cpumap.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -16,7 +17,6 @@
 #define ALIAS_MAX 256     /* longest alias parsed; kernel aliases are < 64 */
 #define GROUP_MAX 4       /* events per group: read + write of one PMU and CPU */
 #define MAX_CANDIDATES 128
-#define MAX_CPU 1048576   /* bound for CPU numbers in a cpumask */
 
 /* Every DRAM event chosen here counts 64-byte units: a CAS command moves
  * one cache line (SPEC section 3), and the free-running and AMD data
@@ -315,47 +315,22 @@ double uncore_unit_bytes(const char *unit)
 	return 0;
 }
 
-/* CPU list "0,56", "0-1", "" -> ascending distinct CPUs. */
+/* A cpumask file ("0,56", "0-1", "") -> its ascending distinct CPUs, at most
+ * @max of them. */
 static int parse_cpulist(const char *s, int *cpus, int max, int *ncpus)
 {
-	size_t n = trimmed_len(s), i = 0;
-	int count = 0;
+	struct cpumap m;
+	int err = cpumap_parse(&m, s);
 
-	while (i < n) {
-		size_t j = i;
-		uint64_t lo, hi;
-
-		while (j < n && isdigit((unsigned char)s[j]))
-			j++;
-		if (parse_num(s + i, j - i, &lo) != 0)
-			return -EINVAL;
-		hi = lo;
-		if (j < n && s[j] == '-') {
-			size_t k = ++j;
-			while (j < n && isdigit((unsigned char)s[j]))
-				j++;
-			if (parse_num(s + k, j - k, &hi) != 0)
-				return -EINVAL;
-		}
-		if (lo > hi || hi >= MAX_CPU)
-			return -EINVAL;
-		if (j < n && (s[j] != ',' || j + 1 == n))
-			return -EINVAL;
-		for (uint64_t c = lo; c <= hi; c++) {
-			int pos = count;
-			if (count >= max)
-				return -E2BIG;
-			while (pos > 0 && cpus[pos - 1] > (int)c)
-				pos--;
-			if (pos > 0 && cpus[pos - 1] == (int)c)
-				continue;
-			memmove(cpus + pos + 1, cpus + pos, (size_t)(count - pos) * sizeof(*cpus));
-			cpus[pos] = (int)c;
-			count++;
-		}
-		i = j < n ? j + 1 : j;
+	if (err)
+		return err;
+	if (m.n > max) {
+		cpumap_fini(&m);
+		return -E2BIG;
 	}
-	*ncpus = count;
+	memcpy(cpus, m.cpu, (size_t)m.n * sizeof(*cpus));
+	*ncpus = m.n;
+	cpumap_fini(&m);
 	return 0;
 }
 
