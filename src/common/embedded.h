@@ -13,6 +13,9 @@ struct mfu_embedded {
 extern const struct mfu_embedded mfu_schema_files[];
 /* analyses/NAME.sql, sorted by name; terminated by a {NULL, NULL} entry. */
 extern const struct mfu_embedded mfu_analysis_files[];
+/* schema/derive/NAME.sql: what mfu-record derives when a recording ends,
+ * sorted by name; terminated by a {NULL, NULL} entry. */
+extern const struct mfu_embedded mfu_derive_files[];
 
 /* The entry called @name in @files, or NULL. */
 const struct mfu_embedded *embedded_find(const struct mfu_embedded *files, const char *name);

@@ -1,5 +1,6 @@
 #include "sampler.h"
 #include "code_class.h"
+#include "embedded.h"
 #include "perf_ring.h"
 #include "symbols.h"
 #include "util.h"
@@ -483,48 +484,21 @@ static int exec_sql(struct sampler *s, const char *sql, char *why, size_t whylen
  * began, and each thread's on-CPU time (a switch-in to the next switch-out). */
 static int build_offcpu(struct sampler *s, char *why, size_t whylen)
 {
-	static const char sql[] =
-		"CREATE INDEX IF NOT EXISTS switch_tid_time ON switch(tid, time_ns);"
-		"CREATE INDEX IF NOT EXISTS sample_tid_time ON sample(tid, time_ns);"
-		"INSERT INTO offcpu (pid, tid, start_ns, end_ns, dur_ns, kind) "
-		"SELECT pid, tid, time_ns, next_time, next_time - time_ns, "
-		"       CASE WHEN preempt THEN 'runnable' ELSE 'blocked' END "
-		"FROM (SELECT pid, tid, time_ns, out, preempt, "
-		"             LEAD(time_ns) OVER w AS next_time, LEAD(out) OVER w AS next_out "
-		"      FROM switch WINDOW w AS (PARTITION BY tid ORDER BY time_ns, out DESC)) "
-		"WHERE out = 1 AND next_out = 0;"
-		/* where it blocked: the switch-out sample taken in the same switch
-		 * (the nearest within 100 us of the record: both are written in
-		 * the scheduler's switch path, tens of us apart on a busy VM), else
-		 * the thread's last cpu-clock sample */
-		"UPDATE offcpu SET stack = m.stack, where_source = 'switch_sample' FROM "
-		"(SELECT c.oid, (SELECT s.stack FROM sample s WHERE s.tid = c.tid AND s.kind = 1 AND s.time_ns = "
-		"     CASE WHEN c.a IS NULL OR (c.b IS NOT NULL AND c.start_ns - c.b <= c.a - c.start_ns) "
-		"          THEN c.b ELSE c.a END LIMIT 1) AS stack "
-		" FROM (SELECT o.id AS oid, o.tid, o.start_ns, "
-		"        (SELECT max(s.time_ns) FROM sample s WHERE s.tid = o.tid AND s.kind = 1 "
-		"           AND s.time_ns BETWEEN o.start_ns - 100000 AND o.start_ns) AS b, "
-		"        (SELECT min(s.time_ns) FROM sample s WHERE s.tid = o.tid AND s.kind = 1 "
-		"           AND s.time_ns BETWEEN o.start_ns AND o.start_ns + 100000) AS a "
-		"      FROM offcpu o) c) m "
-		"WHERE m.oid = offcpu.id AND m.stack IS NOT NULL;"
-		"UPDATE offcpu SET stack = (SELECT stack FROM sample s WHERE s.tid = offcpu.tid AND s.kind = 0 "
-		"    AND s.time_ns <= offcpu.start_ns ORDER BY s.time_ns DESC LIMIT 1), "
-		"    where_source = 'last_sample' WHERE stack IS NULL;"
-		"UPDATE offcpu SET where_source = NULL WHERE stack IS NULL;"
-		/* on-CPU time: switch-in to the next switch-out, plus the run before
-		 * a thread's first switch (from its fork, or the exec of the first
-		 * thread) and the run after its last switch-in (to its exit) */
-		"UPDATE thread SET cpu_ns = ("
-		"  SELECT coalesce(sum(CASE WHEN out = 0 AND next_out = 1 THEN next_time - time_ns END), 0)"
-		"   + coalesce(max(CASE WHEN prev_out IS NULL AND out = 1 THEN time_ns - coalesce(thread.start_ns,"
-		"        (SELECT min(time_ns) FROM exec e WHERE e.pid = thread.pid),"
-		"        (SELECT start_ns FROM run WHERE mode = 'attach')) END), 0)"
-		"   + coalesce(max(CASE WHEN next_out IS NULL AND out = 0 THEN thread.end_ns - time_ns END), 0)"
-		"  FROM (SELECT time_ns, out, LEAD(time_ns) OVER w AS next_time, LEAD(out) OVER w AS next_out,"
-		"               LAG(out) OVER w AS prev_out"
-		"        FROM switch WHERE switch.tid = thread.tid WINDOW w AS (ORDER BY time_ns, out DESC)));";
-	return exec_sql(s, sql, why, whylen);
+	static const char *const files[] = { "offcpu.sql", "thread_cpu.sql" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		const struct mfu_embedded *f = embedded_find(mfu_derive_files, files[i]);
+		int rc;
+
+		if (!f) {
+			strbuf(why, whylen, "schema/derive/%s is not built in", files[i]);
+			return -ENOENT;
+		}
+		rc = exec_sql(s, f->text, why, whylen);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 /* The class of a resolved symbol (enum code_class): kernel frames are not
