@@ -1,4 +1,5 @@
 #include "counters.h"
+#include "perf_event.h"
 #include "suggest.h"
 #include "uncore.h"
 #include "util.h"
@@ -10,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 static const struct {
@@ -508,12 +508,6 @@ int counters_plan(struct counters *cs, const char *sysfs, const char *const *use
 	return 0;
 }
 
-static int perf_open_on(struct perf_event_attr *attr, pid_t pid, int group_fd)
-{
-	int fd = (int)syscall(SYS_perf_event_open, attr, pid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
 static void explain(struct counter *c, int err)
 {
 	const char *hint = "";
@@ -549,12 +543,12 @@ static int open_plan(struct counters *cs, pid_t pid, int on_exec)
 			c->attr.enable_on_exec = on_exec ? 1 : 0;
 			c->attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
 					      PERF_FORMAT_TOTAL_TIME_RUNNING;
-			fd = perf_open_on(&c->attr, pid, leader_fd);
+			fd = perf_event_open_fd(&c->attr, pid, -1, leader_fd);
 			if ((fd == -EACCES || fd == -EPERM) && !c->attr.exclude_kernel) {
 				/* perf_event_paranoid >= 2: user-mode only */
 				c->attr.exclude_kernel = 1;
 				c->attr.exclude_hv = 1;
-				fd = perf_open_on(&c->attr, pid, leader_fd);
+				fd = perf_event_open_fd(&c->attr, pid, -1, leader_fd);
 				if (fd >= 0)
 					c->user_only = 1;
 			}
@@ -605,7 +599,7 @@ int counters_open_like(const struct counters *cs, pid_t tid, int *fds, int *lead
 			if (c->group != g || !c->opened)
 				continue;
 			struct perf_event_attr attr = c->attr; /* as it opened on the first thread */
-			int fd = perf_open_on(&attr, tid, leader);
+			int fd = perf_event_open_fd(&attr, tid, -1, leader);
 			if (fd == -ESRCH)
 				return -ESRCH;
 			if (fd < 0) {

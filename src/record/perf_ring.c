@@ -1,5 +1,6 @@
 #include "perf_ring.h"
 #include "cpumap.h"
+#include "perf_event.h"
 #include "idmap.h"
 #include "util.h"
 
@@ -10,7 +11,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,30 +47,6 @@ struct perf_sampler {
 	char note[320];
 	unsigned char *bounce;
 };
-
-static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
-			       unsigned long flags)
-{
-	long fd = syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
-	return fd < 0 ? -errno : (int)fd;
-}
-
-static int paranoid_level(void)
-{
-	char buf[32];
-	int level = INT_MIN;
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-
-	if (!f)
-		return INT_MIN;
-	if (fgets(buf, sizeof(buf), f)) {
-		buf[strcspn(buf, "\n")] = '\0';
-		if (safe_atoi(buf, &level) != 0)
-			level = INT_MIN;
-	}
-	fclose(f);
-	return level;
-}
 
 static int online_cpus(int **out)
 {
@@ -134,7 +110,7 @@ static int ring_set_map(struct ring *r, void *map, size_t map_len, size_t page)
 
 static void set_why_open(char *why, size_t whylen, const char *what, pid_t pid, int cpu, int err)
 {
-	int level = paranoid_level();
+	int level = perf_event_paranoid(NULL);
 
 	if (err == -EACCES || err == -EPERM)
 		strbuf(why, whylen,
@@ -215,13 +191,13 @@ static int open_sw(struct perf_sampler *s, pid_t pid, const struct perf_sampler_
 		       "no context-switch samples: perf_event_paranoid (%d) demands exclude_kernel, "
 		       "and the kernel drops switch samples then (they are taken in kernel mode); "
 		       "the user location of an off-CPU interval is the thread's last cpu-clock "
-		       "sample before it", paranoid_level());
+		       "sample before it", perf_event_paranoid(NULL));
 		return -EACCES;
 	}
 	switch_attr(&s->sw_attr, o);
 	for (int i = 0; i < s->n; i++) {
 		struct ring *r = &s->r[i];
-		err = sys_perf_event_open(&s->sw_attr, pid, r->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		err = perf_event_open_fd(&s->sw_attr, pid, r->cpu, -1);
 		if (err < 0)
 			goto fail;
 		r->sw_fd = err;
@@ -276,7 +252,7 @@ static int open_extra_thread(struct perf_sampler *s, pid_t tid, char *why, size_
 		for (int k = 0; k < 2; k++) {
 			if (k == 1 && !s->switch_samples)
 				break;
-			int fd = sys_perf_event_open(k ? &s->sw_attr : &s->attr, tid, r->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+			int fd = perf_event_open_fd(k ? &s->sw_attr : &s->attr, tid, r->cpu, -1);
 			if (fd == -ESRCH)
 				return 0;
 			if (fd < 0) {
@@ -382,11 +358,11 @@ int perf_ring_open_sampling(struct perf_sampler **out, pid_t pid,
 	/* Kernel samples first; perf_event_paranoid >= 2 refuses them to the
 	 * unprivileged (EACCES), and only then are they excluded. */
 	main_attr(&s->attr, o, 0, ring_bytes);
-	err = sys_perf_event_open(&s->attr, pid, s->r[0].cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	err = perf_event_open_fd(&s->attr, pid, s->r[0].cpu, -1);
 	if (err == -EACCES || err == -EPERM) {
 		s->user_only = 1;
 		main_attr(&s->attr, o, 1, ring_bytes);
-		err = sys_perf_event_open(&s->attr, pid, s->r[0].cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		err = perf_event_open_fd(&s->attr, pid, s->r[0].cpu, -1);
 	}
 	if (err < 0) {
 		set_why_open(why, whylen, o->freq ? "cpu-clock sampling" : "side-band event", pid,
@@ -399,7 +375,7 @@ int perf_ring_open_sampling(struct perf_sampler **out, pid_t pid,
 		struct ring *r = &s->r[i];
 
 		if (r->fd < 0) {
-			err = sys_perf_event_open(&s->attr, pid, r->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+			err = perf_event_open_fd(&s->attr, pid, r->cpu, -1);
 			if (err < 0) {
 				set_why_open(why, whylen, o->freq ? "cpu-clock sampling" : "side-band event",
 					     pid, r->cpu, err);

@@ -1,17 +1,18 @@
 #include "uncore.h"
 #include "cpumap.h"
+#include "perf_event.h"
 #include "util.h"
 
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #define ALIAS_MAX 256     /* longest alias parsed; kernel aliases are < 64 */
@@ -755,19 +756,11 @@ out:
 
 /* ---- counting --------------------------------------------------------- */
 
-static int perf_open_cpu(struct perf_event_attr *attr, int cpu, int group_fd)
-{
-	int fd = (int)syscall(SYS_perf_event_open, attr, -1, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
 static void explain_denied(const struct uncore_set *set, char *why, size_t len)
 {
-	const char *path = set->paranoid_path ? set->paranoid_path : "/proc/sys/kernel/perf_event_paranoid";
-	char text[32];
-	int level;
+	int level = perf_event_paranoid(set->paranoid_path);
 
-	if (read_text(path, text, sizeof(text)) != 0 || safe_atoi(text, &level) != 0) {
+	if (level == INT_MIN) {
 		strbuf(why, len, "system-wide memory-controller counters need root (or CAP_PERFMON) or "
 		       "perf_event_paranoid <= 0 (it could not be read): run as root or "
 		       "sudo sysctl kernel.perf_event_paranoid=0");
@@ -797,7 +790,7 @@ static int open_all(struct uncore_set *set, struct uncore_event **failed)
 		attr.exclude_user = attr.exclude_kernel = attr.exclude_hv = 0;
 		attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
 				   PERF_FORMAT_TOTAL_TIME_RUNNING;
-		fd = perf_open_cpu(&attr, ev->cpu, group_fd);
+		fd = perf_event_open_fd(&attr, -1, ev->cpu, group_fd);
 		if (fd < 0) {
 			*failed = ev;
 			return fd;
