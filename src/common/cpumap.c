@@ -1,4 +1,5 @@
 #include "cpumap.h"
+#include "util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -59,15 +60,9 @@ int cpumap_parse(struct cpumap *m, const char *list)
 				goto fail;
 		}
 		for (int c = lo; c <= hi; c++) {
-			if ((size_t)m->n == cap) {
-				size_t ncap = cap ? cap * 2 : 16;
-				int *ncpu = realloc(m->cpu, ncap * sizeof(*ncpu));
-				if (!ncpu) {
-					err = -ENOMEM;
-					goto fail;
-				}
-				m->cpu = ncpu;
-				cap = ncap;
+			if (array_grow(&m->cpu, &cap, (size_t)m->n + 1, sizeof(*m->cpu))) {
+				err = -ENOMEM;
+				goto fail;
 			}
 			m->cpu[m->n++] = c;
 		}

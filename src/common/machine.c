@@ -1124,7 +1124,8 @@ static int topology_of(const cpu_set_t *set, size_t setsize, unsigned ncpus, con
 {
 	/* (package, core) pairs seen; a VM has few, a big host a few hundred */
 	struct pair { int pkg, core; } *seen = NULL;
-	int npairs = 0, cap = 0, pkgs[256], npkgs = 0, lone = 0;
+	int npairs = 0, pkgs[256], npkgs = 0, lone = 0;
+	size_t cap = 0;
 
 	for (unsigned c = 0; c < ncpus; c++) {
 		char path[PATH_MAX];
@@ -1142,14 +1143,9 @@ static int topology_of(const cpu_set_t *set, size_t setsize, unsigned ncpus, con
 			for (k = 0; k < npairs && (seen[k].pkg != pkg || seen[k].core != core); k++)
 				;
 			if (k == npairs) {
-				if (npairs == cap) {
-					struct pair *n = realloc(seen, (size_t)(cap ? cap * 2 : 64) * sizeof(*n));
-					if (!n) {
-						free(seen);
-						return -ENOMEM;
-					}
-					seen = n;
-					cap = cap ? cap * 2 : 64;
+				if (array_grow(&seen, &cap, (size_t)npairs + 1, sizeof(*seen))) {
+					free(seen);
+					return -ENOMEM;
 				}
 				seen[npairs].pkg = pkg;
 				seen[npairs].core = core;

@@ -26,6 +26,7 @@
  * same module then serves every process whatever its load address.
  */
 #include "symbols.h"
+#include "util.h"
 
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
@@ -191,25 +192,6 @@ static void u64map_fini(struct u64map *m)
 	free(m->keys);
 	free(m->vals);
 	memset(m, 0, sizeof(*m));
-}
-
-/* Grow @*arr (of @size-byte elements, @*cap allocated) to hold @need. */
-static int grow(void *arr, size_t *cap, size_t need, size_t size)
-{
-	void **p = arr;
-	size_t c = *cap ? *cap : 8;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	n = realloc(*p, c * size);
-	if (!n)
-		return -ENOMEM;
-	*p = n;
-	*cap = c;
-	return 0;
 }
 
 /* ---- data ---- */
@@ -477,7 +459,7 @@ static int proc_get(struct symbols *s, pid_t pid, struct proc **out)
 
 	if (p)
 		goto out;
-	err = grow(&s->procs, &s->capprocs, s->nprocs + 1, sizeof(*s->procs));
+	err = array_grow(&s->procs, &s->capprocs, s->nprocs + 1, sizeof(*s->procs));
 	if (err)
 		return err;
 	p = calloc(1, sizeof(*p));
@@ -546,7 +528,7 @@ static int proc_insert(struct proc *p, const struct map *m)
 		right.start = m->end;
 		add[nadd++] = right;
 	}
-	err = grow(&p->maps, &p->capmaps, p->nmaps - (j - i) + nadd, sizeof(*p->maps));
+	err = array_grow(&p->maps, &p->capmaps, p->nmaps - (j - i) + nadd, sizeof(*p->maps));
 	if (err)
 		return err;
 	memmove(&p->maps[i + nadd], &p->maps[j], (p->nmaps - j) * sizeof(*p->maps));
@@ -625,7 +607,7 @@ static int dso_get(struct symbols *s, const char *path, bool deleted, struct dso
 			goto out;
 	}
 
-	err = grow(&s->dsos, &s->capdsos, s->ndsos + 1, sizeof(*s->dsos));
+	err = array_grow(&s->dsos, &s->capdsos, s->ndsos + 1, sizeof(*s->dsos));
 	if (err)
 		return err;
 	d = calloc(1, sizeof(*d));
@@ -682,7 +664,7 @@ static int cands_add(struct cands *cs, uint64_t addr, uint64_t size, const char 
 {
 	if (name[0] == '@')
 		return 0;
-	if (grow(&cs->c, &cs->cap, cs->n + 1, sizeof(*cs->c)))
+	if (array_grow(&cs->c, &cs->cap, cs->n + 1, sizeof(*cs->c)))
 		return -ENOMEM;
 	/* .symtab names of versioned definitions carry the version
 	 * ("fopen@@GLIBC_2.2.5"); what the program calls is the part before */
@@ -1060,7 +1042,7 @@ static int dso_lookup(struct symbols *s, struct dso *d, uint64_t vaddr, struct d
 			h.line = line;
 		}
 	}
-	err = grow(&d->hits, &d->caphits, d->nhits + 1, sizeof(*d->hits));
+	err = array_grow(&d->hits, &d->caphits, d->nhits + 1, sizeof(*d->hits));
 	if (err)
 		return err;
 	err = u64map_put(&d->hit_index, vaddr, (uint32_t)d->nhits);
@@ -1119,7 +1101,7 @@ static int ksyms_read(struct symbols *s)
 		mod = strchr(name, '\t');
 		if (mod)
 			*mod++ = '\0';
-		if (grow(&s->ksyms, &cap, s->nksyms + 1, sizeof(*s->ksyms))) {
+		if (array_grow(&s->ksyms, &cap, s->nksyms + 1, sizeof(*s->ksyms))) {
 			err = -ENOMEM;
 			goto out;
 		}
@@ -1245,7 +1227,7 @@ static int perfmap_read(struct symbols *s, struct proc *p)
 		name = e2 + 1;
 		if (!*name)
 			continue;
-		if (grow(&p->jit, &cap, p->njit + 1, sizeof(*p->jit))) {
+		if (array_grow(&p->jit, &cap, p->njit + 1, sizeof(*p->jit))) {
 			err = -ENOMEM;
 			goto out;
 		}
@@ -1470,7 +1452,7 @@ int symbols_fork(struct symbols *s, pid_t ppid, pid_t pid)
 	parent = proc_find(s, ppid);
 	if (!parent || parent == child || !parent->nmaps)
 		return 0;
-	err = grow(&child->maps, &child->capmaps, parent->nmaps, sizeof(*child->maps));
+	err = array_grow(&child->maps, &child->capmaps, parent->nmaps, sizeof(*child->maps));
 	if (err)
 		return err;
 	memcpy(child->maps, parent->maps, parent->nmaps * sizeof(*child->maps));

@@ -165,19 +165,33 @@ int strbuf(char *buf, size_t len, const char *fmt, ...)
 	return (size_t)n >= len ? -ENOSPC : 0;
 }
 
-static int grow(char **buf, size_t *cap, size_t need)
+int array_grow(void *array, size_t *cap, size_t need, size_t size)
 {
+	void *old, *grown;
+	size_t n = *cap ? *cap : 16;
+
 	if (need <= *cap)
 		return 0;
-	size_t ncap = *cap ? *cap : 64;
-	while (ncap < need)
-		ncap *= 2;
-	char *nb = realloc(*buf, ncap);
-	if (!nb)
+	while (n < need) {
+		if (n > SIZE_MAX / 2)
+			return -ENOMEM;
+		n *= 2;
+	}
+	if (size && n > SIZE_MAX / size)
 		return -ENOMEM;
-	*buf = nb;
-	*cap = ncap;
+	/* @array points to a T *: read and write it as bytes, not as a void * */
+	memcpy(&old, array, sizeof(old));
+	grown = realloc(old, n * size);
+	if (!grown)
+		return -ENOMEM;
+	memcpy(array, &grown, sizeof(grown));
+	*cap = n;
 	return 0;
+}
+
+static int grow(char **buf, size_t *cap, size_t need)
+{
+	return array_grow(buf, cap, need, 1);
 }
 
 int json_append_string(char **buf, size_t *len, size_t *cap, const char *s)

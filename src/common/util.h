@@ -20,6 +20,13 @@ int parse_si(const char *s, double *out);
  * Returns 0 or -errno (-ENOENT when missing, -EFBIG when it does not fit). */
 int read_text_file(const char *path, char *buf, size_t len);
 
+/* Make room for @need elements of @size bytes in the malloc'd array
+ * *@array (a T **, passed as void *) of *@cap elements: the capacity at
+ * least doubles (from 16), so appending one at a time is amortized O(1).
+ * Returns 0 or -ENOMEM (the array and *@cap are kept). The one growable
+ * array of the project. */
+int array_grow(void *array, size_t *cap, size_t need, size_t size);
+
 /* CLOCK_MONOTONIC / CLOCK_REALTIME in nanoseconds. */
 uint64_t now_ns(void);
 uint64_t realtime_ns(void);

@@ -38,14 +38,8 @@ static int has_tid(const struct attach *a, pid_t tid)
 
 static struct athread *add_thread(struct attach *a, pid_t tid)
 {
-	if (a->n == a->cap) {
-		size_t ncap = a->cap ? a->cap * 2 : 16;
-		struct athread *nt = realloc(a->th, ncap * sizeof(*nt));
-		if (!nt)
-			return NULL;
-		a->th = nt;
-		a->cap = ncap;
-	}
+	if (array_grow(&a->th, &a->cap, a->n + 1, sizeof(*a->th)))
+		return NULL;
 	struct athread *t = &a->th[a->n++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
@@ -75,16 +69,10 @@ static int list_tids(pid_t pid, pid_t **out, size_t *n)
 		int tid;
 		if (safe_atoi(e->d_name, &tid) != 0 || tid <= 0)
 			continue;
-		if (*n == cap) {
-			size_t ncap = cap ? cap * 2 : 32;
-			pid_t *nv = realloc(v, ncap * sizeof(*nv));
-			if (!nv) {
-				free(v);
-				closedir(d);
-				return -ENOMEM;
-			}
-			v = nv;
-			cap = ncap;
+		if (array_grow(&v, &cap, *n + 1, sizeof(*v))) {
+			free(v);
+			closedir(d);
+			return -ENOMEM;
 		}
 		v[(*n)++] = tid;
 	}

@@ -118,14 +118,8 @@ static int add(struct code_classes *cc, enum code_class cls, const char *src, in
 	struct pattern *p;
 	int rc;
 
-	if (cc->n == cc->cap) {
-		size_t ncap = cc->cap ? cc->cap * 2 : 64;
-		p = realloc(cc->p, ncap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		cc->p = p;
-		cc->cap = ncap;
-	}
+	if (array_grow(&cc->p, &cc->cap, cc->n + 1, sizeof(*cc->p)))
+		return -ENOMEM;
 	p = &cc->p[cc->n];
 	rc = regcomp(&p->re, src, REG_EXTENDED | REG_NOSUB);
 	if (rc) {

@@ -131,25 +131,15 @@ static int load_curve(sqlite3 *db, struct curve *c)
 			       -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (c->n == cap) {
-			cap = cap ? cap * 2 : 1024;
-			uint64_t *nt = realloc(c->t, cap * sizeof(*nt));
-			double *a = realloc(c->rd, cap * sizeof(*a));
-			double *b = realloc(c->wr, cap * sizeof(*b));
-			double *d = realloc(c->tot, cap * sizeof(*d));
-			if (nt)
-				c->t = nt;
-			if (a)
-				c->rd = a;
-			if (b)
-				c->wr = b;
-			if (d)
-				c->tot = d;
-			if (!nt || !a || !b || !d) {
-				rc = -ENOMEM;
-				break;
-			}
+		/* four columns of one length: each grows from the same capacity */
+		size_t ct = cap, crd = cap, cwr = cap, ctot = cap;
+		if (array_grow(&c->t, &ct, c->n + 1, sizeof(*c->t)) || array_grow(&c->rd, &crd, c->n + 1, sizeof(*c->rd)) ||
+		    array_grow(&c->wr, &cwr, c->n + 1, sizeof(*c->wr)) ||
+		    array_grow(&c->tot, &ctot, c->n + 1, sizeof(*c->tot))) {
+			rc = -ENOMEM;
+			break;
 		}
+		cap = ct;
 		c->t[c->n] = (uint64_t)sqlite3_column_int64(st, 0);
 		c->rd[c->n] = sqlite3_column_double(st, 1);
 		c->wr[c->n] = sqlite3_column_double(st, 2);

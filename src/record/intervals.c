@@ -52,14 +52,8 @@ void intervals_free(struct intervals *iv)
 
 int intervals_add_source(struct intervals *iv, const int *leader_fd)
 {
-	if (iv->nsrc == iv->cap) {
-		size_t ncap = iv->cap ? iv->cap * 2 : 4;
-		struct source *ns = realloc(iv->src, ncap * sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		iv->src = ns;
-		iv->cap = ncap;
-	}
+	if (array_grow(&iv->src, &iv->cap, iv->nsrc + 1, sizeof(*iv->src)))
+		return -ENOMEM;
 	struct source *s = &iv->src[iv->nsrc++];
 	for (int g = 0; g < MRING_MAX_GROUPS; g++)
 		s->leader_fd[g] = g < iv->cs->ngroups ? leader_fd[g] : -1;

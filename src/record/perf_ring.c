@@ -228,14 +228,8 @@ static int extra_add(struct perf_sampler *s, int fd, enum perf_ring_kind kind)
 
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0)
 		return -errno;
-	if (s->nx == s->capx) {
-		size_t ncap = s->capx ? s->capx * 2 : 64;
-		int *nf = realloc(s->xfd, ncap * sizeof(*nf));
-		if (!nf)
-			return -ENOMEM;
-		s->xfd = nf;
-		s->capx = ncap;
-	}
+	if (array_grow(&s->xfd, &s->capx, s->nx + 1, sizeof(*s->xfd)))
+		return -ENOMEM;
 	int rc = idmap_put(&s->xkind, id, (int)kind);
 	if (rc)
 		return rc;

@@ -1,4 +1,5 @@
 #include "phase_stats.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -123,25 +124,6 @@ static void stats_unref(struct stats *s)
 	free(s);
 }
 
-/* Make room for one more element in the malloc'd array *@array of *@cap
- * elements of @size bytes, @used of them in use: doubled when full.
- * Returns 0 or -ENOMEM (the array is kept). */
-static int grow(void *array, size_t *cap, size_t used, size_t size)
-{
-	void *old, *grown;
-	size_t n = *cap ? 2 * *cap : 16;
-
-	if (used < *cap)
-		return 0;
-	/* @array points to a T *: read and write it as bytes, not as a void * */
-	memcpy(&old, array, sizeof(old));
-	grown = realloc(old, n * size);
-	if (!grown)
-		return -ENOMEM;
-	memcpy(array, &grown, sizeof(grown));
-	*cap = n;
-	return 0;
-}
 
 static uint32_t hash_bytes(const unsigned char *p, int n, int blob)
 {
@@ -187,7 +169,7 @@ static struct group *group_get(struct stats *s, const unsigned char *p, int n, i
 		if (g->name_len == n && g->blob == blob && memcmp(g->name, p, (size_t)n) == 0)
 			return g;
 	}
-	if (grow(&s->groups, &s->cap, s->ngroups, sizeof(*s->groups)))
+	if (array_grow(&s->groups, &s->cap, s->ngroups + 1, sizeof(*s->groups)))
 		return NULL;
 	g = &s->groups[s->ngroups];
 	memset(g, 0, sizeof(*g));
@@ -235,7 +217,7 @@ static int wall_add(struct group *g, const struct cell *c)
 		g->nnull++;
 		return 0;
 	}
-	if (grow(&g->walls, &g->cap, g->nwalls, sizeof(*g->walls)))
+	if (array_grow(&g->walls, &g->cap, g->nwalls + 1, sizeof(*g->walls)))
 		return -ENOMEM;
 	/* Exact below 2^53 ns (104 days); above, the value and the order are
 	 * rounded as SQL's wall_ns / 1e6 rounds them anyway. */
@@ -389,7 +371,7 @@ static int bad_steps(sqlite3 *db, int64_t **out, size_t *n)
 	*out = NULL;
 	*n = 0;
 	while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (grow(out, &cap, *n, sizeof(**out))) {
+		if (array_grow(out, &cap, *n + 1, sizeof(**out))) {
 			rc = SQLITE_NOMEM;
 			break;
 		}
@@ -472,7 +454,7 @@ static int stats_compute(struct stats_vtab *vt, struct stats *s)
 		    sqlite3_column_type(st, R_END) == SQLITE_INTEGER) {
 			struct span *sp;
 
-			if (grow(&g->spans, &g->spans_cap, g->nspans, sizeof(*g->spans))) {
+			if (array_grow(&g->spans, &g->spans_cap, g->nspans + 1, sizeof(*g->spans))) {
 				rc = SQLITE_NOMEM;
 				goto out;
 			}

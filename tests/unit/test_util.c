@@ -76,8 +76,29 @@ static void test_strbuf(void)
 	CHECK_STR(b, "abc");
 }
 
+static void test_array_grow(void)
+{
+	long *v = NULL;
+	size_t cap = 0;
+
+	/* appending one at a time: capacity doubles from 16, contents kept */
+	for (size_t i = 0; i < 1000; i++) {
+		CHECK(array_grow(&v, &cap, i + 1, sizeof(*v)) == 0);
+		v[i] = (long)i;
+	}
+	CHECK(cap == 1024);
+	CHECK(v[999] == 999 && v[0] == 0);
+	/* enough room: nothing changes */
+	CHECK(array_grow(&v, &cap, 10, sizeof(*v)) == 0 && cap == 1024);
+	/* a size that cannot be allocated fails and keeps the array */
+	CHECK(array_grow(&v, &cap, SIZE_MAX / 2, sizeof(*v)) == -ENOMEM);
+	CHECK(cap == 1024 && v[999] == 999);
+	free(v);
+}
+
 int main(void)
 {
+	test_array_grow();
 	test_parse();
 	test_json();
 	test_strbuf();
