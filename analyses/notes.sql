@@ -3,7 +3,8 @@
 -- utilization used, steps that declared no model FLOPs, lost marker records,
 -- anomalies by kind, incomplete steps, numbers that cannot be right, a slow
 -- start, and how the run ended.
---   kind     peak_flops, peak_bw, model_flops, model_bytes, lost_records,
+--   kind     peak_flops, peak_bw, model_flops, model_bytes, no_steps (no
+--            complete step, and why, unless the recorder said it), lost_records,
 --            anomalies, incomplete_steps, state, exit, impossible (a step's
 --            or a phase's MFU, HFU or MBU above 100%), spec_low (a measured
 --            peak more than 10% above the spec one), warmup (the first steps
@@ -154,6 +155,34 @@ lines(ord, sub, kind, text, missing, alert) AS (
          END,
          1, 0
   FROM s WHERE s.steps > 0 AND s.with_bytes < s.steps
+  UNION ALL
+  -- No complete step: every per-step number is unknown, not 0. Said here
+  -- unless the recorder said it (its no_steps note: no marker at all),
+  -- with the likeliest reason this database shows.
+  SELECT 4, 2, 'no_steps',
+         'no complete step in this run, so its step time, MFU, HFU and MBU are unknown: '
+         || CASE
+              WHEN (SELECT COUNT(*) FROM main.step WHERE complete = 1) > 0 THEN
+                '--skip-steps left out all ' || (SELECT COUNT(*) FROM main.step WHERE complete = 1)
+                || ' complete steps; skip fewer'
+              WHEN EXISTS (SELECT 1 FROM step WHERE complete = 0) THEN
+                'every step began and never ended (the program exited or crashed inside one)'
+              WHEN EXISTS (SELECT 1 FROM probe WHERE role = 'step') THEN
+                'the --step probes never marked one (' || coalesce((SELECT group_concat(point || ': ' || hits
+                || ' hits' || CASE WHEN status <> 'placed' THEN ', ' || status ELSE '' END, '; ')
+                FROM probe WHERE role = 'step'), '') || '); check that the program calls it'
+              WHEN r.mode = 'attach' THEN
+                'no step began and ended while mfu-record was attached; attach for longer (--duration)'
+              WHEN EXISTS (SELECT 1 FROM phase) THEN
+                'the program marks phases but never steps; call mfu_step_begin() and mfu_step_end() around '
+                || 'its loop body, or take steps from a function with --step FUNC'
+              ELSE
+                'no step marker was seen; mark the program''s loop (mfu_step_begin() and mfu_step_end(), or '
+                || 'import mfu in Python) or take steps from a function with --step FUNC'
+            END,
+         1, 0
+  FROM s CROSS JOIN r
+  WHERE s.steps = 0 AND NOT EXISTS (SELECT 1 FROM main.note WHERE kind = 'no_steps')
   UNION ALL
   SELECT 5, 0, 'lost_records',
          r.lost_records || CASE r.lost_records WHEN 1 THEN ' marker record was' ELSE ' marker records were' END

@@ -38,7 +38,7 @@ r AS (SELECT * FROM run WHERE id = 1),
 agg AS MATERIALIZED (
   SELECT
     COUNT(*)                                                   AS steps,
-    TOTAL(wall_ns)                                             AS wall_ns,
+    SUM(wall_ns)                                               AS wall_ns,  -- NULL without steps: unknown, not 0
     AVG(wall_ns)                                               AS mean_ns,
     SUM(model_flops)                                           AS model_flops,
     SUM(CASE WHEN model_flops IS NOT NULL THEN wall_ns END)    AS model_flops_ns,

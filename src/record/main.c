@@ -33,6 +33,7 @@
 #include "intervals.h"
 #include "probe_steps.h"
 #include "py_hook.h"
+#include "recap.h"
 #include "sampler.h"
 #include "writer.h"
 
@@ -41,6 +42,9 @@
 /* ... and its .sqlite file alone (copied without its -wal) lags at most this
  * much: committed rows live in the WAL until a checkpoint copies them. */
 #define CHECKPOINT_INTERVAL_NS 2000000000ull
+/* The recap's headline (the breakdown's verdict) scans every step and
+ * sample: 15 s on a million steps. At exit it gets this long, no more. */
+#define RECAP_VERDICT_MS 500u
 
 struct options {
 	const char *output;
@@ -142,7 +146,9 @@ static void usage(FILE *f)
 		"                          'kill' stops it with SIGTERM\n"
 		"      --as-root           under sudo, run COMMAND as root (default: as the user\n"
 		"                          who ran sudo, from SUDO_UID/SUDO_GID)\n"
-		"  -q, --quiet             do not print the closing summary line\n"
+		"  -q, --quiet             do not print the summary at the end (mfu-report's\n"
+		"                          summary: steps, MFU/HFU/MBU, where the step time\n"
+		"                          went, notes)\n"
 		"  -h, --help              show this help\n"
 		"  -V, --version           show the version\n"
 		"\n"
@@ -897,7 +903,8 @@ int main(int argc, char **argv)
 	struct py_hook *pyhook = NULL;
 	struct attach *at = NULL;
 	struct checkpointer *ckpt = NULL;
-	int attached = 0, target_ended = 0;
+	int attached = 0, target_ended = 0, recap = 0;
+	char closing[PATH_MAX + 160] = "";
 
 	rc = parse_options(argc, argv, &o);
 	if (rc)
@@ -1429,13 +1436,15 @@ int main(int argc, char **argv)
 			rc = writer_commit(d.writer);
 		if (rc)
 			fprintf(stderr, PROG ": cannot complete %s: %s\n", o.output, writer_error(d.writer));
-		else
-			say_impossible(db);
-		if (!rc && !o.quiet)
-			fprintf(stderr, PROG ": %llu steps, %llu marker records, %llu lost, %llu anomalies -> %s\n",
-				(unsigned long long)(d.markers ? markers_steps(d.markers) : 0),
-				(unsigned long long)d.records, (unsigned long long)lost,
-				(unsigned long long)(d.markers ? markers_anomalies(d.markers) : 0), o.output);
+		else if (o.quiet)
+			say_impossible(db); /* else the recap's notes say it */
+		/* the recap reads the finished file, once it is closed, below */
+		recap = !rc && !o.quiet;
+		if (recap)
+			strbuf(closing, sizeof(closing), PROG ": %llu steps, %llu marker records, %llu lost, "
+			       "%llu anomalies -> %s\n", (unsigned long long)(d.markers ? markers_steps(d.markers) : 0),
+			       (unsigned long long)d.records, (unsigned long long)lost,
+			       (unsigned long long)(d.markers ? markers_anomalies(d.markers) : 0), o.output);
 	} else {
 		/* Try to leave the reason in the file; with a full disk this
 		 * may fail too, and the file still holds what was committed. */
@@ -1457,9 +1466,19 @@ out:
 	markers_free(d.markers);
 	writer_close(d.writer);
 	if (db) {
-		if (db_finish(db, err, sizeof(err)) != 0)
+		if (db_finish(db, err, sizeof(err)) != 0) {
 			fprintf(stderr, PROG ": cannot finish %s: %s\n", o.output, err);
+			recap = 0;
+		}
 		sqlite3_close(db);
+	}
+	/* As perf stat does: what the run amounts to, from the file as
+	 * mfu-report reads it. The exit status stays the target's. */
+	if (recap) {
+		fputc('\n', stderr);
+		if (recap_print(o.output, stderr, RECAP_VERDICT_MS, err, sizeof(err)) != 0)
+			fprintf(stderr, PROG ": cannot summarize %s: %s\n", o.output, err);
+		fputs(closing, stderr);
 	}
 	if (ring != MAP_FAILED)
 		munmap(ring, ring_size);

@@ -76,7 +76,7 @@ static const struct column_style column_styles[] = {
 	{ "exit_signal", "exit signal", STYLE_INT },
 	{ "state", "state", STYLE_TEXT },
 	{ "kind", "kind", STYLE_TEXT },
-	{ "text", "note", STYLE_TEXT },
+	{ "text", "text", STYLE_TEXT }, /* notes: the header is the column's name */
 	{ "missing", "missing", STYLE_INT },
 	{ "alert", "alert", STYLE_INT },
 	/* breakdown, phase_breakdown, gaps, dispatch, waterfall */
@@ -690,6 +690,17 @@ static int step_error(sqlite3_stmt *stmt, char *err, size_t errlen)
 	return -EIO;
 }
 
+/* A row in which every value is NULL says nothing: an aggregate over no
+ * rows (the waterfall's all-steps row of a run without steps) is not a
+ * row of unknowns to show. Every format leaves it out. */
+static int row_is_empty(const struct format *f, sqlite3_stmt *stmt)
+{
+	for (size_t i = 0; i < f->ncols; i++)
+		if (sqlite3_column_type(stmt, (int)i) != SQLITE_NULL)
+			return 0;
+	return f->ncols > 0;
+}
+
 /* Describe the columns of @stmt in f->cols. */
 static int columns_init(struct format *f, sqlite3_stmt *stmt)
 {
@@ -833,6 +844,8 @@ static int section_grid(struct format *f, const char *name, sqlite3_stmt *stmt, 
 	long w;
 
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		if (row_is_empty(f, stmt))
+			continue;
 		for (size_t i = 0; i < f->ncols; i++) {
 			w = cell_human(f, stmt, (int)i, md);
 			if (w < 0)
@@ -876,6 +889,8 @@ static int section_grid(struct format *f, const char *name, sqlite3_stmt *stmt, 
 		out_str(f, md ? " |\n" : "\n");
 	}
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		if (row_is_empty(f, stmt))
+			continue;
 		if (md)
 			out_str(f, "| ");
 		for (size_t i = 0; i < f->ncols; i++) {
@@ -1019,6 +1034,8 @@ static int section_csv(struct format *f, sqlite3_stmt *stmt, char *err, size_t e
 	}
 	out_char(f, '\n');
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		if (row_is_empty(f, stmt))
+			continue;
 		for (size_t i = 0; i < f->ncols; i++) {
 			if (i)
 				out_char(f, ',');
@@ -1061,6 +1078,8 @@ static int section_json(struct format *f, const char *name, sqlite3_stmt *stmt, 
 	}
 	out_char(f, '[');
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		if (row_is_empty(f, stmt))
+			continue;
 		out_str(f, nrow++ ? ",\n" : "\n");
 		for (size_t i = 0; i < f->ncols; i++) {
 			out_str(f, keys[i]);

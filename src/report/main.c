@@ -59,7 +59,7 @@ static void usage(FILE *out)
 
 	section_list(sections, sizeof(sections));
 	fprintf(out,
-		"usage: " PROG " [--db FILE] [--format FORMAT] [SECTION...]\n"
+		"usage: " PROG " [--db FILE] [--format FORMAT] [-q] [SECTION...]\n"
 		"       " PROG " --list | --sql SECTION | --help | --version\n"
 		"\n"
 		"Print the MFU report of a run recorded by mfu-record.\n"
@@ -70,6 +70,9 @@ static void usage(FILE *out)
 		"                       everywhere: their phases, samples and gaps too;\n"
 		"                       with --sql, the views that do it come first\n"
 		"  -l, --list           list the sections and what they show\n"
+		"  -q, --quiet          leave out the notes on counters this machine cannot\n"
+		"                       open (no hardware or memory-controller PMU: on a\n"
+		"                       virtual machine, the same in every run)\n"
 		"  -s, --sql SECTION    print the SQL behind SECTION, to run or adapt:\n"
 		"                         " PROG " --sql steps > steps.sql\n"
 		"                         sqlite3 -header -column run.sqlite < steps.sql\n"
@@ -176,6 +179,16 @@ static int skip_steps_sql(long n, char *buf, size_t len)
 		      n, n, n, n);
 }
 
+/* --quiet: the notes on counters this machine cannot open, which a virtual
+ * machine gives every run the same, are left out everywhere (the notes
+ * section, under the tables, on stderr) by a TEMP view that shadows the
+ * note table, as --skip-steps shadows the steps. */
+static int quiet_notes(sqlite3 *db, char *err, size_t errlen)
+{
+	return db_exec(db, "CREATE TEMP VIEW note AS SELECT * FROM main.note "
+		       "WHERE kind NOT IN ('missing_counters', 'missing_dram')", err, errlen);
+}
+
 static int skip_steps(sqlite3 *db, long n, char *err, size_t errlen)
 {
 	char sql[2048];
@@ -234,6 +247,7 @@ int main(int argc, char **argv)
 		{ "db", required_argument, NULL, 'd' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "list", no_argument, NULL, 'l' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "skip-steps", required_argument, NULL, 'k' },
 		{ "sql", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
@@ -247,14 +261,14 @@ int main(int argc, char **argv)
 	sqlite3 *db = NULL;
 	sqlite3_stmt *stmt = NULL;
 	size_t nsections = 0, nall;
-	int opt, list = 0, ret = EXIT_DATA, rc, with_summary = 0, with_notes = 0, skip = 0;
+	int opt, list = 0, ret = EXIT_DATA, rc, with_summary = 0, with_notes = 0, skip = 0, quiet = 0;
 	char err[1024];
 
 	/* One thread uses SQLite here: no mutex around every sqlite3_column_*
 	 * call (8% of a 1M-step csv report). Must precede any other call. */
 	sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":d:f:k:ls:hV", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":d:f:k:lqs:hV", options, NULL)) != -1) {
 		switch (opt) {
 		case 'd': path = optarg; break;
 		case 'k':
@@ -263,6 +277,7 @@ int main(int argc, char **argv)
 			break;
 		case 'f': format_name = optarg; break;
 		case 'l': list = 1; break;
+		case 'q': quiet = 1; break;
 		case 's': sql_for = optarg; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf(PROG " %s\n", MFU_VERSION); return 0;
@@ -277,8 +292,13 @@ int main(int argc, char **argv)
 
 	all = analysis_all(&nall);
 	if (list) {
+		int width = 0;
+
 		for (size_t i = 0; i < nall; i++)
-			printf("%-8s  %s\n", all[i].name, all[i].description);
+			if ((int)strlen(all[i].name) > width)
+				width = (int)strlen(all[i].name);
+		for (size_t i = 0; i < nall; i++)
+			printf("%-*s  %s\n", width, all[i].name, all[i].description);
 		return fflush(stdout) ? EXIT_DATA : 0;
 	}
 	if (sql_for) {
@@ -330,6 +350,10 @@ int main(int argc, char **argv)
 	 * cache or temp_store = MEMORY. */
 	if (skip > 0 && skip_steps(db, skip, err, sizeof(err))) {
 		db_error(db, path, "--skip-steps", err);
+		goto out;
+	}
+	if (quiet && quiet_notes(db, err, sizeof(err))) {
+		db_error(db, path, "--quiet", err);
 		goto out;
 	}
 	if (db_exec(db, "PRAGMA query_only = 1; BEGIN", err, sizeof(err))) {

@@ -706,6 +706,53 @@ class RecordNoSteps(TempDirTest):
         self.assertEqual(query(db, "SELECT count(*) AS n FROM note WHERE kind = 'no_steps'")[0]['n'], 0)
 
 
+class RecordRecap(TempDirTest):
+    """The summary at exit, as perf stat prints one: mfu-report's summary
+    section from the finished database, on stderr, unless -q."""
+
+    def test_summary_at_exit_is_the_reports(self):
+        db = self.path('run.sqlite')
+        p = record(['-o', db, '--peak-flops', '50G'],
+                   [wl('steps'), '--steps', '4', '--busy-us', '2000', '--flops', '1000000', '--exit', '5'])
+        self.assertEqual(p.returncode, 5, p.stderr)     # still the target's status
+        self.assertEqual(p.stdout, '')                  # the program's stdout is its own
+        err = p.stderr
+        self.assertIn('\nsummary\n', err)
+        self.assertRegex(err, r'\n  steps +4\n')
+        self.assertRegex(err, r'\n  exit status +5\n')
+        # the breakdown's verdict is the headline, right under the title
+        self.assertRegex(err, r'\nsummary\n  (\d+% of step time|No sampling data)')
+        # the numbers are mfu-report's, to the digit
+        rep = subprocess.run([prog('MFU_REPORT'), '--db', db], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, timeout=60)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        mfu = re.search(r'\n  MFU % +\S+\n', rep.stdout).group(0)
+        self.assertIn(mfu, err)
+        # the report's own notes follow; the recorder's were said once, as they came
+        self.assertIn('\nnotes\n  - mfu and hfu use the fp32 peak of 50 GFLOP/s', err)
+        self.assertIn('  - the target exited with status 5\n', err)
+        for said in ('no hardware PMU', 'no memory-controller PMU'):
+            self.assertLessEqual(err.count(said), 1, err)
+        # and the closing line comes last
+        self.assertRegex(err, r'mfu-record: 4 steps, 12 marker records, 0 lost, 0 anomalies -> .*run\.sqlite\n$')
+
+    def test_quiet_prints_no_summary(self):
+        db = self.path('run.sqlite')
+        p = record(['-q', '-o', db], [wl('steps'), '--steps', '2', '--exit', '3'])
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertNotIn('summary', p.stderr)
+        self.assertNotIn('MFU %', p.stderr)
+        self.assertNotIn('marker records', p.stderr)
+
+    def test_a_run_without_steps_says_so_once(self):
+        db = self.path('run.sqlite')
+        p = record(['-o', db], ['sh', '-c', 'exit 0'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stderr, r'\n  steps +0\n')
+        self.assertRegex(p.stderr, r'\n  wall ms +-\n')
+        self.assertEqual(p.stderr.count('no marker was seen'), 1, p.stderr)
+
+
 class RecordUnprivileged(TempDirTest):
     def test_as_nobody(self):
         nobody = pwd.getpwnam('nobody')

@@ -369,6 +369,71 @@ class JsonTest(ReportTest):
         self.assertIsNone(s['mfu'])
         self.assertIsNone(s['p50_step_ms'])
 
+    def test_no_steps_is_unknown_not_zero(self):
+        """A run without a complete step: no time is unknown, not 0; no row
+        of nothing in any section; a note that says why and what to do."""
+        path = os.path.join(self.tmp, 'nosteps.sqlite')
+        Fixture(path, nsteps=0, phases=False)       # its one step never ended
+        got, err = self.json('summary', 'waterfall', 'breakdown', 'notes', db=path)
+        s = got['summary'][0]
+        self.assertEqual(s['steps'], 0)
+        for k in ('wall_ms', 'mean_step_ms', 'e2e_wall_ms', 'mfu'):
+            self.assertIsNone(s[k], k)
+        self.assertEqual(got['waterfall'], [])
+        self.assertEqual(got['breakdown'], [])
+        notes = [n for n in got['notes'] if n['kind'] == 'no_steps']
+        self.assertEqual(len(notes), 1, got['notes'])
+        self.assertEqual(notes[0]['missing'], 1)
+        self.assertIn('no complete step in this run', notes[0]['text'])
+        self.assertIn('began and never ended', notes[0]['text'])
+        self.assertIn('mfu-report: note: no complete step in this run', err)
+        csv = self.run_report('--format', 'csv', 'waterfall', db=path).stdout.decode()
+        self.assertEqual(csv.splitlines()[1:], [], 'no row of empty fields')
+        table = self.run_report(db=path).stdout.decode()
+        self.assertRegex(table, r'\n  wall ms +-\n')
+        self.assertIn('no complete step in this run', table)
+
+    def test_no_steps_reasons(self):
+        """The note names the likeliest reason; the recorder's own no_steps
+        note (no marker at all) is said once, not twice."""
+        path = os.path.join(self.tmp, 'nomarker.sqlite')
+        Fixture(path, nsteps=0, phases=False)
+        db = sqlite3.connect(path)
+        db.execute('DELETE FROM step')
+        db.commit()
+        db.close()
+        got, _ = self.json('notes', db=path)
+        texts = [n['text'] for n in got if n['kind'] == 'no_steps']
+        self.assertEqual(len(texts), 1)
+        self.assertIn('no step marker was seen', texts[0])
+        self.assertIn('--step FUNC', texts[0])
+        db = sqlite3.connect(path)
+        db.execute("INSERT INTO note (kind, text) VALUES ('no_steps', 'the recorder saw no marker')")
+        db.commit()
+        db.close()
+        got, _ = self.json('notes', db=path)
+        self.assertEqual([n['text'] for n in got if n['kind'] == 'no_steps'], ['the recorder saw no marker'])
+        # every step skipped: says so, with the number
+        got, _ = self.json('--skip-steps', '10', 'notes')
+        texts = [n['text'] for n in got if n['kind'] == 'no_steps']
+        self.assertEqual(len(texts), 1, got)
+        self.assertIn('--skip-steps left out all 10 complete steps', texts[0])
+
+    def test_quiet_leaves_out_the_machines_notes(self):
+        """-q: the notes on counters this machine cannot open (the same on a
+        VM every run) are left out, on stderr and under the tables; the
+        others stay."""
+        r = self.run_report('-q', '--format', 'json', 'steps')
+        err = r.stderr.decode()
+        self.assertNotIn('no hardware PMU', err)
+        self.assertIn('3 marker records were lost', err)
+        text = self.run_report('--quiet').stdout.decode()
+        self.assertNotIn('no hardware PMU', text)
+        self.assertIn('mfu covers 9 of 10 steps', text)
+        got, _ = self.json('-q', 'notes')
+        self.assertFalse([n for n in got if n['kind'] == 'missing_counters'])
+        self.assertIn('no hardware PMU', self.run_report('steps').stdout.decode())
+
     def test_invalid_utf8_stays_valid_json(self):
         path = os.path.join(self.tmp, 'utf8.sqlite')
         Fixture(path, nsteps=1, phases=False)
@@ -687,6 +752,11 @@ class SqlByHandTest(ReportTest):
         out = self.run_report('--list').stdout.decode()
         for s in ('summary', 'steps', 'phases', 'notes'):
             self.assertIn(s, out)
+        # one column of names, the descriptions aligned after it
+        lines = out.splitlines()
+        starts = {len(l) - len(l.split(None, 1)[1]) for l in lines}
+        self.assertEqual(len(starts), 1, out)
+        self.assertIn('phase_breakdown  per phase', out)
 
 
 class CsvTest(ReportTest):
@@ -774,6 +844,10 @@ class TableTest(ReportTest):
         self.assertIn('mfu covers 9 of 10 steps', text)
         s = self.fx.summary_expect()
         self.assertIn('%.2f' % (100 * s['mfu']), text)
+
+    def test_notes_header_is_its_columns(self):
+        g = self.grid(self.run_report('notes').stdout.decode(), 'notes')
+        self.assertEqual(g[0].split(), ['kind', 'text', 'missing', 'alert'])
 
     def test_steps_only_has_missing_notes(self):
         text = self.run_report('steps').stdout.decode()
