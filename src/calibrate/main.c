@@ -397,7 +397,7 @@ static void out_string(struct out *o, const char *s)
 		out_printf(o, "null");
 		return;
 	}
-	if (!o->err && json_append_string(&o->buf, &o->len, &o->cap, s))
+	if (!o->err && json_append_string(&o->buf, &o->len, &o->cap, s, strlen(s)))
 		o->err = -ENOMEM;
 }
 

@@ -189,67 +189,113 @@ int array_grow(void *array, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
-static int grow(char **buf, size_t *cap, size_t need)
+int buf_append(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
 {
-	return array_grow(buf, cap, need, 1);
+	if (array_grow(buf, cap, *len + n + 1, 1))
+		return -ENOMEM;
+	memcpy(*buf + *len, s, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+	return 0;
 }
 
-int json_append_string(char **buf, size_t *len, size_t *cap, const char *s)
+size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 {
-	/* worst case: every byte becomes \u00XX, plus quotes and NUL */
-	if (grow(buf, cap, *len + strlen(s) * 6 + 3))
-		return -ENOMEM;
-	char *p = *buf + *len;
-	*p++ = '"';
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		switch (*c) {
-		case '"': *p++ = '\\'; *p++ = '"'; break;
-		case '\\': *p++ = '\\'; *p++ = '\\'; break;
-		case '\n': *p++ = '\\'; *p++ = 'n'; break;
-		case '\r': *p++ = '\\'; *p++ = 'r'; break;
-		case '\t': *p++ = '\\'; *p++ = 't'; break;
-		default:
-			if (*c < 0x20) {
-				p += sprintf(p, "\\u%04x", *c);
-			} else {
-				*p++ = (char)*c;
-			}
-		}
+	unsigned c = s[0];
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
 	}
-	*p++ = '"';
-	*p = '\0';
-	*len = (size_t)(p - *buf);
+	if (c < 0xc2)
+		return 0;
+	if (c < 0xe0) {
+		if (n < 2 || (s[1] & 0xc0) != 0x80)
+			return 0;
+		*cp = ((c & 0x1fu) << 6) | (s[1] & 0x3fu);
+		return 2;
+	}
+	if (c < 0xf0) {
+		if (n < 3 || (s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80)
+			return 0;
+		if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0))
+			return 0; /* overlong, surrogate */
+		*cp = ((c & 0x0fu) << 12) | ((s[1] & 0x3fu) << 6) | (s[2] & 0x3fu);
+		return 3;
+	}
+	if (c < 0xf5) {
+		if (n < 4 || (s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80)
+			return 0;
+		if ((c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] >= 0x90))
+			return 0;
+		*cp = ((c & 0x07u) << 18) | ((s[1] & 0x3fu) << 12) | ((s[2] & 0x3fu) << 6) | (s[3] & 0x3fu);
+		return 4;
+	}
 	return 0;
+}
+
+int json_append_string(char **buf, size_t *len, size_t *cap, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	char esc[16];
+	size_t k;
+	uint32_t cp;
+
+	if (buf_append(buf, len, cap, "\"", 1))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i += k) {
+		const char *piece = str + i;
+		size_t plen;
+
+		k = utf8_decode(s + i, n - i, &cp);
+		if (k == 0) {
+			/* not UTF-8: JSON must be, so the byte becomes U+FFFD */
+			plen = (size_t)sprintf(esc, "\\ufffd");
+			piece = esc;
+			k = 1;
+		} else if (cp == '"' || cp == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)cp;
+			plen = 2;
+			piece = esc;
+		} else if (cp < 0x20 || cp == 0x7f || cp == 0x2028 || cp == 0x2029) {
+			/* controls, and the line separators JavaScript will not
+			 * take raw in a string */
+			piece = esc;
+			switch (cp) {
+			case '\n': plen = (size_t)sprintf(esc, "\\n"); break;
+			case '\r': plen = (size_t)sprintf(esc, "\\r"); break;
+			case '\t': plen = (size_t)sprintf(esc, "\\t"); break;
+			case '\b': plen = (size_t)sprintf(esc, "\\b"); break;
+			case '\f': plen = (size_t)sprintf(esc, "\\f"); break;
+			default: plen = (size_t)sprintf(esc, "\\u%04x", (unsigned)cp); break;
+			}
+		} else {
+			plen = k;
+		}
+		if (buf_append(buf, len, cap, piece, plen))
+			return -ENOMEM;
+	}
+	return buf_append(buf, len, cap, "\"", 1);
 }
 
 char *json_argv(char *const argv[])
 {
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
+	int err = buf_append(&buf, &len, &cap, "[", 1);
 
-	/* json_append_string writes a string and its NUL; the separators
-	 * take the place of an empty string's quotes */
-	if (json_append_string(&buf, &len, &cap, "") < 0)
-		return NULL;
-	len = 0;
-	buf[len++] = '[';
-	for (int i = 0; argv[i]; i++) {
-		if (i) {
-			if (json_append_string(&buf, &len, &cap, "") < 0)
-				goto oom;
-			len -= 2;
-			buf[len++] = ',';
-		}
-		if (json_append_string(&buf, &len, &cap, argv[i]) < 0)
-			goto oom;
+	for (int i = 0; !err && argv[i]; i++) {
+		if (i)
+			err = buf_append(&buf, &len, &cap, ",", 1);
+		if (!err)
+			err = json_append_string(&buf, &len, &cap, argv[i], strlen(argv[i]));
 	}
-	if (json_append_string(&buf, &len, &cap, "") < 0)
-		goto oom;
-	len -= 2;
-	buf[len++] = ']';
-	buf[len] = '\0';
+	if (!err)
+		err = buf_append(&buf, &len, &cap, "]", 1);
+	if (err) {
+		free(buf);
+		return NULL;
+	}
 	return buf;
-oom:
-	free(buf);
-	return NULL;
 }

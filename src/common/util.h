@@ -34,10 +34,17 @@ uint64_t realtime_ns(void);
 /* snprintf that always terminates and reports truncation as -ENOSPC. */
 int strbuf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Append @s to the growing JSON string being built in *buf (a malloc'd
- * buffer of *cap bytes, *len used) as a quoted, escaped JSON string.
- * Returns 0 or -ENOMEM. */
-int json_append_string(char **buf, size_t *len, size_t *cap, const char *s);
+/* Append @n bytes at @s to the malloc'd text *@buf (*@cap bytes, *@len
+ * used), keeping it NUL-terminated. Returns 0 or -ENOMEM. */
+int buf_append(char **buf, size_t *len, size_t *cap, const char *s, size_t n);
+/* The UTF-8 sequence at @s (@n bytes left): its length with the code point
+ * in *@cp, or 0 when it is not valid UTF-8 (overlong, surrogate, cut). */
+size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
+/* Append @n bytes at @s to *@buf (as buf_append) as a quoted JSON string:
+ * quotes, backslashes and controls escaped, U+2028/9 too, and bytes that
+ * are not UTF-8 replaced by U+FFFD. The one JSON string writer (mfu-report,
+ * mfu-calibrate, the run's argv). Returns 0 or -ENOMEM. */
+int json_append_string(char **buf, size_t *len, size_t *cap, const char *s, size_t n);
 /* A NULL-terminated argv as a JSON array of strings (malloc'd), or NULL
  * when out of memory. */
 char *json_argv(char *const argv[]);

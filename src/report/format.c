@@ -1,4 +1,5 @@
 #include "format.h"
+#include "util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -212,34 +213,6 @@ static void out_spaces(struct format *f, size_t n)
 }
 
 /* ---- growing scratch buffers ---- */
-
-static int buf_reserve(char **buf, size_t *cap, size_t need)
-{
-	size_t ncap;
-	char *nb;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 256;
-	while (ncap < need)
-		ncap *= 2;
-	nb = realloc(*buf, ncap);
-	if (!nb)
-		return -ENOMEM;
-	*buf = nb;
-	*cap = ncap;
-	return 0;
-}
-
-static int buf_append(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
-{
-	if (buf_reserve(buf, cap, *len + n + 1))
-		return -ENOMEM;
-	memcpy(*buf + *len, s, n);
-	*len += n;
-	(*buf)[*len] = '\0';
-	return 0;
-}
 
 /* ---- numbers ---- */
 
@@ -500,41 +473,6 @@ size_t format_eng(char *buf, size_t len, double v)
 /* ---- strings ---- */
 
 /* Length of the valid UTF-8 sequence at @s (1-4), 0 if it is not one. */
-static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
-{
-	unsigned c = s[0];
-
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	}
-	if (c < 0xc2)
-		return 0;
-	if (c < 0xe0) {
-		if (n < 2 || (s[1] & 0xc0) != 0x80)
-			return 0;
-		*cp = ((c & 0x1fu) << 6) | (s[1] & 0x3fu);
-		return 2;
-	}
-	if (c < 0xf0) {
-		if (n < 3 || (s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80)
-			return 0;
-		if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0))
-			return 0; /* overlong, surrogate */
-		*cp = ((c & 0x0fu) << 12) | ((s[1] & 0x3fu) << 6) | (s[2] & 0x3fu);
-		return 3;
-	}
-	if (c < 0xf5) {
-		if (n < 4 || (s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80)
-			return 0;
-		if ((c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] >= 0x90))
-			return 0;
-		*cp = ((c & 0x07u) << 18) | ((s[1] & 0x3fu) << 12) | ((s[2] & 0x3fu) << 6) | (s[3] & 0x3fu);
-		return 4;
-	}
-	return 0;
-}
-
 /* Code points that reorder or hide text on a terminal: C1 controls and the
  * bidirectional overrides ("Trojan Source"). */
 static int cp_is_hidden(uint32_t cp)
@@ -550,14 +488,14 @@ long format_sanitize(char **buf, size_t *len, size_t *cap, const unsigned char *
 	size_t k;
 	uint32_t cp;
 
-	if (buf_reserve(buf, cap, *len + 1))
+	if (array_grow(buf, cap, *len + 1, 1))
 		return -ENOMEM;
 	(*buf)[*len] = '\0';
 	for (size_t i = 0; i < n; i += k) {
 		const char *piece = (const char *)s + i;
 		size_t plen;
 
-		k = utf8_seq(s + i, n - i, &cp);
+		k = utf8_decode(s + i, n - i, &cp);
 		if (k == 0) {
 			plen = (size_t)sprintf(esc, "\\x%02x", s[i]);
 			piece = esc;
@@ -588,47 +526,6 @@ long format_sanitize(char **buf, size_t *len, size_t *cap, const unsigned char *
 		width += piece == esc ? (long)plen : 1;
 	}
 	return width;
-}
-
-int format_json_string(char **buf, size_t *len, size_t *cap, const unsigned char *s, size_t n)
-{
-	char esc[16];
-	size_t k;
-	uint32_t cp;
-
-	if (buf_append(buf, len, cap, "\"", 1))
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i += k) {
-		const char *piece = (const char *)s + i;
-		size_t plen;
-
-		k = utf8_seq(s + i, n - i, &cp);
-		if (k == 0) {
-			plen = (size_t)sprintf(esc, "\\ufffd");
-			piece = esc;
-			k = 1;
-		} else if (cp == '"' || cp == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)cp;
-			plen = 2;
-			piece = esc;
-		} else if (cp < 0x20 || cp == 0x7f || cp == 0x2028 || cp == 0x2029) {
-			piece = esc;
-			switch (cp) {
-			case '\n': plen = (size_t)sprintf(esc, "\\n"); break;
-			case '\r': plen = (size_t)sprintf(esc, "\\r"); break;
-			case '\t': plen = (size_t)sprintf(esc, "\\t"); break;
-			case '\b': plen = (size_t)sprintf(esc, "\\b"); break;
-			case '\f': plen = (size_t)sprintf(esc, "\\f"); break;
-			default: plen = (size_t)sprintf(esc, "\\u%04x", (unsigned)cp); break;
-			}
-		} else {
-			plen = k;
-		}
-		if (buf_append(buf, len, cap, piece, plen))
-			return -ENOMEM;
-	}
-	return buf_append(buf, len, cap, "\"", 1);
 }
 
 /* ---- the writer ---- */
@@ -1013,7 +910,7 @@ static int cell_machine(struct format *f, sqlite3_stmt *stmt, int i)
 			return 0;
 		}
 		f->cell_len = 0;
-		if (format_json_string(&f->cell, &f->cell_len, &f->cell_cap, s, len))
+		if (json_append_string(&f->cell, &f->cell_len, &f->cell_cap, (const char *)s, len))
 			return -ENOMEM;
 		out_write(f, f->cell, f->cell_len);
 		return 0;
@@ -1062,7 +959,7 @@ static int section_json(struct format *f, const char *name, sqlite3_stmt *stmt, 
 		size_t len = 0, cap = 0;
 
 		if (buf_append(&keys[i], &len, &cap, i ? "," : "{", 1) ||
-		    format_json_string(&keys[i], &len, &cap, (const unsigned char *)f->cols[i].name,
+		    json_append_string(&keys[i], &len, &cap, f->cols[i].name,
 				       strlen(f->cols[i].name)) ||
 		    buf_append(&keys[i], &len, &cap, ":", 1))
 			goto out;
@@ -1070,7 +967,7 @@ static int section_json(struct format *f, const char *name, sqlite3_stmt *stmt, 
 	if (f->nsections > 1) {
 		out_str(f, f->nwritten ? ",\n" : "{\n");
 		f->cell_len = 0;
-		if (format_json_string(&f->cell, &f->cell_len, &f->cell_cap, (const unsigned char *)name,
+		if (json_append_string(&f->cell, &f->cell_len, &f->cell_cap, name,
 				       strlen(name)))
 			goto out;
 		out_write(f, f->cell, f->cell_len);

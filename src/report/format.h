@@ -81,6 +81,6 @@ long format_sanitize(char **buf, size_t *len, size_t *cap, const unsigned char *
 /* Append @s (@n bytes) to *buf as a JSON string with quotes: escapes for
  * '"', '\', control characters, U+2028/9; bytes that are not UTF-8 become
  * U+FFFD, so the output is always valid JSON. Returns 0 or -ENOMEM. */
-int format_json_string(char **buf, size_t *len, size_t *cap, const unsigned char *s, size_t n);
+
 
 #endif

@@ -58,15 +58,36 @@ static void test_parse(void)
 	CHECK_EQ_INT(safe_atod("0.25abc", &d), -EINVAL);
 }
 
-static void test_json(void)
+static void test_json_string(void)
 {
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	CHECK_EQ_INT(json_append_string(&buf, &len, &cap, "a\"b\\c\nd\x01"), 0);
-	CHECK_STR(buf, "\"a\\\"b\\\\c\\nd\\u0001\"");
-	CHECK_EQ_INT(len, strlen(buf));
-	free(buf);
+	static const struct {
+		int line;
+		const char *in;
+		size_t n;
+		const char *want;
+	} rows[] = {
+		{ __LINE__, "plain", 5, "\"plain\"" },
+		{ __LINE__, "a,\"b\"\nc", 7, "\"a,\\\"b\\\"\\nc\"" },
+		{ __LINE__, "back\\", 5, "\"back\\\\\"" },
+		{ __LINE__, "\x01\x1f\x7f", 3, "\"\\u0001\\u001f\\u007f\"" },
+		{ __LINE__, "nul\0", 4, "\"nul\\u0000\"" },
+		{ __LINE__, "bad\xff\xfe", 5, "\"bad\\ufffd\\ufffd\"" },
+		{ __LINE__, "caf\xc3\xa9", 5, "\"caf\xc3\xa9\"" },
+		{ __LINE__, "ls\xe2\x80\xa8", 5, "\"ls\\u2028\"" },
+		{ __LINE__, "", 0, "\"\"" },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char *buf = NULL;
+		size_t len = 0, cap = 0;
+		int rc = json_append_string(&buf, &len, &cap, rows[i].in, rows[i].n);
+		CHECK_ROW(rc == 0 && buf && strcmp(buf, rows[i].want) == 0, rows[i].line);
+		if (!buf || strcmp(buf, rows[i].want))
+			fprintf(stderr, "  got '%s' want '%s'\n", buf ? buf : "(null)", rows[i].want);
+		free(buf);
+	}
 }
+
 
 static void test_strbuf(void)
 {
@@ -100,7 +121,12 @@ int main(void)
 {
 	test_array_grow();
 	test_parse();
-	test_json();
+	test_json_string();
+	{
+		char *argv_json = json_argv((char *[]){ "a b", "c\"", NULL });
+		CHECK(argv_json && strcmp(argv_json, "[\"a b\",\"c\\\"\"]") == 0);
+		free(argv_json);
+	}
 	test_strbuf();
 	return check_status();
 }
