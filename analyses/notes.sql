@@ -102,7 +102,9 @@ warm AS MATERIALIZED (
   FROM med CROSS JOIN (SELECT MIN(win.step) AS first_fast FROM win, med WHERE win.wall_ns <= 2 * med.median) AS f
 ),
 lines(ord, sub, kind, text, missing, alert) AS (
+  -- (the recorder's lost_records note says less than line 5 below: one line)
   SELECT 1, n.id, n.kind, n.text, 1, 0 FROM note AS n
+  WHERE NOT (n.kind = 'lost_records' AND (SELECT lost_records FROM r) > 0)
   UNION ALL
   SELECT 2, 0, 'peak_flops',
          CASE WHEN r.peak_flops IS NULL OR r.peak_flops <= 0 THEN
@@ -184,12 +186,25 @@ lines(ord, sub, kind, text, missing, alert) AS (
   FROM s CROSS JOIN r
   WHERE s.steps = 0 AND NOT EXISTS (SELECT 1 FROM main.note WHERE kind = 'no_steps')
   UNION ALL
+  -- Lost records are the recorder's loss, not marker misuse: the threads
+  -- that lost them have records_lost anomalies instead of misuse ones, and
+  -- the steps open across a loss are incomplete (step_broken_by_loss).
   SELECT 5, 0, 'lost_records',
          r.lost_records || CASE r.lost_records WHEN 1 THEN ' marker record was' ELSE ' marker records were' END
-         || ' lost while recording (ring full or torn);'
-         || ' some steps or phases are missing or incomplete',
+         || ' lost because the marker ring was full (or a writer died mid-record): raise mfu-record --ring-records; '
+         || CASE b.n WHEN 0 THEN 'no step is'
+                     WHEN 1 THEN '1 step is'
+                     ELSE b.n || ' steps are' END
+         || ' incomplete because of it; '
+         || CASE WHEN b.told THEN 'the boundaries around the loss are not counted as marker misuse'
+                   || ' (anomaly records_lost says which threads lost how many, and which phases are incomplete)'
+                 -- a recorder older than the records_lost anomaly
+                 ELSE 'misuse anomalies around the loss may come from it, not from the markers' END,
          1, 0
-  FROM r WHERE r.lost_records > 0
+  FROM r, (SELECT COUNT(*) FILTER (WHERE kind = 'step_broken_by_loss') AS n,
+                  COUNT(*) FILTER (WHERE kind = 'records_lost') > 0 AS told
+           FROM anomaly WHERE kind IN ('step_broken_by_loss', 'records_lost')) AS b
+  WHERE r.lost_records > 0
   UNION ALL
   SELECT 6, 0, 'anomalies',
          (SELECT CASE COUNT(*) WHEN 1 THEN '1 anomaly: ' ELSE COUNT(*) || ' anomalies: ' END FROM anomaly)
@@ -204,7 +219,9 @@ lines(ord, sub, kind, text, missing, alert) AS (
                        ELSE COUNT(*) || ' steps began but never ended; they are' END
          || ' left out of every table',
          0, 0
-  FROM step WHERE complete = 0 HAVING COUNT(*) > 0
+  FROM step WHERE complete = 0
+    AND step NOT IN (SELECT step FROM anomaly WHERE kind = 'step_broken_by_loss' AND step IS NOT NULL)
+  HAVING COUNT(*) > 0
   UNION ALL
   SELECT 8, 0, 'state',
          CASE r.state

@@ -66,7 +66,7 @@ int mring_check(const void *mem, size_t size)
 	return 0;
 }
 
-struct mring_record *mring_claim(void *mem, uint64_t *pos)
+static struct mring_record *claim(void *mem, uint64_t *pos, int count_loss)
 {
 	struct mring_header *h = mem;
 	uint64_t p = __atomic_load_n(&h->head, __ATOMIC_RELAXED);
@@ -83,12 +83,23 @@ struct mring_record *mring_claim(void *mem, uint64_t *pos)
 			/* p was reloaded by the failed CAS */
 		} else if (diff < 0) {
 			/* the slot still holds a record from the previous lap: full */
-			__atomic_fetch_add(&h->lost, 1, __ATOMIC_RELAXED);
+			if (count_loss)
+				__atomic_fetch_add(&h->lost, 1, __ATOMIC_RELAXED);
 			return NULL;
 		} else {
 			p = __atomic_load_n(&h->head, __ATOMIC_RELAXED);
 		}
 	}
+}
+
+struct mring_record *mring_claim(void *mem, uint64_t *pos)
+{
+	return claim(mem, pos, 1);
+}
+
+struct mring_record *mring_claim_uncounted(void *mem, uint64_t *pos)
+{
+	return claim(mem, pos, 0);
 }
 
 void mring_publish(struct mring_record *r, uint64_t pos)
@@ -110,7 +121,11 @@ void mring_release(void *mem)
 {
 	struct mring_header *h = mem;
 	uint64_t t = __atomic_load_n(&h->tail, __ATOMIC_RELAXED);
-	__atomic_store_n(&slot(mem, t)->seq, t + h->nslots, __ATOMIC_RELEASE);
+	struct mring_record *r = slot(mem, t);
+	/* a hole left in this slot next lap must not name this record's writer */
+	r->pid = 0;
+	r->tid = 0;
+	__atomic_store_n(&r->seq, t + h->nslots, __ATOMIC_RELEASE);
 	__atomic_store_n(&h->tail, t + 1, __ATOMIC_RELEASE);
 }
 
@@ -130,9 +145,24 @@ int mring_skip_hole(void *mem)
 	if (__atomic_load_n(&slot(mem, t)->seq, __ATOMIC_ACQUIRE) == t + 1)
 		return 0; /* published after all */
 	__atomic_fetch_add(&h->lost, 1, __ATOMIC_RELAXED);
+	slot(mem, t)->pid = 0;
+	slot(mem, t)->tid = 0;
 	__atomic_store_n(&slot(mem, t)->seq, t + h->nslots, __ATOMIC_RELEASE);
 	__atomic_store_n(&h->tail, t + 1, __ATOMIC_RELEASE);
 	return 1;
+}
+
+void mring_hole_owner(const void *mem, int32_t *pid, int32_t *tid)
+{
+	const struct mring_header *h = mem;
+	uint64_t t = __atomic_load_n(&h->tail, __ATOMIC_RELAXED);
+	const struct mring_record *r = slot((void *)mem, t);
+
+	*pid = *tid = 0;
+	if (mring_pending(mem) == 0 || __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) == t + 1)
+		return;
+	*pid = __atomic_load_n(&r->pid, __ATOMIC_RELAXED);
+	*tid = __atomic_load_n(&r->tid, __ATOMIC_RELAXED);
 }
 
 uint64_t mring_lost(const void *mem)

@@ -9,8 +9,11 @@
  * publishes it by storing p + 1 in the slot's sequence. The consumer reads
  * slot `tail` when its sequence is tail + 1, then frees it by storing
  * tail + nslots. A producer never waits: if the ring is full it counts the
- * record in `lost` and returns. A producer killed between claim and publish
- * leaves a hole that the consumer counts as lost once the target has gone.
+ * record in `lost` and returns; the thread's next published record carries
+ * MRING_F_AFTER_LOSS, so the recorder knows which thread lost records where
+ * (docs/reliability.md). A producer killed between claim and publish
+ * leaves a hole that the consumer counts as lost once the target has gone;
+ * the slot names the claiming thread (mring_hole_owner()).
  *
  * Everything here crosses a process boundary: the header and record carry a
  * magic, a version and their sizes, and tests/unit/test_marker_ring.c pins
@@ -23,7 +26,7 @@
 #include <stddef.h>
 
 #define MRING_MAGIC 0x676e69725566d6dULL /* "mfUring" */
-#define MRING_VERSION 2
+#define MRING_VERSION 3 /* 3: kind, flags, name_len, ngroups a byte each; lost; MRING_LOSS */
 #define MRING_MAX_GROUPS 8   /* counter groups read at each boundary */
 #define MRING_DATA_WORDS 50  /* u64 words for all groups' readings */
 #define MRING_NAME_MAX 64    /* bytes in a record's name, with the NUL */
@@ -43,12 +46,22 @@ enum mring_kind {
 	MRING_PHASE_BEGIN = 4,
 	MRING_PHASE_END = 5,
 	MRING_PHASE_MODEL = 6,
+	/* No marker: a thread that dropped records and published nothing since
+	 * says so when it exits (the record carries MRING_F_AFTER_LOSS). */
+	MRING_LOSS = 7,
 };
 
 /* record flags */
 #define MRING_F_NAME_TRUNCATED 0x1 /* the name was longer than the field */
 #define MRING_F_NO_COUNTERS 0x2    /* a counter group could not be read */
 #define MRING_F_NULL_NAME 0x4      /* a NULL name was passed */
+/* This thread dropped records (the ring was full) since its previous
+ * published one: @lost of them, right before this record. What it dropped
+ * is said by the two flags after it; the recorder cannot pair this thread's
+ * boundaries (nor its process's steps) across the gap. */
+#define MRING_F_AFTER_LOSS 0x8
+#define MRING_F_LOST_STEP 0x10     /* among them a step begin, end or model */
+#define MRING_F_LOST_PHASE 0x20    /* among them a phase begin, end or model */
 
 /* One marker record: 512 bytes. data[] holds one reading per counter group,
  * back to back, each laid out exactly as perf's read() of a
@@ -59,10 +72,12 @@ enum mring_kind {
  * read has nr = 0 there. */
 struct mring_record {
 	uint64_t seq;          /* ring sequence (written last, release) */
-	uint16_t kind;         /* enum mring_kind */
-	uint16_t flags;        /* MRING_F_* */
-	uint16_t name_len;     /* bytes of name (without NUL) */
-	uint16_t ngroups;      /* groups read into data[] */
+	uint8_t kind;          /* enum mring_kind */
+	uint8_t flags;         /* MRING_F_* */
+	uint8_t name_len;      /* bytes of name (without NUL) */
+	uint8_t ngroups;       /* groups read into data[] */
+	uint32_t lost;         /* with MRING_F_AFTER_LOSS: records this thread
+				* dropped right before this one, else 0 */
 	int32_t pid;
 	int32_t tid;
 	uint64_t time_ns;      /* CLOCK_MONOTONIC, taken right after the reads */
@@ -110,6 +125,9 @@ int mring_check(const void *mem, size_t size);
  * is full (the loss is already counted). Fill everything but seq, then call
  * mring_publish() with the same record. */
 struct mring_record *mring_claim(void *mem, uint64_t *pos);
+/* Producer: like mring_claim(), but a full ring is no loss (for MRING_LOSS
+ * records, which are no marker: stored + lost = marked stays exact). */
+struct mring_record *mring_claim_uncounted(void *mem, uint64_t *pos);
 void mring_publish(struct mring_record *r, uint64_t pos);
 
 /* Consumer: the next published record, or NULL if none is ready. The record
@@ -122,6 +140,11 @@ uint64_t mring_pending(const void *mem);
 /* Consumer, once no producer can be running: skip one unpublished slot at
  * the tail; returns 1 if one was skipped (it counts as lost), else 0. */
 int mring_skip_hole(void *mem);
+/* Consumer, before mring_skip_hole(): the process and thread that claimed
+ * the unpublished slot at the tail (a producer writes them first thing
+ * after the claim; the consumer clears them when it frees a slot), or 0 and
+ * 0 when it died before writing them or nothing is pending. */
+void mring_hole_owner(const void *mem, int32_t *pid, int32_t *tid);
 uint64_t mring_lost(const void *mem);
 
 #endif

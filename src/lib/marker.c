@@ -9,6 +9,13 @@
  * threads, see KERNEL-NOTES), stamps CLOCK_MONOTONIC and publishes it.
  * Pairing begins with ends and spotting misuse is the recorder's job, so a
  * boundary costs one read() and a few stores. Nothing here prints or aborts.
+ *
+ * A full ring drops the record (markers never wait). The thread remembers
+ * that it did, and its next published record says so (MRING_F_AFTER_LOSS):
+ * without that, the recorder would take the unpaired boundaries around the
+ * gap for misuse. A thread that exits with such a loss untold says it in a
+ * record of its own (MRING_LOSS), the one place where a short wait for a
+ * free slot is allowed: the thread is leaving, no marker is waiting.
  */
 #include "mfu.h"
 #include "marker_ring.h"
@@ -35,6 +42,11 @@ static size_t g_size[MRING_MAX_GROUPS];    /* bytes of one read of each */
 static unsigned g_off[MRING_MAX_GROUPS];   /* where each goes in data[] */
 static int32_t g_pid;
 static __thread int32_t t_tid;
+static __thread uint32_t t_lost;       /* records dropped since the last published one */
+static __thread uint8_t t_lost_kinds;  /* MRING_F_LOST_STEP | MRING_F_LOST_PHASE */
+static __thread int t_exit_hook;       /* the thread-exit key is set */
+static pthread_key_t g_exit_key;
+static int g_exit_key_ok;
 
 /* Parse the next item of a comma-separated fd list at *s: a non-negative
  * number, or "-" for none. Returns the fd or -1, and moves *s past it. */
@@ -60,6 +72,39 @@ static void after_fork_child(void)
 	/* The child is a new process with one thread: its ids changed. */
 	g_pid = (int32_t)getpid();
 	t_tid = 0;
+	t_lost = 0; /* the parent's thread lost those, and says so itself */
+	t_lost_kinds = 0;
+}
+
+static void emit(uint8_t kind, const char *name, double a, double b);
+
+/* Tell the recorder about records this thread dropped and never followed
+ * with a published one: retry for about 20 ms while the recorder frees a
+ * slot (it drains every 5 ms), then give up (the loss stays counted in the
+ * ring header, only unattributed). */
+static void tell_loss(void)
+{
+	for (int i = 0; t_lost && i < 20; i++) {
+		if (i) {
+			struct timespec ms = { 0, 1000000 };
+			nanosleep(&ms, NULL);
+		}
+		emit(MRING_LOSS, NULL, 0, 0);
+	}
+}
+
+static void thread_exit(void *unused)
+{
+	(void)unused;
+	if (__atomic_load_n(&g_on, __ATOMIC_ACQUIRE))
+		tell_loss();
+}
+
+/* The thread that calls exit() runs no key destructor: this runs instead. */
+__attribute__((destructor)) static void mfu_fini(void)
+{
+	if (__atomic_load_n(&g_on, __ATOMIC_ACQUIRE))
+		tell_loss();
 }
 
 __attribute__((constructor)) static void mfu_init(void)
@@ -97,25 +142,46 @@ __attribute__((constructor)) static void mfu_init(void)
 		g_off[g] = h->group_offset[g];
 	}
 	g_pid = (int32_t)getpid();
+	g_exit_key_ok = pthread_key_create(&g_exit_key, thread_exit) == 0;
 	__atomic_fetch_add(&((struct mring_header *)mem)->writers, 1, __ATOMIC_RELAXED);
 	pthread_atfork(NULL, NULL, after_fork_child);
 	g_ring = mem;
 	__atomic_store_n(&g_on, 1, __ATOMIC_RELEASE);
 }
 
-static void emit(uint16_t kind, const char *name, double a, double b)
+static void emit(uint8_t kind, const char *name, double a, double b)
 {
 	struct mring_record *r;
 	struct timespec ts;
 	uint64_t pos;
-	uint16_t flags = 0;
+	uint8_t flags = 0;
 
-	r = mring_claim(g_ring, &pos);
-	if (!r)
-		return; /* the ring is full: counted in the ring's lost field */
 	if (!t_tid)
 		t_tid = (int32_t)syscall(SYS_gettid);
-	for (int g = 0; g < g_ngroups; g++) {
+	r = kind == MRING_LOSS ? mring_claim_uncounted(g_ring, &pos) : mring_claim(g_ring, &pos);
+	if (!r) {
+		/* the ring is full: counted in the ring's lost field, and told
+		 * with this thread's next record */
+		if (kind != MRING_LOSS) {
+			if (t_lost < UINT32_MAX)
+				t_lost++;
+			t_lost_kinds |= kind <= MRING_STEP_MODEL ? MRING_F_LOST_STEP : MRING_F_LOST_PHASE;
+			if (!t_exit_hook && g_exit_key_ok) {
+				/* a non-NULL value makes the key's destructor run at exit */
+				pthread_setspecific(g_exit_key, &t_exit_hook);
+				t_exit_hook = 1;
+			}
+		}
+		return;
+	}
+	/* who claimed it, first: a hole left by a writer killed before the
+	 * publish names its thread (mring_hole_owner()) */
+	r->pid = g_pid;
+	r->tid = t_tid;
+	/* a loss notice bounds no interval: no counters (a thread leaving may
+	 * not be able to read them any more) */
+	int ngroups = kind == MRING_LOSS ? 0 : g_ngroups;
+	for (int g = 0; g < ngroups; g++) {
 		uint64_t *dst = &r->data[g_off[g]];
 		if (g_fd[g] < 0 || read(g_fd[g], dst, g_size[g]) != (ssize_t)g_size[g]) {
 			dst[0] = dst[1] = dst[2] = 0;
@@ -123,12 +189,10 @@ static void emit(uint16_t kind, const char *name, double a, double b)
 				flags |= MRING_F_NO_COUNTERS;
 		}
 	}
-	r->ngroups = (uint16_t)g_ngroups;
+	r->ngroups = (uint8_t)ngroups;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	r->time_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	r->kind = kind;
-	r->pid = g_pid;
-	r->tid = t_tid;
 	r->a = a;
 	r->b = b;
 	r->name_len = 0;
@@ -144,8 +208,15 @@ static void emit(uint16_t kind, const char *name, double a, double b)
 			}
 			memcpy(r->name, name, n);
 			r->name[n] = '\0';
-			r->name_len = (uint16_t)n;
+			r->name_len = (uint8_t)n;
 		}
+	}
+	r->lost = 0;
+	if (t_lost) {
+		flags |= MRING_F_AFTER_LOSS | t_lost_kinds;
+		r->lost = t_lost;
+		t_lost = 0;
+		t_lost_kinds = 0;
 	}
 	r->flags = flags;
 	mring_publish(r, pos);

@@ -639,10 +639,10 @@ static int drain_ring(struct drain *d)
 		}
 		if (d->failed)
 			d->dropped++;
+		d->records += r->kind != MRING_LOSS; /* a thread's loss notice is no marker */
 		mring_release(d->ring);
 		n++;
 	}
-	d->records += (uint64_t)n;
 	return n;
 }
 
@@ -1349,9 +1349,14 @@ int main(int argc, char **argv)
 	/* Final drain; slots claimed but never published (a writer killed
 	 * mid-record, or a child process still running) count as lost. */
 	if (d.markers && d.ring) {
+		int32_t hole_pid, hole_tid;
 		drain_ring(&d);
-		while (mring_skip_hole(ring))
+		while (mring_hole_owner(ring, &hole_pid, &hole_tid), mring_skip_hole(ring)) {
+			int hrc = d.failed ? 0 : markers_lost_hole(d.markers, hole_pid, hole_tid);
+			if (hrc)
+				record_failed(&d, hrc, hrc == -ENOMEM ? "out of memory" : writer_error(d.writer));
 			drain_ring(&d);
+		}
 	}
 	if (!attached && !cw.settled)
 		cpu_watch_peaks(&d, &cw, &o, &pk, d.records ? "the target's, read when it ended (its steps ran "

@@ -27,6 +27,8 @@ struct thread {
 	int depth;
 	int cap;
 	struct open_phase *stack;
+	int debt;               /* unmatched phase ends a loss of this thread can
+				 * still explain (see on_loss()) */
 };
 
 struct proc {
@@ -39,6 +41,19 @@ struct proc {
 	double flops, bytes;
 	int probe;
 	struct counter_reading begin;
+	int debt;               /* 1: a step end without a begin is explained by
+				 * a loss of thread debt_tid (see on_loss()) */
+	int32_t debt_tid;
+};
+
+/* What one thread lost, for its records_lost row at the end. */
+struct loss {
+	int32_t pid, tid;
+	uint64_t first_ns;      /* the first record that told of it */
+	uint64_t records;       /* records dropped */
+	uint64_t bursts;        /* records that told of a loss */
+	uint64_t steps, phases; /* open across the loss: kept incomplete */
+	uint64_t explained;     /* unmatched boundaries the loss explains */
 };
 
 struct markers {
@@ -55,6 +70,10 @@ struct markers {
 	int probe_steps;        /* steps come from probes (--step): the program's
 				 * own step markers are left out */
 	uint64_t ignored_step_markers;
+	struct loss *losses;    /* one per thread that lost records */
+	size_t nlosses, cap_losses, last_loss;
+	uint64_t unowned_holes; /* records lost by writers that died unnamed */
+	uint64_t last_ns;       /* the latest record's time */
 };
 
 struct markers *markers_new(const struct counters *cs, const struct markers_sink *sink)
@@ -81,6 +100,7 @@ void markers_free(struct markers *m)
 		free(m->threads[i].stack);
 	free(m->threads);
 	free(m->procs);
+	free(m->losses);
 	free(m);
 }
 
@@ -105,7 +125,7 @@ static int anomaly(struct markers *m, const struct mring_record *r, const char *
 static int anomaly(struct markers *m, const struct mring_record *r, const char *kind,
 		   int64_t step, const char *fmt, ...)
 {
-	char detail[256];
+	char detail[512];
 	va_list ap;
 	struct anomaly_row row = {
 		.time_ns = r ? r->time_ns : 0,
@@ -161,7 +181,7 @@ static int threads_rehash(struct markers *m, size_t ncap)
 		struct thread *t = &m->threads[i];
 		if (!t->tid)
 			continue;
-		if (t->depth == 0) {
+		if (t->depth == 0 && t->debt == 0) {
 			free(t->stack);
 			continue;
 		}
@@ -182,7 +202,7 @@ static int threads_grow(struct markers *m)
 {
 	size_t live = 0;
 	for (size_t i = 0; i < m->cap_threads; i++)
-		live += m->threads[i].tid && m->threads[i].depth > 0;
+		live += m->threads[i].tid && (m->threads[i].depth > 0 || m->threads[i].debt > 0);
 	/* grow only if the threads with open phases fill a quarter of it */
 	return threads_rehash(m, live * 4 >= m->cap_threads ? m->cap_threads * 2 : m->cap_threads);
 }
@@ -204,6 +224,8 @@ static struct thread *thread_get(struct markers *m, int32_t pid, int32_t tid)
 		t->tid = tid;
 		t->pid = pid;
 		m->nthreads++;
+	} else if (t->pid != pid) {
+		t->debt = 0; /* another process's loss explains nothing here */
 	}
 	t->pid = pid;
 	return t;
@@ -325,6 +347,104 @@ static int emit_phase(struct markers *m, struct thread *t, int idx, const struct
 	return m->sink.phase ? m->sink.phase(m->sink.ctx, &row) : 0;
 }
 
+static struct loss *loss_get(struct markers *m, int32_t pid, int32_t tid, uint64_t time_ns)
+{
+	/* few threads lose records, and one burst tells of itself many times
+	 * in a row: the last one found first */
+	if (m->last_loss < m->nlosses && m->losses[m->last_loss].pid == pid && m->losses[m->last_loss].tid == tid)
+		return &m->losses[m->last_loss];
+	for (size_t i = 0; i < m->nlosses; i++)
+		if (m->losses[i].pid == pid && m->losses[i].tid == tid)
+			return &m->losses[m->last_loss = i];
+	if (m->nlosses == m->cap_losses) {
+		size_t ncap = m->cap_losses ? m->cap_losses * 2 : 8;
+		struct loss *nl = realloc(m->losses, ncap * sizeof(*nl));
+		if (!nl)
+			return NULL;
+		m->losses = nl;
+		m->cap_losses = ncap;
+	}
+	struct loss *l = &m->losses[m->last_loss = m->nlosses++];
+	memset(l, 0, sizeof(*l));
+	l->pid = pid;
+	l->tid = tid;
+	l->first_ns = time_ns;
+	return l;
+}
+
+/* Count an unmatched boundary of thread @tid of @pid as explained by its
+ * loss, not misuse. */
+static int explained(struct markers *m, int32_t pid, int32_t tid, uint64_t time_ns)
+{
+	struct loss *l = loss_get(m, pid, tid, time_ns);
+	if (!l)
+		return -ENOMEM;
+	l->explained++;
+	return 0;
+}
+
+/*
+ * Thread @r->tid of @r->pid dropped @n records of @kinds (MRING_F_LOST_*)
+ * right before @r (the ring was full), or left a hole. What was dropped is
+ * unknown, so the thread's pairing is not trusted across the gap:
+ *  - a lost phase record: every phase the thread has open is kept as
+ *    incomplete now (its end may be among the lost, and an end seen later
+ *    may belong to a later occurrence), and the thread owes up to
+ *    depth + n unmatched phase ends (the ends of those phases, and of
+ *    phases whose begin was lost), at most MAX_DEPTH since no more can be
+ *    open at once. Until that debt is paid, an unmatched phase end (or a
+ *    phase model outside a phase) is counted as explained, not misuse.
+ *  - a lost step record: the process's open step is kept as incomplete
+ *    (step_broken_by_loss: its duration and counts are unknown), and one
+ *    step end without a begin is explained (a process has one step open
+ *    at a time), until the next step begins.
+ * Boundaries begun after the gap pair as usual, so misuse after it (a
+ * step begun while one begun after the gap is open, a phase ending over
+ * phases begun after the gap) is still reported.
+ */
+static int on_loss(struct markers *m, const struct mring_record *r, unsigned kinds, uint64_t n)
+{
+	struct loss *l = loss_get(m, r->pid, r->tid, r->time_ns);
+	int err;
+
+	if (!l)
+		return -ENOMEM;
+	l->bursts++;
+	l->records += n;
+	if (kinds & MRING_F_LOST_PHASE) {
+		struct thread *t = thread_get(m, r->pid, r->tid);
+		if (!t)
+			return -ENOMEM;
+		uint64_t debt = (uint64_t)t->debt + (uint64_t)t->depth + n;
+		t->debt = debt < MAX_DEPTH ? (int)debt : MAX_DEPTH;
+		for (; t->depth > 0; t->depth--) {
+			err = emit_phase(m, t, t->depth - 1, NULL);
+			if (err)
+				return err;
+			l->phases++;
+		}
+	}
+	if ((kinds & MRING_F_LOST_STEP) && !m->probe_steps) {
+		struct proc *p = proc_get(m, r->pid);
+		if (!p)
+			return -ENOMEM;
+		p->debt = 1;
+		p->debt_tid = r->tid;
+		if (p->open) {
+			err = anomaly(m, r, "step_broken_by_loss", p->step,
+				      "step %lld was open when thread %d dropped marker records (the marker ring "
+				      "was full); kept as incomplete: its end and counts are unknown",
+				      (long long)p->step, (int)r->tid);
+			if (!err)
+				err = emit_step(m, p, NULL);
+			if (err)
+				return err;
+			l->steps++;
+		}
+	}
+	return 0;
+}
+
 static int on_step_begin(struct markers *m, const struct mring_record *r)
 {
 	struct proc *p = proc_get(m, r->pid);
@@ -342,6 +462,7 @@ static int on_step_begin(struct markers *m, const struct mring_record *r)
 		if (err)
 			return err;
 	}
+	p->debt = 0; /* a step begins: no step of before the gap is open any more */
 	p->open = 1;
 	p->step = m->next_step++;
 	p->tid = r->tid;
@@ -358,6 +479,10 @@ static int on_step_end(struct markers *m, const struct mring_record *r)
 	struct proc *p = proc_get(m, r->pid);
 	if (!p)
 		return -ENOMEM;
+	if (!p->open && p->debt) {
+		p->debt = 0;
+		return explained(m, r->pid, p->debt_tid, r->time_ns);
+	}
 	if (!p->open)
 		return anomaly(m, r, "step_end_without_begin", -1,
 			       "mfu_step_end() with no open step in process %d; ignored", (int)r->pid);
@@ -371,6 +496,8 @@ static int on_step_model(struct markers *m, const struct mring_record *r)
 
 	if (!p)
 		return -ENOMEM;
+	if (!p->open && p->debt)
+		return explained(m, r->pid, p->debt_tid, r->time_ns);
 	if (!p->open)
 		return anomaly(m, r, "model_outside_step", -1,
 			       "mfu_step_model(%g, %g) with no open step; ignored", r->a, r->b);
@@ -434,6 +561,10 @@ static int on_phase_end(struct markers *m, const struct mring_record *r)
 
 	if (!t)
 		return -ENOMEM;
+	if (t->depth == 0 && t->debt > 0) {
+		t->debt--;
+		return explained(m, r->pid, r->tid, r->time_ns);
+	}
 	if (t->depth == 0)
 		return anomaly(m, r, "phase_end_without_begin", -1,
 			       "mfu_phase_end('%s') with no open phase in thread %d; ignored",
@@ -444,6 +575,10 @@ static int on_phase_end(struct markers *m, const struct mring_record *r)
 		for (idx = t->depth - 1; idx >= 0; idx--)
 			if (strcmp(t->stack[idx].name, r->name) == 0)
 				break;
+		if (idx < 0 && t->debt > 0) {
+			t->debt--;
+			return explained(m, r->pid, r->tid, r->time_ns);
+		}
 		if (idx < 0)
 			return anomaly(m, r, "phase_end_without_begin", t->stack[t->depth - 1].step,
 				       "mfu_phase_end('%s') but the open phase is '%s'; ignored", r->name,
@@ -473,6 +608,8 @@ static int on_phase_model(struct markers *m, const struct mring_record *r)
 
 	if (!t)
 		return -ENOMEM;
+	if (t->depth == 0 && t->debt > 0)
+		return explained(m, r->pid, r->tid, r->time_ns);
 	if (t->depth == 0)
 		return anomaly(m, r, "model_outside_phase", -1,
 			       "mfu_phase_model(%g, %g) with no open phase in thread %d; ignored",
@@ -512,6 +649,13 @@ int markers_feed(struct markers *m, const struct mring_record *rec)
 	const struct mring_record *r = &copy;
 
 	copy.name[sizeof(copy.name) - 1] = '\0';
+	if (r->time_ns > m->last_ns)
+		m->last_ns = r->time_ns;
+	if (r->flags & MRING_F_AFTER_LOSS) {
+		int err = on_loss(m, r, r->flags & (MRING_F_LOST_STEP | MRING_F_LOST_PHASE), r->lost ? r->lost : 1);
+		if (err)
+			return err;
+	}
 	if (m->probe_steps && !m->probe &&
 	    (r->kind == MRING_STEP_BEGIN || r->kind == MRING_STEP_END || r->kind == MRING_STEP_MODEL)) {
 		/* two step sources would interleave into nonsense: --step wins */
@@ -532,6 +676,7 @@ int markers_feed(struct markers *m, const struct mring_record *rec)
 	case MRING_PHASE_BEGIN: return on_phase_begin(m, r);
 	case MRING_PHASE_END: return on_phase_end(m, r);
 	case MRING_PHASE_MODEL: return on_phase_model(m, r);
+	case MRING_LOSS: return 0; /* told all it had to above */
 	default:
 		return anomaly(m, r, "bad_record", -1, "unknown marker record kind %u; ignored",
 			       (unsigned)r->kind);
@@ -559,9 +704,56 @@ void markers_cancel(struct markers *m, int32_t pid, int32_t tid, const char *nam
 	t->depth--;
 }
 
-int markers_finish(struct markers *m)
+int markers_lost_hole(struct markers *m, int32_t pid, int32_t tid)
+{
+	if (pid == 0) {
+		m->unowned_holes++;
+		return 0;
+	}
+	struct mring_record fake = { .pid = pid, .tid = tid, .time_ns = m->last_ns };
+	return on_loss(m, &fake, MRING_F_LOST_STEP | MRING_F_LOST_PHASE, 1);
+}
+
+/* One records_lost row per thread that lost records, and one for the holes
+ * of writers that died before naming themselves. */
+static int report_losses(struct markers *m)
 {
 	int err;
+
+	for (size_t i = 0; i < m->nlosses; i++) {
+		struct loss *l = &m->losses[i];
+		struct mring_record fake = { .pid = l->pid, .tid = l->tid, .time_ns = l->first_ns };
+		err = anomaly(m, &fake, "records_lost", -1,
+			      "thread %d of process %d dropped %llu marker record%s (the marker ring was full; "
+			      "mfu-record --ring-records raises it) in %llu burst%s; kept as incomplete across "
+			      "them: %llu step%s, %llu phase%s; %llu unmatched boundar%s after them explained "
+			      "by the loss, not misuse",
+			      (int)l->tid, (int)l->pid, (unsigned long long)l->records, l->records == 1 ? "" : "s",
+			      (unsigned long long)l->bursts, l->bursts == 1 ? "" : "s",
+			      (unsigned long long)l->steps, l->steps == 1 ? "" : "s",
+			      (unsigned long long)l->phases, l->phases == 1 ? "" : "s",
+			      (unsigned long long)l->explained, l->explained == 1 ? "y" : "ies");
+		if (err)
+			return err;
+	}
+	if (m->unowned_holes) {
+		struct mring_record fake = { .time_ns = m->last_ns };
+		err = anomaly(m, &fake, "records_lost", -1,
+			      "%llu marker record%s claimed by a writer that died before writing it (killed "
+			      "inside a marker); which thread's is unknown",
+			      (unsigned long long)m->unowned_holes, m->unowned_holes == 1 ? " was" : "s were");
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int markers_finish(struct markers *m)
+{
+	int err = report_losses(m);
+
+	if (err)
+		return err;
 
 	for (size_t i = 0; i < m->cap_threads; i++) {
 		struct thread *t = &m->threads[i];

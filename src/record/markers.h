@@ -2,7 +2,10 @@
  * Markers: turns the stream of marker records (begin/end/model of steps and
  * phases, from any thread of any process of the target) into step rows,
  * phase rows and anomaly rows. Steps belong to a process; phases nest per
- * thread. Misuse never stops the stream: it becomes an anomaly.
+ * thread. Misuse never stops the stream: it becomes an anomaly. Records a
+ * full ring dropped are no misuse: the thread's next record says so
+ * (MRING_F_AFTER_LOSS) and the boundaries the loss explains become a
+ * records_lost row, not misuse anomalies (markers.c, on_loss()).
  */
 #ifndef MFU_MARKERS_H
 #define MFU_MARKERS_H
@@ -70,8 +73,15 @@ uint64_t markers_ignored_step_markers(const struct markers *m);
  * began something the recording will not see end (probe_steps.h). */
 void markers_cancel(struct markers *m, int32_t pid, int32_t tid, const char *name);
 
-/* The target has ended: every open step and phase becomes an incomplete row
- * and an anomaly. Returns 0 or a sink error. */
+/* A record of thread @tid of @pid was claimed and never published (a writer
+ * killed inside a marker; mring_hole_owner(), 0 and 0 when unknown): its
+ * thread lost a boundary of unknown kind, as after MRING_F_AFTER_LOSS.
+ * Returns 0, a sink error or -ENOMEM. */
+int markers_lost_hole(struct markers *m, int32_t pid, int32_t tid);
+
+/* The target has ended: a records_lost row per thread that lost marker
+ * records, then every open step and phase becomes an incomplete row and an
+ * anomaly. Returns 0 or a sink error. */
 int markers_finish(struct markers *m);
 
 /* Counts for the run summary. */

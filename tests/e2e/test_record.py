@@ -451,6 +451,59 @@ class RecordRing(TempDirTest):
         run = query(db, 'SELECT lost_records FROM run')[0]
         self.assertEqual(run['lost_records'], lost)
 
+    MISUSE = ('step_end_without_begin', 'step_begin_while_open', 'model_outside_step',
+              'phase_end_without_begin', 'phase_end_mismatch', 'model_outside_phase',
+              'step_open_at_exit', 'phase_open_at_exit')
+
+    def test_loss_reads_as_loss_not_misuse(self):
+        # The smallest ring (64 records) and two threads marking unthrottled:
+        # loss is certain on any machine. storm's markers are well paired, so
+        # every unpaired boundary comes from the loss: it must show as
+        # records_lost (which thread, how many), never as misuse, and nothing
+        # is paired across a gap.
+        db = self.path('run.sqlite')
+        p = record(['-o', db, '--ring-records', '64'], [wl('storm'), '--threads', '2', '--steps', '200000'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lost = query(db, 'SELECT lost_records FROM run')[0]['lost_records']
+        self.assertGreater(lost, 0)
+        anomalies = query(db, 'SELECT kind, pid, tid, detail FROM anomaly')
+        self.assertEqual([a for a in anomalies if a['kind'] in self.MISUSE], [])
+        told = [a for a in anomalies if a['kind'] == 'records_lost']
+        self.assertGreaterEqual(len(told), 1, anomalies)
+        self.assertLessEqual(len(told), 2, anomalies)  # one per thread that lost
+        self.assertEqual({a['kind'] for a in anomalies}, {'records_lost'})
+        # Each thread tells what it dropped; together, what the ring counted
+        # (a thread's loss notice at exit can only fail on a starved host)
+        dropped = [int(re.search(r'dropped (\d+) marker record', a['detail']).group(1)) for a in told]
+        self.assertLessEqual(sum(dropped), lost)
+        if not VM_SLACK_NS:
+            self.assertEqual(sum(dropped), lost)
+        target = query(db, 'SELECT target_pid FROM run')[0]['target_pid']
+        self.assertEqual({a['pid'] for a in told}, {target})
+        self.assertNotIn(target, {a['tid'] for a in told})  # storm's own threads, not main
+        # no phase paired over a gap: storm's phases are back to back, so a
+        # complete one spans no other boundary of its thread
+        n = query(db, 'SELECT count(*) AS n FROM phase AS a JOIN phase AS b ON a.tid = b.tid AND a.id <> b.id'
+                      ' WHERE a.complete = 1 AND b.begin_ns > a.begin_ns AND b.begin_ns < a.end_ns')[0]['n']
+        self.assertEqual(n, 0)
+        # the report says what happened and what to do
+        r = subprocess.run([prog('MFU_REPORT'), '--db', db, 'notes', '--format', 'csv'], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('%d marker records were lost because the marker ring was full' % lost, r.stdout)
+        self.assertIn('--ring-records', r.stdout)
+        self.assertIn('not counted as marker misuse', r.stdout)
+
+    def test_misuse_under_a_small_ring_is_still_misuse(self):
+        # the same tiny ring, no loss: every misuse is reported, no loss row
+        db = self.path('run.sqlite')
+        p = record(['-o', db, '--ring-records', '64'], [wl('misuse')])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(query(db, 'SELECT lost_records FROM run')[0]['lost_records'], 0)
+        kinds = [a['kind'] for a in query(db, 'SELECT kind FROM anomaly ORDER BY id')]
+        self.assertNotIn('records_lost', kinds)
+        self.assertEqual(len([k for k in kinds if k in self.MISUSE]), 8, kinds)
+
     def test_sustained_rate_without_loss(self):
         db = self.path('run.sqlite')
         # 100,000 boundaries per second for 1 s (the 200k/s figure is a benchmark)

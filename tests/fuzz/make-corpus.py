@@ -13,18 +13,19 @@ import sys
 
 # ---- fuzz_markers: raw struct mring_record images (512 bytes) ----
 
-STEP_BEGIN, STEP_END, STEP_MODEL, PHASE_BEGIN, PHASE_END, PHASE_MODEL = range(1, 7)
+STEP_BEGIN, STEP_END, STEP_MODEL, PHASE_BEGIN, PHASE_END, PHASE_MODEL, LOSS = range(1, 8)
 F_NAME_TRUNCATED, F_NO_COUNTERS, F_NULL_NAME = 1, 2, 4
+F_AFTER_LOSS, F_LOST_STEP, F_LOST_PHASE = 8, 0x10, 0x20
 
 
-def mrec(kind, pid, tid, t, name=b'', flags=0, a=0.0, b=0.0, ngroups=2, data=None):
+def mrec(kind, pid, tid, t, name=b'', flags=0, a=0.0, b=0.0, ngroups=2, data=None, lost=0):
     """A record as libmfu writes it, with the counter layout of
     tests/unit/test_markers.c: group 0 at data[0..4], group 1 at data[5..9]."""
     if data is None:
         data = [0] * 50
         data[0:5] = [2, t, t, t, t // 1000]
         data[5:10] = [2, t, t // 2, t, t // 20]
-    head = struct.pack('<QHHHHiiQdd', 0, kind, flags, len(name.rstrip(b'\0')), ngroups,
+    head = struct.pack('<QBBBBIiiQdd', 0, kind, flags, len(name.rstrip(b'\0')), ngroups, lost,
                        pid, tid, t, a, b)
     body = struct.pack('<50Q', *data)
     rec = head + body + name.ljust(64, b'\0')[:64]
@@ -91,6 +92,18 @@ def markers_seeds():
     # one phase begun 65 times on one thread (tail byte 1, bit 1: nothing
     # moved): deeper than the 64 levels kept
     yield 'deep_nesting', mrec(PHASE_BEGIN, 70, 70, 1 * ms, b'level') + bytes([64, 2])
+    # records a full ring dropped: the next record of the thread says so,
+    # and a thread leaving right after a loss sends a notice
+    lost = F_AFTER_LOSS | F_LOST_STEP | F_LOST_PHASE
+    yield 'loss', b''.join([
+        mrec(STEP_BEGIN, 80, 80, 1 * ms),
+        mrec(PHASE_BEGIN, 80, 80, 2 * ms, b'fwd'),
+        mrec(PHASE_END, 80, 80, 4 * ms, b'fwd', flags=lost, lost=3),
+        mrec(STEP_END, 80, 80, 5 * ms),
+        mrec(PHASE_BEGIN, 80, 81, 6 * ms, b'load'),
+        mrec(LOSS, 80, 81, 7 * ms, flags=F_AFTER_LOSS | F_LOST_PHASE, lost=0xffffffff, ngroups=0),
+        mrec(PHASE_END, 80, 80, 8 * ms, b'bwd', flags=F_AFTER_LOSS | F_LOST_PHASE, lost=1),
+    ])
     yield 'odd_readings', b''.join([
         mrec(STEP_BEGIN, 40, 40, 5 * ms),
         mrec(STEP_END, 40, 40, 1 * ms, data=bad),

@@ -12,12 +12,15 @@
 static void test_layout(void)
 {
 	/* Changing any of these needs MRING_VERSION + 1. */
-	CHECK_EQ_INT(MRING_VERSION, 2);
+	CHECK_EQ_INT(MRING_VERSION, 3);
 	CHECK_EQ_INT(sizeof(struct mring_record), 512);
 	CHECK_EQ_INT(sizeof(struct mring_header), 192);
 	CHECK_EQ_INT(offsetof(struct mring_record, seq), 0);
 	CHECK_EQ_INT(offsetof(struct mring_record, kind), 8);
-	CHECK_EQ_INT(offsetof(struct mring_record, ngroups), 14);
+	CHECK_EQ_INT(offsetof(struct mring_record, flags), 9);
+	CHECK_EQ_INT(offsetof(struct mring_record, name_len), 10);
+	CHECK_EQ_INT(offsetof(struct mring_record, ngroups), 11);
+	CHECK_EQ_INT(offsetof(struct mring_record, lost), 12);
 	CHECK_EQ_INT(offsetof(struct mring_record, pid), 16);
 	CHECK_EQ_INT(offsetof(struct mring_record, time_ns), 24);
 	CHECK_EQ_INT(offsetof(struct mring_record, a), 32);
@@ -99,16 +102,57 @@ static void test_hole(void)
 {
 	void *mem = new_ring(8);
 	uint64_t p0, p1;
+	int32_t pid, tid;
+	mring_hole_owner(mem, &pid, &tid);
+	CHECK_EQ_INT(pid, 0); /* nothing pending */
 	struct mring_record *a = mring_claim(mem, &p0); /* claimed, never published */
 	struct mring_record *b = mring_claim(mem, &p1);
-	(void)a;
+	a->pid = 7; /* a writer names itself first thing after the claim */
+	a->tid = 8;
 	mring_publish(b, p1);
 	CHECK(mring_peek(mem) == NULL); /* blocked behind the hole */
+	mring_hole_owner(mem, &pid, &tid);
+	CHECK_EQ_INT(pid, 7);
+	CHECK_EQ_INT(tid, 8);
 	CHECK_EQ_INT(mring_skip_hole(mem), 1);
 	CHECK_EQ_INT(mring_lost(mem), 1);
 	CHECK(mring_peek(mem) == b);
 	mring_release(mem);
 	CHECK_EQ_INT(mring_skip_hole(mem), 0);
+	/* the next lap's hole in those slots names nobody stale */
+	for (int i = 0; i < 8; i++) { /* positions 2..9: a whole lap */
+		struct mring_record *r = mring_claim(mem, &p0);
+		CHECK(r != NULL);
+		if (!r)
+			break;
+		r->pid = 99;
+		mring_publish(r, p0);
+		mring_peek(mem);
+		mring_release(mem);
+	}
+	CHECK(mring_claim(mem, &p0) != NULL); /* position 10: slot 2 again, a hole */
+	CHECK_EQ_INT(p0, 10);
+	mring_hole_owner(mem, &pid, &tid);
+	CHECK_EQ_INT(pid, 0);
+	CHECK_EQ_INT(tid, 0);
+	free(mem);
+}
+
+/* A loss notice (MRING_LOSS) is no marker: a full ring does not count it. */
+static void test_uncounted(void)
+{
+	void *mem = new_ring(8);
+	uint64_t pos;
+	for (int i = 0; i < 8; i++) {
+		struct mring_record *r = mring_claim_uncounted(mem, &pos);
+		CHECK(r != NULL);
+		if (r)
+			mring_publish(r, pos);
+	}
+	CHECK(mring_claim_uncounted(mem, &pos) == NULL);
+	CHECK_EQ_INT(mring_lost(mem), 0);
+	CHECK(mring_claim(mem, &pos) == NULL);
+	CHECK_EQ_INT(mring_lost(mem), 1);
 	free(mem);
 }
 
@@ -189,6 +233,7 @@ int main(void)
 	test_check();
 	test_fifo_and_full();
 	test_hole();
+	test_uncounted();
 	test_concurrent();
 	return check_status();
 }

@@ -14,6 +14,9 @@ struct rows {
 	char phase_names[MAXROWS][MRING_NAME_MAX];
 	int nsteps, nphases, nanom;
 	char anom[MAXROWS][40];
+	char anom_detail[MAXROWS][512];
+	int32_t anom_tid[MAXROWS];
+	int64_t anom_step[MAXROWS];
 };
 
 static int on_step(void *ctx, const struct interval_row *r)
@@ -39,8 +42,12 @@ static int on_phase(void *ctx, const struct interval_row *r)
 static int on_anomaly(void *ctx, const struct anomaly_row *r)
 {
 	struct rows *rs = ctx;
-	if (rs->nanom < MAXROWS)
+	if (rs->nanom < MAXROWS) {
+		strcpy(rs->anom_detail[rs->nanom], r->detail);
+		rs->anom_tid[rs->nanom] = r->tid;
+		rs->anom_step[rs->nanom] = r->step;
 		strcpy(rs->anom[rs->nanom++], r->kind);
+	}
 	return 0;
 }
 
@@ -263,6 +270,150 @@ static void test_processes_and_threads(void)
 	markers_free(m);
 }
 
+/* A record after a loss: thread @tid dropped @n records of @kinds before it. */
+static struct mring_record after_loss(struct mring_record r, unsigned kinds, uint32_t n)
+{
+	r.flags = (uint8_t)(r.flags | MRING_F_AFTER_LOSS | kinds);
+	r.lost = n;
+	return r;
+}
+
+static int count_kind(const struct rows *rs, const char *kind)
+{
+	int n = 0;
+	for (int i = 0; i < rs->nanom; i++)
+		n += strcmp(rs->anom[i], kind) == 0;
+	return n;
+}
+
+/* Records a full ring dropped are no misuse: the boundaries the loss
+ * explains give no misuse anomaly, what was open across it is kept as
+ * incomplete (never paired over the gap into a wrong duration), and each
+ * thread that lost records gets one records_lost row. Misuse on a thread
+ * without loss, or after a loss has been paid off, is still reported. */
+static void test_loss_is_not_misuse(void)
+{
+	struct rows rs;
+	struct markers *m = mk(&rs);
+
+	/* thread 10: x begins; its end and the next begin are lost; the next
+	 * end must not close the first x (a wrong duration) */
+	feed(m, rec(MRING_PHASE_BEGIN, 1, 10, 100, "x"));
+	feed(m, after_loss(rec(MRING_PHASE_END, 1, 10, 400, "x"), MRING_F_LOST_PHASE, 2));
+	/* a lost begin: its end is no phase_end_without_begin */
+	feed(m, after_loss(rec(MRING_PHASE_END, 1, 10, 500, "y"), MRING_F_LOST_PHASE, 1));
+	/* z's end is lost, z begins again: no mismatch, the second z pairs */
+	feed(m, rec(MRING_PHASE_BEGIN, 1, 10, 600, "z"));
+	feed(m, after_loss(rec(MRING_PHASE_BEGIN, 1, 10, 700, "z"), MRING_F_LOST_PHASE, 1));
+	feed(m, rec(MRING_PHASE_END, 1, 10, 750, "z"));
+	/* steps of process 1: a lost end, then a lost begin */
+	feed(m, rec(MRING_STEP_BEGIN, 1, 10, 1000, NULL));
+	feed(m, after_loss(rec(MRING_STEP_BEGIN, 1, 10, 1200, NULL), MRING_F_LOST_STEP, 1));
+	feed(m, rec(MRING_STEP_END, 1, 10, 1300, NULL));
+	struct mring_record model = after_loss(rec(MRING_STEP_MODEL, 1, 10, 1500, NULL), MRING_F_LOST_STEP, 1);
+	model.a = 10;
+	feed(m, model);
+	feed(m, rec(MRING_STEP_END, 1, 10, 1600, NULL));
+	/* a thread exits with its last records lost: its notice closes the
+	 * phase it had open (no phase_open_at_exit) */
+	feed(m, rec(MRING_PHASE_BEGIN, 1, 12, 1700, "tail"));
+	feed(m, after_loss(rec(MRING_LOSS, 1, 12, 1800, NULL), MRING_F_LOST_PHASE, 3));
+	CHECK_EQ_INT(rs.nanom, 1); /* step_broken_by_loss only */
+
+	/* genuine misuse: on a thread that lost nothing, and on thread 20 once
+	 * its loss is paid off (it lost one record with no phase open: one
+	 * unmatched end is explained, not two) */
+	feed(m, rec(MRING_PHASE_END, 1, 11, 2000, "q"));
+	feed(m, after_loss(rec(MRING_PHASE_END, 1, 20, 2100, "w"), MRING_F_LOST_PHASE, 1));
+	feed(m, rec(MRING_PHASE_END, 1, 20, 2200, "w"));
+	/* the step debt was paid by the end at 1600 */
+	feed(m, rec(MRING_STEP_END, 1, 10, 2300, NULL));
+	/* a step begun after the gap, then another: still misuse */
+	feed(m, rec(MRING_STEP_BEGIN, 1, 10, 2400, NULL));
+	feed(m, rec(MRING_STEP_BEGIN, 1, 10, 2500, NULL));
+	feed(m, rec(MRING_STEP_END, 1, 10, 2600, NULL));
+	CHECK_EQ_INT(markers_finish(m), 0);
+
+	static const struct { const char *kind; int32_t tid; int line; } want[] = {
+		{ "step_broken_by_loss", 10, __LINE__ },
+		{ "phase_end_without_begin", 11, __LINE__ },
+		{ "phase_end_without_begin", 20, __LINE__ },
+		{ "step_end_without_begin", 10, __LINE__ },
+		{ "step_begin_while_open", 10, __LINE__ },
+		{ "records_lost", 10, __LINE__ },
+		{ "records_lost", 12, __LINE__ },
+		{ "records_lost", 20, __LINE__ },
+	};
+	int nwant = (int)(sizeof(want) / sizeof(want[0]));
+	CHECK_EQ_INT(rs.nanom, nwant);
+	for (int i = 0; i < nwant && i < rs.nanom; i++) {
+		CHECK_ROW(strcmp(rs.anom[i], want[i].kind) == 0, want[i].line);
+		CHECK_ROW(rs.anom_tid[i] == want[i].tid, want[i].line);
+	}
+	CHECK_EQ_INT(rs.anom_step[0], 0);
+	CHECK(strstr(rs.anom_detail[5], "dropped 6 marker records") != NULL);
+	CHECK(strstr(rs.anom_detail[5], "in 5 bursts") != NULL);
+	CHECK(strstr(rs.anom_detail[5], "1 step, 2 phases") != NULL);
+	/* x's end, y's end, the model and the end at 1600 */
+	CHECK(strstr(rs.anom_detail[5], "4 unmatched boundaries") != NULL);
+	CHECK(strstr(rs.anom_detail[6], "dropped 3 marker records") != NULL);
+	CHECK(strstr(rs.anom_detail[7], "1 unmatched boundary ") != NULL);
+
+	/* phases: x (incomplete), z@600 (incomplete), z@700 (complete), tail (incomplete) */
+	CHECK_EQ_INT(rs.nphases, 4);
+	CHECK_STR(rs.phases[0].name, "x");
+	CHECK_EQ_INT(rs.phases[0].complete, 0);
+	CHECK_EQ_INT(rs.phases[1].begin_ns, 600);
+	CHECK_EQ_INT(rs.phases[1].complete, 0);
+	CHECK_EQ_INT(rs.phases[2].begin_ns, 700);
+	CHECK_EQ_INT(rs.phases[2].complete, 1);
+	CHECK_EQ_INT(rs.phases[2].end_ns, 750);
+	CHECK_STR(rs.phases[3].name, "tail");
+	CHECK_EQ_INT(rs.phases[3].complete, 0);
+	/* steps: 0 broken (incomplete), 1 complete 1200-1300, then 2 and 3
+	 * (misuse after the gap) */
+	CHECK_EQ_INT(rs.nsteps, 4);
+	CHECK_EQ_INT(rs.steps[0].complete, 0);
+	CHECK_EQ_INT(rs.steps[1].complete, 1);
+	CHECK_EQ_INT(rs.steps[1].end_ns - rs.steps[1].begin_ns, 100);
+	CHECK_EQ_INT(rs.steps[2].complete, 0);
+	CHECK_EQ_INT(rs.steps[3].complete, 1);
+	CHECK_EQ_INT(count_kind(&rs, "phase_open_at_exit") + count_kind(&rs, "step_open_at_exit"), 0);
+	markers_free(m);
+}
+
+/* A writer killed between claim and publish leaves a hole: the thread it
+ * names lost a boundary of unknown kind; an unnamed one is counted apart. */
+static void test_hole(void)
+{
+	struct rows rs;
+	struct markers *m = mk(&rs);
+
+	feed(m, rec(MRING_STEP_BEGIN, 5, 5, 100, NULL));
+	feed(m, rec(MRING_PHASE_BEGIN, 5, 5, 110, "work"));
+	feed(m, rec(MRING_PHASE_BEGIN, 6, 6, 120, "other")); /* another process: misuse stays */
+	CHECK_EQ_INT(markers_lost_hole(m, 5, 5), 0);
+	CHECK_EQ_INT(markers_lost_hole(m, 0, 0), 0);
+	CHECK_EQ_INT(markers_finish(m), 0);
+	static const struct { const char *kind; int32_t tid; int line; } want[] = {
+		{ "step_broken_by_loss", 5, __LINE__ },
+		{ "records_lost", 5, __LINE__ },
+		{ "records_lost", 0, __LINE__ },
+		{ "phase_open_at_exit", 6, __LINE__ },
+	};
+	int nwant = (int)(sizeof(want) / sizeof(want[0]));
+	CHECK_EQ_INT(rs.nanom, nwant);
+	for (int i = 0; i < nwant && i < rs.nanom; i++) {
+		CHECK_ROW(strcmp(rs.anom[i], want[i].kind) == 0, want[i].line);
+		CHECK_ROW(rs.anom_tid[i] == want[i].tid, want[i].line);
+	}
+	CHECK_EQ_INT(rs.nsteps, 1);
+	CHECK_EQ_INT(rs.steps[0].complete, 0);
+	CHECK_EQ_INT(rs.nphases, 2);
+	CHECK_EQ_INT(rs.phases[0].complete, 0);
+	markers_free(m);
+}
+
 /* A long run with thread churn: 100,000 short-lived threads each mark a
  * phase; the thread table stays small. */
 static void test_thread_churn(void)
@@ -358,5 +509,7 @@ int main(void)
 	test_unknown_model_values();
 	test_out_of_order();
 	test_processes_and_threads();
+	test_loss_is_not_misuse();
+	test_hole();
 	return check_status();
 }
