@@ -13,8 +13,8 @@
  * to print its numbers. csv and json print the column name and the value as
  * it is (fractions, milliseconds, plain FLOPs). */
 enum style {
-	STYLE_AUTO,  /* integers as such, reals with 6 significant digits */
-	STYLE_INT,   /* a count */
+	STYLE_AUTO,  /* counts: integers (and integral reals) as such, other
+		      * reals with 6 significant digits */
 	STYLE_MS,    /* milliseconds, 3 decimals (microseconds) */
 	STYLE_PCT,   /* a fraction shown as a percentage with 2 decimals */
 	STYLE_UTIL,  /* a utilization: as STYLE_PCT, and a "!" above 100%, which
@@ -24,133 +24,137 @@ enum style {
 	STYLE_TEXT,
 };
 
+/*
+ * A column's header and style come from its name: a unit suffix ("_ms",
+ * "_flops", "_lo"...) sets the style and the unit in the header, and words
+ * such as "cpu" or "hw" are capitalised ("cpu_ms" -> "CPU ms"). So a new
+ * analysis column needs no edit here unless its name says too little;
+ * the exceptions below are those names.
+ */
+static const struct {
+	const char *suffix;
+	const char *unit;
+	enum style style;
+} suffix_rules[] = {
+	{ "_flops_per_s", " FLOP/s", STYLE_ENG },
+	{ "_bytes_per_s", " bytes/s", STYLE_ENG },
+	{ "_ms", " ms", STYLE_MS },
+	{ "_lo", " lo %", STYLE_PCT },
+	{ "_hi", " hi %", STYLE_PCT },
+	{ "_source", " source", STYLE_TEXT },
+	{ "_flops", " FLOP", STYLE_ENG },
+	{ "_bytes", " bytes", STYLE_ENG },
+	{ "_ops", " ops", STYLE_ENG },
+	{ "_util", " util %", STYLE_PCT },
+};
+
+static const struct {
+	const char *word, *label;
+} word_labels[] = {
+	{ "cpu", "CPU" }, { "hw", "HW" }, { "mfu", "MFU" }, { "hfu", "HFU" }, { "mbu", "MBU" },
+	{ "dram", "DRAM" }, { "bw", "BW" }, { "ai", "AI" }, { "amx", "AMX" }, { "ipc", "IPC" },
+};
+
 struct column_style {
 	const char *name;
-	const char *label;
+	const char *label; /* NULL: from the rules */
 	enum style style;
 };
 
 static const struct column_style column_styles[] = {
-	{ "step", "step", STYLE_INT },
-	{ "begin_ms", "begin ms", STYLE_MS },
-	{ "wall_ms", "wall ms", STYLE_MS },
-	{ "model_flops", "model FLOP", STYLE_ENG },
-	{ "model_bytes", "model bytes", STYLE_ENG },
-	{ "hw_flops", "HW FLOP", STYLE_ENG },
+	/* utilizations: a "!" above 100% */
 	{ "mfu", "MFU %", STYLE_UTIL },
 	{ "hfu", "HFU %", STYLE_UTIL },
 	{ "mbu", "MBU %", STYLE_UTIL },
-	{ "cpu_ms", "CPU ms", STYLE_MS },
-	{ "cpu_util", "CPU util %", STYLE_PCT },
-	{ "ctx_switches", "ctx switches", STYLE_INT },
-	{ "page_faults", "page faults", STYLE_INT },
-	{ "ipc", "IPC", STYLE_RATIO },
-	/* intervals, and the counts of probe steps */
-	{ "t_ms", "t ms", STYLE_MS },
-	{ "interval_ms", "interval ms", STYLE_MS },
-	{ "cpus", "CPUs busy", STYLE_RATIO },
-	{ "cpu_migrations", "migrations", STYLE_INT },
-	{ "counts", "counts", STYLE_TEXT },
-	{ "cpu_err_ms", "CPU +- ms", STYLE_MS },
-	{ "phase", "phase", STYLE_TEXT },
-	{ "count", "count", STYLE_INT },
-	{ "total_ms", "total ms", STYLE_MS },
-	{ "mean_ms", "mean ms", STYLE_MS },
-	{ "p50_ms", "p50 ms", STYLE_MS },
-	{ "p95_ms", "p95 ms", STYLE_MS },
+	{ "e2e_mfu", "e2e MFU %", STYLE_UTIL },
+	{ "dram_bw_util", "DRAM BW %", STYLE_UTIL },
+	{ "compute_efficiency", "compute eff %", STYLE_UTIL },
+	/* fractions without a suffix */
 	{ "share", "share %", STYLE_PCT },
-	{ "steps", "steps", STYLE_INT },
-	{ "peak_flops", "peak FLOP/s", STYLE_ENG },
-	{ "peak_source", "peak FLOP/s source", STYLE_TEXT },
-	{ "peak_bw", "peak bytes/s", STYLE_ENG },
-	{ "peak_bw_source", "peak bytes/s source", STYLE_TEXT },
-	{ "dtype", "dtype", STYLE_TEXT },
-	{ "mean_step_ms", "mean step ms", STYLE_MS },
-	{ "p50_step_ms", "p50 step ms", STYLE_MS },
-	{ "p95_step_ms", "p95 step ms", STYLE_MS },
-	{ "ncpu", "CPUs", STYLE_AUTO },
-	{ "run_ms", "run ms", STYLE_MS },
-	{ "incomplete_steps", "incomplete steps", STYLE_INT },
-	{ "lost_records", "lost records", STYLE_INT },
-	{ "anomalies", "anomalies", STYLE_INT },
-	{ "exit_status", "exit status", STYLE_INT },
-	{ "exit_signal", "exit signal", STYLE_INT },
-	{ "state", "state", STYLE_TEXT },
-	{ "kind", "kind", STYLE_TEXT },
-	{ "text", "text", STYLE_TEXT }, /* notes: the header is the column's name */
-	{ "missing", "missing", STYLE_INT },
-	{ "alert", "alert", STYLE_INT },
-	/* breakdown, phase_breakdown, gaps, dispatch, waterfall */
-	{ "blocked_ms", "blocked ms", STYLE_MS },
-	{ "runnable_ms", "runnable ms", STYLE_MS },
-	{ "kernel_ms", "kernel ms", STYLE_MS },
-	{ "sync_ms", "sync ms", STYLE_MS },
-	{ "dispatch_ms", "dispatch ms", STYLE_MS },
-	{ "unclassified_ms", "unclassified ms", STYLE_MS },
-	{ "compute_ms", "compute ms", STYLE_MS },
-	{ "oncpu_ms", "on-CPU ms", STYLE_MS },
-	{ "samples", "samples", STYLE_INT },
-	{ "kernel_lo", "kernel lo %", STYLE_PCT },
-	{ "kernel_hi", "kernel hi %", STYLE_PCT },
-	{ "sync_lo", "sync lo %", STYLE_PCT },
-	{ "sync_hi", "sync hi %", STYLE_PCT },
-	{ "dispatch_lo", "dispatch lo %", STYLE_PCT },
-	{ "dispatch_hi", "dispatch hi %", STYLE_PCT },
-	{ "unclassified_lo", "unclassified lo %", STYLE_PCT },
-	{ "unclassified_hi", "unclassified hi %", STYLE_PCT },
-	{ "compute_lo", "compute lo %", STYLE_PCT },
-	{ "compute_hi", "compute hi %", STYLE_PCT },
-	{ "tid", "tid", STYLE_INT },
-	{ "start_ms", "start ms", STYLE_MS },
-	{ "dur_ms", "dur ms", STYLE_MS },
-	{ "where", "where", STYLE_TEXT },
-	{ "class", "class", STYLE_TEXT },
-	{ "rank", "rank", STYLE_INT },
-	{ "symbol", "symbol", STYLE_TEXT },
-	{ "dso", "library", STYLE_TEXT },
-	{ "est_ms", "est ms", STYLE_MS },
-	{ "share_lo", "share lo %", STYLE_PCT },
-	{ "share_hi", "share hi %", STYLE_PCT },
-	{ "capacity_ms", "capacity ms", STYLE_MS },
+	{ "hw_fraction", "counted %", STYLE_PCT },
 	{ "idle", "idle %", STYLE_PCT },
 	{ "kernel", "kernel %", STYLE_PCT },
 	{ "sync", "sync %", STYLE_PCT },
 	{ "dispatch", "dispatch %", STYLE_PCT },
 	{ "unclassified", "unclassified %", STYLE_PCT },
 	{ "compute", "compute %", STYLE_PCT },
-	{ "compute_efficiency", "compute eff %", STYLE_UTIL },
-	/* counters and peaks */
-	{ "event", "event", STYLE_TEXT },
-	{ "raw", "raw", STYLE_INT },
-	{ "value", "value", STYLE_ENG },
-	{ "per_s", "per s", STYLE_ENG },
-	{ "hw_fraction", "counted %", STYLE_PCT },
+	/* ratios */
+	{ "ipc", "IPC", STYLE_RATIO },
+	{ "cpus", "CPUs busy", STYLE_RATIO },
+	{ "ai_model", "AI model FLOP/B", STYLE_RATIO },
+	{ "ai_hw", "AI HW FLOP/B", STYLE_RATIO },
+	{ "ratio_to_spec", "vs spec", STYLE_RATIO },
+	/* rates and amounts the name does not say */
+	{ "peak_flops", "peak FLOP/s", STYLE_ENG },
+	{ "peak_source", "peak FLOP/s source", STYLE_TEXT },
+	{ "peak_bw", "peak bytes/s", STYLE_ENG },
+	{ "peak_bw_source", "peak bytes/s source", STYLE_TEXT },
 	{ "hw_flops_fp64", "HW FLOP fp64", STYLE_ENG },
 	{ "hw_flops_fp32", "HW FLOP fp32", STYLE_ENG },
 	{ "hw_flops_fp16", "HW FLOP fp16", STYLE_ENG },
-	{ "amx_ops", "AMX ops", STYLE_ENG },
-	{ "dram_bytes", "DRAM bytes", STYLE_ENG },
-	{ "dram_bw_util", "DRAM BW %", STYLE_UTIL },
-	{ "e2e_mfu", "e2e MFU %", STYLE_UTIL },
-	{ "e2e_wall_ms", "e2e wall ms", STYLE_MS },
-	{ "union_ms", "union ms", STYLE_MS },
-	{ "model_flops_per_s", "model FLOP/s", STYLE_ENG },
-	{ "hw_flops_per_s", "HW FLOP/s", STYLE_ENG },
-	{ "model_bytes_per_s", "model bytes/s", STYLE_ENG },
-	{ "skipped_steps", "skipped steps", STYLE_INT },
+	{ "value", "value", STYLE_ENG },
+	{ "per_s", "per s", STYLE_ENG },
+	/* other headers */
+	{ "cpu_migrations", "migrations", STYLE_AUTO },
+	{ "cpu_err_ms", "CPU +- ms", STYLE_MS },
+	{ "oncpu_ms", "on-CPU ms", STYLE_MS },
+	{ "ncpu", "CPUs", STYLE_AUTO },
 	{ "ncores", "cores", STYLE_AUTO },
-	{ "ai_model", "AI model FLOP/B", STYLE_RATIO },
-	{ "ai_hw", "AI HW FLOP/B", STYLE_RATIO },
-	{ "source", "source", STYLE_TEXT },
-	{ "scope", "scope", STYLE_TEXT },
-	{ "ratio_to_spec", "vs spec", STYLE_RATIO },
-	{ "used", "used", STYLE_INT },
-	{ "detail", "detail", STYLE_TEXT },
+	{ "dso", "library", STYLE_TEXT },
+	/* text, left-aligned even when every row is null */
+	{ "phase", NULL, STYLE_TEXT },
+	{ "counts", NULL, STYLE_TEXT },
+	{ "dtype", NULL, STYLE_TEXT },
+	{ "state", NULL, STYLE_TEXT },
+	{ "kind", NULL, STYLE_TEXT },
+	{ "text", NULL, STYLE_TEXT }, /* notes: the header is the column's name */
+	{ "where", NULL, STYLE_TEXT },
+	{ "class", NULL, STYLE_TEXT },
+	{ "symbol", NULL, STYLE_TEXT },
+	{ "event", NULL, STYLE_TEXT },
+	{ "source", NULL, STYLE_TEXT },
+	{ "scope", NULL, STYLE_TEXT },
+	{ "detail", NULL, STYLE_TEXT },
 };
+
+/* The header of column @name by the rules, into @buf; returns its style. */
+static enum style style_by_rules(const char *name, char *buf, size_t len)
+{
+	size_t n = strlen(name), k = 0;
+	const char *unit = "";
+	enum style style = STYLE_AUTO;
+
+	for (size_t r = 0; r < sizeof(suffix_rules) / sizeof(suffix_rules[0]); r++) {
+		size_t sl = strlen(suffix_rules[r].suffix);
+		if (n > sl && strcmp(name + n - sl, suffix_rules[r].suffix) == 0) {
+			n -= sl;
+			unit = suffix_rules[r].unit;
+			style = suffix_rules[r].style;
+			break;
+		}
+	}
+	buf[0] = '\0';
+	for (size_t i = 0; i < n;) {
+		size_t w = i;
+		const char *word = NULL;
+
+		while (w < n && name[w] != '_')
+			w++;
+		for (size_t j = 0; j < sizeof(word_labels) / sizeof(word_labels[0]); j++)
+			if (strlen(word_labels[j].word) == w - i && strncmp(name + i, word_labels[j].word, w - i) == 0)
+				word = word_labels[j].label;
+		k += (size_t)snprintf(buf + k, k < len ? len - k : 0, "%s%.*s", i ? " " : "",
+				      word ? (int)strlen(word) : (int)(w - i), word ? word : name + i);
+		i = w < n ? w + 1 : w;
+	}
+	snprintf(buf + (k < len ? k : len - 1), k < len ? len - k : 1, "%s", unit);
+	return style;
+}
 
 struct column {
 	const char *name;
 	const char *label;
+	char label_buf[64]; /* the label by the naming rules */
 	enum style style;
 	size_t width;    /* display width in characters, table and markdown */
 	int left;        /* left-aligned: a text column */
@@ -610,11 +614,12 @@ static int columns_init(struct format *f, sqlite3_stmt *stmt)
 		const char *name = sqlite3_column_name(stmt, (int)i);
 
 		cols[i].name = name ? name : "?";
-		cols[i].label = cols[i].name;
-		cols[i].style = STYLE_AUTO;
+		cols[i].style = style_by_rules(cols[i].name, cols[i].label_buf, sizeof(cols[i].label_buf));
+		cols[i].label = cols[i].label_buf;
 		for (size_t s = 0; s < sizeof(column_styles) / sizeof(column_styles[0]); s++) {
 			if (strcmp(cols[i].name, column_styles[s].name) == 0) {
-				cols[i].label = column_styles[s].label;
+				if (column_styles[s].label)
+					cols[i].label = column_styles[s].label;
 				cols[i].style = column_styles[s].style;
 				break;
 			}
@@ -654,7 +659,7 @@ static long cell_human(struct format *f, sqlite3_stmt *stmt, int i, int markdown
 				       (size_t)len, markdown);
 	}
 	case SQLITE_INTEGER:
-		if (c->style == STYLE_INT || c->style == STYLE_AUTO || c->style == STYLE_TEXT) {
+		if (c->style == STYLE_AUTO || c->style == STYLE_TEXT) {
 			n = fmt_i64(num, sqlite3_column_int64(stmt, i));
 			break;
 		}
@@ -671,7 +676,7 @@ static long cell_human(struct format *f, sqlite3_stmt *stmt, int i, int markdown
 			break;
 		case STYLE_RATIO: n = fmt_fixed(num, v, 2); break;
 		case STYLE_ENG: n = format_eng(num, sizeof(num), v); break;
-		case STYLE_INT:
+		case STYLE_AUTO:
 			n = v == floor(v) && fabs(v) < 9e15 ? fmt_fixed(num, v, 0)
 							    : (size_t)snprintf(num, sizeof(num), "%.6g", v);
 			break;

@@ -153,6 +153,158 @@ static void test_sanitize(void)
 	}
 }
 
+/* Every column of the analyses keeps its header now that headers come from
+ * naming rules plus exceptions (the table is the one the rules replaced). */
+static void test_column_labels(void)
+{
+	static const struct {
+		const char *name, *label;
+	} rows[] = {
+		{ "step", "step" },
+		{ "begin_ms", "begin ms" },
+		{ "wall_ms", "wall ms" },
+		{ "model_flops", "model FLOP" },
+		{ "model_bytes", "model bytes" },
+		{ "hw_flops", "HW FLOP" },
+		{ "mfu", "MFU %" },
+		{ "hfu", "HFU %" },
+		{ "mbu", "MBU %" },
+		{ "cpu_ms", "CPU ms" },
+		{ "cpu_util", "CPU util %" },
+		{ "ctx_switches", "ctx switches" },
+		{ "page_faults", "page faults" },
+		{ "ipc", "IPC" },
+		{ "t_ms", "t ms" },
+		{ "interval_ms", "interval ms" },
+		{ "cpus", "CPUs busy" },
+		{ "cpu_migrations", "migrations" },
+		{ "counts", "counts" },
+		{ "cpu_err_ms", "CPU +- ms" },
+		{ "phase", "phase" },
+		{ "count", "count" },
+		{ "total_ms", "total ms" },
+		{ "mean_ms", "mean ms" },
+		{ "p50_ms", "p50 ms" },
+		{ "p95_ms", "p95 ms" },
+		{ "share", "share %" },
+		{ "steps", "steps" },
+		{ "peak_flops", "peak FLOP/s" },
+		{ "peak_source", "peak FLOP/s source" },
+		{ "peak_bw", "peak bytes/s" },
+		{ "peak_bw_source", "peak bytes/s source" },
+		{ "dtype", "dtype" },
+		{ "mean_step_ms", "mean step ms" },
+		{ "p50_step_ms", "p50 step ms" },
+		{ "p95_step_ms", "p95 step ms" },
+		{ "ncpu", "CPUs" },
+		{ "run_ms", "run ms" },
+		{ "incomplete_steps", "incomplete steps" },
+		{ "lost_records", "lost records" },
+		{ "anomalies", "anomalies" },
+		{ "exit_status", "exit status" },
+		{ "exit_signal", "exit signal" },
+		{ "state", "state" },
+		{ "kind", "kind" },
+		{ "text", "text" },
+		{ "missing", "missing" },
+		{ "alert", "alert" },
+		{ "blocked_ms", "blocked ms" },
+		{ "runnable_ms", "runnable ms" },
+		{ "kernel_ms", "kernel ms" },
+		{ "sync_ms", "sync ms" },
+		{ "dispatch_ms", "dispatch ms" },
+		{ "unclassified_ms", "unclassified ms" },
+		{ "compute_ms", "compute ms" },
+		{ "oncpu_ms", "on-CPU ms" },
+		{ "samples", "samples" },
+		{ "kernel_lo", "kernel lo %" },
+		{ "kernel_hi", "kernel hi %" },
+		{ "sync_lo", "sync lo %" },
+		{ "sync_hi", "sync hi %" },
+		{ "dispatch_lo", "dispatch lo %" },
+		{ "dispatch_hi", "dispatch hi %" },
+		{ "unclassified_lo", "unclassified lo %" },
+		{ "unclassified_hi", "unclassified hi %" },
+		{ "compute_lo", "compute lo %" },
+		{ "compute_hi", "compute hi %" },
+		{ "tid", "tid" },
+		{ "start_ms", "start ms" },
+		{ "dur_ms", "dur ms" },
+		{ "where", "where" },
+		{ "class", "class" },
+		{ "rank", "rank" },
+		{ "symbol", "symbol" },
+		{ "dso", "library" },
+		{ "est_ms", "est ms" },
+		{ "share_lo", "share lo %" },
+		{ "share_hi", "share hi %" },
+		{ "capacity_ms", "capacity ms" },
+		{ "idle", "idle %" },
+		{ "kernel", "kernel %" },
+		{ "sync", "sync %" },
+		{ "dispatch", "dispatch %" },
+		{ "unclassified", "unclassified %" },
+		{ "compute", "compute %" },
+		{ "compute_efficiency", "compute eff %" },
+		{ "event", "event" },
+		{ "raw", "raw" },
+		{ "value", "value" },
+		{ "per_s", "per s" },
+		{ "hw_fraction", "counted %" },
+		{ "hw_flops_fp64", "HW FLOP fp64" },
+		{ "hw_flops_fp32", "HW FLOP fp32" },
+		{ "hw_flops_fp16", "HW FLOP fp16" },
+		{ "amx_ops", "AMX ops" },
+		{ "dram_bytes", "DRAM bytes" },
+		{ "dram_bw_util", "DRAM BW %" },
+		{ "e2e_mfu", "e2e MFU %" },
+		{ "e2e_wall_ms", "e2e wall ms" },
+		{ "union_ms", "union ms" },
+		{ "model_flops_per_s", "model FLOP/s" },
+		{ "hw_flops_per_s", "HW FLOP/s" },
+		{ "model_bytes_per_s", "model bytes/s" },
+		{ "skipped_steps", "skipped steps" },
+		{ "ncores", "cores" },
+		{ "ai_model", "AI model FLOP/B" },
+		{ "ai_hw", "AI HW FLOP/B" },
+		{ "source", "source" },
+		{ "scope", "scope" },
+		{ "ratio_to_spec", "vs spec" },
+		{ "used", "used" },
+		{ "detail", "detail" },
+		/* new names need no exception */
+		{ "queue_ms", "queue ms" },
+		{ "cpu_flops_per_s", "CPU FLOP/s" },
+		{ "gpu_lo", "gpu lo %" },
+	};
+	sqlite3 *db = NULL;
+
+	CHECK(sqlite3_open(":memory:", &db) == SQLITE_OK);
+	for (size_t i = 0; db && i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char sql[160], err[128], *out = NULL, want[96];
+		size_t outlen = 0;
+		sqlite3_stmt *st = NULL;
+		struct format *f = NULL;
+		FILE *mem = open_memstream(&out, &outlen);
+
+		snprintf(sql, sizeof(sql), "SELECT 0.25 AS \"%s\"", rows[i].name);
+		CHECK(mem && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK);
+		CHECK(format_new(FORMAT_TABLE, mem, 1, &f) == 0);
+		CHECK(format_section(f, "s", st, 1, err, sizeof(err)) == 0);
+		CHECK(format_end(f) == 0);
+		format_free(f);
+		sqlite3_finalize(st);
+		fclose(mem);
+		/* a field/value list: "  LABEL  VALUE" */
+		snprintf(want, sizeof(want), "\n  %s  ", rows[i].label);
+		CHECK(out && strstr(out, want) != NULL);
+		if (!out || !strstr(out, want))
+			fprintf(stderr, "  %s: want header '%s' in:\n%s\n", rows[i].name, rows[i].label, out ? out : "");
+		free(out);
+	}
+	sqlite3_close(db);
+}
+
 static void test_parse(void)
 {
 	enum format_kind k;
@@ -171,6 +323,7 @@ static void test_parse(void)
 
 int main(void)
 {
+	test_column_labels();
 	test_double_table();
 	test_double_roundtrip();
 	test_eng();
