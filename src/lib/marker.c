@@ -100,11 +100,17 @@ static void thread_exit(void *unused)
 		tell_loss();
 }
 
-/* The thread that calls exit() runs no key destructor: this runs instead. */
+/* The thread that calls exit() runs no key destructor: this runs instead.
+ * Then the key goes: a libmfu unloaded with dlclose() must leave no
+ * destructor behind for the threads that outlive it. */
 __attribute__((destructor)) static void mfu_fini(void)
 {
 	if (__atomic_load_n(&g_on, __ATOMIC_ACQUIRE))
 		tell_loss();
+	if (g_exit_key_ok) {
+		g_exit_key_ok = 0;
+		pthread_key_delete(g_exit_key);
+	}
 }
 
 __attribute__((constructor)) static void mfu_init(void)
