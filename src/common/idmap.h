@@ -1,8 +1,9 @@
 /*
- * idmap: a small hash map from a perf event id (a nonzero u64) to an int,
- * for telling apart the events whose records share a ring (the sampler's
- * per-thread events, the uprobe events of a thread). Open addressing,
- * grows to keep at most half full; no removal (ids are never reused).
+ * idmap: a hash map from a u64 key (any value: perf event ids, pids, ELF
+ * addresses, hashes) to a non-negative int, e.g. an index into an array.
+ * Open addressing with linear probing over a splitmix64-mixed key (aligned
+ * addresses and small ids spread over every slot), grown to stay at most
+ * half full; no removal. The one hash map of the project.
  */
 #ifndef MFU_IDMAP_H
 #define MFU_IDMAP_H
@@ -15,11 +16,12 @@ struct idmap {
 	size_t n, cap;
 };
 
-/* Map @id (nonzero) to @value, replacing any earlier value. 0 or -ENOMEM. */
-int idmap_put(struct idmap *m, uint64_t id, int value);
+/* Map @key to @value (>= 0), replacing any earlier value. Returns 0,
+ * -EINVAL for a negative value, or -ENOMEM. */
+int idmap_put(struct idmap *m, uint64_t key, int value);
 
-/* The value of @id, or -1 when it has none. */
-int idmap_get(const struct idmap *m, uint64_t id);
+/* The value of @key, or -1 when it has none. */
+int idmap_get(const struct idmap *m, uint64_t key);
 
 /* Free the slots; the map is then empty and usable again. */
 void idmap_fini(struct idmap *m);

@@ -27,6 +27,7 @@
  */
 #include "symbols.h"
 #include "util.h"
+#include "idmap.h"
 
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
@@ -108,92 +109,6 @@ static void pool_free(struct pool_chunk *c)
 	}
 }
 
-/* ---- open-addressing hash map uint64 -> uint32 (NONE = empty slot) ---- */
-
-struct u64map {
-	uint64_t *keys;
-	uint32_t *vals;
-	size_t cap, n; /* cap is 0 or a power of two */
-};
-
-static uint64_t mix64(uint64_t x)
-{
-	/* splitmix64 finalizer: addresses differ in few, low bits */
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
-static uint32_t *u64map_find(const struct u64map *m, uint64_t key)
-{
-	if (!m->cap)
-		return NULL;
-	for (size_t i = mix64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (m->vals[i] == NONE)
-			return NULL;
-		if (m->keys[i] == key)
-			return &m->vals[i];
-	}
-}
-
-static int u64map_grow(struct u64map *m)
-{
-	size_t cap = m->cap ? m->cap * 2 : 64;
-	uint64_t *keys = malloc(cap * sizeof(*keys));
-	uint32_t *vals = malloc(cap * sizeof(*vals));
-
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		return -ENOMEM;
-	}
-	memset(vals, 0xff, cap * sizeof(*vals));
-	for (size_t j = 0; j < m->cap; j++) {
-		size_t i;
-		if (m->vals[j] == NONE)
-			continue;
-		for (i = mix64(m->keys[j]) & (cap - 1); vals[i] != NONE; i = (i + 1) & (cap - 1))
-			;
-		keys[i] = m->keys[j];
-		vals[i] = m->vals[j];
-	}
-	free(m->keys);
-	free(m->vals);
-	m->keys = keys;
-	m->vals = vals;
-	m->cap = cap;
-	return 0;
-}
-
-/* Insert or overwrite. Returns 0 or -ENOMEM. */
-static int u64map_put(struct u64map *m, uint64_t key, uint32_t val)
-{
-	uint32_t *v = u64map_find(m, key);
-	size_t i;
-
-	if (v) {
-		*v = val;
-		return 0;
-	}
-	if ((m->n + 1) * 2 > m->cap && u64map_grow(m))
-		return -ENOMEM;
-	for (i = mix64(key) & (m->cap - 1); m->vals[i] != NONE; i = (i + 1) & (m->cap - 1))
-		;
-	m->keys[i] = key;
-	m->vals[i] = val;
-	m->n++;
-	return 0;
-}
-
-static void u64map_fini(struct u64map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
-
 /* ---- data ---- */
 
 enum dso_state { DSO_UNREAD = 0, DSO_READY, DSO_MISSING };
@@ -241,7 +156,7 @@ struct dso {
 	struct dso_sym *syms;
 	size_t nsyms;
 
-	struct u64map hit_index; /* ELF address -> index in hits */
+	struct idmap hit_index; /* ELF address -> index in hits */
 	struct dso_hit *hits;
 	size_t nhits, caphits;
 };
@@ -283,12 +198,12 @@ struct symbols {
 
 	struct proc **procs;
 	size_t nprocs, capprocs;
-	struct u64map proc_index; /* pid -> index in procs */
+	struct idmap proc_index; /* pid -> index in procs */
 
 	struct dso **dsos;
 	size_t ndsos, capdsos;
-	struct u64map dso_index; /* key hash -> first DSO of the chain */
-	struct u64map build_id_index; /* build-ID hash -> first read DSO of the chain */
+	struct idmap dso_index; /* key hash -> first DSO of the chain */
+	struct idmap build_id_index; /* build-ID hash -> first read DSO of the chain */
 
 	bool ksyms_read;
 	struct ksym *ksyms;
@@ -388,7 +303,7 @@ static void dso_free(struct dso *d)
 		dwfl_end(d->dwfl);
 	free(d->loads);
 	free(d->syms);
-	u64map_fini(&d->hit_index);
+	idmap_fini(&d->hit_index);
 	free(d->hits);
 	free(d);
 }
@@ -409,12 +324,12 @@ void symbols_free(struct symbols *s)
 	for (size_t i = 0; i < s->nprocs; i++)
 		proc_free(s->procs[i]);
 	free(s->procs);
-	u64map_fini(&s->proc_index);
+	idmap_fini(&s->proc_index);
 	for (size_t i = 0; i < s->ndsos; i++)
 		dso_free(s->dsos[i]);
 	free(s->dsos);
-	u64map_fini(&s->dso_index);
-	u64map_fini(&s->build_id_index);
+	idmap_fini(&s->dso_index);
+	idmap_fini(&s->build_id_index);
 	free(s->ksyms);
 	pool_free(s->pool);
 	free(s);
@@ -448,8 +363,8 @@ void symbols_get_stats(const struct symbols *s, struct symbols_stats *st)
 
 static struct proc *proc_find(const struct symbols *s, pid_t pid)
 {
-	uint32_t *v = u64map_find(&s->proc_index, (uint64_t)(uint32_t)pid);
-	return v ? s->procs[*v] : NULL;
+	int v = idmap_get(&s->proc_index, (uint64_t)(uint32_t)pid);
+	return v >= 0 ? s->procs[v] : NULL;
 }
 
 static int proc_get(struct symbols *s, pid_t pid, struct proc **out)
@@ -466,7 +381,7 @@ static int proc_get(struct symbols *s, pid_t pid, struct proc **out)
 	if (!p)
 		return -ENOMEM;
 	p->pid = pid;
-	err = u64map_put(&s->proc_index, (uint64_t)(uint32_t)pid, (uint32_t)s->nprocs);
+	err = idmap_put(&s->proc_index, (uint64_t)(uint32_t)pid, (int)s->nprocs);
 	if (err) {
 		free(p);
 		return err;
@@ -540,6 +455,16 @@ static int proc_insert(struct proc *p, const struct map *m)
 
 /* ---- DSOs: identity ---- */
 
+/* splitmix64's finalizer, to combine the fields of a file's identity */
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
 static uint64_t hash_bytes(const void *p, size_t len)
 {
 	const unsigned char *b = p;
@@ -558,9 +483,9 @@ static uint64_t hash_str(const char *str)
 /* An already-read DSO with this build ID, or NULL. */
 static struct dso *build_id_find(const struct symbols *s, const unsigned char *id, size_t len)
 {
-	uint32_t *head = u64map_find(&s->build_id_index, hash_bytes(id, len));
+	int head = idmap_get(&s->build_id_index, hash_bytes(id, len));
 
-	for (uint32_t k = head ? *head : NONE; k != NONE; k = s->dsos[k]->next_bid) {
+	for (uint32_t k = head >= 0 ? (uint32_t)head : NONE; k != NONE; k = s->dsos[k]->next_bid) {
 		struct dso *d = s->dsos[k];
 		if (d->build_id_len == len && memcmp(d->build_id, id, len) == 0)
 			return d;
@@ -571,10 +496,10 @@ static struct dso *build_id_find(const struct symbols *s, const unsigned char *i
 static int build_id_add(struct symbols *s, struct dso *d)
 {
 	uint64_t h = hash_bytes(d->build_id, d->build_id_len);
-	uint32_t *head = u64map_find(&s->build_id_index, h);
+	int head = idmap_get(&s->build_id_index, h);
 
-	d->next_bid = head ? *head : NONE;
-	return u64map_put(&s->build_id_index, h, d->index);
+	d->next_bid = head >= 0 ? (uint32_t)head : NONE;
+	return idmap_put(&s->build_id_index, h, (int)d->index);
 }
 
 static bool same_file(const struct dso *d, const struct stat *st)
@@ -589,7 +514,7 @@ static int dso_get(struct symbols *s, const char *path, bool deleted, struct dso
 	struct stat st;
 	bool stated = !deleted && path[0] == '/' && stat(path, &st) == 0;
 	uint64_t key;
-	uint32_t *head;
+	int head;
 	struct dso *d;
 	int err;
 
@@ -598,8 +523,8 @@ static int dso_get(struct symbols *s, const char *path, bool deleted, struct dso
 				mix64((uint64_t)st.st_mtim.tv_sec * 1000000000ULL + (uint64_t)st.st_mtim.tv_nsec))));
 	else
 		key = hash_str(path) ^ (deleted ? 0x5bd1e995ULL : 0);
-	head = u64map_find(&s->dso_index, key);
-	for (uint32_t k = head ? *head : NONE; k != NONE; k = s->dsos[k]->next) {
+	head = idmap_get(&s->dso_index, key);
+	for (uint32_t k = head >= 0 ? (uint32_t)head : NONE; k != NONE; k = s->dsos[k]->next) {
 		d = s->dsos[k];
 		if (d->stated != stated || d->deleted != deleted)
 			continue;
@@ -632,9 +557,9 @@ static int dso_get(struct symbols *s, const char *path, bool deleted, struct dso
 		d->err = -ENOENT;
 		s->st.dsos_missing++;
 	}
-	d->next = head ? *head : NONE;
+	d->next = head >= 0 ? (uint32_t)head : NONE;
 	d->index = (uint32_t)s->ndsos;
-	err = u64map_put(&s->dso_index, key, (uint32_t)s->ndsos);
+	err = idmap_put(&s->dso_index, key, (int)s->ndsos);
 	if (err) {
 		free(d);
 		return err;
@@ -1017,14 +942,14 @@ static uint32_t dso_find_sym(const struct dso *d, uint64_t vaddr)
 
 static int dso_lookup(struct symbols *s, struct dso *d, uint64_t vaddr, struct dso_hit *out)
 {
-	uint32_t *v = u64map_find(&d->hit_index, vaddr);
+	int v = idmap_get(&d->hit_index, vaddr);
 	struct dso_hit h = { .sym = NONE };
 	int err;
 
 	s->st.lookups++;
-	if (v) {
+	if (v >= 0) {
 		s->st.cache_hits++;
-		*out = d->hits[*v];
+		*out = d->hits[v];
 		return 0;
 	}
 	h.sym = dso_find_sym(d, vaddr);
@@ -1045,7 +970,7 @@ static int dso_lookup(struct symbols *s, struct dso *d, uint64_t vaddr, struct d
 	err = array_grow(&d->hits, &d->caphits, d->nhits + 1, sizeof(*d->hits));
 	if (err)
 		return err;
-	err = u64map_put(&d->hit_index, vaddr, (uint32_t)d->nhits);
+	err = idmap_put(&d->hit_index, vaddr, (int)d->nhits);
 	if (err)
 		return err;
 	d->hits[d->nhits++] = h;
