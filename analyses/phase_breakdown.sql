@@ -5,6 +5,7 @@
 -- compute (docs/metrics.md, "Code classes") by the share
 -- of that thread's cpu-clock samples inside the occurrences (NULL without
 -- samples; *_lo/*_hi: 95% Wilson interval of the compute share).
+-- The names come in the order they first occur, as in the phases section.
 WITH
 ph AS (SELECT id, name, tid, begin_ns, end_ns, wall_ns FROM phase WHERE complete = 1),
 lim AS (SELECT coalesce(max(dur_ns), 0) AS maxdur FROM offcpu),
@@ -23,14 +24,14 @@ smp AS (
   GROUP BY ph.id),
 has AS (SELECT (SELECT count(*) FROM sampling) AS sampling),
 occ AS (
-  SELECT ph.name, ph.wall_ns,
+  SELECT ph.id, ph.name, ph.wall_ns,
          CASE WHEN has.sampling THEN coalesce(off.blocked_ns, 0) END AS blocked_ns,
          CASE WHEN has.sampling THEN coalesce(off.runnable_ns, 0) END AS runnable_ns,
          coalesce(smp.n, 0) AS n, coalesce(smp.nk, 0) AS nk, coalesce(smp.ns, 0) AS ns, coalesce(smp.nd, 0) AS nd,
          coalesce(smp.nu, 0) AS nu, coalesce(smp.nc, 0) AS nc
   FROM ph CROSS JOIN has LEFT JOIN off ON off.id = ph.id LEFT JOIN smp ON smp.id = ph.id),
 g AS (
-  SELECT name, count(*) AS count, sum(wall_ns) AS wall_ns, sum(blocked_ns) AS blocked_ns,
+  SELECT name, min(id) AS first_id, count(*) AS count, sum(wall_ns) AS wall_ns, sum(blocked_ns) AS blocked_ns,
          sum(runnable_ns) AS runnable_ns, sum(n) AS n, sum(nk) AS nk, sum(ns) AS ns, sum(nd) AS nd,
          sum(nu) AS nu, sum(nc) AS nc
   FROM occ GROUP BY name),
@@ -48,4 +49,4 @@ SELECT name AS phase, count,
        CASE WHEN n > 0 THEN ((nc * 1.0 / n) + z2 / (2 * n) - 1.96 * sqrt((nc * 1.0 / n) * (1 - nc * 1.0 / n) / n + z2 / (4.0 * n * n))) / (1 + z2 / n) END AS compute_lo,
        CASE WHEN n > 0 THEN ((nc * 1.0 / n) + z2 / (2 * n) + 1.96 * sqrt((nc * 1.0 / n) * (1 - nc * 1.0 / n) / n + z2 / (4.0 * n * n))) / (1 + z2 / n) END AS compute_hi
 FROM c
-ORDER BY wall_ns DESC;
+ORDER BY first_id;

@@ -110,8 +110,10 @@ static void usage(FILE *f)
 		"                          (entry to return), FUNC_A,FUNC_B, sdt:PROVIDER:NAME\n"
 		"                          (hit to next hit), sdt:P:BEGIN,sdt:P:END,\n"
 		"                          py:[MODULE.]FUNC (a Python function); [OBJECT:]\n"
-		"                          before a point names its file. Needs root (uprobes\n"
-		"                          need CAP_SYS_ADMIN)\n"
+		"                          before a point names its file, as a point in a\n"
+		"                          library loaded later (dlopen) must: one found\n"
+		"                          nowhere at the start is an error. Needs root\n"
+		"                          (uprobes need CAP_SYS_ADMIN)\n"
 		"      --phase NAME=SPEC   a phase NAME from probes, SPEC as for --step;\n"
 		"                          repeatable\n"
 		"      --list-events       show what would be counted on this machine and exit\n"
@@ -549,16 +551,28 @@ static int list_events(struct counters *cs)
 		printf("# %s\n", cs->hw_missing);
 	if (cs->amx_note[0])
 		printf("# %s\n", cs->amx_note);
-	printf("%-44s %5s %-22s %6s %-6s %-10s %s\n", "event", "group", "encoding", "weight", "unit", "column",
-	       "status");
+	/* columns as wide as their longest value */
+#define WIDEST(w, s) ((w) = (int)strlen(s) > (w) ? (int)strlen(s) : (w))
+	int wname = (int)strlen("event"), wenc = (int)strlen("encoding"), wunit = (int)strlen("unit");
+	int wcol = (int)strlen("(event)");
+	for (int i = 0; i < probe.n; i++) {
+		const char *col = counters_col_name(probe.c[i].col);
+		WIDEST(wname, probe.c[i].name);
+		WIDEST(wenc, probe.c[i].encoding);
+		WIDEST(wunit, probe.c[i].unit);
+		WIDEST(wcol, col ? col : "");
+	}
+#undef WIDEST
+	printf("%-*s %5s %-*s %6s %-*s %-*s %s\n", wname, "event", "group", wenc, "encoding", "weight", wunit,
+	       "unit", wcol, "column", "status");
 	for (int i = 0; i < probe.n; i++) {
 		const struct counter *c = &probe.c[i];
 		const char *col = counters_col_name(c->col);
 		char w[16] = "-";
 		if (c->weight > 0)
 			snprintf(w, sizeof(w), "%g", c->weight);
-		printf("%-44s %5d %-22s %6s %-6s %-10s %s%s\n", c->name, c->group, c->encoding, w, c->unit,
-		       col ? col : "(event)", c->opened ? "ok" : "missing: ",
+		printf("%-*s %5d %-*s %6s %-*s %-*s %s%s\n", wname, c->name, c->group, wenc, c->encoding, w, wunit,
+		       c->unit, wcol, col ? col : "(event)", c->opened ? "ok" : "missing: ",
 		       c->opened ? (c->user_only ? " (user mode only)" : "") : c->reason);
 		if (c->fd >= 0)
 			close(c->fd);
@@ -981,8 +995,9 @@ int main(int argc, char **argv)
 			}
 			for (char *line = warn; *line;) {
 				size_t n = strcspn(line, "\n");
-				fprintf(stderr, PROG ": %.*s; it will be probed if a library loaded later has it\n",
-					(int)n, line);
+				/* LIB:POINT of a library not loaded yet: probed once
+				 * it is mapped (a bare name not found is refused) */
+				fprintf(stderr, PROG ": %.*s\n", (int)n, line);
 				line += n + (line[n] == '\n');
 			}
 		}

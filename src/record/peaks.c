@@ -159,9 +159,11 @@ static const char *bare(const char *detail)
 	return strncmp(detail, "measured: ", 10) == 0 ? detail + 10 : detail;
 }
 
-static void choose(struct peaks *p, enum peaks_mode mode, const char *what, const char *unit,
-		   const struct peak_row *spec, const struct peak_row *meas, const char *profile_why,
-		   double *value, char *src, size_t srclen)
+/* Returns 1 when --peak measured found no measured peak and took the spec
+ * one (the caller says so, once for both peaks), else 0. */
+static int choose(struct peaks *p, enum peaks_mode mode, const char *what, const char *unit,
+		  const struct peak_row *spec, const struct peak_row *meas, const char *profile_why,
+		  double *value, char *src, size_t srclen)
 {
 	char a[32], b[32];
 
@@ -194,25 +196,29 @@ static void choose(struct peaks *p, enum peaks_mode mode, const char *what, cons
 		}
 	} else if (spec) {
 		*value = spec->value;
-		if (mode == PEAKS_MEASURED)
-			warn(p, "--peak measured: no measured %s peak applies (%s); using the spec peak", what,
-			     profile_why && profile_why[0] ? profile_why : "the profile has none");
 		if (mode == PEAKS_SPEC)
 			snprintf(src, srclen, "%s", spec->detail);
+		else if (mode == PEAKS_MEASURED)
+			snprintf(src, srclen, "%s (--peak measured asked for a measured peak, and there is none: %s)",
+				 spec->detail, profile_why && profile_why[0] ? profile_why : "the profile has none");
 		else
 			snprintf(src, srclen, "%s (%s: no measured peak: %s)", spec->detail, peaks_mode_name(mode),
 				 profile_why && profile_why[0] ? profile_why : "the profile has none");
+		return mode == PEAKS_MEASURED;
 	} else if (meas && mode != PEAKS_SPEC) {
 		*value = meas->value;
 		snprintf(src, srclen, "measured (%s: no spec peak for this CPU): %s", peaks_mode_name(mode),
 			 bare(meas->detail));
 	}
+	(void)what;
+	return 0;
 }
 
 int peaks_choose(struct peaks *p, const struct machine *m, const struct peaks_request *rq,
 		 const struct profile_peak *pp, int npp, const char *profile_why)
 {
 	char what[32];
+	int no_flops, no_bw;
 
 	if (!p || !m || !rq || !rq->dtype || (npp > 0 && !pp))
 		return -EINVAL;
@@ -228,12 +234,23 @@ int peaks_choose(struct peaks *p, const struct machine *m, const struct peaks_re
 	measured_rows(p, &mc, pp, npp);
 
 	snprintf(what, sizeof(what), "%s %s", rq->dtype, flop_unit(rq->dtype));
-	choose(p, rq->mode, what, flop_unit(rq->dtype), find_row(p, "flops", rq->dtype, "all", "spec"),
-	       find_row(p, "flops", rq->dtype, "all", "measured"), profile_why, &p->flops, p->flops_source,
-	       sizeof(p->flops_source));
-	choose(p, rq->mode, "memory bandwidth", "B/s", find_row(p, "bandwidth", NULL, "all", "spec"),
-	       find_row(p, "bandwidth", NULL, "all", "measured"), profile_why, &p->bw, p->bw_source,
-	       sizeof(p->bw_source));
+	no_flops = choose(p, rq->mode, what, flop_unit(rq->dtype), find_row(p, "flops", rq->dtype, "all", "spec"),
+			  find_row(p, "flops", rq->dtype, "all", "measured"), profile_why, &p->flops,
+			  p->flops_source, sizeof(p->flops_source)) && !(rq->user_flops > 0);
+	no_bw = choose(p, rq->mode, "memory bandwidth", "B/s", find_row(p, "bandwidth", NULL, "all", "spec"),
+		       find_row(p, "bandwidth", NULL, "all", "measured"), profile_why, &p->bw, p->bw_source,
+		       sizeof(p->bw_source)) && !(rq->user_bw > 0);
+	/* --peak measured and nothing measured applies: one plain line, not
+	 * a note per peak that reads as if all were well */
+	if (no_flops || no_bw)
+		warn(p, "--peak measured, but %s (%s): %s the spec peak%s instead; run mfu-calibrate to "
+		     "measure this machine, or pass --peak spec to use the spec on purpose",
+		     no_flops && no_bw ? "this machine has no measured peaks"
+		     : no_flops ? "this machine has no measured FLOP/s peak for the dtype"
+				: "this machine has no measured memory bandwidth peak",
+		     profile_why && profile_why[0] ? profile_why : "the profile has none",
+		     no_flops && no_bw ? "MFU, HFU and MBU use" : no_flops ? "MFU and HFU use" : "MBU uses",
+		     no_flops && no_bw ? "s" : "");
 
 	if (rq->user_flops > 0) {
 		p->flops = rq->user_flops;

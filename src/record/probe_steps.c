@@ -1,10 +1,14 @@
 #include "probe_steps.h"
 #include "idmap.h"
 #include "perf_ring.h"
+#include "suggest.h"
 #include "util.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -331,6 +335,45 @@ static void point_text(const struct point *p, char *buf, size_t len)
 	probes_point_format(&p->pp, buf, len);
 }
 
+/* "did you mean ...?" for a function @name that is in none of the files
+ * seen so far (the program and its libraries), from their symbol tables;
+ * "" when nothing is close. */
+static void near_functions(const struct probe_steps *ps, const char *name, char *hint, size_t len)
+{
+	struct suggest sg;
+
+	hint[0] = '\0';
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return;
+	suggest_init(&sg, name);
+	for (size_t i = 0; i < ps->nseen; i++) {
+		int fd = open(ps->seen[i], O_RDONLY | O_CLOEXEC);
+		Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+		Elf_Scn *scn = NULL;
+
+		while (e && (scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+			Elf_Data *data;
+
+			if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+			    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+				continue;
+			for (size_t k = 0; k < sh.sh_size / sh.sh_entsize; k++) {
+				GElf_Sym sym;
+				const char *sn;
+
+				if (gelf_getsym(data, (int)k, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+				    sym.st_shndx != SHN_UNDEF && (sn = elf_strptr(e, sh.sh_link, sym.st_name)) && *sn)
+					suggest_add(&sg, sn);
+			}
+		}
+		elf_end(e);
+		if (fd >= 0)
+			close(fd);
+	}
+	suggest_format(&sg, hint, len);
+}
+
 static int resolve(struct probe_steps *ps, const char *exe, pid_t pid, char *warn, size_t warnlen, char *why,
 		   size_t whylen)
 {
@@ -347,6 +390,26 @@ static int resolve(struct probe_steps *ps, const char *exe, pid_t pid, char *war
 			     : probes_find_in_maps(pid, &p->pp, &sites, &n, msg, sizeof(msg));
 
 		point_text(p, text, sizeof(text));
+		if (rc == -ENOENT && !p->pp.object[0]) {
+			/* A bare name that is nowhere now is a typo far more often
+			 * than a function of a library loaded later: refused, like
+			 * an unknown event. Naming the library (LIB:FUNC) is the
+			 * way to wait for a dlopen. */
+			char hint[512] = "";
+			const char *opt = ps->req[p->req].phase ? "--phase" : "--step";
+			int func = p->pp.kind == PROBE_POINT_FUNC;
+
+			if (func)
+				near_functions(ps, p->pp.name, hint, sizeof(hint));
+			strbuf(why, whylen, "%s '%s': %s%s%s%s %s of a library the program loads later with "
+			       "dlopen is probed when named with it: LIB:%s (e.g. libfoo.so:%s%s%s%s)", opt,
+			       ps->req[p->req].text, msg, hint[0] ? "; " : "", hint, hint[0] ? " A" : "; a",
+			       func ? "function" : "probe",
+			       func ? "FUNC" : "sdt:PROVIDER:NAME", func ? "" : "sdt:", func ? "" : p->pp.provider,
+			       func ? "" : ":", p->pp.name);
+			free(sites);
+			return -ENOENT;
+		}
 		if (rc == -ENOENT) {
 			strbuf(p->detail, sizeof(p->detail), "%s", msg);
 			/* once per option: its entry and return are the same function */

@@ -76,12 +76,32 @@ class AutoPeak(TempDirTest):
                           (['--peak', 'spec'], self.env())):
             p = record(['-o', db] + args, [wl('steps'), '--steps', '1'], env=env)
             self.assertEqual(p.returncode, 0, p.stderr)
-            self.assertNotIn('calibrat', p.stderr, args)
+            # no calibration started, nor said to start (the summary at the
+            # end may still advise running mfu-calibrate)
+            self.assertNotIn('not been calibrated', p.stderr, args)
+            self.assertNotIn('calibration', p.stderr, args)
             self.assertFalse(os.path.exists(os.path.join(self.path('cache'), 'mfu')), args)
             run = query(db, 'SELECT * FROM run')[0]
             self.assertIsNone(query(db, "SELECT * FROM peak WHERE source = 'measured'") or None)
             if run['peak_flops'] is not None:
                 self.assertTrue(run['peak_flops_source'].startswith('spec'), run['peak_flops_source'])
+
+    def test_measured_without_a_profile_says_so(self):
+        """--peak measured on a machine never calibrated: one plain line
+        that the spec is used and what to do; the run's sources say it."""
+        db = self.path('run.sqlite')
+        p = record(['-o', db, '--no-calibrate', '--peak', 'measured'], [wl('steps'), '--steps', '1'],
+                   env=self.env())
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = [l for l in p.stderr.splitlines() if '--peak measured, but' in l]
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertIn('this machine has no measured peaks (no profile at ', lines[0])
+        self.assertIn('MFU, HFU and MBU use the spec peaks instead; run mfu-calibrate', lines[0])
+        run = query(db, 'SELECT * FROM run')[0]
+        self.assertEqual(run['peak_mode'], 'measured')
+        if run['peak_flops'] is not None:
+            self.assertIn('--peak measured asked for a measured peak, and there is none',
+                          run['peak_flops_source'])
 
     def test_peak_mode_usage(self):
         p = record(['-o', self.path('r.sqlite'), '--peak', 'best'], ['true'])

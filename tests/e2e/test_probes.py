@@ -146,11 +146,12 @@ class FunctionSteps(TempDirTest):
 
     def test_function_in_a_library_loaded_later_with_dlopen(self):
         db, clk = self.path('run.sqlite'), self.path('clock.txt')
-        p = record(['-o', db, '--step', 'plugin_step'],
+        # named with its library: a bare name not found at the start is refused
+        p = record(['-o', db, '--step', 'libnomark_plugin.so:plugin_step'],
                    [wl_nomark(), '--calls', '12', '--busy-us', '20000', '--plugin', prog('MFU_NOMARK_PLUGIN'),
                     '--after-dlopen-us', '100000', '--clock', clk])
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn('library loaded later', p.stderr)
+        self.assertIn('loaded later with dlopen', p.stderr)
         own = read_clock(clk)
         steps = query(db, 'SELECT * FROM step WHERE complete = 1 ORDER BY step')
         self.assertEqual(len(steps), 12)
@@ -196,7 +197,12 @@ class FunctionSteps(TempDirTest):
         self.assertEqual(query(db2, 'SELECT count(*) AS n FROM anomaly')[0]['n'], 0)
 
     def test_bad_specs_are_refused_before_running(self):
-        cases = [(['--step', 'no_such_function_anywhere'], 0, 'will be probed if a library loaded later'),
+        cases = [(['--step', 'no_such_function_anywhere'], 2, 'LIB:FUNC'),
+                 (['--step', 'train_stp'], 2, 'did you mean train_step?'),
+                 (['--phase', 'x=load_btch'], 2, 'did you mean load_batch?'),
+                 (['--step', 'sdt:nomark:no_such_probe'], 2, 'LIB:sdt:PROVIDER:NAME'),
+                 (['--step', 'plugin_step'], 2, 'e.g. libfoo.so:plugin_step'),
+                 (['--step', 'libnope.so:no_such_function'], 0, 'loaded later with dlopen'),
                  (['--step', 'a,b,c'], 2, 'at most two'),
                  (['--phase', 'noequals'], 2, 'NAME=SPEC'),
                  (['--step', 'sdt:nomark'], 2, 'sdt:PROVIDER:NAME'),

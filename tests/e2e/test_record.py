@@ -586,6 +586,26 @@ class RecordUsage(TempDirTest):
                 self.assertIn(name, rows, p.stdout)
                 self.assertEqual(rows[name][2:4] + [rows[name][5]], [enc, weight, col], rows[name])
 
+    def test_list_events_aligned(self):
+        # every column starts where its header does, whatever the names' lengths
+        for env, extra in (({}, []), ({'LIBPFM_FORCE_PMU': 'spr'}, ['-e', 'INST_RETIRED:ANY'])):
+            p = subprocess.run([prog('MFU_RECORD'), '--list-events'] + extra,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=dict(os.environ, **env), timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            lines = [l for l in p.stdout.splitlines() if l and not l.startswith('#')]
+            header = lines[0]
+            for label in ('group', 'weight', 'column', 'status'):
+                at = header.index(label)
+                for line in lines[1:]:
+                    if label in ('group', 'weight'):     # right-aligned numbers end with the label
+                        end = at + len(label)
+                        self.assertNotEqual(line[end - 1], ' ', (label, line))
+                        self.assertEqual(line[end], ' ', (label, line))
+                    else:                               # left-aligned text starts under it
+                        self.assertEqual(line[at - 1], ' ', (label, line))
+                        self.assertNotEqual(line[at], ' ', (label, line))
+
     def test_unknown_event(self):
         p = self.run_rec('-e', 'NO_SUCH_EVENT', '--', 'true')
         self.assertEqual(p.returncode, 2)

@@ -369,6 +369,14 @@ class JsonTest(ReportTest):
         self.assertIsNone(s['mfu'])
         self.assertIsNone(s['p50_step_ms'])
 
+    def test_phase_breakdown_in_the_phases_order(self):
+        # the phases section lists names as they first occur ('load', before
+        # the loop, is the shortest); phase_breakdown lists them alike
+        got, _ = self.json('phases', 'phase_breakdown')
+        names = [r['phase'] for r in got['phases']]
+        self.assertEqual(names[0], 'load')
+        self.assertEqual([r['phase'] for r in got['phase_breakdown']], names)
+
     def test_no_steps_is_unknown_not_zero(self):
         """A run without a complete step: no time is unknown, not 0; no row
         of nothing in any section; a note that says why and what to do."""

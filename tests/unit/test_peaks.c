@@ -90,7 +90,19 @@ static void test_spec_only(void)
 	rq.mode = PEAKS_MEASURED;
 	CHECK_EQ_INT(peaks_choose(&pk, &m, &rq, NULL, 0, "no profile at /x"), 0);
 	CHECK_NEAR(pk.flops, SPEC_FP32_ALL, 1);
-	CHECK(has_warn(&pk, "--peak measured: no measured"));
+	/* said once, plainly, for both peaks; the sources say it too */
+	CHECK_EQ_INT(pk.nwarn, 1);
+	CHECK(has_warn(&pk, "--peak measured, but this machine has no measured peaks (no profile at /x): "
+		       "MFU, HFU and MBU use the spec peaks instead; run mfu-calibrate"));
+	CHECK(strstr(pk.flops_source, "--peak measured asked for a measured peak, and there is none: "
+		     "no profile at /x") != NULL);
+	CHECK(strstr(pk.bw_source, "--peak measured asked for a measured peak") != NULL);
+	/* with --peak-flops, only the bandwidth fell back */
+	rq.user_flops = 1e12;
+	CHECK_EQ_INT(peaks_choose(&pk, &m, &rq, NULL, 0, "no profile at /x"), 0);
+	CHECK_EQ_INT(pk.nwarn, 1);
+	CHECK(has_warn(&pk, "no measured memory bandwidth peak (no profile at /x): MBU uses the spec peak instead"));
+	rq.user_flops = 0;
 }
 
 static void test_auto_takes_the_higher(void)
