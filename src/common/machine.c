@@ -311,18 +311,13 @@ static void trim(char *s)
 		memmove(s, s + i, n - i + 1);
 }
 
-static int read_text(const char *path, char *buf, size_t len)
-{
-	return read_text_file(path, buf, len);
-}
-
 /* A whole file holding one unsigned number (sysfs style, newline allowed). */
 static int read_u64_file(const char *path, uint64_t *v)
 {
 	char buf[64];
 	int err;
 
-	err = read_text(path, buf, sizeof(buf));
+	err = read_sysfs(path, buf, sizeof(buf));
 	if (err)
 		return err;
 	trim(buf);
@@ -483,7 +478,7 @@ static int read_cpu_max(const char *dir, double *cpus)
 	*cpus = 0;
 	if (strbuf(path, sizeof(path), "%s/cpu.max", dir))
 		return -ENAMETOOLONG;
-	err = read_text(path, buf, sizeof(buf));
+	err = read_sysfs(path, buf, sizeof(buf));
 	if (err == -ENOENT || err == -ENOTDIR)
 		return 0;
 	if (err)
@@ -512,7 +507,7 @@ static int read_cfs_quota(const char *dir, double *cpus)
 	*cpus = 0;
 	if (strbuf(path, sizeof(path), "%s/cpu.cfs_quota_us", dir))
 		return -ENAMETOOLONG;
-	err = read_text(path, buf, sizeof(buf));
+	err = read_sysfs(path, buf, sizeof(buf));
 	if (err == -ENOENT || err == -ENOTDIR)
 		return 0;
 	if (err)
@@ -1058,7 +1053,7 @@ static int read_int_file(const char *path, int *v)
 {
 	char buf[32];
 
-	if (read_text(path, buf, sizeof(buf)))
+	if (read_sysfs(path, buf, sizeof(buf)))
 		return -ENOENT;
 	trim(buf);
 	return safe_atoi(buf, v);
@@ -1108,7 +1103,7 @@ int machine_l3_from_sysfs(const char *sysfs_cpu, int cpu, double *bytes)
 			continue;
 		if (strbuf(path, sizeof(path), "%s/cpu%d/cache/index%d/size", sysfs_cpu, cpu, i))
 			return -ENAMETOOLONG;
-		if (read_text(path, buf, sizeof(buf)))
+		if (read_sysfs(path, buf, sizeof(buf)))
 			return -ENOENT;
 		trim(buf);
 		return parse_cache_size(buf, bytes);

@@ -134,6 +134,20 @@ int read_text_file(const char *path, char *buf, size_t len)
 	return err;
 }
 
+int read_sysfs(const char *path, char *buf, size_t len)
+{
+	int err = read_text_file(path, buf, len);
+	size_t n;
+
+	if (err)
+		return err;
+	n = strlen(buf);
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\t' || buf[n - 1] == '\r'))
+		n--;
+	buf[n] = '\0';
+	return 0;
+}
+
 uint64_t now_ns(void)
 {
 	struct timespec ts;

@@ -19,6 +19,9 @@ int parse_si(const char *s, double *out);
 /* Read a small text file (sysfs, procfs) whole into @buf, NUL-terminated.
  * Returns 0 or -errno (-ENOENT when missing, -EFBIG when it does not fit). */
 int read_text_file(const char *path, char *buf, size_t len);
+/* read_text_file without the trailing whitespace (sysfs's newline): the
+ * one reader of small sysfs and procfs values. */
+int read_sysfs(const char *path, char *buf, size_t len);
 
 /* Make room for @need elements of @size bytes in the malloc'd array
  * *@array (a T **, passed as void *) of *@cap elements: the capacity at

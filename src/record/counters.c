@@ -263,7 +263,7 @@ static int read_line(const char *dir, const char *name, char *buf, size_t len)
 
 	if (strbuf(path, sizeof(path), "%s/%s", dir, name))
 		return -ENAMETOOLONG;
-	err = read_text_file(path, buf, len);
+	err = read_sysfs(path, buf, len);
 	if (!err)
 		buf[strcspn(buf, "\n")] = '\0';
 	return err;

@@ -17,12 +17,7 @@ int perf_event_paranoid(const char *path)
 	char buf[32];
 	int level;
 
-	if (read_text_file(path ? path : "/proc/sys/kernel/perf_event_paranoid", buf, sizeof(buf)) != 0)
+	if (read_sysfs(path ? path : "/proc/sys/kernel/perf_event_paranoid", buf, sizeof(buf)) != 0)
 		return INT_MIN;
-	for (char *p = buf; *p; p++)
-		if (*p == '\n') {
-			*p = '\0';
-			break;
-		}
 	return safe_atoi(buf, &level) == 0 ? level : INT_MIN;
 }

@@ -338,21 +338,13 @@ static int parse_cpulist(const char *s, int *cpus, int max, int *ncpus)
 /* ---- sysfs ------------------------------------------------------------ */
 
 /* Read a small text file whole, without its trailing whitespace. */
-static int read_text(const char *path, char *buf, size_t len)
-{
-	int err = read_text_file(path, buf, len);
-	if (!err)
-		buf[trimmed_len(buf)] = '\0';
-	return err;
-}
-
 static int read_pmu_file(const char *root, const char *pmu, const char *file, char *buf, size_t len)
 {
 	char path[1024];
 
 	if (strbuf(path, sizeof(path), "%s/%s/%s", root, pmu, file))
 		return -ENAMETOOLONG;
-	return read_text(path, buf, len);
+	return read_sysfs(path, buf, len);
 }
 
 /* "uncore_imc_free_running_3" etc. -> kind, with the instance number for
