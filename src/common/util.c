@@ -134,6 +134,14 @@ int read_text_file(const char *path, char *buf, size_t len)
 	return err;
 }
 
+double interp_linear(uint64_t t0, double y0, uint64_t t1, double y1, uint64_t t)
+{
+	if (t1 == t0)
+		return y1;
+	/* the signed difference: t may lie before t0 (extrapolation) */
+	return y0 + (y1 - y0) * ((double)t - (double)t0) / ((double)t1 - (double)t0);
+}
+
 int read_sysfs(const char *path, char *buf, size_t len)
 {
 	int err = read_text_file(path, buf, len);

@@ -30,6 +30,11 @@ int read_sysfs(const char *path, char *buf, size_t len);
  * array of the project. */
 int array_grow(void *array, size_t *cap, size_t need, size_t size);
 
+/* The value at time @t on the straight line through (@t0, @y0) and
+ * (@t1, @y1): the one interpolation of readings (DRAM bytes, counter
+ * groups) at step and phase boundaries. @t0 == @t1 gives @y1. */
+double interp_linear(uint64_t t0, double y0, uint64_t t1, double y1, uint64_t t);
+
 /* CLOCK_MONOTONIC / CLOCK_REALTIME in nanoseconds. */
 uint64_t now_ns(void);
 uint64_t realtime_ns(void);

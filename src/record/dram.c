@@ -106,9 +106,7 @@ double dram_interp(const uint64_t *t, const double *cum, size_t n, uint64_t x, s
 		i++;
 	if (hint)
 		*hint = i;
-	if (t[i + 1] == t[i])
-		return cum[i + 1];
-	return cum[i] + (cum[i + 1] - cum[i]) * (double)(x - t[i]) / (double)(t[i + 1] - t[i]);
+	return interp_linear(t[i], cum[i], t[i + 1], cum[i + 1], x);
 }
 
 struct curve {

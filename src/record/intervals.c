@@ -165,8 +165,6 @@ static void read_all(struct intervals *iv, struct counter_reading *out)
 void intervals_interp(const struct counters *cs, const struct counter_reading *lo, uint64_t t_lo,
 		      const struct counter_reading *hi, uint64_t t_hi, uint64_t t, struct counter_reading *out)
 {
-	double f = t_hi > t_lo ? (double)(t - t_lo) / (double)(t_hi - t_lo) : 0;
-
 	memset(out, 0, sizeof(*out));
 	out->ngroups = lo->ngroups;
 	for (int g = 0; g < cs->ngroups; g++) {
@@ -178,7 +176,8 @@ void intervals_interp(const struct counters *cs, const struct counter_reading *l
 			uint64_t a = lo->data[o + k], b = hi->data[o + k];
 			/* counters never decrease; guard against a source that
 			 * dropped out between the two readings */
-			out->data[o + k] = b >= a ? a + (uint64_t)((double)(b - a) * f + 0.5) : a;
+			out->data[o + k] = b >= a && t_hi > t_lo
+				? a + (uint64_t)(interp_linear(t_lo, 0, t_hi, (double)(b - a), t) + 0.5) : a;
 		}
 	}
 }

@@ -97,6 +97,15 @@ static void test_strbuf(void)
 	CHECK_STR(b, "abc");
 }
 
+static void test_interp(void)
+{
+	CHECK(interp_linear(100, 10, 200, 20, 150) == 15);
+	CHECK(interp_linear(100, 10, 200, 20, 100) == 10);
+	CHECK(interp_linear(100, 10, 200, 20, 200) == 20);
+	CHECK(interp_linear(100, 10, 200, 20, 50) == 5);  /* before t0: extrapolated */
+	CHECK(interp_linear(100, 10, 100, 20, 100) == 20); /* one instant */
+}
+
 static void test_array_grow(void)
 {
 	long *v = NULL;
@@ -120,6 +129,7 @@ static void test_array_grow(void)
 int main(void)
 {
 	test_array_grow();
+	test_interp();
 	test_parse();
 	test_json_string();
 	{
