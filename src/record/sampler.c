@@ -1,6 +1,7 @@
 #include "sampler.h"
 #include "code_class.h"
 #include "embedded.h"
+#include "procmaps.h"
 #include "perf_ring.h"
 #include "symbols.h"
 #include "util.h"
@@ -401,10 +402,34 @@ static int on_record(void *ctx, const struct perf_event_header *hdr, const void 
 	}
 }
 
+struct existing_maps {
+	struct sampler *s;
+	pid_t pid;
+	uint64_t time_ns;
+};
+
+/* An executable file mapping of an attached process, as a mapping row;
+ * anonymous ones (JIT code, trampolines) stay unknown. */
+static int store_mapping(void *ctx, const struct procmaps_entry *e)
+{
+	struct existing_maps *em = ctx;
+	sqlite3_stmt *st = em->s->ins_mapping;
+
+	if (!e->exec || !e->path[0])
+		return 0;
+	sqlite3_bind_int(st, 1, (int)em->pid);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)e->start);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)(e->end - e->start));
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)e->pgoff);
+	sqlite3_bind_text(st, 5, e->path, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 6, (sqlite3_int64)em->time_ns);
+	return step_stmt(em->s, st);
+}
+
 int sampler_existing(struct sampler *s, pid_t pid, uint64_t time_ns)
 {
-	char path[64], line[PATH_MAX + 256], comm[64];
-	FILE *f;
+	char path[64], comm[64];
+	struct existing_maps em;
 	DIR *d;
 	struct dirent *e;
 	int rc = 0;
@@ -418,9 +443,8 @@ int sampler_existing(struct sampler *s, pid_t pid, uint64_t time_ns)
 		if (safe_atoi(e->d_name, &tid) != 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, tid);
-		if (read_text_file(path, comm, sizeof(comm)) < 0)
+		if (read_sysfs(path, comm, sizeof(comm)) < 0)
 			continue; /* gone meanwhile */
-		comm[strcspn(comm, "\n")] = '\0';
 		sqlite3_stmt *st = s->ins_thread;
 		sqlite3_bind_int(st, 1, tid);
 		sqlite3_bind_int(st, 2, (int)pid);
@@ -430,33 +454,13 @@ int sampler_existing(struct sampler *s, pid_t pid, uint64_t time_ns)
 		rc = step_stmt(s, st);
 	}
 	closedir(d);
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return rc ? rc : -errno;
-	while (!rc && fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, pgoff;
-		char perms[8];
-		int off = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &start, &end, perms, &pgoff, &off) < 4 ||
-		    perms[2] != 'x')
-			continue;
-		char *file = line + off;
-		file += strspn(file, " \t");
-		file[strcspn(file, "\n")] = '\0';
-		if (!file[0])
-			continue; /* anonymous: JIT or trampolines, left unknown */
-		sqlite3_stmt *st = s->ins_mapping;
-		sqlite3_bind_int(st, 1, (int)pid);
-		sqlite3_bind_int64(st, 2, (sqlite3_int64)start);
-		sqlite3_bind_int64(st, 3, (sqlite3_int64)(end - start));
-		sqlite3_bind_int64(st, 4, (sqlite3_int64)pgoff);
-		sqlite3_bind_text(st, 5, file, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(st, 6, (sqlite3_int64)time_ns);
-		rc = step_stmt(s, st);
-	}
-	fclose(f);
-	return rc;
+	if (rc)
+		return rc;
+	em.s = s;
+	em.pid = pid;
+	em.time_ns = time_ns;
+	rc = procmaps_each(pid, store_mapping, &em);
+	return rc == -ESRCH ? -ENOENT : rc;
 }
 
 int sampler_drain(struct sampler *s)

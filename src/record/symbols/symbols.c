@@ -26,6 +26,7 @@
  * same module then serves every process whatever its load address.
  */
 #include "symbols_impl.h"
+#include "procmaps.h"
 
 /* ---- string pool: every string we hand out lives here until free ---- */
 
@@ -365,72 +366,26 @@ out:
 	return err;
 }
 
-/* "start-end perms offset dev inode   path" */
-static int parse_maps_line(char *line, uint64_t *start, uint64_t *end, int *exec, uint64_t *pgoff,
-			   const char **path)
-{
-	char *p = line, *e;
+struct add_maps {
+	struct symbols *s;
+	pid_t pid;
+};
 
-	errno = 0;
-	*start = strtoull(p, &e, 16);
-	if (e == p || *e != '-')
-		return -EINVAL;
-	p = e + 1;
-	*end = strtoull(p, &e, 16);
-	if (e == p || *e != ' ')
-		return -EINVAL;
-	p = e + 1;
-	if (strnlen(p, 5) < 5 || p[4] != ' ')
-		return -EINVAL;
-	*exec = p[2] == 'x';
-	p += 5;
-	*pgoff = strtoull(p, &e, 16);
-	if (e == p || *e != ' ')
-		return -EINVAL;
-	p = strchr(e + 1, ' '); /* past "maj:min" */
-	if (!p)
-		return -EINVAL;
-	p++;
-	(void)strtoull(p, &e, 10); /* inode */
-	if (e == p || (*e != ' ' && *e != '\n' && *e != '\0'))
-		return -EINVAL;
-	if (errno == ERANGE || *end < *start)
-		return -EINVAL;
-	p = e + strspn(e, " ");
-	p[strcspn(p, "\n")] = '\0';
-	*path = p;
-	return 0;
+static int add_map_entry(void *ctx, const struct procmaps_entry *e)
+{
+	struct add_maps *a = ctx;
+
+	if (!e->exec || e->end == e->start)
+		return 0;
+	return symbols_add_map(a->s, a->pid, e->start, e->end - e->start, e->pgoff, e->path, e->exec);
 }
 
 int symbols_add_proc_maps(struct symbols *s, pid_t pid)
 {
-	char path[64], *line = NULL;
-	size_t len = 0;
-	FILE *f;
-	int err = 0;
+	struct add_maps a = { s, pid };
+	int err = procmaps_each(pid, add_map_entry, &a);
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (getline(&line, &len, f) > 0) {
-		uint64_t start, end, pgoff;
-		const char *name;
-		int exec;
-
-		err = parse_maps_line(line, &start, &end, &exec, &pgoff, &name);
-		if (err)
-			goto out;
-		if (!exec || end == start)
-			continue;
-		err = symbols_add_map(s, pid, start, end - start, pgoff, name, exec);
-		if (err)
-			goto out;
-	}
-out:
-	free(line);
-	fclose(f);
-	return err;
+	return err == -ESRCH ? -ENOENT : err;
 }
 
 int symbols_fork(struct symbols *s, pid_t ppid, pid_t pid)
