@@ -5,7 +5,7 @@ usage: bench_report.py [--report PATH] [--steps N] [--phases-per-step K]
                        [--keep FILE] [--repeat R] [--skip-steps N]
 
 Builds a database with N complete steps (default 1,000,000), each with K
-complete phases (default 3: data, forward, backward), applying schema/001.sql,
+complete phases (default 3: data, forward, backward), applying schema/NNN.sql,
 then times `mfu-report --db FILE steps phases --format csv > /dev/null`
 (and each section alone) R times (default 3) and prints the best wall time
 and the CPU time of that run. The target is well under 3 s for 1,000,000
@@ -95,7 +95,7 @@ def main():
     ap.add_argument('--skip-steps', type=int, metavar='N',
                     help='also time steps+phases with mfu-report --skip-steps N')
     ap.add_argument('--schema-version', type=int, metavar='N',
-                    help='apply schema/001.sql .. N.sql only (default: all), for an older mfu-report')
+                    help='apply the schema files up to N.sql only (default: all), for an older mfu-report')
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -65,6 +65,34 @@ static void test_create_and_open(void)
 	CHECK_EQ_INT(count_files(), before); /* a finished database opens without side files */
 }
 
+/* The schema's last line of defence: no negative duration or count in a
+ * step or phase row, on insert or update; NULL (unknown) passes. */
+static void test_checks(void)
+{
+	static const char *const bad[] = {
+		"INSERT INTO step (step, pid, tid, begin_ns, end_ns, wall_ns, complete) VALUES (1, 1, 1, 10, 5, -5, 1)",
+		"INSERT INTO step (step, pid, tid, begin_ns, cpu_ns, complete) VALUES (2, 1, 1, 10, -1, 0)",
+		"UPDATE step SET page_faults = -9223372036854775808 WHERE step = 0",
+		"UPDATE step SET model_flops = -1 WHERE step = 0",
+		"INSERT INTO phase (id, name, pid, tid, depth, begin_ns, wall_ns, complete) VALUES (1, 'p', 1, 1, 0, 0, -1, 1)",
+		"UPDATE phase SET ctx_switches = -1 WHERE id = 0",
+	};
+	sqlite3 *db;
+	char err[512];
+
+	CHECK_EQ_INT(db_create(path("checks.sqlite"), &db, err, sizeof(err)), 0);
+	CHECK_EQ_INT(db_exec(db, "INSERT INTO step (step, pid, tid, begin_ns, complete) VALUES (0, 1, 1, 10, 0);"
+			     "INSERT INTO phase (id, name, pid, tid, depth, begin_ns, complete) VALUES (0, 'p', 1, 1, 0, 0, 0)",
+			     err, sizeof(err)), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(db_exec(db, bad[i], err, sizeof(err)) == -EIO);
+		CHECK(strstr(err, "CHECK constraint failed") != NULL);
+	}
+	CHECK_EQ_INT(db_exec(db, "UPDATE step SET end_ns = 20, wall_ns = 10, cpu_ns = NULL, complete = 1 WHERE step = 0",
+			     err, sizeof(err)), 0);
+	sqlite3_close(db);
+}
+
 static void test_refusals(void)
 {
 	sqlite3 *db = NULL;
@@ -120,6 +148,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	test_create_and_open();
+	test_checks();
 	test_refusals();
 	test_symlink();
 	char cmd[300];
