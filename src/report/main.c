@@ -241,7 +241,18 @@ out:
 	return ret;
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for. */
+struct request {
+	const char *path, *sql_for, *format_name;
+	enum format_kind kind;
+	const struct analysis *sections[32];
+	size_t nsections;
+	int list, skip, quiet;
+};
+
+/* Parse the options into @r. Returns -1 to go on, else the exit status
+ * (--help, --version, bad usage). */
+static int parse_options(int argc, char **argv, struct request *r)
 {
 	static const struct option options[] = {
 		{ "db", required_argument, NULL, 'd' },
@@ -254,92 +265,184 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = "run.sqlite", *sql_for = NULL, *format_name = "table";
-	const struct analysis *sections[32], *all, *notes = analysis_find("notes");
-	enum format_kind kind;
-	struct format *fmt = NULL;
-	sqlite3 *db = NULL;
-	sqlite3_stmt *stmt = NULL;
-	size_t nsections = 0, nall;
-	int opt, list = 0, ret = EXIT_DATA, rc, with_summary = 0, with_notes = 0, skip = 0, quiet = 0;
-	char err[1024];
+	int opt;
 
-	/* One thread uses SQLite here: no mutex around every sqlite3_column_*
-	 * call (8% of a 1M-step csv report). Must precede any other call. */
-	sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
+	r->path = "run.sqlite";
+	r->format_name = "table";
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":d:f:k:lqs:hV", options, NULL)) != -1) {
 		switch (opt) {
-		case 'd': path = optarg; break;
+		case 'd': r->path = optarg; break;
 		case 'k':
-			if (safe_atoi(optarg, &skip) != 0 || skip < 0)
+			if (safe_atoi(optarg, &r->skip) != 0 || r->skip < 0)
 				return bad_usage("--skip-steps '%s': expected a number of steps, 0 or more", optarg);
 			break;
-		case 'f': format_name = optarg; break;
-		case 'l': list = 1; break;
-		case 'q': quiet = 1; break;
-		case 's': sql_for = optarg; break;
+		case 'f': r->format_name = optarg; break;
+		case 'l': r->list = 1; break;
+		case 'q': r->quiet = 1; break;
+		case 's': r->sql_for = optarg; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf(PROG " %s\n", MFU_VERSION); return 0;
 		case ':': return bad_usage("option '%s' needs an argument", argv[optind - 1]);
 		default: return bad_usage("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (format_parse(format_name, &kind))
-		return bad_usage("unknown format '%s' (formats: " FORMAT_NAMES ")", format_name);
-	if (!*path)
+	if (format_parse(r->format_name, &r->kind))
+		return bad_usage("unknown format '%s' (formats: " FORMAT_NAMES ")", r->format_name);
+	if (!*r->path)
 		return bad_usage("the database name is empty");
+	return -1;
+}
 
-	all = analysis_all(&nall);
-	if (list) {
-		int width = 0;
-
-		for (size_t i = 0; i < nall; i++)
-			if ((int)strlen(all[i].name) > width)
-				width = (int)strlen(all[i].name);
-		for (size_t i = 0; i < nall; i++)
-			printf("%-*s  %s\n", width, all[i].name, all[i].description);
-		return fflush(stdout) ? EXIT_DATA : 0;
-	}
-	if (sql_for) {
-		const struct analysis *a = find_section(sql_for);
-		const char *sql = a ? analysis_sql(a) : NULL;
-
-		if (!a)
-			return EXIT_USAGE;
-		if (!sql) {
-			fprintf(stderr, PROG ": analyses/%s.sql is missing from this build\n", a->name);
-			return EXIT_DATA;
-		}
-		if (skip > 0) {
-			char views[2048];
-
-			if (skip_steps_sql(skip, views, sizeof(views))) {
-				fprintf(stderr, PROG ": the --skip-steps SQL does not fit\n");
-				return EXIT_DATA;
-			}
-			fputs(views, stdout);
-		}
-		fputs(sql, stdout);
-		return fflush(stdout) ? EXIT_DATA : 0;
-	}
-
+/* The sections named after the options (default: summary), each once.
+ * Returns -1 to go on, else the exit status. */
+static int choose_sections(int argc, char **argv, struct request *r)
+{
 	for (int i = optind; i < argc; i++) {
 		const struct analysis *a = find_section(argv[i]);
 		int dup = 0;
 
 		if (!a)
 			return EXIT_USAGE;
-		for (size_t k = 0; k < nsections; k++)
-			dup |= sections[k] == a;
-		if (!dup && nsections < ARRAY_SIZE(sections))
-			sections[nsections++] = a;
+		for (size_t k = 0; k < r->nsections; k++)
+			dup |= r->sections[k] == a;
+		if (!dup && r->nsections < ARRAY_SIZE(r->sections))
+			r->sections[r->nsections++] = a;
 	}
-	if (nsections == 0)
-		sections[nsections++] = analysis_find("summary");
+	if (r->nsections == 0)
+		r->sections[r->nsections++] = analysis_find("summary");
+	return -1;
+}
 
-	rc = db_open_readonly(path, &db, err, sizeof(err));
+/* --list: the sections and what each shows. */
+static int list_sections(void)
+{
+	size_t nall;
+	const struct analysis *all = analysis_all(&nall);
+	int width = 0;
+
+	for (size_t i = 0; i < nall; i++)
+		if ((int)strlen(all[i].name) > width)
+			width = (int)strlen(all[i].name);
+	for (size_t i = 0; i < nall; i++)
+		printf("%-*s  %s\n", width, all[i].name, all[i].description);
+	return fflush(stdout) ? EXIT_DATA : 0;
+}
+
+/* --sql SECTION: the SQL a section runs (after the --skip-steps views). */
+static int print_sql(const char *name, int skip)
+{
+	const struct analysis *a = find_section(name);
+	const char *sql = a ? analysis_sql(a) : NULL;
+
+	if (!a)
+		return EXIT_USAGE;
+	if (!sql) {
+		fprintf(stderr, PROG ": analyses/%s.sql is missing from this build\n", a->name);
+		return EXIT_DATA;
+	}
+	if (skip > 0) {
+		char views[2048];
+
+		if (skip_steps_sql(skip, views, sizeof(views))) {
+			fprintf(stderr, PROG ": the --skip-steps SQL does not fit\n");
+			return EXIT_DATA;
+		}
+		fputs(views, stdout);
+	}
+	fputs(sql, stdout);
+	return fflush(stdout) ? EXIT_DATA : 0;
+}
+
+/* Write the requested sections, each with its verdict for people. 0, or -1
+ * once the error is said. */
+static int write_sections(const struct request *r, sqlite3 *db, struct format *fmt)
+{
+	sqlite3_stmt *stmt = NULL;
+	char err[1024];
+	int rc;
+
+	for (size_t i = 0; i < r->nsections; i++) {
+		const struct analysis *a = r->sections[i];
+
+		if (format_is_human(r->kind)) {
+			char *verdict = NULL;
+			rc = analysis_verdict(a, db, &verdict, err, sizeof(err));
+			if (!rc)
+				rc = format_set_verdict(fmt, verdict);
+			free(verdict);
+			if (rc) {
+				db_error(db, r->path, a->name, rc == -ENOMEM ? "out of memory" : err);
+				return -1;
+			}
+		}
+		rc = analysis_prepare(a, db, &stmt, err, sizeof(err));
+		if (!rc)
+			rc = format_section(fmt, a->name, stmt, a->single_row, err, sizeof(err));
+		sqlite3_finalize(stmt);
+		stmt = NULL;
+		if (rc) {
+			if (rc == -EIO || rc == -EINVAL || rc == -ENOENT)
+				db_error(db, r->path, a->name, err);
+			else
+				fprintf(stderr, PROG ": %s: %s\n", a->name, strerror(-rc));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The notes: under the tables for people (all of them with the summary,
+ * else only why values are missing and which cannot be right), on stderr
+ * for csv and json; then the end of the output. 0, or -1 once said. */
+static int write_notes(const struct request *r, sqlite3 *db, struct format *fmt)
+{
+	const struct analysis *notes = analysis_find("notes");
+	sqlite3_stmt *stmt = NULL;
+	int with_summary = 0, with_notes = 0, rc = 0, human = format_is_human(r->kind);
+	char err[1024];
+
+	for (size_t i = 0; i < r->nsections; i++) {
+		with_summary |= strcmp(r->sections[i]->name, "summary") == 0;
+		with_notes |= r->sections[i] == notes;
+	}
+	if (!(human && with_notes)) {
+		rc = analysis_prepare(notes, db, &stmt, err, sizeof(err));
+		if (!rc && human)
+			rc = format_notes(fmt, stmt, !with_summary, err, sizeof(err));
+		if (rc) {
+			db_error(db, r->path, "notes", err);
+			goto fail;
+		}
+	}
+	rc = format_end(fmt);
 	if (rc) {
+		fprintf(stderr, PROG ": cannot write the report: %s\n", strerror(-rc));
+		goto fail;
+	}
+	if (stmt && !human) {
+		rc = notes_to_stderr(stmt, err, sizeof(err));
+		if (rc) {
+			db_error(db, r->path, "notes", rc == -ENOMEM ? "out of memory" : err);
+			goto fail;
+		}
+	}
+	sqlite3_finalize(stmt);
+	return 0;
+fail:
+	sqlite3_finalize(stmt);
+	return -1;
+}
+
+/* Open the database and write the report. Returns the exit status. */
+static int report(const struct request *r)
+{
+	struct format *fmt = NULL;
+	sqlite3 *db = NULL;
+	char err[1024];
+	int ret = EXIT_DATA;
+
+	if (db_open_readonly(r->path, &db, err, sizeof(err))) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return EXIT_DATA;
 	}
@@ -348,83 +451,48 @@ int main(int argc, char **argv)
 	 * the table format reads each section twice). SQLite's default cache
 	 * and temporary storage measured faster on a 1M-step run than a bigger
 	 * cache or temp_store = MEMORY. */
-	if (skip > 0 && skip_steps(db, skip, err, sizeof(err))) {
-		db_error(db, path, "--skip-steps", err);
+	if (r->skip > 0 && skip_steps(db, r->skip, err, sizeof(err))) {
+		db_error(db, r->path, "--skip-steps", err);
 		goto out;
 	}
-	if (quiet && quiet_notes(db, err, sizeof(err))) {
-		db_error(db, path, "--quiet", err);
+	if (r->quiet && quiet_notes(db, err, sizeof(err))) {
+		db_error(db, r->path, "--quiet", err);
 		goto out;
 	}
 	if (db_exec(db, "PRAGMA query_only = 1; BEGIN", err, sizeof(err))) {
-		db_error(db, path, "cannot read", err);
+		db_error(db, r->path, "cannot read", err);
 		goto out;
 	}
-	if (format_new(kind, stdout, nsections, &fmt)) {
+	if (format_new(r->kind, stdout, r->nsections, &fmt)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		goto out;
 	}
-	for (size_t i = 0; i < nsections; i++) {
-		const struct analysis *a = sections[i];
-
-		with_summary |= strcmp(a->name, "summary") == 0;
-		with_notes |= a == notes;
-		if (format_is_human(kind)) {
-			char *verdict = NULL;
-			rc = analysis_verdict(a, db, &verdict, err, sizeof(err));
-			if (!rc)
-				rc = format_set_verdict(fmt, verdict);
-			free(verdict);
-			if (rc) {
-				db_error(db, path, a->name, rc == -ENOMEM ? "out of memory" : err);
-				goto out;
-			}
-		}
-		rc = analysis_prepare(a, db, &stmt, err, sizeof(err));
-		if (!rc)
-			rc = format_section(fmt, a->name, stmt, a->single_row, err, sizeof(err));
-		if (rc) {
-			if (rc == -EIO || rc == -EINVAL || rc == -ENOENT)
-				db_error(db, path, a->name, err);
-			else
-				fprintf(stderr, PROG ": %s: %s\n", a->name, strerror(-rc));
-			goto out;
-		}
-		sqlite3_finalize(stmt);
-		stmt = NULL;
-	}
-
-	/* The notes: under the tables for people (all of them with the summary,
-	 * else only why values are missing and which cannot be right), on
-	 * stderr for csv and json. */
-	if (!(format_is_human(kind) && with_notes)) {
-		rc = analysis_prepare(notes, db, &stmt, err, sizeof(err));
-		if (!rc)
-			rc = format_is_human(kind) ? format_notes(fmt, stmt, !with_summary, err, sizeof(err)) : 0;
-		if (rc) {
-			db_error(db, path, "notes", err);
-			goto out;
-		}
-	}
-	rc = format_end(fmt);
-	if (rc) {
-		fprintf(stderr, PROG ": cannot write the report: %s\n", strerror(-rc));
-		goto out;
-	}
-	if (stmt && !format_is_human(kind)) {
-		rc = notes_to_stderr(stmt, err, sizeof(err));
-		if (rc) {
-			db_error(db, path, "notes", rc == -ENOMEM ? "out of memory" : err);
-			goto out;
-		}
-	}
-	ret = 0;
+	if (write_sections(r, db, fmt) == 0 && write_notes(r, db, fmt) == 0)
+		ret = 0;
 out:
-	sqlite3_finalize(stmt);
 	format_free(fmt);
-	if (db) {
-		sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-		sqlite3_close(db);
-	}
+	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(db);
 	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct request r = { 0 };
+	int rc;
+
+	/* One thread uses SQLite here: no mutex around every sqlite3_column_*
+	 * call (8% of a 1M-step csv report). Must precede any other call. */
+	sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
+	rc = parse_options(argc, argv, &r);
+	if (rc >= 0)
+		return rc;
+	if (r.list)
+		return list_sections();
+	if (r.sql_for)
+		return print_sql(r.sql_for, r.skip);
+	rc = choose_sections(argc, argv, &r);
+	if (rc >= 0)
+		return rc;
+	return report(&r);
 }
