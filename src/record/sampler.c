@@ -587,31 +587,73 @@ out:
 	return rc;
 }
 
-/* Resolve every (process, address) of the stored stacks, in the order the
- * address spaces changed, and classify the samples. */
-static int symbolize(struct sampler *s, char *why, size_t whylen)
-{
-	struct symbols *sym = NULL;
-	sqlite3_stmt *ev = NULL, *ips = NULL, *ins_sym = NULL, *ins_map = NULL;
-	int rc = symbols_new(&sym);
+struct symbol_stmts {
+	sqlite3_stmt *find, *ins_sym, *ins_cls;
+};
 
-	if (rc)
-		return rc;
-	rc = exec_sql(s,
-		"CREATE TEMP TABLE ip_symbol (pid INTEGER, ip INTEGER, symbol INTEGER, PRIMARY KEY (pid, ip)) WITHOUT ROWID;"
-		"CREATE TEMP TABLE symbol_class (id INTEGER PRIMARY KEY, class INTEGER);",
-		why, whylen);
-	if (rc)
-		goto out;
-	/* address-space history: forks of processes, execs, mappings */
+/* The symbol row of @si (@name NULL when unresolved): one row per distinct
+ * (dso, name, file, line, kind), found with a lookup query so that the
+ * symbol table stays small, else inserted with its code class. */
+static int symbol_row(struct sampler *s, struct symbol_stmts *ss, const struct symbol_info *si, const char *name,
+		      sqlite3_int64 *id)
+{
+	enum code_class cls;
+	int rc = 0;
+
+	sqlite3_bind_text(ss->find, 1, si->dso, -1, SQLITE_STATIC);
+	sqlite3_bind_text(ss->find, 2, name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(ss->find, 3, si->file, -1, SQLITE_STATIC);
+	if (si->line > 0)
+		sqlite3_bind_int(ss->find, 4, si->line);
+	else
+		sqlite3_bind_null(ss->find, 4);
+	sqlite3_bind_text(ss->find, 5, symbol_kind_name(si->kind), -1, SQLITE_STATIC);
+	if (sqlite3_step(ss->find) == SQLITE_ROW) {
+		*id = sqlite3_column_int64(ss->find, 0);
+		sqlite3_reset(ss->find);
+		return 0;
+	}
+	sqlite3_reset(ss->find);
+	sqlite3_bind_text(ss->ins_sym, 1, si->dso, -1, SQLITE_STATIC);
+	sqlite3_bind_text(ss->ins_sym, 2, name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(ss->ins_sym, 3, si->file, -1, SQLITE_STATIC);
+	if (si->line > 0)
+		sqlite3_bind_int(ss->ins_sym, 4, si->line);
+	else
+		sqlite3_bind_null(ss->ins_sym, 4);
+	sqlite3_bind_text(ss->ins_sym, 5, symbol_kind_name(si->kind), -1, SQLITE_STATIC);
+	cls = symbol_class(s, si, name);
+	if (si->kind == SYMBOL_USER || si->kind == SYMBOL_JIT)
+		sqlite3_bind_text(ss->ins_sym, 6, code_class_symbol_name(cls), -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(ss->ins_sym, 6);
+	rc = step_stmt(s, ss->ins_sym);
+	*id = sqlite3_last_insert_rowid(s->db);
+	if (!rc) {
+		sqlite3_bind_int64(ss->ins_cls, 1, *id);
+		sqlite3_bind_int(ss->ins_cls, 2, (int)cls);
+		rc = step_stmt(s, ss->ins_cls);
+	}
+	return rc;
+}
+
+/* Tell @sym the target's address-space history, in time order: the forks
+ * of processes, their execs and their mappings. */
+static int replay_address_spaces(struct sampler *s, struct symbols *sym, char *why, size_t whylen)
+{
+	sqlite3_stmt *ev = NULL;
+	int rc = 0;
+
 	if (sqlite3_prepare_v2(s->db,
 		"SELECT time_ns, 2 AS k, pid, start, len, pgoff, path FROM mapping "
 		"UNION ALL SELECT start_ns, 0, pid, ppid, 0, 0, NULL FROM thread "
 		"    WHERE tid = pid AND ppid IS NOT NULL AND ppid != pid AND start_ns IS NOT NULL "
 		"UNION ALL SELECT time_ns, 1, pid, 0, 0, 0, NULL FROM exec "
-		"ORDER BY 1, 2", -1, &ev, NULL) != SQLITE_OK)
-		goto sqlerr;
-	while (sqlite3_step(ev) == SQLITE_ROW) {
+		"ORDER BY 1, 2", -1, &ev, NULL) != SQLITE_OK) {
+		strbuf(why, whylen, "%s", sqlite3_errmsg(s->db));
+		return -EIO;
+	}
+	while (!rc && sqlite3_step(ev) == SQLITE_ROW) {
 		int k = sqlite3_column_int(ev, 1);
 		pid_t pid = sqlite3_column_int(ev, 2);
 		if (k == 0) {
@@ -626,11 +668,31 @@ static int symbolize(struct sampler *s, char *why, size_t whylen)
 			if (rc == -EINVAL)
 				rc = 0; /* an odd mapping: its IPs stay unknown */
 		}
-		if (rc)
-			goto out;
 	}
 	sqlite3_finalize(ev);
-	ev = NULL;
+	return rc;
+}
+
+/* Resolve every (process, address) of the stored stacks, in the order the
+ * address spaces changed, and classify the samples. */
+static int symbolize(struct sampler *s, char *why, size_t whylen)
+{
+	struct symbols *sym = NULL;
+	struct symbol_stmts ss = { 0 };
+	sqlite3_stmt *ips = NULL, *ins_map = NULL;
+	int rc = symbols_new(&sym);
+
+	if (rc)
+		return rc;
+	rc = exec_sql(s,
+		"CREATE TEMP TABLE ip_symbol (pid INTEGER, ip INTEGER, symbol INTEGER, PRIMARY KEY (pid, ip)) WITHOUT ROWID;"
+		"CREATE TEMP TABLE symbol_class (id INTEGER PRIMARY KEY, class INTEGER);",
+		why, whylen);
+	if (rc)
+		goto out;
+	rc = replay_address_spaces(s, sym, why, whylen);
+	if (rc)
+		goto out;
 
 	if (sqlite3_prepare_v2(s->db,
 		/* frames above the innermost are return addresses: resolve the
@@ -639,22 +701,19 @@ static int symbolize(struct sampler *s, char *why, size_t whylen)
 		"SELECT DISTINCT st.pid, f.ip - (f.depth > 0) FROM stack_frame f JOIN stack st ON st.id = f.stack",
 		-1, &ips, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db,
-		"INSERT INTO symbol (dso, name, file, line, kind, class) VALUES (?,?,?,?,?,?)", -1, &ins_sym, NULL) !=
+		"INSERT INTO symbol (dso, name, file, line, kind, class) VALUES (?,?,?,?,?,?)", -1, &ss.ins_sym, NULL) !=
 		    SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db,
 		"INSERT INTO temp.ip_symbol (pid, ip, symbol) VALUES (?,?,?)", -1, &ins_map, NULL) != SQLITE_OK)
 		goto sqlerr;
 	/* one symbol row per distinct (dso, name, file, line, kind), found with
 	 * a lookup query: the symbol table stays small */
-	sqlite3_stmt *find = NULL, *ins_cmp = NULL;
 	if (sqlite3_prepare_v2(s->db,
 		"SELECT id FROM symbol WHERE dso IS ? AND name IS ? AND file IS ? AND line IS ? AND kind = ?",
-		-1, &find, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(s->db, "INSERT INTO temp.symbol_class (id, class) VALUES (?,?)", -1, &ins_cmp,
-			       NULL) != SQLITE_OK) {
-		sqlite3_finalize(find);
+		-1, &ss.find, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, "INSERT INTO temp.symbol_class (id, class) VALUES (?,?)", -1, &ss.ins_cls,
+			       NULL) != SQLITE_OK)
 		goto sqlerr;
-	}
 	while (sqlite3_step(ips) == SQLITE_ROW) {
 		struct symbol_info si;
 		pid_t pid = sqlite3_column_int(ips, 0);
@@ -664,44 +723,10 @@ static int symbolize(struct sampler *s, char *why, size_t whylen)
 			rc = rr;
 			break;
 		}
-		int found = rr == 0;
-		const char *name = found ? si.name : NULL;
-		enum code_class cls;
+		const char *name = rr == 0 ? si.name : NULL;
 		sqlite3_int64 id;
 
-		sqlite3_bind_text(find, 1, si.dso, -1, SQLITE_STATIC);
-		sqlite3_bind_text(find, 2, name, -1, SQLITE_STATIC);
-		sqlite3_bind_text(find, 3, si.file, -1, SQLITE_STATIC);
-		if (si.line > 0)
-			sqlite3_bind_int(find, 4, si.line);
-		else
-			sqlite3_bind_null(find, 4);
-		sqlite3_bind_text(find, 5, symbol_kind_name(si.kind), -1, SQLITE_STATIC);
-		if (sqlite3_step(find) == SQLITE_ROW) {
-			id = sqlite3_column_int64(find, 0);
-		} else {
-			sqlite3_bind_text(ins_sym, 1, si.dso, -1, SQLITE_STATIC);
-			sqlite3_bind_text(ins_sym, 2, name, -1, SQLITE_STATIC);
-			sqlite3_bind_text(ins_sym, 3, si.file, -1, SQLITE_STATIC);
-			if (si.line > 0)
-				sqlite3_bind_int(ins_sym, 4, si.line);
-			else
-				sqlite3_bind_null(ins_sym, 4);
-			sqlite3_bind_text(ins_sym, 5, symbol_kind_name(si.kind), -1, SQLITE_STATIC);
-			cls = symbol_class(s, &si, name);
-			if (si.kind == SYMBOL_USER || si.kind == SYMBOL_JIT)
-				sqlite3_bind_text(ins_sym, 6, code_class_symbol_name(cls), -1, SQLITE_STATIC);
-			else
-				sqlite3_bind_null(ins_sym, 6);
-			rc = step_stmt(s, ins_sym);
-			id = sqlite3_last_insert_rowid(s->db);
-			if (!rc) {
-				sqlite3_bind_int64(ins_cmp, 1, id);
-				sqlite3_bind_int(ins_cmp, 2, (int)cls);
-				rc = step_stmt(s, ins_cmp);
-			}
-		}
-		sqlite3_reset(find);
+		rc = symbol_row(s, &ss, &si, name, &id);
 		if (!rc) {
 			sqlite3_bind_int(ins_map, 1, pid);
 			sqlite3_bind_int64(ins_map, 2, (sqlite3_int64)ip);
@@ -713,8 +738,6 @@ static int symbolize(struct sampler *s, char *why, size_t whylen)
 			break;
 		}
 	}
-	sqlite3_finalize(find);
-	sqlite3_finalize(ins_cmp);
 	if (rc)
 		goto out;
 	rc = exec_sql(s,
@@ -731,9 +754,10 @@ sqlerr:
 	strbuf(why, whylen, "%s", sqlite3_errmsg(s->db));
 	rc = -EIO;
 out:
-	sqlite3_finalize(ev);
 	sqlite3_finalize(ips);
-	sqlite3_finalize(ins_sym);
+	sqlite3_finalize(ss.find);
+	sqlite3_finalize(ss.ins_sym);
+	sqlite3_finalize(ss.ins_cls);
 	sqlite3_finalize(ins_map);
 	symbols_free(sym);
 	return rc;
