@@ -305,6 +305,44 @@ static void test_column_labels(void)
 	sqlite3_close(db);
 }
 
+/* A row of nothing but NULLs (an aggregate over no rows: the waterfall's
+ * all-steps row of a run without steps) is left out by every format. */
+static void test_empty_rows_left_out(void)
+{
+	static const struct {
+		enum format_kind kind;
+		const char *want;
+	} cases[] = {
+		{ FORMAT_CSV, "a,b\n1,\n" },
+		{ FORMAT_JSON, "[\n{\"a\":1,\"b\":null}\n]\n" },
+		{ FORMAT_TABLE, "s\na  b\n-  -\n1  -\n" },
+	};
+	sqlite3 *db = NULL;
+
+	CHECK(sqlite3_open(":memory:", &db) == SQLITE_OK);
+	for (size_t i = 0; db && i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char err[128], *out = NULL;
+		size_t outlen = 0;
+		sqlite3_stmt *st = NULL;
+		struct format *f = NULL;
+		FILE *mem = open_memstream(&out, &outlen);
+
+		CHECK(mem && sqlite3_prepare_v2(db, "SELECT NULL AS a, NULL AS b UNION ALL SELECT 1, NULL "
+						"UNION ALL SELECT NULL, NULL", -1, &st, NULL) == SQLITE_OK);
+		CHECK(format_new(cases[i].kind, mem, 1, &f) == 0);
+		CHECK(format_section(f, "s", st, 0, err, sizeof(err)) == 0);
+		CHECK(format_end(f) == 0);
+		format_free(f);
+		sqlite3_finalize(st);
+		fclose(mem);
+		CHECK(out && strcmp(out, cases[i].want) == 0);
+		if (!out || strcmp(out, cases[i].want))
+			fprintf(stderr, "  case %zu: got '%s' want '%s'\n", i, out ? out : "", cases[i].want);
+		free(out);
+	}
+	sqlite3_close(db);
+}
+
 static void test_parse(void)
 {
 	enum format_kind k;
@@ -329,5 +367,6 @@ int main(void)
 	test_eng();
 	test_sanitize();
 	test_parse();
+	test_empty_rows_left_out();
 	return check_status();
 }
