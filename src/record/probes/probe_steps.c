@@ -1,4 +1,5 @@
 #include "probe_steps.h"
+#include "procmaps.h"
 #include "idmap.h"
 #include "perf_ring.h"
 #include "suggest.h"
@@ -452,32 +453,21 @@ int probe_steps_resolve_exe(struct probe_steps *ps, const char *exe, char *warn,
 	return rc ? rc : resolve(ps, exe, 0, warn, warnlen, why, whylen);
 }
 
+static int add_exec_file(void *ctx, const struct procmaps_entry *e)
+{
+	return e->exec && e->path[0] == '/' ? seen_add(ctx, e->path) : 0;
+}
+
 int probe_steps_resolve_pid(struct probe_steps *ps, pid_t pid, char *warn, size_t warnlen, char *why,
 			    size_t whylen)
 {
-	char path[64], line[PATH_MAX + 256];
-	FILE *f;
-	int rc = 0;
+	int rc = procmaps_each(pid, add_exec_file, ps);
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "r");
-	if (!f) {
-		rc = -errno;
-		strbuf(why, whylen, "cannot read %s: %s", path, strerror(-rc));
-		return rc;
+	if (rc == -ESRCH || rc == -EACCES || rc == -EPERM || rc == -EINVAL) {
+		strbuf(why, whylen, "cannot read /proc/%d/maps: %s", (int)pid,
+		       strerror(rc == -ESRCH ? ENOENT : -rc));
+		return rc == -ESRCH ? -ENOENT : rc;
 	}
-	while (!rc && fgets(line, sizeof(line), f)) {
-		char perms[8];
-		int off = 0;
-		if (sscanf(line, "%*s %7s %*s %*s %*s%n", perms, &off) == 1 && perms[2] == 'x') {
-			char *file = line + off;
-			file += strspn(file, " \t");
-			file[strcspn(file, "\n")] = '\0';
-			if (file[0] == '/')
-				rc = seen_add(ps, file);
-		}
-	}
-	fclose(f);
 	return rc ? rc : resolve(ps, NULL, pid, warn, warnlen, why, whylen);
 }
 
