@@ -80,7 +80,8 @@ struct mring_record {
 				* dropped right before this one, else 0 */
 	int32_t pid;
 	int32_t tid;
-	uint64_t time_ns;      /* CLOCK_MONOTONIC, taken right after the reads */
+	uint64_t time_ns;      /* CLOCK_MONOTONIC: before the reads for a begin,
+				* after them otherwise (the interval holds both) */
 	double a;              /* model FLOPs for *_MODEL */
 	double b;              /* model bytes for *_MODEL */
 	uint64_t data[MRING_DATA_WORDS];

@@ -329,7 +329,8 @@ static int parse_cpulist(const char *s, int *cpus, int max, int *ncpus)
 		cpumap_fini(&m);
 		return -E2BIG;
 	}
-	memcpy(cpus, m.cpu, (size_t)m.n * sizeof(*cpus));
+	if (m.n)
+		memcpy(cpus, m.cpu, (size_t)m.n * sizeof(*cpus));
 	*ncpus = m.n;
 	cpumap_fini(&m);
 	return 0;

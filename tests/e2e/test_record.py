@@ -84,6 +84,21 @@ class RecordSteps(TempDirTest):
             self.assertIsNone(steps[0]['cycles'])
             self.assertEqual(p.stderr.count('no hardware PMU'), 1, p.stderr)
 
+    def test_tiny_steps_hold_their_cpu_time(self):
+        """A step's interval holds both counter snapshots (the begin's time
+        is taken before its counters are read, the end's after), so one
+        thread's CPU time in a step never exceeds the step's wall time, even
+        for steps of a few microseconds (issue 11: CPU util 885%)."""
+        db = self.path('run.sqlite')
+        p = record(['-o', db, '-F', '0', '-I', '0'], [prog('MFU_WL_STEPS'), '--steps', '3000'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = query(db, 'SELECT step, wall_ns, cpu_ns FROM step WHERE complete AND cpu_ns IS NOT NULL')
+        self.assertEqual(len(rows), 3000)
+        over = [r for r in rows if r['cpu_ns'] > r['wall_ns']]
+        self.assertEqual(over, [], '%d of 3000 steps hold more CPU time than wall time' % len(over))
+        util = query(db, 'SELECT max(s.cpu_ns * 1.0 / (s.wall_ns * r.ncpu)) AS m FROM step s, run r')
+        self.assertLessEqual(util[0]['m'], 1.0)
+
     def test_phases_and_sleep(self):
         db = self.path('run.sqlite')
         p = record(['-o', db], [wl('steps'), '--steps', '5', '--busy-us', '2000', '--sleep-us', '10000',
