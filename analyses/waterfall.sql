@@ -29,6 +29,7 @@ rows AS (
          sum(model_flops) AS model_flops, count(model_flops) AS declared, count(*) AS nsteps,
          sum(n) AS n, sum(nk) AS nk, sum(ns) AS ns, sum(nd) AS nd, sum(nu) AS nu, sum(nc) AS nc
   FROM per
+  HAVING count(*) > 0  -- no all-steps row without a step
   UNION ALL
   SELECT step, wall_ns, cpu_ns, model_flops, model_flops IS NOT NULL, 1, n, nk, ns, nd, nu, nc FROM per),
 w AS (
