@@ -1,0 +1,370 @@
+/* mfu-record's command line (options.h). */
+#include "options.h"
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include "counters.h"
+#include "machine.h"
+#include "util.h"
+#include "probe_steps.h"
+
+
+
+void options_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: mfu-record [options] [--] COMMAND [ARGS...]\n"
+		"       mfu-record [options] -p PID [--duration SECONDS]\n"
+		"\n"
+		"Run COMMAND under perf_event counters and record the steps and phases it marks\n"
+		"(libmfu, mfu.py) into an SQLite database; read it with mfu-report.\n"
+		"\n"
+		"options:\n"
+		"  -o, --output FILE       database to write (default run.sqlite); an existing\n"
+		"                          FILE is kept as FILE.old\n"
+		"      --dtype DTYPE       precision of the peak used for MFU: fp64, fp32\n"
+		"                          (default), bf16, fp16, int8 (ops/s, for quantized\n"
+		"                          inference)\n"
+		"      --peak SOURCE       'auto' (default): the higher of the spec peak and the\n"
+		"                          measured one, so MFU never claims more than the\n"
+		"                          machine delivers; 'spec': the CPU's specification;\n"
+		"                          'measured': mfu-calibrate's profile of this machine\n"
+		"      --peak-flops FLOPS  peak FLOP/s to use instead, e.g. 1.5T\n"
+		"      --peak-bw BYTES     peak memory bandwidth in bytes/s to use instead, e.g.\n"
+		"                          200G\n"
+		"      --no-calibrate      with no profile of this machine yet, do not run\n"
+		"                          'mfu-calibrate --quick' first (a few seconds, once);\n"
+		"                          also MFU_NO_CALIBRATE=1 in the environment\n"
+		"      --profile FILE      the machine profile to read (default\n"
+		"                          $XDG_CACHE_HOME/mfu/profile-HOST.sqlite)\n"
+		"  -e, --event EVENT       also count EVENT (a libpfm4 name such as\n"
+		"                          INST_RETIRED:ANY or PMU::EVENT:UMASK, or sysfs\n"
+		"                          pmu/alias/ or pmu/terms/); repeatable; stored per\n"
+		"                          step and phase\n"
+		"      --step SPEC         take the steps from probes instead of markers: FUNC\n"
+		"                          (entry to return), FUNC_A,FUNC_B, sdt:PROVIDER:NAME\n"
+		"                          (hit to next hit), sdt:P:BEGIN,sdt:P:END,\n"
+		"                          py:[MODULE.]FUNC (a Python function); [OBJECT:]\n"
+		"                          before a point names its file, as a point in a\n"
+		"                          library loaded later (dlopen) must: one found\n"
+		"                          nowhere at the start is an error. Needs root\n"
+		"                          (uprobes need CAP_SYS_ADMIN)\n"
+		"      --phase NAME=SPEC   a phase NAME from probes, SPEC as for --step;\n"
+		"                          repeatable\n"
+		"      --list-events       show what would be counted on this machine and exit\n"
+		"                          (LIBPFM_FORCE_PMU=spr|icx|skx|amd64_fam19h_zen4...\n"
+		"                          shows the encodings for another CPU)\n"
+		"  -F, --freq HZ           cpu-clock samples per second of CPU time, with\n"
+		"                          callchains (default 1000; 0: no samples, context\n"
+		"                          switches only)\n"
+		"      --compute REGEX     also count functions matching REGEX (POSIX ERE over\n"
+		"                          \"library:function\") as compute kernels; repeatable\n"
+		"      --compute-file FILE read compute patterns from FILE, one per line\n"
+		"                          (default $XDG_CONFIG_HOME/mfu/compute when it exists)\n"
+		"      --dispatch REGEX    count functions matching REGEX as dispatch (runtime\n"
+		"                          overhead: your framework's glue); repeatable. Code\n"
+		"                          neither compute nor dispatch is \"unclassified\"\n"
+		"      --dram-interval MS  read the memory-controller counters every MS ms\n"
+		"                          (default 10); steps get DRAM bytes interpolated at\n"
+		"                          their bounds\n"
+		"  -p, --pid PID           attach to running process PID (and all its threads)\n"
+		"                          instead of running a command; detach on Ctrl-C,\n"
+		"                          SIGTERM, when --duration ends or when PID exits; PID\n"
+		"                          is never stopped\n"
+		"      --duration SECONDS  with -p: detach after SECONDS (e.g. 2, 0.5)\n"
+		"  -I, --interval MS       read the counter groups every MS ms into\n"
+		"                          interval_reading (default 10; 0: off): a time series\n"
+		"                          of the run, and what the counts of probe steps are\n"
+		"                          interpolated from\n"
+		"      --ring-records N    marker ring capacity in records (default 32768, a\n"
+		"                          power of two, 512 bytes each)\n"
+		"      --on-error ACTION   when the database cannot be written (disk full...):\n"
+		"                          'continue' (default) lets COMMAND run on unrecorded,\n"
+		"                          'kill' stops it with SIGTERM\n"
+		"      --as-root           under sudo, run COMMAND as root (default: as the user\n"
+		"                          who ran sudo, from SUDO_UID/SUDO_GID)\n"
+		"  -q, --quiet             do not print the summary at the end (mfu-report's\n"
+		"                          summary: steps, MFU/HFU/MBU, where the step time\n"
+		"                          went, notes)\n"
+		"  -h, --help              show this help\n"
+		"  -V, --version           show the version\n"
+		"\n"
+		"The exit status is COMMAND's own (128 + N if signal N killed it); with -p, 0;\n"
+		"125 if mfu-record itself failed, 126 if COMMAND could not be executed, 127 if\n"
+		"it was not found, 2 for bad usage. SIGINT, SIGTERM and SIGHUP sent to\n"
+		"mfu-record are passed to COMMAND, and the database is completed when it exits.\n");
+}
+
+int options_parse(int argc, char **argv, struct options *o)
+{
+	enum { OPT_DTYPE = 256, OPT_PEAK_FLOPS, OPT_PEAK_BW, OPT_RING, OPT_VERSION, OPT_LIST, OPT_ON_ERROR,
+	       OPT_AS_ROOT, OPT_COMPUTE, OPT_COMPUTE_FILE, OPT_DISPATCH, OPT_DRAM_MS, OPT_PEAK, OPT_PROFILE, OPT_STEP,
+	       OPT_PHASE, OPT_DURATION, OPT_NO_CALIBRATE };
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "dtype", required_argument, NULL, OPT_DTYPE },
+		{ "peak-flops", required_argument, NULL, OPT_PEAK_FLOPS },
+		{ "peak-bw", required_argument, NULL, OPT_PEAK_BW },
+		{ "ring-records", required_argument, NULL, OPT_RING },
+		{ "event", required_argument, NULL, 'e' },
+		{ "list-events", no_argument, NULL, OPT_LIST },
+		{ "on-error", required_argument, NULL, OPT_ON_ERROR },
+		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "compute", required_argument, NULL, OPT_COMPUTE },
+		{ "compute-file", required_argument, NULL, OPT_COMPUTE_FILE },
+		{ "dispatch", required_argument, NULL, OPT_DISPATCH },
+		{ "dram-interval", required_argument, NULL, OPT_DRAM_MS },
+		{ "interval", required_argument, NULL, 'I' },
+		{ "step", required_argument, NULL, OPT_STEP },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "phase", required_argument, NULL, OPT_PHASE },
+		{ "peak", required_argument, NULL, OPT_PEAK },
+		{ "profile", required_argument, NULL, OPT_PROFILE },
+		{ "no-calibrate", no_argument, NULL, OPT_NO_CALIBRATE },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0, 0, 0, 0 },
+	};
+	int c;
+
+	o->output = "run.sqlite";
+	o->dtype = "fp32";
+	o->ring_records = 32768;
+	o->freq = 1000;
+	o->dram_ms = 10;
+	o->interval_ms = 10;
+	/* test suites and batch jobs: never start a calibration by surprise */
+	const char *nc = getenv("MFU_NO_CALIBRATE");
+	o->no_calibrate = nc && *nc && strcmp(nc, "0") != 0;
+	/* getopt's own messages name argv[0]: the program, not its path */
+	argv[0] = (char *)PROG;
+	while ((c = getopt_long(argc, argv, "+o:qhVe:F:I:p:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!*optarg) {
+				fprintf(stderr, PROG ": -o needs a file name\n");
+				return 2;
+			}
+			o->output = optarg;
+			break;
+		case OPT_DTYPE:
+			if (machine_dtype_parse(optarg) < 0) {
+				fprintf(stderr, PROG ": unknown dtype '%s' (use fp64, fp32, bf16, fp16 or int8)\n",
+					optarg);
+				return 2;
+			}
+			o->dtype = machine_dtype_name((enum machine_dtype)machine_dtype_parse(optarg));
+			break;
+		case OPT_PEAK_FLOPS:
+		case OPT_PEAK_BW: {
+			double v;
+			if (parse_si(optarg, &v) != 0) {
+				fprintf(stderr, PROG ": --%s '%s': expected a positive number, optionally with "
+					"a k, M, G, T or P suffix (e.g. 1.5T)\n",
+					c == OPT_PEAK_FLOPS ? "peak-flops" : "peak-bw", optarg);
+				return 2;
+			}
+			if (c == OPT_PEAK_FLOPS)
+				o->peak_flops = v;
+			else
+				o->peak_bw = v;
+			break;
+		}
+		case OPT_RING: {
+			uint64_t v;
+			if (safe_atou64(optarg, &v) != 0 || v < 64 || v > (1u << 24) || (v & (v - 1))) {
+				fprintf(stderr, PROG ": --ring-records '%s': expected a power of two from 64 to 16777216\n",
+					optarg);
+				return 2;
+			}
+			o->ring_records = v;
+			break;
+		}
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'e':
+			if (!*optarg) {
+				fprintf(stderr, PROG ": -e needs an event name\n");
+				return 2;
+			}
+			if (o->nevents == COUNTERS_MAX) {
+				fprintf(stderr, PROG ": too many -e events (at most %d)\n", COUNTERS_MAX);
+				return 2;
+			}
+			o->events[o->nevents++] = optarg;
+			break;
+		case OPT_LIST:
+			o->list_events = 1;
+			break;
+		case OPT_ON_ERROR:
+			if (strcmp(optarg, "continue") == 0) {
+				o->kill_on_error = 0;
+			} else if (strcmp(optarg, "kill") == 0) {
+				o->kill_on_error = 1;
+			} else {
+				fprintf(stderr, PROG ": --on-error '%s': expected 'continue' or 'kill'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_AS_ROOT:
+			o->as_root = 1;
+			break;
+		case 'F': {
+			uint64_t v;
+			if (safe_atou64(optarg, &v) != 0 || v > 100000) {
+				fprintf(stderr, PROG ": -F '%s': expected a frequency in Hz from 0 to 100000\n", optarg);
+				return 2;
+			}
+			o->freq = (unsigned)v;
+			break;
+		}
+		case OPT_COMPUTE:
+			if (o->ncompute == (int)ARRAY_SIZE(o->compute)) {
+				fprintf(stderr, PROG ": too many --compute patterns (at most %zu)\n", ARRAY_SIZE(o->compute));
+				return 2;
+			}
+			o->compute[o->ncompute++] = optarg;
+			break;
+		case OPT_DISPATCH:
+			if (o->ndispatch == (int)ARRAY_SIZE(o->dispatch)) {
+				fprintf(stderr, PROG ": too many --dispatch patterns (at most %zu)\n",
+					ARRAY_SIZE(o->dispatch));
+				return 2;
+			}
+			o->dispatch[o->ndispatch++] = optarg;
+			break;
+		case OPT_COMPUTE_FILE:
+			o->compute_file = optarg;
+			break;
+		case OPT_PEAK: {
+			int mode = peaks_mode_parse(optarg);
+			if (mode < 0) {
+				fprintf(stderr, PROG ": --peak '%s': expected 'auto', 'spec' or 'measured'\n", optarg);
+				return 2;
+			}
+			o->peak_mode = (enum peaks_mode)mode;
+			break;
+		}
+		case OPT_NO_CALIBRATE:
+			o->no_calibrate = 1;
+			break;
+		case OPT_PROFILE:
+			o->profile = optarg;
+			break;
+		case OPT_DRAM_MS: {
+			uint64_t v;
+			if (safe_atou64(optarg, &v) != 0 || v < 1 || v > 60000) {
+				fprintf(stderr, PROG ": --dram-interval '%s': expected milliseconds from 1 to 60000\n", optarg);
+				return 2;
+			}
+			o->dram_ms = (unsigned)v;
+			break;
+		}
+		case 'I': {
+			uint64_t v;
+			if (safe_atou64(optarg, &v) != 0 || v > 60000) {
+				fprintf(stderr, PROG ": -I '%s': expected milliseconds from 0 (off) to 60000\n", optarg);
+				return 2;
+			}
+			o->interval_ms = (unsigned)v;
+			break;
+		}
+		case 'p': {
+			int v;
+			if (safe_atoi(optarg, &v) != 0 || v <= 0) {
+				fprintf(stderr, PROG ": -p '%s': expected a process id\n", optarg);
+				return 2;
+			}
+			o->pid = (pid_t)v;
+			break;
+		}
+		case OPT_DURATION: {
+			char *end;
+			errno = 0;
+			double v = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(v > 0) || v > 1e7) {
+				fprintf(stderr, PROG ": --duration '%s': expected seconds, more than 0\n", optarg);
+				return 2;
+			}
+			o->duration = v;
+			break;
+		}
+		case OPT_STEP:
+		case OPT_PHASE: {
+			char why[512];
+			if (c == OPT_STEP && o->have_step) {
+				fprintf(stderr, PROG ": --step given twice: one step spec per recording "
+					"(phases take --phase NAME=SPEC)\n");
+				return 2;
+			}
+			if (o->nreq == PROBE_STEPS_MAX_REQUESTS - !o->have_step && c == OPT_PHASE) {
+				fprintf(stderr, PROG ": too many --phase options (at most %d)\n",
+					PROBE_STEPS_MAX_REQUESTS - 1);
+				return 2;
+			}
+			if (probe_steps_parse(optarg, c == OPT_PHASE, &o->req[o->nreq], why, sizeof(why)) != 0) {
+				fprintf(stderr, PROG ": %s '%s': %s\n", c == OPT_STEP ? "--step" : "--phase", optarg, why);
+				return 2;
+			}
+			o->have_step |= c == OPT_STEP;
+			o->nreq++;
+			break;
+		}
+		case 'h':
+			options_usage(stdout);
+			exit(0);
+		case 'V':
+			printf(PROG " %s\n", MFU_VERSION);
+			exit(0);
+		default:
+			fprintf(stderr, "Try '" PROG " --help'.\n");
+			return 2;
+		}
+	}
+	if (o->list_events)
+		return 0;
+	if (o->pid) {
+		if (optind < argc) {
+			fprintf(stderr, PROG ": -p attaches to a running process: no COMMAND with it ('%s')\n",
+				argv[optind]);
+			return 2;
+		}
+		for (int i = 0; i < o->nreq; i++)
+			if (o->req[i].python) {
+				fprintf(stderr, PROG ": '%s': py: names need mfu-record to start the Python program "
+					"(its hook loads at startup); with -p use a function or sdt: spec\n",
+					o->req[i].text);
+				return 2;
+			}
+		return 0;
+	}
+	if (o->duration > 0) {
+		fprintf(stderr, PROG ": --duration goes with -p PID (a command is recorded until it ends)\n");
+		return 2;
+	}
+	if (optind >= argc) {
+		fprintf(stderr, PROG ": no command to record\nusage: " PROG " [options] [--] COMMAND [ARGS...]\n");
+		return 2;
+	}
+	o->argv = argv + optind;
+	return 0;
+}
+

@@ -1,0 +1,54 @@
+/*
+ * mfu-record's command line: the options of a recording, parsed and
+ * checked. docs/man/mfu-record.1 and --help say what each means.
+ */
+#ifndef MFU_RECORD_OPTIONS_H
+#define MFU_RECORD_OPTIONS_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "counters.h"
+#include "peaks.h"
+#include "probe_steps.h"
+
+#define PROG "mfu-record"
+
+struct options {
+	const char *output;
+	const char *dtype;
+	double peak_flops, peak_bw;
+	uint64_t ring_records;
+	int quiet;
+	int list_events;
+	int as_root;
+	int kill_on_error;
+	unsigned freq;
+	unsigned dram_ms;
+	unsigned interval_ms;
+	enum peaks_mode peak_mode;
+	int no_calibrate;
+	const char *profile;
+	const char *compute[32];
+	int ncompute;
+	const char *compute_file;
+	const char *dispatch[32];
+	int ndispatch;
+	const char *events[COUNTERS_MAX];
+	int nevents;
+	struct probe_request req[PROBE_STEPS_MAX_REQUESTS];
+	int nreq, have_step;
+	pid_t pid;             /* -p: attach to this running process */
+	double duration;       /* --duration: seconds to stay attached; 0: until it ends */
+	char **argv;
+};
+
+/* --help's text, to @f. */
+void options_usage(FILE *f);
+
+/* Parse the command line into @o (zeroed by the caller). Returns 0, or the
+ * exit status for --help, --version and bad usage (said on stderr). */
+int options_parse(int argc, char **argv, struct options *o);
+
+#endif
