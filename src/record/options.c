@@ -109,6 +109,9 @@ void options_usage(FILE *f)
 		"mfu-record are passed to COMMAND, and the database is completed when it exits.\n");
 }
 
+/* One getopt switch, a case per option with its checks: long because the
+ * options are many, not because it branches (the exception to the 120-line
+ * rule that docs/architecture.md names). */
 int options_parse(int argc, char **argv, struct options *o)
 {
 	enum { OPT_DTYPE = 256, OPT_PEAK_FLOPS, OPT_PEAK_BW, OPT_RING, OPT_VERSION, OPT_LIST, OPT_ON_ERROR,

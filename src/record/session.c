@@ -3,50 +3,7 @@
  * (or join it), run the loop that drains the rings, finish the database,
  * and tear down whatever exists.
  */
-#include <errno.h>
-#include <getopt.h>
-#include <limits.h>
-#include <poll.h>
-#include <sched.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <pwd.h>
-#include <unistd.h>
-
-#include "attach.h"
-#include "checkpointer.h"
-#include "counters.h"
-#include "db.h"
-#include "launch.h"
-#include "machine.h"
-#include "profile.h"
-#include "marker_ring.h"
-#include "markers.h"
-#include "util.h"
-#include "dram.h"
-#include "intervals.h"
-#include "probe_steps.h"
-#include "py_hook.h"
-#include "recap.h"
-#include "sampler.h"
-#include "writer.h"
-#include "options.h"
-#include "session.h"
-
-#define COMMIT_INTERVAL_NS 250000000ull /* a killed recorder loses at most this much */
-/* ... and its .sqlite file alone (copied without its -wal) lags at most this
- * much: committed rows live in the WAL until a checkpoint copies them. */
-#define CHECKPOINT_INTERVAL_NS 2000000000ull
-/* The recap's headline (the breakdown's verdict) scans every step and
- * sample: 15 s on a million steps. At exit it gets this long, no more. */
-#define RECAP_VERDICT_MS 500u
+#include "session_impl.h"
 
 /* How many profile rows apply to @m (its CPU identity and CPU set); @why
  * says why none do. An unreadable profile counts as none. */
@@ -58,6 +15,7 @@ static int count_profile(const struct options *o, const struct machine *m, char 
 	rc = profile_load(o->profile, m, pp, PROFILE_MAX_PEAKS, &n, why, len);
 	return rc < 0 && rc != -ENOSPC ? 0 : n;
 }
+
 
 /* The first recording on a machine measures its peaks once (--peak auto or
  * measured, the default profile, no applicable profile yet): a spec row
@@ -82,12 +40,13 @@ static void calibrate_first(const struct options *o, const struct machine *m)
 		fprintf(stderr, PROG ": calibration failed: %s; using the spec peaks\n", why);
 }
 
+
 /* Work out the peaks for @m's CPU set (the target's): the profile is read
  * here, so this comes before the target runs (a run's first counter
  * readings must not wait for it). What is worth saying (a measured peak far
  * above the spec, an unreadable profile) goes into @pk->warn, printed by
  * the caller once the command runs. */
-static int choose_peaks(const struct machine *m, const struct options *o, struct peaks *pk)
+int choose_peaks(const struct machine *m, const struct options *o, struct peaks *pk)
 {
 	struct profile_peak pp[PROFILE_MAX_PEAKS];
 	struct peaks_request rq = { .mode = o->peak_mode, .dtype = o->dtype, .user_flops = o->peak_flops,
@@ -104,14 +63,16 @@ static int choose_peaks(const struct machine *m, const struct options *o, struct
 	return rc;
 }
 
+
 static void say_peak_warnings(const struct peaks *pk)
 {
 	for (int i = 0; i < pk->nwarn; i++)
 		fprintf(stderr, PROG ": note: %s\n", pk->warn[i]);
 }
 
+
 /* Store @pk: the peak table and the run's columns. */
-static int write_peaks(struct writer *w, const struct machine *m, const struct options *o,
+int write_peaks(struct writer *w, const struct machine *m, const struct options *o,
 		       const struct peaks *pk, const char *cpus_source)
 {
 	int rc = writer_peaks(w, pk);
@@ -121,47 +82,6 @@ static int write_peaks(struct writer *w, const struct machine *m, const struct o
 	return rc;
 }
 
-/* Both, for a CPU set that changed. */
-static int store_peaks(struct writer *w, const struct machine *m, const struct options *o, struct peaks *pk,
-		       const char *cpus_source)
-{
-	int rc = choose_peaks(m, o, pk);
-
-	return rc ? rc : write_peaks(w, m, o, pk, cpus_source);
-}
-
-/* Each counter's whole-run total: the groups read through the recorder's
- * fds, or attached, summed over the process's threads. */
-static int store_totals(struct writer *w, const struct counters *cs, const struct attach *at)
-{
-	struct counter_reading r;
-
-	if (at) {
-		attach_read(at, cs, &r);
-	} else {
-		memset(&r, 0, sizeof(r));
-		for (int g = 0; g < cs->ngroups; g++) {
-			uint64_t buf[3 + COUNTERS_MAX];
-			unsigned o = cs->group_offset[g], nr = cs->group_nr[g];
-			int li = cs->leader[g];
-			if (li < 0 || !nr)
-				continue;
-			ssize_t n = read(cs->c[li].fd, buf, sizeof(buf));
-			if (n >= (ssize_t)((3 + nr) * sizeof(uint64_t)) && buf[0] == nr)
-				memcpy(&r.data[o], buf, (3 + nr) * sizeof(uint64_t));
-		}
-	}
-	for (int i = 0; i < cs->n; i++) {
-		const struct counter *c = &cs->c[i];
-		unsigned o = cs->group_offset[c->group];
-		if (!c->opened || c->word < 0 || r.data[o] != cs->group_nr[c->group])
-			continue;
-		int rc = writer_counter_total(w, i, r.data[c->word], r.data[o + 1], r.data[o + 2]);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
 
 /* --list-events: what would be counted here, and why not where not. */
 static int list_events(struct counters *cs)
@@ -210,6 +130,7 @@ static int list_events(struct counters *cs)
 	return 0;
 }
 
+
 /* Under sudo, run the target as the invoking user unless --as-root. */
 static int sudo_creds(const struct options *o, struct launch_creds *c)
 {
@@ -237,98 +158,6 @@ static int sudo_creds(const struct options *o, struct launch_creds *c)
 	return 0;
 }
 
-struct drain {
-	struct sampler *sampler;
-	struct dram *dram;
-	struct intervals *intervals;
-	struct probe_steps *probes;
-	void *ring;
-	struct markers *markers;
-	struct writer *writer;
-	int failed; /* the database stopped accepting rows */
-	uint64_t records;
-	uint64_t dropped;  /* records drained after a failure, not stored */
-	int kill_on_error;
-	pid_t target;
-	const char *output;
-	int probe_warned;
-};
-
-/* The database stopped accepting data: say so once, and stop the target if
- * asked to (--on-error kill). Draining goes on so the target never blocks. */
-static void record_failed(struct drain *d, int rc, const char *what)
-{
-	if (d->failed)
-		return;
-	d->failed = rc;
-	fprintf(stderr, PROG ": cannot write %s: %s; recording stops here, %s\n", d->output,
-		rc == -ENOSPC ? "the disk is full" : what,
-		d->kill_on_error ? "stopping the target (--on-error kill)" : "the target goes on unrecorded");
-	if (d->kill_on_error && d->target > 0)
-		kill(d->target, SIGTERM);
-}
-
-/* Move every published record from the ring into the database. */
-static int drain_ring(struct drain *d)
-{
-	const struct mring_record *r;
-	int n = 0;
-
-	while ((r = mring_peek(d->ring))) {
-		if (!d->failed) {
-			int rc = markers_feed(d->markers, r);
-			if (rc)
-				record_failed(d, rc, rc == -ENOMEM ? "out of memory" : writer_error(d->writer));
-		}
-		if (d->failed)
-			d->dropped++;
-		d->records += r->kind != MRING_LOSS; /* a thread's loss notice is no marker */
-		mring_release(d->ring);
-		n++;
-	}
-	return n;
-}
-
-/* probe_steps sink: probe boundaries join the markers' stream */
-static int probe_boundary(void *ctx, const struct mring_record *r)
-{
-	struct drain *d = ctx;
-	int rc;
-
-	if (!d->markers || d->failed)
-		return 0;
-	rc = markers_feed_probe(d->markers, r);
-	if (rc)
-		record_failed(d, rc, rc == -ENOMEM ? "out of memory" : writer_error(d->writer));
-	return 0;
-}
-
-static void probe_cancel(void *ctx, pid_t pid, pid_t tid, const char *name)
-{
-	struct drain *d = ctx;
-	if (d->markers)
-		markers_cancel(d->markers, pid, tid, name);
-}
-
-/* sampler callbacks: the uprobes follow new threads and libraries */
-static void on_task(void *ctx, pid_t pid, pid_t tid, int exited)
-{
-	struct drain *d = ctx;
-	char why[512];
-
-	if (exited) {
-		probe_steps_thread_exit(d->probes, tid);
-	} else if (probe_steps_add_thread(d->probes, pid, tid, why, sizeof(why)) != 0 && !d->probe_warned) {
-		fprintf(stderr, PROG ": cannot probe thread %d: %s\n", (int)tid, why);
-		d->probe_warned = 1;
-	}
-}
-
-static void on_exec_map(void *ctx, pid_t pid, const char *path)
-{
-	struct drain *d = ctx;
-	probe_steps_on_map(d->probes, pid, path);
-}
 
 /* Uprobes need CAP_SYS_ADMIN (not CAP_PERFMON, whatever perf_event_paranoid
  * says): the effective set of /proc/self/status. */
@@ -343,175 +172,6 @@ static int have_cap_sys_admin(void)
 	return (eff >> 21) & 1; /* CAP_SYS_ADMIN */
 }
 
-/* A recording with uprobes holds an event per site and thread: let it use
- * every fd it may. */
-/* Whose CPUs the peaks are for. The target's affinity and cgroup are
- * known only once it runs (`mfu-record -- taskset -c 0 ./app` changes them
- * in its first instructions; a program may pin itself), so they are read
- * every 20 ms until its first step begins, and that set is the one the
- * peaks use (stored again when it differs from the one assumed at the
- * start). A change after that is noted, once. */
-struct cpu_watch {
-	struct machine used;     /* the CPU set the stored peaks are for */
-	struct machine seen;     /* the target's, last read */
-	int have_seen;
-	int settled;             /* its first step began: the set is fixed */
-	int change_noted;
-	uint64_t next_ns;
-	unsigned long long mask_hash; /* of the main thread's mask last read */
-};
-
-#define CPU_WATCH_EARLY_NS 20000000ull   /* until the first step */
-#define CPU_WATCH_LATE_NS 1000000000ull  /* after it: only to notice changes */
-
-static int same_cpus(const struct machine *a, const struct machine *b)
-{
-	return strcmp(a->allowed_cpus, b->allowed_cpus) == 0 && a->cpu_quota == b->cpu_quota &&
-	       a->ncores == b->ncores;
-}
-
-static void cpu_watch_peaks(struct drain *d, struct cpu_watch *cw, const struct options *o, struct peaks *pk,
-			    const char *source)
-{
-	int rc;
-
-	if (!cw->have_seen || same_cpus(&cw->used, &cw->seen)) {
-		if (cw->have_seen && !d->failed)
-			rc = writer_run_peaks(d->writer, &cw->used, pk, peaks_mode_name(o->peak_mode), source);
-		else
-			rc = 0;
-	} else {
-		cw->used = cw->seen;
-		if (!o->quiet)
-			fprintf(stderr, PROG ": the target runs on CPUs %s (%g core%s): the peaks are for them\n",
-				cw->used.allowed_cpus, cw->used.ncores, cw->used.ncores == 1 ? "" : "s");
-		rc = d->failed ? 0 : store_peaks(d->writer, &cw->used, o, pk, source);
-	}
-	if (rc)
-		record_failed(d, rc, writer_error(d->writer));
-}
-
-/* Read the target's CPU set when it is due; fix it at its first step. */
-/* The main thread's affinity mask and the process's cgroups, cheaply (a
- * system call and a small read): whether a full read of the CPU set is due.
- * 0 if they cannot be read. */
-static unsigned long long main_mask_hash(pid_t pid)
-{
-	cpu_set_t set;
-	unsigned long long h = 1469598103934665603ull;
-	char path[64], cg[2048];
-	int n;
-
-	CPU_ZERO(&set);
-	if (sched_getaffinity(pid, sizeof(set), &set) != 0)
-		return 0; /* gone, or more CPUs than a cpu_set_t: read it fully */
-	for (size_t i = 0; i < sizeof(set); i++)
-		h = (h ^ ((const unsigned char *)&set)[i]) * 1099511628211ull;
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	n = read_text_file(path, cg, sizeof(cg)) == 0 ? (int)strlen(cg) : 0;
-	for (int i = 0; i < n; i++)
-		h = (h ^ (unsigned char)cg[i]) * 1099511628211ull;
-	return h;
-}
-
-/* Read the target's CPU set when it is due (cheaply: a full read, threads,
- * cgroup and topology, only when its main thread's mask changed, at its
- * first step and at the end); fix it at its first step. @final: it ended. */
-static void cpu_watch_poll(struct drain *d, struct cpu_watch *cw, const struct options *o, struct peaks *pk,
-			   pid_t pid, uint64_t now, int final)
-{
-	struct machine m;
-	unsigned long long h;
-	int first_step;
-
-	if ((now < cw->next_ns && !final) || d->failed)
-		return;
-	cw->next_ns = now + (cw->settled ? CPU_WATCH_LATE_NS : CPU_WATCH_EARLY_NS);
-	h = main_mask_hash(pid);
-	first_step = !cw->settled && d->records > 0;
-	if (h && h == cw->mask_hash && !first_step && !final)
-		return;
-	cw->mask_hash = h;
-	m = cw->seen.ncpu > 0 ? cw->seen : cw->used;
-	if (machine_probe_cpus(&m, pid) != 0)
-		return; /* gone already: the last reading stands */
-	/* An exiting task is moved to the root cgroup (cgroup_exit): the
-	 * zombie's quota is not the one it ran under; its last live one is. */
-	if (final && cw->have_seen && m.cpu_quota == 0 && cw->seen.cpu_quota > 0) {
-		m.cpu_quota = cw->seen.cpu_quota;
-		if (m.cpu_quota < m.ncpu)
-			m.ncpu = m.cpu_quota;
-		if (m.cpu_quota < m.ncores)
-			m.ncores = m.cpu_quota;
-	}
-	if (cw->settled) {
-		if (!same_cpus(&m, &cw->used) && !cw->change_noted) {
-			char note[700];
-			cw->change_noted = 1;
-			strbuf(note, sizeof(note), "the target's CPU set changed during the run, from %s to %s; "
-			       "the peaks are for %s, the set its first step began with", cw->used.allowed_cpus,
-			       m.allowed_cpus, cw->used.allowed_cpus);
-			fprintf(stderr, PROG ": note: %s\n", note);
-			writer_note(d->writer, "cpus_changed", note);
-		}
-		return;
-	}
-	cw->seen = m;
-	cw->have_seen = 1;
-	if (first_step) {
-		cw->settled = 1;
-		cpu_watch_peaks(d, cw, o, pk, "the target's, read when its first step began");
-	}
-}
-
-/* A utilization above 100% cannot be true: the peak is too low for this
- * machine or the declared work too high. Said on stderr at the end (the
- * report's notes say it too, from the same tables). */
-static void say_impossible(sqlite3 *db)
-{
-	static const char *const what[] = { "steps", "phases" };
-	static const char *const name[] = { "MFU", "HFU", "MBU" };
-	static const char *const sql =
-		"WITH r AS (SELECT peak_flops AS pf, peak_bw AS pb FROM run WHERE id = 1) "
-		"SELECT %s, model_flops / (wall_ns / 1e9 * pf), hw_flops / (wall_ns / 1e9 * pf), "
-		"model_bytes / (wall_ns / 1e9 * pb) FROM %s, r WHERE complete = 1 AND wall_ns > 0";
-
-	for (int t = 0; t < 2; t++) {
-		char q[512];
-		sqlite3_stmt *st = NULL;
-		long n[3] = { 0 };
-		double worst[3] = { 0 };
-		char at[3][80] = { "", "", "" };
-
-		snprintf(q, sizeof(q), sql, t == 0 ? "'step ' || step" : "'phase ' || quote(name) || ' (id ' || id || ')'",
-			 t == 0 ? "step" : "phase");
-		if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK)
-			continue;
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			for (int k = 0; k < 3; k++) {
-				double v;
-				if (sqlite3_column_type(st, k + 1) == SQLITE_NULL)
-					continue;
-				v = sqlite3_column_double(st, k + 1);
-				if (!(v > 1.0))
-					continue;
-				n[k]++;
-				if (v > worst[k]) {
-					worst[k] = v;
-					snprintf(at[k], sizeof(at[k]), "%s", (const char *)sqlite3_column_text(st, 0));
-				}
-			}
-		}
-		sqlite3_finalize(st);
-		for (int k = 0; k < 3; k++)
-			if (n[k])
-				fprintf(stderr, PROG ": warning: %ld %s have %s above 100%% (the highest %.0f%%, %s): "
-					"impossible, so the %s peak is too low for this machine or the declared %s "
-					"too high; see the peak's source in mfu-report's notes\n", n[k],
-					n[k] == 1 ? (t == 0 ? "step" : "phase") : what[t], name[k], worst[k] * 100,
-					at[k], k == 2 ? "bandwidth" : "FLOP/s", k == 2 ? "bytes" : "FLOPs");
-	}
-}
 
 static void raise_fd_limit(void)
 {
@@ -522,34 +182,6 @@ static void raise_fd_limit(void)
 	}
 }
 
-/* Everything one recording holds, from the options to the database. */
-struct session {
-	struct options o;
-	struct machine m;
-	struct counters cs;
-	struct launch l;
-	struct run_info ri;
-	struct drain d;
-	sigset_t block, old;    /* the signals handled in the loop; the mask before */
-	sqlite3 *db;
-	char cwd[PATH_MAX];
-	struct peaks pk;
-	char *cmd;              /* the command as JSON */
-	void *ring;             /* the marker ring (MAP_FAILED: none) */
-	size_t ring_size;
-	int ring_fd, sfd;
-	int exit_code;          /* what mfu-record exits with */
-	int status;             /* the target's wait status */
-	int exit_status, exit_signal, interrupted, had_old;
-	struct markers_sink sink;
-	struct launch_creds creds;
-	struct py_hook *pyhook;
-	struct attach *at;
-	struct checkpointer *ckpt;
-	int attached, target_ended, recap;
-	struct cpu_watch cw;
-	char closing[PATH_MAX + 160]; /* the last line, after the recap */
-};
 
 struct session *session_new(const struct options *o)
 {
@@ -567,6 +199,7 @@ struct session *session_new(const struct options *o)
 	s->exit_signal = -1;
 	return s;
 }
+
 
 /* What to open: the machine, the counters, probes and the Python hook,
  * the calibration, the process to join; the command as JSON. */
@@ -677,11 +310,13 @@ int session_plan(struct session *s)
 	return -1;
 }
 
+
 /* The database, the marker ring, the target (launched, stopped before its
  * exec, or joined), the sampling and counter readers; then the go. */
-int session_start(struct session *s)
+/* The database (the old file kept as FILE.old) and its writer. */
+static int start_database(struct session *s)
 {
-	char err[512], dram_why[700] = "";
+	char err[512];
 	struct stat lst;
 	int rc;
 
@@ -699,6 +334,16 @@ int session_start(struct session *s)
 		fprintf(stderr, PROG ": %s: %s\n", s->o.output, err);
 		return s->exit_code;
 	}
+	return -1;
+}
+
+
+/* The marker ring, the signals' fd, and the target stopped before its exec
+ * (launch) with its uprobes; attached, only the fd. */
+static int start_target(struct session *s)
+{
+	char err[512];
+	int rc;
 
 	s->ring_size = mring_size(s->o.ring_records);
 	s->ring_fd = s->attached ? -1 : memfd_create("mfu-marker-ring", MFD_CLOEXEC);
@@ -739,6 +384,15 @@ int session_start(struct session *s)
 			return s->exit_code;
 		}
 	}
+	return -1;
+}
+
+
+/* What was opened and what could not be (the counters, their notes), and
+ * the peaks chosen for the target. */
+static int store_plan(struct session *s)
+{
+	int rc;
 
 	rc = writer_counters(s->d.writer, &s->cs);
 	if (!rc && s->cs.hw_missing[0])
@@ -767,6 +421,16 @@ int session_start(struct session *s)
 		launch_abort(&s->l);
 		return s->exit_code;
 	}
+	return -1;
+}
+
+
+/* The sampling rings, the counter readings (-I) and the memory
+ * controllers. */
+static int open_readers(struct session *s)
+{
+	char err[512];
+	int rc;
 
 	{
 		struct sampler_opts so = { .freq = s->o.freq, .compute = s->o.compute, .ncompute = s->o.ncompute,
@@ -814,12 +478,22 @@ int session_start(struct session *s)
 		}
 	}
 
-	rc = dram_open(&s->d.dram, "/sys/bus/event_source/devices", (uint64_t)s->o.dram_ms * 1000000ull, dram_why,
-		       sizeof(dram_why));
+	rc = dram_open(&s->d.dram, "/sys/bus/event_source/devices", (uint64_t)s->o.dram_ms * 1000000ull, s->dram_why,
+		       sizeof(s->dram_why));
 	if (rc)
-		writer_note(s->d.writer, "missing_dram", dram_why); /* said once below, after the exec */
+		writer_note(s->d.writer, "missing_dram", s->dram_why); /* said once below, after the exec */
 	else
-		dram_why[0] = '\0';
+		s->dram_why[0] = '\0';
+	return -1;
+}
+
+
+/* The run row and the go: the target execs (or, joined, goes on); then
+ * what will be missing is said once, and the markers are paired from here. */
+static int go(struct session *s)
+{
+	char err[512];
+	int rc;
 
 	s->ri.command_json = s->cmd;
 	s->ri.cwd = getcwd(s->cwd, sizeof(s->cwd)) ? s->cwd : NULL;
@@ -892,8 +566,8 @@ int session_start(struct session *s)
 				hw_failed, s->cs.c[first].name, s->cs.c[first].reason);
 		if (s->cs.amx_note[0])
 			fprintf(stderr, PROG ": note: %s\n", s->cs.amx_note);
-		if (dram_why[0])
-			fprintf(stderr, PROG ": %s\n", dram_why);
+		if (s->dram_why[0])
+			fprintf(stderr, PROG ": %s\n", s->dram_why);
 		say_peak_warnings(&s->pk);
 	}
 
@@ -936,226 +610,22 @@ int session_start(struct session *s)
 	return -1;
 }
 
-/* The loop: drain the rings and readers until the target ends (or, joined,
- * until a signal or --duration). */
-int session_run(struct session *s)
+
+int session_start(struct session *s)
 {
-	uint64_t last_commit;
-	int rc;
+	int rc = start_database(s);
 
-	s->cw = (struct cpu_watch){ .used = s->m, .settled = s->attached };
-	last_commit = now_ns();
-	if (checkpointer_start(&s->ckpt, s->o.output, CHECKPOINT_INTERVAL_NS) != 0)
-		fprintf(stderr, PROG ": note: cannot start the checkpointer: %s holds the rows only with "
-			"its -wal file until the end\n", s->o.output);
-	for (;;) {
-		struct pollfd pfd[2] = { { .fd = s->sfd, .events = POLLIN },
-					 { .fd = s->attached ? attach_pidfd(s->at) : -1, .events = POLLIN } };
-		struct signalfd_siginfo si;
-		int drained = s->d.markers && s->d.ring ? drain_ring(&s->d) : 0;
-		if (s->d.dram && !s->d.failed) {
-			int e = dram_sample(s->d.dram, s->db, now_ns(), 0);
-			if (e)
-				record_failed(&s->d, e, "cannot store DRAM readings");
-		}
-		if (s->d.intervals && !s->d.failed) {
-			int e = intervals_sample(s->d.intervals, 0);
-			if (e)
-				record_failed(&s->d, e, "cannot store counter readings");
-		}
-		if (s->d.sampler && !s->d.failed) {
-			int n = sampler_drain(s->d.sampler);
-			if (n < 0)
-				record_failed(&s->d, n, "cannot store samples");
-			else
-				drained += n;
-		}
-		if (s->d.probes) {
-			int n = probe_steps_drain(s->d.probes, 0);
-			if (n > 0)
-				drained += n;
-		}
-		if (!s->attached)
-			cpu_watch_poll(&s->d, &s->cw, &s->o, &s->pk, s->l.pid, now_ns(), 0);
-
-		/* A busy ring is drained again at once; an idle one every 5 ms,
-		 * or at the pace of the counter readings when -I is shorter. */
-		poll(pfd, 2, drained > 64 ? 0 : s->o.interval_ms && s->o.interval_ms < 5 ? (int)s->o.interval_ms : 5);
-		while (read(s->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-			if (si.ssi_signo == SIGCHLD)
-				continue;
-			/* A terminal's ^C (or hangup) reaches the whole foreground
-			 * process group, the target included: pass on only signals
-			 * sent to mfu-record alone, with kill() or sigqueue().
-			 * Attached, the process is not ours: a signal detaches. */
-			if (!s->attached && (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE))
-				kill(s->l.pid, (int)si.ssi_signo);
-			s->interrupted = 1;
-		}
-		if (s->attached) {
-			if ((pfd[1].fd >= 0 && (pfd[1].revents & POLLIN)) || (pfd[1].fd < 0 && !attach_alive(s->at))) {
-				s->target_ended = 1;
-				break;
-			}
-			if (s->interrupted || (s->o.duration > 0 && now_ns() - s->ri.start_ns >= (uint64_t)(s->o.duration * 1e9)))
-				break;
-		} else {
-			/* Ended? Look without reaping: the zombie still has its
-			 * CPU set, for a program too short for the polls. */
-			siginfo_t wi = { .si_pid = 0 };
-			if (waitid(P_PID, (id_t)s->l.pid, &wi, WEXITED | WNOHANG | WNOWAIT) == 0 && wi.si_pid == s->l.pid) {
-				if (!s->cw.settled)
-					cpu_watch_poll(&s->d, &s->cw, &s->o, &s->pk, s->l.pid, now_ns(), 1);
-				if (waitpid(s->l.pid, &s->status, 0) == s->l.pid)
-					break;
-			}
-		}
-		if (!s->d.failed && now_ns() - last_commit >= COMMIT_INTERVAL_NS) {
-			rc = writer_commit(s->d.writer);
-			if (rc)
-				record_failed(&s->d, rc, writer_error(s->d.writer));
-			last_commit = now_ns();
-		}
-
-	}
-	return -1;
+	if (rc < 0)
+		rc = start_target(s);
+	if (rc < 0)
+		rc = store_plan(s);
+	if (rc < 0)
+		rc = open_readers(s);
+	if (rc < 0)
+		rc = go(s);
+	return rc;
 }
 
-/* The end of the recording: the exit status, the last records, the
- * derivations, the notes, the run row. */
-int session_finish(struct session *s)
-{
-	char err[512];
-	uint64_t end_ns;
-	int rc;
-
-	end_ns = now_ns();
-	if (s->attached) {
-		s->exit_code = 0; /* not our child: its exit status is not ours to know */
-	} else if (WIFEXITED(s->status)) {
-		s->exit_status = WEXITSTATUS(s->status);
-		s->exit_code = s->exit_status;
-	} else if (WIFSIGNALED(s->status)) {
-		s->exit_signal = WTERMSIG(s->status);
-		s->exit_code = 128 + s->exit_signal;
-	}
-
-	/* Final drain; slots claimed but never published (a writer killed
-	 * mid-record, or a child process still running) count as lost. */
-	if (s->d.markers && s->d.ring) {
-		int32_t hole_pid, hole_tid;
-		drain_ring(&s->d);
-		while (mring_hole_owner(s->ring, &hole_pid, &hole_tid), mring_skip_hole(s->ring)) {
-			int hrc = s->d.failed ? 0 : markers_lost_hole(s->d.markers, hole_pid, hole_tid);
-			if (hrc)
-				record_failed(&s->d, hrc, hrc == -ENOMEM ? "out of memory" : writer_error(s->d.writer));
-			drain_ring(&s->d);
-		}
-	}
-	if (!s->attached && !s->cw.settled)
-		cpu_watch_peaks(&s->d, &s->cw, &s->o, &s->pk, s->d.records ? "the target's, read when it ended (its steps ran "
-				"between two looks)" : "the target's, read when it ended (no marked step)");
-	if (s->d.probes) {
-		char why[512];
-		if (s->d.sampler)
-			sampler_drain(s->d.sampler); /* the last threads and libraries */
-		probe_steps_drain(s->d.probes, 1);
-		if (probe_steps_finish(s->d.probes, s->db, why, sizeof(why)) != 0 && !s->d.failed)
-			record_failed(&s->d, -EIO, why);
-		if (probe_steps_note(s->d.probes)[0]) {
-			fprintf(stderr, PROG ": %s\n", probe_steps_note(s->d.probes));
-			writer_note(s->d.writer, "probes", probe_steps_note(s->d.probes));
-		}
-	}
-	if (s->pyhook && !s->d.failed) {
-		char why[512], note[1024];
-		if (py_hook_finish(s->pyhook, s->db, note, sizeof(note), why, sizeof(why)) != 0)
-			record_failed(&s->d, -EIO, why);
-		else if (note[0]) {
-			fprintf(stderr, PROG ": %s\n", note);
-			writer_note(s->d.writer, "probes", note);
-		}
-	}
-	if (!s->d.failed) {
-		uint64_t lost = s->attached ? 0 : mring_lost(s->ring);
-		rc = s->d.markers ? markers_finish(s->d.markers) : 0;
-		if (!rc)
-			rc = store_totals(s->d.writer, &s->cs, s->at);
-		if (!rc && s->d.intervals) {
-			/* the counters' final values: the bound for the last boundaries */
-			rc = intervals_sample(s->d.intervals, 1);
-			if (!rc && intervals_attribute(s->db, &s->cs, s->d.writer, err, sizeof(err)) != 0)
-				fprintf(stderr, PROG ": %s\n", err);
-		}
-		if (!rc && s->d.dram) {
-			rc = dram_sample(s->d.dram, s->db, end_ns, 1);
-			if (!rc && dram_attribute(s->db, err, sizeof(err)) != 0)
-				fprintf(stderr, PROG ": %s\n", err);
-		}
-		if (!rc && s->d.sampler) {
-			rc = sampler_finish(s->d.sampler, err, sizeof(err));
-			if (rc) {
-				fprintf(stderr, PROG ": sampling: %s\n", err);
-				rc = 0; /* the markers' data is complete: keep it */
-			} else if (sampler_note(s->d.sampler)[0]) {
-				writer_note(s->d.writer, "sampling", sampler_note(s->d.sampler));
-			}
-		}
-		if (!rc && !s->attached && !s->d.probes && !s->pyhook && s->d.records == 0) {
-			char note[512];
-			strbuf(note, sizeof(note), "no marker was seen: the program never called mfu_step_begin() "
-			       "or mfu_phase_begin(), so there are no steps; mark its loop (C: link libmfu, "
-			       "pkg-config mfu; Python: import mfu, which says on stderr when it cannot load "
-			       "libmfu) or take steps from a function with --step FUNC");
-			fprintf(stderr, PROG ": note: %s\n", note);
-			rc = writer_note(s->d.writer, "no_steps", note);
-		}
-		if (!rc && markers_ignored_step_markers(s->d.markers)) {
-			char note[512];
-			strbuf(note, sizeof(note), "the program marks its own steps too (%llu step markers): with "
-			       "--step the steps come from the probes, so its step markers and their "
-			       "mfu_step_model() declarations were left out; record without --step to use them",
-			       (unsigned long long)markers_ignored_step_markers(s->d.markers));
-			fprintf(stderr, PROG ": note: %s\n", note);
-			rc = writer_note(s->d.writer, "step_source", note);
-		}
-		if (!rc && lost) {
-			char note[256];
-			strbuf(note, sizeof(note), "%llu marker records were lost (the marker ring was full); "
-			       "steps and phases around them may be missing or incomplete: try --ring-records",
-			       (unsigned long long)lost);
-			fprintf(stderr, PROG ": %s\n", note);
-			rc = writer_note(s->d.writer, "lost_records", note);
-		}
-		if (!rc)
-			rc = writer_run_end(s->d.writer, end_ns, s->exit_status, s->exit_signal, lost,
-					    s->attached ? (s->target_ended ? "complete" : "detached")
-					    : s->interrupted ? "interrupted" : "complete");
-		if (!rc)
-			rc = writer_commit(s->d.writer);
-		if (rc)
-			fprintf(stderr, PROG ": cannot complete %s: %s\n", s->o.output, writer_error(s->d.writer));
-		else if (s->o.quiet)
-			say_impossible(s->db); /* else the recap's notes say it */
-		/* the recap reads the finished file, once it is closed, below */
-		s->recap = !rc && !s->o.quiet;
-		if (s->recap)
-			strbuf(s->closing, sizeof(s->closing), PROG ": %llu steps, %llu marker records, %llu lost, "
-			       "%llu anomalies -> %s\n", (unsigned long long)(s->d.markers ? markers_steps(s->d.markers) : 0),
-			       (unsigned long long)s->d.records, (unsigned long long)lost,
-			       (unsigned long long)(s->d.markers ? markers_anomalies(s->d.markers) : 0), s->o.output);
-	} else {
-		/* Try to leave the reason in the file; with a full disk this
-		 * may fail too, and the file still holds what was committed. */
-		writer_rollback(s->d.writer);
-		if (writer_run_end(s->d.writer, end_ns, s->exit_status, s->exit_signal, s->attached ? 0 : mring_lost(s->ring),
-				   "failed") == 0)
-			writer_commit(s->d.writer);
-		fprintf(stderr, PROG ": %s holds what was recorded before the failure; %llu marker records "
-			"after it were not stored\n", s->o.output, (unsigned long long)s->d.dropped);
-	}
-	return -1;
-}
 
 int session_end(struct session *s, int rc)
 {

@@ -1,0 +1,235 @@
+/* The end of a recording (session_impl.h). */
+#include "session_impl.h"
+
+
+/* Each counter's whole-run total: the groups read through the recorder's
+ * fds, or attached, summed over the process's threads. */
+static int store_totals(struct writer *w, const struct counters *cs, const struct attach *at)
+{
+	struct counter_reading r;
+
+	if (at) {
+		attach_read(at, cs, &r);
+	} else {
+		memset(&r, 0, sizeof(r));
+		for (int g = 0; g < cs->ngroups; g++) {
+			uint64_t buf[3 + COUNTERS_MAX];
+			unsigned o = cs->group_offset[g], nr = cs->group_nr[g];
+			int li = cs->leader[g];
+			if (li < 0 || !nr)
+				continue;
+			ssize_t n = read(cs->c[li].fd, buf, sizeof(buf));
+			if (n >= (ssize_t)((3 + nr) * sizeof(uint64_t)) && buf[0] == nr)
+				memcpy(&r.data[o], buf, (3 + nr) * sizeof(uint64_t));
+		}
+	}
+	for (int i = 0; i < cs->n; i++) {
+		const struct counter *c = &cs->c[i];
+		unsigned o = cs->group_offset[c->group];
+		if (!c->opened || c->word < 0 || r.data[o] != cs->group_nr[c->group])
+			continue;
+		int rc = writer_counter_total(w, i, r.data[c->word], r.data[o + 1], r.data[o + 2]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+
+/* A utilization above 100% cannot be true: the peak is too low for this
+ * machine or the declared work too high. Said on stderr at the end (the
+ * report's notes say it too, from the same tables). */
+static void say_impossible(sqlite3 *db)
+{
+	static const char *const what[] = { "steps", "phases" };
+	static const char *const name[] = { "MFU", "HFU", "MBU" };
+	static const char *const sql =
+		"WITH r AS (SELECT peak_flops AS pf, peak_bw AS pb FROM run WHERE id = 1) "
+		"SELECT %s, model_flops / (wall_ns / 1e9 * pf), hw_flops / (wall_ns / 1e9 * pf), "
+		"model_bytes / (wall_ns / 1e9 * pb) FROM %s, r WHERE complete = 1 AND wall_ns > 0";
+
+	for (int t = 0; t < 2; t++) {
+		char q[512];
+		sqlite3_stmt *st = NULL;
+		long n[3] = { 0 };
+		double worst[3] = { 0 };
+		char at[3][80] = { "", "", "" };
+
+		snprintf(q, sizeof(q), sql, t == 0 ? "'step ' || step" : "'phase ' || quote(name) || ' (id ' || id || ')'",
+			 t == 0 ? "step" : "phase");
+		if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK)
+			continue;
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			for (int k = 0; k < 3; k++) {
+				double v;
+				if (sqlite3_column_type(st, k + 1) == SQLITE_NULL)
+					continue;
+				v = sqlite3_column_double(st, k + 1);
+				if (!(v > 1.0))
+					continue;
+				n[k]++;
+				if (v > worst[k]) {
+					worst[k] = v;
+					snprintf(at[k], sizeof(at[k]), "%s", (const char *)sqlite3_column_text(st, 0));
+				}
+			}
+		}
+		sqlite3_finalize(st);
+		for (int k = 0; k < 3; k++)
+			if (n[k])
+				fprintf(stderr, PROG ": warning: %ld %s have %s above 100%% (the highest %.0f%%, %s): "
+					"impossible, so the %s peak is too low for this machine or the declared %s "
+					"too high; see the peak's source in mfu-report's notes\n", n[k],
+					n[k] == 1 ? (t == 0 ? "step" : "phase") : what[t], name[k], worst[k] * 100,
+					at[k], k == 2 ? "bandwidth" : "FLOP/s", k == 2 ? "bytes" : "FLOPs");
+	}
+}
+
+
+/* What the reader of a finished recording must know: no marker seen, the
+ * program's own step markers left out for --step, marker records lost. */
+static int store_end_notes(struct session *s, uint64_t lost)
+{
+	int rc = 0;
+
+	if (!rc && !s->attached && !s->d.probes && !s->pyhook && s->d.records == 0) {
+		char note[512];
+		strbuf(note, sizeof(note), "no marker was seen: the program never called mfu_step_begin() "
+		       "or mfu_phase_begin(), so there are no steps; mark its loop (C: link libmfu, "
+		       "pkg-config mfu; Python: import mfu, which says on stderr when it cannot load "
+		       "libmfu) or take steps from a function with --step FUNC");
+		fprintf(stderr, PROG ": note: %s\n", note);
+		rc = writer_note(s->d.writer, "no_steps", note);
+	}
+	if (!rc && markers_ignored_step_markers(s->d.markers)) {
+		char note[512];
+		strbuf(note, sizeof(note), "the program marks its own steps too (%llu step markers): with "
+		       "--step the steps come from the probes, so its step markers and their "
+		       "mfu_step_model() declarations were left out; record without --step to use them",
+		       (unsigned long long)markers_ignored_step_markers(s->d.markers));
+		fprintf(stderr, PROG ": note: %s\n", note);
+		rc = writer_note(s->d.writer, "step_source", note);
+	}
+	if (!rc && lost) {
+		char note[256];
+		strbuf(note, sizeof(note), "%llu marker records were lost (the marker ring was full); "
+		       "steps and phases around them may be missing or incomplete: try --ring-records",
+		       (unsigned long long)lost);
+		fprintf(stderr, PROG ": %s\n", note);
+		rc = writer_note(s->d.writer, "lost_records", note);
+	}
+	return rc;
+}
+
+
+/* The end of the recording: the exit status, the last records, the
+ * derivations, the notes, the run row. */
+int session_finish(struct session *s)
+{
+	char err[512];
+	uint64_t end_ns;
+	int rc;
+
+	end_ns = now_ns();
+	if (s->attached) {
+		s->exit_code = 0; /* not our child: its exit status is not ours to know */
+	} else if (WIFEXITED(s->status)) {
+		s->exit_status = WEXITSTATUS(s->status);
+		s->exit_code = s->exit_status;
+	} else if (WIFSIGNALED(s->status)) {
+		s->exit_signal = WTERMSIG(s->status);
+		s->exit_code = 128 + s->exit_signal;
+	}
+
+	/* Final drain; slots claimed but never published (a writer killed
+	 * mid-record, or a child process still running) count as lost. */
+	if (s->d.markers && s->d.ring) {
+		int32_t hole_pid, hole_tid;
+		drain_ring(&s->d);
+		while (mring_hole_owner(s->ring, &hole_pid, &hole_tid), mring_skip_hole(s->ring)) {
+			int hrc = s->d.failed ? 0 : markers_lost_hole(s->d.markers, hole_pid, hole_tid);
+			if (hrc)
+				record_failed(&s->d, hrc, hrc == -ENOMEM ? "out of memory" : writer_error(s->d.writer));
+			drain_ring(&s->d);
+		}
+	}
+	if (!s->attached && !s->cw.settled)
+		cpu_watch_peaks(&s->d, &s->cw, &s->o, &s->pk, s->d.records ? "the target's, read when it ended (its steps ran "
+				"between two looks)" : "the target's, read when it ended (no marked step)");
+	if (s->d.probes) {
+		char why[512];
+		if (s->d.sampler)
+			sampler_drain(s->d.sampler); /* the last threads and libraries */
+		probe_steps_drain(s->d.probes, 1);
+		if (probe_steps_finish(s->d.probes, s->db, why, sizeof(why)) != 0 && !s->d.failed)
+			record_failed(&s->d, -EIO, why);
+		if (probe_steps_note(s->d.probes)[0]) {
+			fprintf(stderr, PROG ": %s\n", probe_steps_note(s->d.probes));
+			writer_note(s->d.writer, "probes", probe_steps_note(s->d.probes));
+		}
+	}
+	if (s->pyhook && !s->d.failed) {
+		char why[512], note[1024];
+		if (py_hook_finish(s->pyhook, s->db, note, sizeof(note), why, sizeof(why)) != 0)
+			record_failed(&s->d, -EIO, why);
+		else if (note[0]) {
+			fprintf(stderr, PROG ": %s\n", note);
+			writer_note(s->d.writer, "probes", note);
+		}
+	}
+	if (!s->d.failed) {
+		uint64_t lost = s->attached ? 0 : mring_lost(s->ring);
+		rc = s->d.markers ? markers_finish(s->d.markers) : 0;
+		if (!rc)
+			rc = store_totals(s->d.writer, &s->cs, s->at);
+		if (!rc && s->d.intervals) {
+			/* the counters' final values: the bound for the last boundaries */
+			rc = intervals_sample(s->d.intervals, 1);
+			if (!rc && intervals_attribute(s->db, &s->cs, s->d.writer, err, sizeof(err)) != 0)
+				fprintf(stderr, PROG ": %s\n", err);
+		}
+		if (!rc && s->d.dram) {
+			rc = dram_sample(s->d.dram, s->db, end_ns, 1);
+			if (!rc && dram_attribute(s->db, err, sizeof(err)) != 0)
+				fprintf(stderr, PROG ": %s\n", err);
+		}
+		if (!rc && s->d.sampler) {
+			rc = sampler_finish(s->d.sampler, err, sizeof(err));
+			if (rc) {
+				fprintf(stderr, PROG ": sampling: %s\n", err);
+				rc = 0; /* the markers' data is complete: keep it */
+			} else if (sampler_note(s->d.sampler)[0]) {
+				writer_note(s->d.writer, "sampling", sampler_note(s->d.sampler));
+			}
+		}
+		if (!rc)
+			rc = store_end_notes(s, lost);
+		if (!rc)
+			rc = writer_run_end(s->d.writer, end_ns, s->exit_status, s->exit_signal, lost,
+					    s->attached ? (s->target_ended ? "complete" : "detached")
+					    : s->interrupted ? "interrupted" : "complete");
+		if (!rc)
+			rc = writer_commit(s->d.writer);
+		if (rc)
+			fprintf(stderr, PROG ": cannot complete %s: %s\n", s->o.output, writer_error(s->d.writer));
+		else if (s->o.quiet)
+			say_impossible(s->db); /* else the recap's notes say it */
+		/* the recap reads the finished file, once it is closed, below */
+		s->recap = !rc && !s->o.quiet;
+		if (s->recap)
+			strbuf(s->closing, sizeof(s->closing), PROG ": %llu steps, %llu marker records, %llu lost, "
+			       "%llu anomalies -> %s\n", (unsigned long long)(s->d.markers ? markers_steps(s->d.markers) : 0),
+			       (unsigned long long)s->d.records, (unsigned long long)lost,
+			       (unsigned long long)(s->d.markers ? markers_anomalies(s->d.markers) : 0), s->o.output);
+	} else {
+		/* Try to leave the reason in the file; with a full disk this
+		 * may fail too, and the file still holds what was committed. */
+		writer_rollback(s->d.writer);
+		if (writer_run_end(s->d.writer, end_ns, s->exit_status, s->exit_signal, s->attached ? 0 : mring_lost(s->ring),
+				   "failed") == 0)
+			writer_commit(s->d.writer);
+		fprintf(stderr, PROG ": %s holds what was recorded before the failure; %llu marker records "
+			"after it were not stored\n", s->o.output, (unsigned long long)s->d.dropped);
+	}
+	return -1;
+}

@@ -1,0 +1,133 @@
+/*
+ * The session's private half: what a recording holds (struct session) and
+ * the helpers its stages share across files.
+ *   session.c         planning, starting, the teardown (session_end)
+ *   session_loop.c    the event loop: draining the marker ring, probe and
+ *                     task callbacks, watching the target's CPU set
+ *   session_finish.c  the end of a recording: totals, notes, the run row
+ */
+#ifndef MFU_RECORD_SESSION_IMPL_H
+#define MFU_RECORD_SESSION_IMPL_H
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include "attach.h"
+#include "checkpointer.h"
+#include "counters.h"
+#include "db.h"
+#include "launch.h"
+#include "machine.h"
+#include "profile.h"
+#include "marker_ring.h"
+#include "markers.h"
+#include "util.h"
+#include "dram.h"
+#include "intervals.h"
+#include "probe_steps.h"
+#include "py_hook.h"
+#include "recap.h"
+#include "sampler.h"
+#include "writer.h"
+#include "options.h"
+#include "session.h"
+
+#define COMMIT_INTERVAL_NS 250000000ull /* a killed recorder loses at most this much */
+/* ... and its .sqlite file alone (copied without its -wal) lags at most this
+ * much: committed rows live in the WAL until a checkpoint copies them. */
+#define CHECKPOINT_INTERVAL_NS 2000000000ull
+/* The recap's headline (the breakdown's verdict) scans every step and
+ * sample: 15 s on a million steps. At exit it gets this long, no more. */
+#define RECAP_VERDICT_MS 500u
+
+
+struct drain {
+	struct sampler *sampler;
+	struct dram *dram;
+	struct intervals *intervals;
+	struct probe_steps *probes;
+	void *ring;
+	struct markers *markers;
+	struct writer *writer;
+	int failed; /* the database stopped accepting rows */
+	uint64_t records;
+	uint64_t dropped;  /* records drained after a failure, not stored */
+	int kill_on_error;
+	pid_t target;
+	const char *output;
+	int probe_warned;
+};
+
+/* A recording with uprobes holds an event per site and thread: let it use
+ * every fd it may. */
+/* Whose CPUs the peaks are for. The target's affinity and cgroup are
+ * known only once it runs (`mfu-record -- taskset -c 0 ./app` changes them
+ * in its first instructions; a program may pin itself), so they are read
+ * every 20 ms until its first step begins, and that set is the one the
+ * peaks use (stored again when it differs from the one assumed at the
+ * start). A change after that is noted, once. */
+struct cpu_watch {
+	struct machine used;     /* the CPU set the stored peaks are for */
+	struct machine seen;     /* the target's, last read */
+	int have_seen;
+	int settled;             /* its first step began: the set is fixed */
+	int change_noted;
+	uint64_t next_ns;
+	unsigned long long mask_hash; /* of the main thread's mask last read */
+};
+
+/* Everything one recording holds, from the options to the database. */
+struct session {
+	struct options o;
+	struct machine m;
+	struct counters cs;
+	struct launch l;
+	struct run_info ri;
+	struct drain d;
+	sigset_t block, old;    /* the signals handled in the loop; the mask before */
+	sqlite3 *db;
+	char cwd[PATH_MAX];
+	struct peaks pk;
+	char *cmd;              /* the command as JSON */
+	void *ring;             /* the marker ring (MAP_FAILED: none) */
+	size_t ring_size;
+	int ring_fd, sfd;
+	int exit_code;          /* what mfu-record exits with */
+	int status;             /* the target's wait status */
+	int exit_status, exit_signal, interrupted, had_old;
+	struct markers_sink sink;
+	struct launch_creds creds;
+	struct py_hook *pyhook;
+	struct attach *at;
+	struct checkpointer *ckpt;
+	int attached, target_ended, recap;
+	struct cpu_watch cw;
+	char closing[PATH_MAX + 160]; /* the last line, after the recap */
+	char dram_why[700];     /* why there are no DRAM readings, said once */
+};
+
+int choose_peaks(const struct machine *m, const struct options *o, struct peaks *pk);
+void cpu_watch_peaks(struct drain *d, struct cpu_watch *cw, const struct options *o, struct peaks *pk, const char *source);
+int drain_ring(struct drain *d);
+void on_exec_map(void *ctx, pid_t pid, const char *path);
+void on_task(void *ctx, pid_t pid, pid_t tid, int exited);
+int probe_boundary(void *ctx, const struct mring_record *r);
+void probe_cancel(void *ctx, pid_t pid, pid_t tid, const char *name);
+void record_failed(struct drain *d, int rc, const char *what);
+int write_peaks(struct writer *w, const struct machine *m, const struct options *o, const struct peaks *pk, const char *cpus_source);
+
+#endif

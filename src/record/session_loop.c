@@ -1,0 +1,287 @@
+/* The recording's event loop (session_impl.h). */
+#include "session_impl.h"
+
+
+/* The database stopped accepting data: say so once, and stop the target if
+ * asked to (--on-error kill). Draining goes on so the target never blocks. */
+void record_failed(struct drain *d, int rc, const char *what)
+{
+	if (d->failed)
+		return;
+	d->failed = rc;
+	fprintf(stderr, PROG ": cannot write %s: %s; recording stops here, %s\n", d->output,
+		rc == -ENOSPC ? "the disk is full" : what,
+		d->kill_on_error ? "stopping the target (--on-error kill)" : "the target goes on unrecorded");
+	if (d->kill_on_error && d->target > 0)
+		kill(d->target, SIGTERM);
+}
+
+
+/* Move every published record from the ring into the database. */
+int drain_ring(struct drain *d)
+{
+	const struct mring_record *r;
+	int n = 0;
+
+	while ((r = mring_peek(d->ring))) {
+		if (!d->failed) {
+			int rc = markers_feed(d->markers, r);
+			if (rc)
+				record_failed(d, rc, rc == -ENOMEM ? "out of memory" : writer_error(d->writer));
+		}
+		if (d->failed)
+			d->dropped++;
+		d->records += r->kind != MRING_LOSS; /* a thread's loss notice is no marker */
+		mring_release(d->ring);
+		n++;
+	}
+	return n;
+}
+
+
+/* probe_steps sink: probe boundaries join the markers' stream */
+int probe_boundary(void *ctx, const struct mring_record *r)
+{
+	struct drain *d = ctx;
+	int rc;
+
+	if (!d->markers || d->failed)
+		return 0;
+	rc = markers_feed_probe(d->markers, r);
+	if (rc)
+		record_failed(d, rc, rc == -ENOMEM ? "out of memory" : writer_error(d->writer));
+	return 0;
+}
+
+
+void probe_cancel(void *ctx, pid_t pid, pid_t tid, const char *name)
+{
+	struct drain *d = ctx;
+	if (d->markers)
+		markers_cancel(d->markers, pid, tid, name);
+}
+
+
+/* sampler callbacks: the uprobes follow new threads and libraries */
+void on_task(void *ctx, pid_t pid, pid_t tid, int exited)
+{
+	struct drain *d = ctx;
+	char why[512];
+
+	if (exited) {
+		probe_steps_thread_exit(d->probes, tid);
+	} else if (probe_steps_add_thread(d->probes, pid, tid, why, sizeof(why)) != 0 && !d->probe_warned) {
+		fprintf(stderr, PROG ": cannot probe thread %d: %s\n", (int)tid, why);
+		d->probe_warned = 1;
+	}
+}
+
+
+void on_exec_map(void *ctx, pid_t pid, const char *path)
+{
+	struct drain *d = ctx;
+	probe_steps_on_map(d->probes, pid, path);
+}
+
+
+/* Both, for a CPU set that changed. */
+static int store_peaks(struct writer *w, const struct machine *m, const struct options *o, struct peaks *pk,
+		       const char *cpus_source)
+{
+	int rc = choose_peaks(m, o, pk);
+
+	return rc ? rc : write_peaks(w, m, o, pk, cpus_source);
+}
+
+
+#define CPU_WATCH_EARLY_NS 20000000ull   /* until the first step */
+#define CPU_WATCH_LATE_NS 1000000000ull  /* after it: only to notice changes */
+
+static int same_cpus(const struct machine *a, const struct machine *b)
+{
+	return strcmp(a->allowed_cpus, b->allowed_cpus) == 0 && a->cpu_quota == b->cpu_quota &&
+	       a->ncores == b->ncores;
+}
+
+
+void cpu_watch_peaks(struct drain *d, struct cpu_watch *cw, const struct options *o, struct peaks *pk,
+			    const char *source)
+{
+	int rc;
+
+	if (!cw->have_seen || same_cpus(&cw->used, &cw->seen)) {
+		if (cw->have_seen && !d->failed)
+			rc = writer_run_peaks(d->writer, &cw->used, pk, peaks_mode_name(o->peak_mode), source);
+		else
+			rc = 0;
+	} else {
+		cw->used = cw->seen;
+		if (!o->quiet)
+			fprintf(stderr, PROG ": the target runs on CPUs %s (%g core%s): the peaks are for them\n",
+				cw->used.allowed_cpus, cw->used.ncores, cw->used.ncores == 1 ? "" : "s");
+		rc = d->failed ? 0 : store_peaks(d->writer, &cw->used, o, pk, source);
+	}
+	if (rc)
+		record_failed(d, rc, writer_error(d->writer));
+}
+
+
+/* Read the target's CPU set when it is due; fix it at its first step. */
+/* The main thread's affinity mask and the process's cgroups, cheaply (a
+ * system call and a small read): whether a full read of the CPU set is due.
+ * 0 if they cannot be read. */
+static unsigned long long main_mask_hash(pid_t pid)
+{
+	cpu_set_t set;
+	unsigned long long h = 1469598103934665603ull;
+	char path[64], cg[2048];
+	int n;
+
+	CPU_ZERO(&set);
+	if (sched_getaffinity(pid, sizeof(set), &set) != 0)
+		return 0; /* gone, or more CPUs than a cpu_set_t: read it fully */
+	for (size_t i = 0; i < sizeof(set); i++)
+		h = (h ^ ((const unsigned char *)&set)[i]) * 1099511628211ull;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	n = read_text_file(path, cg, sizeof(cg)) == 0 ? (int)strlen(cg) : 0;
+	for (int i = 0; i < n; i++)
+		h = (h ^ (unsigned char)cg[i]) * 1099511628211ull;
+	return h;
+}
+
+
+/* Read the target's CPU set when it is due (cheaply: a full read, threads,
+ * cgroup and topology, only when its main thread's mask changed, at its
+ * first step and at the end); fix it at its first step. @final: it ended. */
+static void cpu_watch_poll(struct drain *d, struct cpu_watch *cw, const struct options *o, struct peaks *pk,
+			   pid_t pid, uint64_t now, int final)
+{
+	struct machine m;
+	unsigned long long h;
+	int first_step;
+
+	if ((now < cw->next_ns && !final) || d->failed)
+		return;
+	cw->next_ns = now + (cw->settled ? CPU_WATCH_LATE_NS : CPU_WATCH_EARLY_NS);
+	h = main_mask_hash(pid);
+	first_step = !cw->settled && d->records > 0;
+	if (h && h == cw->mask_hash && !first_step && !final)
+		return;
+	cw->mask_hash = h;
+	m = cw->seen.ncpu > 0 ? cw->seen : cw->used;
+	if (machine_probe_cpus(&m, pid) != 0)
+		return; /* gone already: the last reading stands */
+	/* An exiting task is moved to the root cgroup (cgroup_exit): the
+	 * zombie's quota is not the one it ran under; its last live one is. */
+	if (final && cw->have_seen && m.cpu_quota == 0 && cw->seen.cpu_quota > 0) {
+		m.cpu_quota = cw->seen.cpu_quota;
+		if (m.cpu_quota < m.ncpu)
+			m.ncpu = m.cpu_quota;
+		if (m.cpu_quota < m.ncores)
+			m.ncores = m.cpu_quota;
+	}
+	if (cw->settled) {
+		if (!same_cpus(&m, &cw->used) && !cw->change_noted) {
+			char note[700];
+			cw->change_noted = 1;
+			strbuf(note, sizeof(note), "the target's CPU set changed during the run, from %s to %s; "
+			       "the peaks are for %s, the set its first step began with", cw->used.allowed_cpus,
+			       m.allowed_cpus, cw->used.allowed_cpus);
+			fprintf(stderr, PROG ": note: %s\n", note);
+			writer_note(d->writer, "cpus_changed", note);
+		}
+		return;
+	}
+	cw->seen = m;
+	cw->have_seen = 1;
+	if (first_step) {
+		cw->settled = 1;
+		cpu_watch_peaks(d, cw, o, pk, "the target's, read when its first step began");
+	}
+}
+
+
+/* The loop: drain the rings and readers until the target ends (or, joined,
+ * until a signal or --duration). */
+int session_run(struct session *s)
+{
+	uint64_t last_commit;
+	int rc;
+
+	s->cw = (struct cpu_watch){ .used = s->m, .settled = s->attached };
+	last_commit = now_ns();
+	if (checkpointer_start(&s->ckpt, s->o.output, CHECKPOINT_INTERVAL_NS) != 0)
+		fprintf(stderr, PROG ": note: cannot start the checkpointer: %s holds the rows only with "
+			"its -wal file until the end\n", s->o.output);
+	for (;;) {
+		struct pollfd pfd[2] = { { .fd = s->sfd, .events = POLLIN },
+					 { .fd = s->attached ? attach_pidfd(s->at) : -1, .events = POLLIN } };
+		struct signalfd_siginfo si;
+		int drained = s->d.markers && s->d.ring ? drain_ring(&s->d) : 0;
+		if (s->d.dram && !s->d.failed) {
+			int e = dram_sample(s->d.dram, s->db, now_ns(), 0);
+			if (e)
+				record_failed(&s->d, e, "cannot store DRAM readings");
+		}
+		if (s->d.intervals && !s->d.failed) {
+			int e = intervals_sample(s->d.intervals, 0);
+			if (e)
+				record_failed(&s->d, e, "cannot store counter readings");
+		}
+		if (s->d.sampler && !s->d.failed) {
+			int n = sampler_drain(s->d.sampler);
+			if (n < 0)
+				record_failed(&s->d, n, "cannot store samples");
+			else
+				drained += n;
+		}
+		if (s->d.probes) {
+			int n = probe_steps_drain(s->d.probes, 0);
+			if (n > 0)
+				drained += n;
+		}
+		if (!s->attached)
+			cpu_watch_poll(&s->d, &s->cw, &s->o, &s->pk, s->l.pid, now_ns(), 0);
+
+		/* A busy ring is drained again at once; an idle one every 5 ms,
+		 * or at the pace of the counter readings when -I is shorter. */
+		poll(pfd, 2, drained > 64 ? 0 : s->o.interval_ms && s->o.interval_ms < 5 ? (int)s->o.interval_ms : 5);
+		while (read(s->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			if (si.ssi_signo == SIGCHLD)
+				continue;
+			/* A terminal's ^C (or hangup) reaches the whole foreground
+			 * process group, the target included: pass on only signals
+			 * sent to mfu-record alone, with kill() or sigqueue().
+			 * Attached, the process is not ours: a signal detaches. */
+			if (!s->attached && (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE))
+				kill(s->l.pid, (int)si.ssi_signo);
+			s->interrupted = 1;
+		}
+		if (s->attached) {
+			if ((pfd[1].fd >= 0 && (pfd[1].revents & POLLIN)) || (pfd[1].fd < 0 && !attach_alive(s->at))) {
+				s->target_ended = 1;
+				break;
+			}
+			if (s->interrupted || (s->o.duration > 0 && now_ns() - s->ri.start_ns >= (uint64_t)(s->o.duration * 1e9)))
+				break;
+		} else {
+			/* Ended? Look without reaping: the zombie still has its
+			 * CPU set, for a program too short for the polls. */
+			siginfo_t wi = { .si_pid = 0 };
+			if (waitid(P_PID, (id_t)s->l.pid, &wi, WEXITED | WNOHANG | WNOWAIT) == 0 && wi.si_pid == s->l.pid) {
+				if (!s->cw.settled)
+					cpu_watch_poll(&s->d, &s->cw, &s->o, &s->pk, s->l.pid, now_ns(), 1);
+				if (waitpid(s->l.pid, &s->status, 0) == s->l.pid)
+					break;
+			}
+		}
+		if (!s->d.failed && now_ns() - last_commit >= COMMIT_INTERVAL_NS) {
+			rc = writer_commit(s->d.writer);
+			if (rc)
+				record_failed(&s->d, rc, writer_error(s->d.writer));
+			last_commit = now_ns();
+		}
+
+	}
+	return -1;
+}
