@@ -171,6 +171,26 @@ class Sampling(TempDirTest):
         verdict = list(analysis(db, 'waterfall_verdict')[0].values())[0]
         self.assertIn('cannot be', verdict)
 
+    def test_unnamed_frames_read_as_their_library(self):
+        """A frame without a symbol shows as [library]; one whose library is
+        itself bracketed ([unknown], [vdso]) as it is, never [[unknown]]."""
+        db = self.path('run.sqlite')
+        p = record(['-o', db], [wl('mix'), '--steps', '4', '--sleep-ms', '20', '--compute-ms', '2',
+                                '--dispatch-ms', '0'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        con = sqlite3.connect(db)
+        # the innermost user frame of every off-CPU interval loses its name:
+        # half of them in a file, half in no mapping at all
+        con.execute("UPDATE symbol SET name = NULL, dso = CASE WHEN id % 2 THEN '[unknown]' "
+                    "ELSE '/usr/lib/libfoo.so.1' END WHERE id IN (SELECT st.leaf FROM offcpu o "
+                    "JOIN stack st ON st.id = o.stack)")
+        con.commit()
+        con.close()
+        wheres = [g['where'] for g in analysis(db, 'gaps') if g['where']]
+        self.assertTrue(wheres)
+        self.assertFalse([w for w in wheres if '[[' in w], wheres)
+        self.assertTrue([w for w in wheres if w.startswith('[unknown]') or w.startswith('[libfoo.so.1]')], wheres)
+
     def test_pause_between_steps(self):
         db, truth = self.path('run.sqlite'), self.path('truth.txt')
         p = record(['-o', db], [wl('mix'), '--steps', '5', '--sleep-ms', '0', '--compute-ms', '3',
