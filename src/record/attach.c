@@ -192,24 +192,11 @@ int attach_add_sources(const struct attach *a, struct intervals *iv)
 
 void attach_read(const struct attach *a, const struct counters *cs, struct counter_reading *r)
 {
-	uint64_t buf[3 + COUNTERS_MAX];
-
 	memset(r, 0, sizeof(*r));
 	r->ngroups = (uint16_t)cs->ngroups;
-	for (size_t i = 0; i < a->n; i++) {
-		for (int g = 0; g < cs->ngroups; g++) {
-			unsigned o = cs->group_offset[g], nr = cs->group_nr[g];
-			int fd = a->th[i].leaders[g];
-			if (fd < 0 || !nr)
-				continue;
-			ssize_t n = read(fd, buf, sizeof(buf));
-			if (n < (ssize_t)((3 + nr) * sizeof(uint64_t)) || buf[0] != nr)
-				continue;
-			r->data[o] = nr;
-			for (unsigned k = 1; k < 3 + nr; k++)
-				r->data[o + k] += buf[k];
-		}
-	}
+	for (size_t i = 0; i < a->n; i++)
+		for (int g = 0; g < cs->ngroups; g++)
+			(void)counters_read_group(cs, g, a->th[i].leaders[g], r); /* a thread gone: skipped */
 }
 
 int attach_pidfd(const struct attach *a)

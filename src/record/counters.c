@@ -624,6 +624,23 @@ int counters_open_like(const struct counters *cs, pid_t tid, int *fds, int *lead
 	return opened;
 }
 
+int counters_read_group(const struct counters *cs, int g, int fd, struct counter_reading *acc)
+{
+	uint64_t buf[3 + COUNTERS_MAX];
+	unsigned o = cs->group_offset[g], nr = cs->group_nr[g];
+	ssize_t n;
+
+	if (fd < 0 || nr == 0)
+		return -EIO;
+	n = read(fd, buf, sizeof(buf));
+	if (n < (ssize_t)((3 + nr) * sizeof(uint64_t)) || buf[0] != nr)
+		return -EIO;
+	acc->data[o] = nr;
+	for (unsigned k = 1; k < 3 + nr; k++)
+		acc->data[o + k] += buf[k];
+	return 0;
+}
+
 void counters_reading_from_record(struct counter_reading *r, const struct mring_record *rec)
 {
 	r->ngroups = rec->ngroups;

@@ -125,6 +125,13 @@ struct counter_delta {
 void counters_delta(const struct counters *cs, const struct counter_reading *a,
 		    const struct counter_reading *b, struct counter_delta *d);
 
+/* Read counter group @g through its leader @fd (PERF_FORMAT_GROUP) and add
+ * the reading into @acc: sums over threads or processes read apart. The one
+ * group read of the recorder (the markers read inside the target).
+ * Returns 0, or -EIO for a short read or a group of another size (@acc is
+ * then unchanged). */
+int counters_read_group(const struct counters *cs, int g, int fd, struct counter_reading *acc);
+
 /* Fill @r from a marker record. */
 void counters_reading_from_record(struct counter_reading *r, const struct mring_record *rec);
 

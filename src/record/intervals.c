@@ -137,26 +137,14 @@ static void read_all(struct intervals *iv, struct counter_reading *out)
 {
 	const struct counters *cs = iv->cs;
 	struct counter_reading r;
-	uint64_t buf[3 + COUNTERS_MAX];
 
 	memset(&r, 0, sizeof(r));
 	r.ngroups = (uint16_t)cs->ngroups;
 	for (size_t s = 0; s < iv->nsrc; s++) {
 		for (int g = 0; g < cs->ngroups; g++) {
 			int fd = iv->src[s].leader_fd[g];
-			unsigned o = cs->group_offset[g], nr = cs->group_nr[g];
-			if (fd < 0 || nr == 0)
-				continue;
-			ssize_t n = read(fd, buf, sizeof(buf));
-			if (n < (ssize_t)((3 + nr) * sizeof(uint64_t)) || buf[0] != nr) {
+			if (fd >= 0 && cs->group_nr[g] && counters_read_group(cs, g, fd, &r))
 				iv->failed++;
-				continue;
-			}
-			r.data[o] = nr;
-			r.data[o + 1] += buf[1];
-			r.data[o + 2] += buf[2];
-			for (unsigned k = 0; k < nr; k++)
-				r.data[o + 3 + k] += buf[3 + k];
 		}
 	}
 	*out = r;

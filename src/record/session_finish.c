@@ -12,16 +12,9 @@ static int store_totals(struct writer *w, const struct counters *cs, const struc
 		attach_read(at, cs, &r);
 	} else {
 		memset(&r, 0, sizeof(r));
-		for (int g = 0; g < cs->ngroups; g++) {
-			uint64_t buf[3 + COUNTERS_MAX];
-			unsigned o = cs->group_offset[g], nr = cs->group_nr[g];
-			int li = cs->leader[g];
-			if (li < 0 || !nr)
-				continue;
-			ssize_t n = read(cs->c[li].fd, buf, sizeof(buf));
-			if (n >= (ssize_t)((3 + nr) * sizeof(uint64_t)) && buf[0] == nr)
-				memcpy(&r.data[o], buf, (3 + nr) * sizeof(uint64_t));
-		}
+		for (int g = 0; g < cs->ngroups; g++)
+			if (cs->leader[g] >= 0)
+				(void)counters_read_group(cs, g, cs->c[cs->leader[g]].fd, &r);
 	}
 	for (int i = 0; i < cs->n; i++) {
 		const struct counter *c = &cs->c[i];
