@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: the sysfs event-alias parsers (src/record/uncore.c),
+ * libFuzzer target: the sysfs event-alias parsers (src/record/counters/uncore.c),
  * uncore_parse_format() and uncore_parse_alias().
  *
  * Input: lines "NAME SPEC" (a format/ file's name and text, e.g.

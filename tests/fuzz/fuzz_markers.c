@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: the marker-record state machine (src/record/markers.c).
+ * libFuzzer target: the marker-record state machine (src/record/markers/markers.c).
  *
  * The input is a sequence of raw struct mring_record images (512 bytes each).
  * Nothing is sanitised: kind, flags, ngroups, data[] and a name without its

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: perf_record_parse() (src/record/perf_ring.c) on
+ * libFuzzer target: perf_record_parse() (src/record/sampling/perf_ring.c) on
  * arbitrary records.
  *
  * Input: sample_type (8 bytes, little-endian), a flags byte (bit 0:

@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: the USDT note parser (probes_list_usdt() and
- * probes_resolve_usdt() in src/record/probes.c).
+ * probes_resolve_usdt() in src/record/probes/usdt.c).
  *
  * They read an ELF file by path, so the input is written to a memfd that is
  * passed as /proc/self/fd/N. The callback walks every string a note yields
