@@ -259,18 +259,8 @@ enum code_class code_class_of_stack(const enum code_class *frames, size_t n, siz
 
 const char *code_class_name(enum code_class cls)
 {
-	switch (cls) {
-	case CODE_COMPUTE:
-		return "compute";
-	case CODE_DISPATCH:
-		return "dispatch";
-	case CODE_SYNC:
-		return "sync";
-	case CODE_USER:
-	case CODE_NEUTRAL:
-		break;
-	}
-	return "unclassified";
+	/* a sample of the program's own code, or of helpers only */
+	return cls == CODE_USER || cls == CODE_NEUTRAL ? "unclassified" : code_class_symbol_name(cls);
 }
 
 const char *code_class_symbol_name(enum code_class cls)
