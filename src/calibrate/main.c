@@ -380,14 +380,10 @@ static void out_printf(struct out *o, const char *fmt, ...)
 			o->len += (size_t)n;
 			return;
 		}
-		size_t cap = (o->cap + (size_t)n + 1) * 2;
-		char *p = realloc(o->buf, cap);
-		if (!p) {
+		if (array_grow(&o->buf, &o->cap, o->len + (size_t)n + 1, 1)) {
 			o->err = -ENOMEM;
 			return;
 		}
-		o->buf = p;
-		o->cap = cap;
 	}
 }
 

@@ -160,10 +160,10 @@ out:
  * Returns a malloc'd string or NULL (out of memory, or an unknown name). */
 static char *substitute(const char *sql)
 {
-	size_t cap = strlen(sql) + 1, len = 0;
-	char *out = malloc(cap);
+	size_t cap = 0, len = 0;
+	char *out = NULL;
 
-	if (!out)
+	if (buf_append(&out, &len, &cap, "", 0))
 		return NULL;
 	for (const char *p = sql; *p;) {
 		const char *end = *p == '@' ? strchr(p + 1, '@') : NULL;
@@ -184,20 +184,12 @@ static char *substitute(const char *sql)
 		} else {
 			text = p;
 		}
-		if (len + n + 1 > cap) {
-			cap = (len + n + 1) * 2;
-			char *grown = realloc(out, cap);
-			if (!grown) {
-				free(out);
-				return NULL;
-			}
-			out = grown;
+		if (buf_append(&out, &len, &cap, text, n)) {
+			free(out);
+			return NULL;
 		}
-		memcpy(out + len, text, n);
-		len += n;
 		p = text == p ? p + 1 : end + 1;
 	}
-	out[len] = '\0';
 	return out;
 }
 

@@ -25,7 +25,7 @@ struct thread {
 	int32_t tid;            /* 0: empty hash slot */
 	int32_t pid;
 	int depth;
-	int cap;
+	size_t cap;
 	struct open_phase *stack;
 	int debt;               /* unmatched phase ends a loss of this thread can
 				 * still explain (see on_loss()) */
@@ -60,7 +60,8 @@ struct markers {
 	const struct counters *cs;
 	struct markers_sink sink;
 	struct proc *procs;
-	int nprocs, cap_procs;
+	int nprocs;
+	size_t cap_procs;
 	struct thread *threads; /* open-addressing hash on tid */
 	size_t nthreads, cap_threads;
 	int64_t next_step;
@@ -148,14 +149,8 @@ static struct proc *proc_get(struct markers *m, int32_t pid)
 	for (int i = 0; i < m->nprocs; i++)
 		if (m->procs[i].pid == pid)
 			return &m->procs[i];
-	if (m->nprocs == m->cap_procs) {
-		int ncap = m->cap_procs ? m->cap_procs * 2 : 4;
-		struct proc *np = realloc(m->procs, (size_t)ncap * sizeof(*np));
-		if (!np)
-			return NULL;
-		m->procs = np;
-		m->cap_procs = ncap;
-	}
+	if (array_grow(&m->procs, &m->cap_procs, (size_t)m->nprocs + 1, sizeof(*m->procs)))
+		return NULL;
 	struct proc *p = &m->procs[m->nprocs++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
@@ -356,14 +351,8 @@ static struct loss *loss_get(struct markers *m, int32_t pid, int32_t tid, uint64
 	for (size_t i = 0; i < m->nlosses; i++)
 		if (m->losses[i].pid == pid && m->losses[i].tid == tid)
 			return &m->losses[m->last_loss = i];
-	if (m->nlosses == m->cap_losses) {
-		size_t ncap = m->cap_losses ? m->cap_losses * 2 : 8;
-		struct loss *nl = realloc(m->losses, ncap * sizeof(*nl));
-		if (!nl)
-			return NULL;
-		m->losses = nl;
-		m->cap_losses = ncap;
-	}
+	if (array_grow(&m->losses, &m->cap_losses, m->nlosses + 1, sizeof(*m->losses)))
+		return NULL;
 	struct loss *l = &m->losses[m->last_loss = m->nlosses++];
 	memset(l, 0, sizeof(*l));
 	l->pid = pid;
@@ -518,14 +507,8 @@ static int push_phase(struct markers *m, struct thread *t, const struct mring_re
 	if (t->depth >= MAX_DEPTH)
 		return anomaly(m, r, "phase_too_deep", p->open ? p->step : -1,
 			       "phase '%s' would nest deeper than %d; ignored", name, MAX_DEPTH);
-	if (t->depth == t->cap) {
-		int ncap = t->cap ? t->cap * 2 : 8;
-		struct open_phase *ns = realloc(t->stack, (size_t)ncap * sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		t->stack = ns;
-		t->cap = ncap;
-	}
+	if (array_grow(&t->stack, &t->cap, (size_t)t->depth + 1, sizeof(*t->stack)))
+		return -ENOMEM;
 	struct open_phase *op = &t->stack[t->depth++];
 	op->id = m->next_phase++;
 	op->step = p->open ? p->step : -1;

@@ -277,14 +277,8 @@ static int cand_add(struct func_search *fs, const GElf_Sym *sym, const char *sho
 			fs->c[i].exported |= sym_exported(sym);
 			return 0;
 		}
-	if (fs->n == fs->cap) {
-		size_t cap = fs->cap ? fs->cap * 2 : 4;
-		struct func_cand *nc = realloc(fs->c, cap * sizeof(*nc));
-		if (!nc)
-			return -ENOMEM;
-		fs->c = nc;
-		fs->cap = cap;
-	}
+	if (array_grow(&fs->c, &fs->cap, fs->n + 1, sizeof(*fs->c)))
+		return -ENOMEM;
 	c = &fs->c[fs->n];
 	c->name = strdup(shown);
 	c->label = strdup(label);

@@ -292,14 +292,8 @@ static int loader_add(struct loader *L, const char *path, const char *name, int 
 
 	if (!realpath(path, real))
 		return -errno;
-	if (L->n == L->cap) {
-		size_t nc = L->cap ? L->cap * 2 : 16;
-		struct loaded *no = realloc(L->obj, nc * sizeof(*no));
-		if (!no)
-			return -ENOMEM;
-		L->obj = no;
-		L->cap = nc;
-	}
+	if (array_grow(&L->obj, &L->cap, L->n + 1, sizeof(*L->obj)))
+		return -ENOMEM;
 	o = &L->obj[L->n];
 	memset(o, 0, sizeof(*o));
 	o->parent = parent;

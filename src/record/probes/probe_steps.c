@@ -228,14 +228,8 @@ static int seen_add(struct probe_steps *ps, const char *path)
 {
 	if (seen_has(ps, path))
 		return 0;
-	if (ps->nseen == ps->capseen) {
-		size_t ncap = ps->capseen ? ps->capseen * 2 : 16;
-		char **ns = realloc(ps->seen, ncap * sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		ps->seen = ns;
-		ps->capseen = ncap;
-	}
+	if (array_grow(&ps->seen, &ps->capseen, ps->nseen + 1, sizeof(*ps->seen)))
+		return -ENOMEM;
 	ps->seen[ps->nseen] = strdup(path);
 	if (!ps->seen[ps->nseen])
 		return -ENOMEM;
@@ -249,14 +243,8 @@ static int add_sites(struct probe_steps *ps, int pi, const struct probe_site *si
 	struct point *p = &ps->pt[pi];
 
 	for (size_t i = 0; i < n; i++) {
-		if (p->nsites == p->capsites) {
-			size_t ncap = p->capsites ? p->capsites * 2 : 4;
-			struct probe_site *ns = realloc(p->sites, ncap * sizeof(*ns));
-			if (!ns)
-				return -ENOMEM;
-			p->sites = ns;
-			p->capsites = ncap;
-		}
+		if (array_grow(&p->sites, &p->capsites, p->nsites + 1, sizeof(*p->sites)))
+			return -ENOMEM;
 		p->sites[p->nsites++] = sites[i];
 	}
 	return 0;
@@ -447,15 +435,9 @@ static int thread_open_sites(struct probe_steps *ps, struct pthread *t, char *wh
 				p->failed = 1;
 				continue;
 			}
-			if (t->nfds == t->capfds) {
-				size_t ncap = t->capfds ? t->capfds * 2 : 8;
-				int *nf = realloc(t->fds, ncap * sizeof(*nf));
-				if (!nf) {
-					close(fd);
-					return -ENOMEM;
-				}
-				t->fds = nf;
-				t->capfds = ncap;
+			if (array_grow(&t->fds, &t->capfds, t->nfds + 1, sizeof(*t->fds))) {
+				close(fd);
+				return -ENOMEM;
 			}
 			t->fds[t->nfds++] = fd;
 			if (t->ring_fd < 0) {
@@ -490,14 +472,8 @@ int probe_steps_add_thread(struct probe_steps *ps, pid_t pid, pid_t tid, char *w
 
 	if (ps->closed || thread_find(ps, tid))
 		return 0;
-	if (ps->nth == ps->capth) {
-		size_t ncap = ps->capth ? ps->capth * 2 : 16;
-		struct pthread **nt = realloc(ps->th, ncap * sizeof(*nt));
-		if (!nt)
-			return -ENOMEM;
-		ps->th = nt;
-		ps->capth = ncap;
-	}
+	if (array_grow(&ps->th, &ps->capth, ps->nth + 1, sizeof(*ps->th)))
+		return -ENOMEM;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;

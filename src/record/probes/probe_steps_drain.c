@@ -24,14 +24,8 @@ static int on_hit(void *ctx, const struct perf_event_header *hdr, const void *re
 		return 0;
 	p->hits++;
 	ps->total_hits++;
-	if (ps->nhits == ps->caphits) {
-		size_t ncap = ps->caphits ? ps->caphits * 2 : 256;
-		struct hit *nh = realloc(ps->hits, ncap * sizeof(*nh));
-		if (!nh)
-			return -ENOMEM;
-		ps->hits = nh;
-		ps->caphits = ncap;
-	}
+	if (array_grow(&ps->hits, &ps->caphits, ps->nhits + 1, sizeof(*ps->hits)))
+		return -ENOMEM;
 	ps->hits[ps->nhits++] = (struct hit){ .time = h.time, .seq = ps->seq++, .pid = (pid_t)h.pid,
 					      .tid = (pid_t)h.tid, .point = pi, .t = ps->draining };
 	return 0;

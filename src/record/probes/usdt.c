@@ -147,14 +147,8 @@ static int usdt_collect_cb(void *ctx, const struct probe_usdt *u)
 			snprintf(uc->seen[uc->nseen++], sizeof(uc->seen[0]), "%s", pn);
 		return 0;
 	}
-	if (uc->n == uc->cap) {
-		size_t cap = uc->cap ? uc->cap * 2 : 2;
-		struct probe_site *ns = realloc(uc->sites, cap * sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		uc->sites = ns;
-		uc->cap = cap;
-	}
+	if (array_grow(&uc->sites, &uc->cap, uc->n + 1, sizeof(*uc->sites)))
+		return -ENOMEM;
 	s = &uc->sites[uc->n++];
 	site_init(s, uc->path);
 	s->offset = u->offset;
