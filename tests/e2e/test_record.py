@@ -858,8 +858,9 @@ class RecordUnprivileged(TempDirTest):
         self.assertEqual(len(steps), 5)
         for s in steps:
             t0, t1, c0, c1 = own[s['step']]
-            self.assertLessEqual(abs(s['wall_ns'] - (t1 - t0)), max(0.01 * (t1 - t0), 50000))
-            self.assertLessEqual(abs(s['cpu_ns'] - (c1 - c0)), max(0.02 * (c1 - c0), 100000) + stolen)
+            # a VM's host stalls vCPUs for milliseconds now and then: VM_SLACK_NS
+            self.assertLessEqual(abs(s['wall_ns'] - (t1 - t0)), max(0.01 * (t1 - t0), 50000) + VM_SLACK_NS)
+            self.assertLessEqual(abs(s['cpu_ns'] - (c1 - c0)), max(0.02 * (c1 - c0), 100000) + stolen + VM_SLACK_NS)
         paranoid = int(open('/proc/sys/kernel/perf_event_paranoid').read())
         if paranoid >= 2:
             # user-mode-only switch counts would read 0: unknown, not 0
