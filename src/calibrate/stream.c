@@ -31,21 +31,6 @@ const struct stream_kernels *stream_kernels_for(unsigned isa)
 	return NULL;
 }
 
-static int read_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-	int err = 0;
-
-	if (!f)
-		return -errno;
-	if (!fgets(buf, (int)len, f))
-		err = -EIO;
-	else
-		buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
-	return err;
-}
-
 /* sysfs cache sizes: "107520K", "2048K", "32M". */
 static int parse_size(const char *s, uint64_t *bytes)
 {
@@ -85,19 +70,19 @@ static int cpu_llc(int cpu, struct llc *out)
 		int lvl;
 
 		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cache/index%d/type", cpu, i);
-		if (read_line(path, buf, sizeof(buf)))
+		if (read_sysfs(path, buf, sizeof(buf)))
 			break;
 		if (strcmp(buf, "Data") && strcmp(buf, "Unified"))
 			continue;
 		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cache/index%d/level", cpu, i);
-		if (read_line(path, buf, sizeof(buf)) || safe_atoi(buf, &lvl))
+		if (read_sysfs(path, buf, sizeof(buf)) || safe_atoi(buf, &lvl))
 			continue;
 		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cache/index%d/size", cpu, i);
-		if (read_line(path, buf, sizeof(buf)) || parse_size(buf, &c.bytes))
+		if (read_sysfs(path, buf, sizeof(buf)) || parse_size(buf, &c.bytes))
 			continue;
 		snprintf(path, sizeof(path),
 			 "/sys/devices/system/cpu/cpu%d/cache/index%d/shared_cpu_list", cpu, i);
-		if (read_line(path, c.shared, sizeof(c.shared)))
+		if (read_sysfs(path, c.shared, sizeof(c.shared)))
 			snprintf(c.shared, sizeof(c.shared), "%d", cpu);
 		c.level = lvl;
 		if (c.level > out->level)
@@ -134,11 +119,11 @@ static uint64_t available_memory(void)
 			line[strcspn(line, "\n")] = '\0';
 			snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.max",
 				 strcmp(line + 3, "/") ? line + 3 : "");
-			if (read_line(path, max, sizeof(max)) || safe_atou64(max, &v))
+			if (read_sysfs(path, max, sizeof(max)) || safe_atou64(max, &v))
 				break; /* "max" or no controller: no limit */
 			snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.current",
 				 strcmp(line + 3, "/") ? line + 3 : "");
-			if (read_line(path, cur, sizeof(cur)) || safe_atou64(cur, &used))
+			if (read_sysfs(path, cur, sizeof(cur)) || safe_atou64(cur, &used))
 				used = 0;
 			v = v > used ? v - used : 0;
 			if (avail == 0 || v < avail)

@@ -4,20 +4,6 @@
 
 /* ==== opening ==== */
 
-static int read_sysfs_line(const char *path, char *buf, size_t len)
-{
-	FILE *fp = fopen(path, "re");
-	int err = 0;
-
-	if (!fp)
-		return -errno;
-	if (!fgets(buf, (int)len, fp))
-		err = -EIO;
-	fclose(fp);
-	buf[strcspn(buf, "\n")] = '\0';
-	return err;
-}
-
 /* A PMU format file: "config:N" or "config:A-B". Returns the first bit. */
 static int format_shift(const char *name, int *shift)
 {
@@ -25,7 +11,7 @@ static int format_shift(const char *name, int *shift)
 	int err;
 
 	snprintf(path, sizeof(path), UPROBE_PMU "/format/%s", name);
-	err = read_sysfs_line(path, buf, sizeof(buf));
+	err = read_sysfs(path, buf, sizeof(buf));
 	if (err)
 		return err;
 	if (strncmp(buf, "config:", 7))
@@ -48,7 +34,7 @@ int probes_open(const struct probe_site *site, pid_t tid, int retprobe, int *fd,
 	long r;
 
 	*fd = -1;
-	err = read_sysfs_line(UPROBE_PMU "/type", buf, sizeof(buf));
+	err = read_sysfs(UPROBE_PMU "/type", buf, sizeof(buf));
 	if (!err)
 		err = safe_atoi(buf, &type);
 	if (err) {
