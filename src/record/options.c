@@ -109,14 +109,212 @@ void options_usage(FILE *f)
 		"mfu-record are passed to COMMAND, and the database is completed when it exits.\n");
 }
 
-/* One getopt switch, a case per option with its checks: long because the
- * options are many, not because it branches (the exception to the 120-line
- * rule that docs/architecture.md names). */
+/* A whole number from @lo to @hi (and a power of two when @pow2). On bad
+ * input, says so with @what and @expect, and returns -1. */
+static int ranged_u64(const char *arg, uint64_t lo, uint64_t hi, int pow2, const char *what, const char *expect,
+		      uint64_t *out)
+{
+	uint64_t v;
+
+	if (safe_atou64(arg, &v) != 0 || v < lo || v > hi || (pow2 && (v & (v - 1)))) {
+		fprintf(stderr, PROG ": %s '%s': expected %s\n", what, arg, expect);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Append @arg to a bounded list of @max; -1 (said) when it is full. */
+static int append_arg(const char **list, int *n, int max, const char *arg, const char *what)
+{
+	if (*n == max) {
+		fprintf(stderr, PROG ": too many %s (at most %d)\n", what, max);
+		return -1;
+	}
+	list[(*n)++] = arg;
+	return 0;
+}
+
+/* --step SPEC or --phase NAME=SPEC. 0, or -1 once said. */
+static int add_probe_request(struct options *o, int phase, const char *arg)
+{
+	char why[512];
+
+	if (!phase && o->have_step) {
+		fprintf(stderr, PROG ": --step given twice: one step spec per recording "
+			"(phases take --phase NAME=SPEC)\n");
+		return -1;
+	}
+	if (phase && o->nreq == PROBE_STEPS_MAX_REQUESTS - !o->have_step) {
+		fprintf(stderr, PROG ": too many --phase options (at most %d)\n", PROBE_STEPS_MAX_REQUESTS - 1);
+		return -1;
+	}
+	if (probe_steps_parse(arg, phase, &o->req[o->nreq], why, sizeof(why)) != 0) {
+		fprintf(stderr, PROG ": %s '%s': %s\n", phase ? "--phase" : "--step", arg, why);
+		return -1;
+	}
+	o->have_step |= !phase;
+	o->nreq++;
+	return 0;
+}
+
+/* What the options cannot be together, and the command after them.
+ * Returns 0 or 2 (said). */
+static int check_command(int argc, char **argv, struct options *o)
+{
+	if (o->list_events)
+		return 0;
+	if (o->pid) {
+		if (optind < argc) {
+			fprintf(stderr, PROG ": -p attaches to a running process: no COMMAND with it ('%s')\n",
+				argv[optind]);
+			return 2;
+		}
+		for (int i = 0; i < o->nreq; i++)
+			if (o->req[i].python) {
+				fprintf(stderr, PROG ": '%s': py: names need mfu-record to start the Python program "
+					"(its hook loads at startup); with -p use a function or sdt: spec\n",
+					o->req[i].text);
+				return 2;
+			}
+		return 0;
+	}
+	if (o->duration > 0) {
+		fprintf(stderr, PROG ": --duration goes with -p PID (a command is recorded until it ends)\n");
+		return 2;
+	}
+	if (optind >= argc) {
+		fprintf(stderr, PROG ": no command to record\nusage: " PROG " [options] [--] COMMAND [ARGS...]\n");
+		return 2;
+	}
+	o->argv = argv + optind;
+	return 0;
+}
+
+static void set_defaults(struct options *o)
+{
+	const char *nc = getenv("MFU_NO_CALIBRATE");
+
+	o->output = "run.sqlite";
+	o->dtype = "fp32";
+	o->ring_records = 32768;
+	o->freq = 1000;
+	o->dram_ms = 10;
+	o->interval_ms = 10;
+	/* test suites and batch jobs: never start a calibration by surprise */
+	o->no_calibrate = nc && *nc && strcmp(nc, "0") != 0;
+}
+
+enum { OPT_DTYPE = 256, OPT_PEAK_FLOPS, OPT_PEAK_BW, OPT_RING, OPT_VERSION, OPT_LIST, OPT_ON_ERROR,
+       OPT_AS_ROOT, OPT_COMPUTE, OPT_COMPUTE_FILE, OPT_DISPATCH, OPT_DRAM_MS, OPT_PEAK, OPT_PROFILE, OPT_STEP,
+       OPT_PHASE, OPT_DURATION, OPT_NO_CALIBRATE };
+
+/* The value options that take a number, a word or a spec. Returns 0, or -1
+ * once the bad value is said. */
+static int parse_value(int c, const char *arg, struct options *o)
+{
+	uint64_t v;
+	int i;
+
+	switch (c) {
+	case OPT_DTYPE:
+		i = machine_dtype_parse(arg);
+		if (i < 0) {
+			fprintf(stderr, PROG ": unknown dtype '%s' (use fp64, fp32, bf16, fp16 or int8)\n", arg);
+			return -1;
+		}
+		o->dtype = machine_dtype_name((enum machine_dtype)i);
+		return 0;
+	case OPT_PEAK_FLOPS:
+	case OPT_PEAK_BW: {
+		double d;
+		if (parse_si(arg, &d) != 0) {
+			fprintf(stderr, PROG ": --%s '%s': expected a positive number, optionally with "
+				"a k, M, G, T or P suffix (e.g. 1.5T)\n", c == OPT_PEAK_FLOPS ? "peak-flops" : "peak-bw", arg);
+			return -1;
+		}
+		*(c == OPT_PEAK_FLOPS ? &o->peak_flops : &o->peak_bw) = d;
+		return 0;
+	}
+	case OPT_RING:
+		if (ranged_u64(arg, 64, 1u << 24, 1, "--ring-records", "a power of two from 64 to 16777216", &v))
+			return -1;
+		o->ring_records = v;
+		return 0;
+	case 'F':
+		if (ranged_u64(arg, 0, 100000, 0, "-F", "a frequency in Hz from 0 to 100000", &v))
+			return -1;
+		o->freq = (unsigned)v;
+		return 0;
+	case OPT_DRAM_MS:
+		if (ranged_u64(arg, 1, 60000, 0, "--dram-interval", "milliseconds from 1 to 60000", &v))
+			return -1;
+		o->dram_ms = (unsigned)v;
+		return 0;
+	case 'I':
+		if (ranged_u64(arg, 0, 60000, 0, "-I", "milliseconds from 0 (off) to 60000", &v))
+			return -1;
+		o->interval_ms = (unsigned)v;
+		return 0;
+	case 'p':
+		if (safe_atoi(arg, &i) != 0 || i <= 0) {
+			fprintf(stderr, PROG ": -p '%s': expected a process id\n", arg);
+			return -1;
+		}
+		o->pid = (pid_t)i;
+		return 0;
+	case OPT_DURATION: {
+		char *end;
+		errno = 0;
+		double d = strtod(arg, &end);
+		if (errno || end == arg || *end || !(d > 0) || d > 1e7) {
+			fprintf(stderr, PROG ": --duration '%s': expected seconds, more than 0\n", arg);
+			return -1;
+		}
+		o->duration = d;
+		return 0;
+	}
+	case OPT_PEAK:
+		i = peaks_mode_parse(arg);
+		if (i < 0) {
+			fprintf(stderr, PROG ": --peak '%s': expected 'auto', 'spec' or 'measured'\n", arg);
+			return -1;
+		}
+		o->peak_mode = (enum peaks_mode)i;
+		return 0;
+	case OPT_ON_ERROR:
+		if (strcmp(arg, "continue") != 0 && strcmp(arg, "kill") != 0) {
+			fprintf(stderr, PROG ": --on-error '%s': expected 'continue' or 'kill'\n", arg);
+			return -1;
+		}
+		o->kill_on_error = strcmp(arg, "kill") == 0;
+		return 0;
+	case 'o':
+		if (!*arg) {
+			fprintf(stderr, PROG ": -o needs a file name\n");
+			return -1;
+		}
+		o->output = arg;
+		return 0;
+	case 'e':
+		if (!*arg) {
+			fprintf(stderr, PROG ": -e needs an event name\n");
+			return -1;
+		}
+		return append_arg(o->events, &o->nevents, COUNTERS_MAX, arg, "-e events");
+	case OPT_COMPUTE:
+		return append_arg(o->compute, &o->ncompute, (int)ARRAY_SIZE(o->compute), arg, "--compute patterns");
+	case OPT_DISPATCH:
+		return append_arg(o->dispatch, &o->ndispatch, (int)ARRAY_SIZE(o->dispatch), arg, "--dispatch patterns");
+	case OPT_STEP:
+	case OPT_PHASE:
+		return add_probe_request(o, c == OPT_PHASE, arg);
+	}
+	return 0;
+}
+
 int options_parse(int argc, char **argv, struct options *o)
 {
-	enum { OPT_DTYPE = 256, OPT_PEAK_FLOPS, OPT_PEAK_BW, OPT_RING, OPT_VERSION, OPT_LIST, OPT_ON_ERROR,
-	       OPT_AS_ROOT, OPT_COMPUTE, OPT_COMPUTE_FILE, OPT_DISPATCH, OPT_DRAM_MS, OPT_PEAK, OPT_PROFILE, OPT_STEP,
-	       OPT_PHASE, OPT_DURATION, OPT_NO_CALIBRATE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "dtype", required_argument, NULL, OPT_DTYPE },
@@ -147,227 +345,30 @@ int options_parse(int argc, char **argv, struct options *o)
 	};
 	int c;
 
-	o->output = "run.sqlite";
-	o->dtype = "fp32";
-	o->ring_records = 32768;
-	o->freq = 1000;
-	o->dram_ms = 10;
-	o->interval_ms = 10;
-	/* test suites and batch jobs: never start a calibration by surprise */
-	const char *nc = getenv("MFU_NO_CALIBRATE");
-	o->no_calibrate = nc && *nc && strcmp(nc, "0") != 0;
+	set_defaults(o);
 	/* getopt's own messages name argv[0]: the program, not its path */
 	argv[0] = (char *)PROG;
 	while ((c = getopt_long(argc, argv, "+o:qhVe:F:I:p:", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'o':
-			if (!*optarg) {
-				fprintf(stderr, PROG ": -o needs a file name\n");
-				return 2;
-			}
-			o->output = optarg;
-			break;
-		case OPT_DTYPE:
-			if (machine_dtype_parse(optarg) < 0) {
-				fprintf(stderr, PROG ": unknown dtype '%s' (use fp64, fp32, bf16, fp16 or int8)\n",
-					optarg);
-				return 2;
-			}
-			o->dtype = machine_dtype_name((enum machine_dtype)machine_dtype_parse(optarg));
-			break;
-		case OPT_PEAK_FLOPS:
-		case OPT_PEAK_BW: {
-			double v;
-			if (parse_si(optarg, &v) != 0) {
-				fprintf(stderr, PROG ": --%s '%s': expected a positive number, optionally with "
-					"a k, M, G, T or P suffix (e.g. 1.5T)\n",
-					c == OPT_PEAK_FLOPS ? "peak-flops" : "peak-bw", optarg);
-				return 2;
-			}
-			if (c == OPT_PEAK_FLOPS)
-				o->peak_flops = v;
-			else
-				o->peak_bw = v;
-			break;
-		}
-		case OPT_RING: {
-			uint64_t v;
-			if (safe_atou64(optarg, &v) != 0 || v < 64 || v > (1u << 24) || (v & (v - 1))) {
-				fprintf(stderr, PROG ": --ring-records '%s': expected a power of two from 64 to 16777216\n",
-					optarg);
-				return 2;
-			}
-			o->ring_records = v;
-			break;
-		}
-		case 'q':
-			o->quiet = 1;
-			break;
-		case 'e':
-			if (!*optarg) {
-				fprintf(stderr, PROG ": -e needs an event name\n");
-				return 2;
-			}
-			if (o->nevents == COUNTERS_MAX) {
-				fprintf(stderr, PROG ": too many -e events (at most %d)\n", COUNTERS_MAX);
-				return 2;
-			}
-			o->events[o->nevents++] = optarg;
-			break;
-		case OPT_LIST:
-			o->list_events = 1;
-			break;
-		case OPT_ON_ERROR:
-			if (strcmp(optarg, "continue") == 0) {
-				o->kill_on_error = 0;
-			} else if (strcmp(optarg, "kill") == 0) {
-				o->kill_on_error = 1;
-			} else {
-				fprintf(stderr, PROG ": --on-error '%s': expected 'continue' or 'kill'\n", optarg);
-				return 2;
-			}
-			break;
-		case OPT_AS_ROOT:
-			o->as_root = 1;
-			break;
-		case 'F': {
-			uint64_t v;
-			if (safe_atou64(optarg, &v) != 0 || v > 100000) {
-				fprintf(stderr, PROG ": -F '%s': expected a frequency in Hz from 0 to 100000\n", optarg);
-				return 2;
-			}
-			o->freq = (unsigned)v;
-			break;
-		}
-		case OPT_COMPUTE:
-			if (o->ncompute == (int)ARRAY_SIZE(o->compute)) {
-				fprintf(stderr, PROG ": too many --compute patterns (at most %zu)\n", ARRAY_SIZE(o->compute));
-				return 2;
-			}
-			o->compute[o->ncompute++] = optarg;
-			break;
-		case OPT_DISPATCH:
-			if (o->ndispatch == (int)ARRAY_SIZE(o->dispatch)) {
-				fprintf(stderr, PROG ": too many --dispatch patterns (at most %zu)\n",
-					ARRAY_SIZE(o->dispatch));
-				return 2;
-			}
-			o->dispatch[o->ndispatch++] = optarg;
-			break;
-		case OPT_COMPUTE_FILE:
-			o->compute_file = optarg;
-			break;
-		case OPT_PEAK: {
-			int mode = peaks_mode_parse(optarg);
-			if (mode < 0) {
-				fprintf(stderr, PROG ": --peak '%s': expected 'auto', 'spec' or 'measured'\n", optarg);
-				return 2;
-			}
-			o->peak_mode = (enum peaks_mode)mode;
-			break;
-		}
-		case OPT_NO_CALIBRATE:
-			o->no_calibrate = 1;
-			break;
-		case OPT_PROFILE:
-			o->profile = optarg;
-			break;
-		case OPT_DRAM_MS: {
-			uint64_t v;
-			if (safe_atou64(optarg, &v) != 0 || v < 1 || v > 60000) {
-				fprintf(stderr, PROG ": --dram-interval '%s': expected milliseconds from 1 to 60000\n", optarg);
-				return 2;
-			}
-			o->dram_ms = (unsigned)v;
-			break;
-		}
-		case 'I': {
-			uint64_t v;
-			if (safe_atou64(optarg, &v) != 0 || v > 60000) {
-				fprintf(stderr, PROG ": -I '%s': expected milliseconds from 0 (off) to 60000\n", optarg);
-				return 2;
-			}
-			o->interval_ms = (unsigned)v;
-			break;
-		}
-		case 'p': {
-			int v;
-			if (safe_atoi(optarg, &v) != 0 || v <= 0) {
-				fprintf(stderr, PROG ": -p '%s': expected a process id\n", optarg);
-				return 2;
-			}
-			o->pid = (pid_t)v;
-			break;
-		}
-		case OPT_DURATION: {
-			char *end;
-			errno = 0;
-			double v = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(v > 0) || v > 1e7) {
-				fprintf(stderr, PROG ": --duration '%s': expected seconds, more than 0\n", optarg);
-				return 2;
-			}
-			o->duration = v;
-			break;
-		}
-		case OPT_STEP:
-		case OPT_PHASE: {
-			char why[512];
-			if (c == OPT_STEP && o->have_step) {
-				fprintf(stderr, PROG ": --step given twice: one step spec per recording "
-					"(phases take --phase NAME=SPEC)\n");
-				return 2;
-			}
-			if (o->nreq == PROBE_STEPS_MAX_REQUESTS - !o->have_step && c == OPT_PHASE) {
-				fprintf(stderr, PROG ": too many --phase options (at most %d)\n",
-					PROBE_STEPS_MAX_REQUESTS - 1);
-				return 2;
-			}
-			if (probe_steps_parse(optarg, c == OPT_PHASE, &o->req[o->nreq], why, sizeof(why)) != 0) {
-				fprintf(stderr, PROG ": %s '%s': %s\n", c == OPT_STEP ? "--step" : "--phase", optarg, why);
-				return 2;
-			}
-			o->have_step |= c == OPT_STEP;
-			o->nreq++;
-			break;
-		}
+		case 'q': o->quiet = 1; break;
+		case OPT_LIST: o->list_events = 1; break;
+		case OPT_AS_ROOT: o->as_root = 1; break;
+		case OPT_NO_CALIBRATE: o->no_calibrate = 1; break;
+		case OPT_COMPUTE_FILE: o->compute_file = optarg; break;
+		case OPT_PROFILE: o->profile = optarg; break;
 		case 'h':
 			options_usage(stdout);
 			exit(0);
 		case 'V':
 			printf(PROG " %s\n", MFU_VERSION);
 			exit(0);
-		default:
+		case '?':
 			fprintf(stderr, "Try '" PROG " --help'.\n");
 			return 2;
-		}
-	}
-	if (o->list_events)
-		return 0;
-	if (o->pid) {
-		if (optind < argc) {
-			fprintf(stderr, PROG ": -p attaches to a running process: no COMMAND with it ('%s')\n",
-				argv[optind]);
-			return 2;
-		}
-		for (int i = 0; i < o->nreq; i++)
-			if (o->req[i].python) {
-				fprintf(stderr, PROG ": '%s': py: names need mfu-record to start the Python program "
-					"(its hook loads at startup); with -p use a function or sdt: spec\n",
-					o->req[i].text);
+		default:
+			if (parse_value(c, optarg, o))
 				return 2;
-			}
-		return 0;
+		}
 	}
-	if (o->duration > 0) {
-		fprintf(stderr, PROG ": --duration goes with -p PID (a command is recorded until it ends)\n");
-		return 2;
-	}
-	if (optind >= argc) {
-		fprintf(stderr, PROG ": no command to record\nusage: " PROG " [options] [--] COMMAND [ARGS...]\n");
-		return 2;
-	}
-	o->argv = argv + optind;
-	return 0;
+	return check_command(argc, argv, o);
 }
-
