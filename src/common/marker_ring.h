@@ -26,10 +26,11 @@
 #include <stddef.h>
 
 #define MRING_MAGIC 0x676e69725566d6dULL /* "mfUring" */
-#define MRING_VERSION 3 /* 3: kind, flags, name_len, ngroups a byte each; lost; MRING_LOSS */
+#define MRING_VERSION 4 /* 4: lib_snap, lib[] (library-call FLOPs); 3: lost, MRING_LOSS */
 #define MRING_MAX_GROUPS 8   /* counter groups read at each boundary */
 #define MRING_DATA_WORDS 50  /* u64 words for all groups' readings */
 #define MRING_NAME_MAX 64    /* bytes in a record's name, with the NUL */
+#define MRING_LIB_WORDS 6    /* library-call counts: calls, then FLOPs per precision (libflops.h) */
 
 /* Environment variables through which mfu-record hands its resources to the
  * target: the marker ring's memfd and the fds of the counter group leaders,
@@ -62,8 +63,11 @@ enum mring_kind {
 #define MRING_F_AFTER_LOSS 0x8
 #define MRING_F_LOST_STEP 0x10     /* among them a step begin, end or model */
 #define MRING_F_LOST_PHASE 0x20    /* among them a phase begin, end or model */
+/* lib[] holds the process's library-call counts (the counting library is
+ * loaded in it); without it they are unknown, not 0. */
+#define MRING_F_LIB 0x40
 
-/* One marker record: 512 bytes. data[] holds one reading per counter group,
+/* One marker record: 576 bytes. data[] holds one reading per counter group,
  * back to back, each laid out exactly as perf's read() of a
  * PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
  * PERF_FORMAT_TOTAL_TIME_RUNNING group: { nr, time_enabled, time_running,
@@ -86,6 +90,14 @@ struct mring_record {
 	double b;              /* model bytes for *_MODEL */
 	uint64_t data[MRING_DATA_WORDS];
 	char name[MRING_NAME_MAX]; /* phase name, NUL-terminated */
+	/* With MRING_F_LIB: the process's library-call counters as they were
+	 * at this boundary (they only grow): calls, then FLOPs (int8: ops) of
+	 * fp64, fp32, bf16, fp16 and int8 (libflops.h). A step begin or end
+	 * also copies the per-function table into a snapshot: lib_snap is its
+	 * id (0: none). */
+	uint64_t lib_snap;
+	uint64_t lib[MRING_LIB_WORDS];
+	uint64_t reserved;
 };
 
 /* The ring's header, at offset 0 of the shared memory; the slots follow at

@@ -18,6 +18,7 @@
  * free slot is allowed: the thread is leaving, no marker is waiting.
  */
 #include "mfu.h"
+#include "libflops.h"
 #include "marker_ring.h"
 
 #include <errno.h>
@@ -47,6 +48,12 @@ static __thread uint8_t t_lost_kinds;  /* MRING_F_LOST_STEP | MRING_F_LOST_PHASE
 static __thread int t_exit_hook;       /* the thread-exit key is set */
 static pthread_key_t g_exit_key;
 static int g_exit_key_ok;
+/* Library-call counts (libflops.h): the region mfu-record shares with the
+ * counting library, and this process's slot in it (looked up again after a
+ * fork: the child is another process). */
+static struct libflops_region *g_lf;
+static struct libflops_proc *g_lf_proc;
+static int32_t g_lf_pid;
 
 /* Parse the next item of a comma-separated fd list at *s: a non-negative
  * number, or "-" for none. Returns the fd or -1, and moves *s past it. */
@@ -73,6 +80,7 @@ static void after_fork_child(void)
 	g_pid = (int32_t)getpid();
 	t_tid = 0;
 	t_lost = 0; /* the parent's thread lost those, and says so itself */
+	g_lf_proc = NULL;
 	t_lost_kinds = 0;
 }
 
@@ -157,11 +165,32 @@ __attribute__((constructor)) static void mfu_init(void)
 		g_off[g] = h->group_offset[g];
 	}
 	g_pid = (int32_t)getpid();
+	g_lf = libflops_region_attach();
 	g_exit_key_ok = pthread_key_create(&g_exit_key, thread_exit) == 0;
 	__atomic_fetch_add(&((struct mring_header *)mem)->writers, 1, __ATOMIC_RELAXED);
 	pthread_atfork(NULL, NULL, after_fork_child);
 	g_ring = mem;
 	__atomic_store_n(&g_on, 1, __ATOMIC_RELEASE);
+}
+
+/* The process's library-call counts into @r, and with @snap a copy of its
+ * per-function table. Returns 1 when the counting library is loaded in
+ * this process (the counts are known), else 0. */
+static int lib_counts(struct mring_record *r, int snap)
+{
+	struct libflops_proc *p = g_lf_proc;
+
+	if (!p || g_lf_pid != g_pid) {
+		p = libflops_proc_for(g_lf, g_pid);
+		g_lf_proc = p;
+		g_lf_pid = g_pid;
+	}
+	if (!p || !__atomic_load_n(&p->active, __ATOMIC_ACQUIRE))
+		return 0;
+	libflops_sum(p, r->lib);
+	if (snap)
+		r->lib_snap = libflops_snapshot(g_lf, p);
+	return 1;
 }
 
 static void emit(uint8_t kind, const char *name, double a, double b)
@@ -214,6 +243,9 @@ static void emit(uint8_t kind, const char *name, double a, double b)
 		}
 	}
 	r->ngroups = (uint8_t)ngroups;
+	r->lib_snap = 0;
+	if (g_lf && kind != MRING_LOSS && lib_counts(r, kind == MRING_STEP_BEGIN || kind == MRING_STEP_END))
+		flags |= MRING_F_LIB;
 	if (!time_first)
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 	r->time_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;

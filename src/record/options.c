@@ -51,6 +51,10 @@ void options_usage(FILE *f)
 		"                          also MFU_NO_CALIBRATE=1 in the environment\n"
 		"      --profile FILE      the machine profile to read (default\n"
 		"                          $XDG_CACHE_HOME/mfu/profile-HOST.sqlite)\n"
+		"      --no-lib-flops      do not count the FLOPs of BLAS and oneDNN calls\n"
+		"                          (counted by default: a library preloaded into\n"
+		"                          COMMAND; they become MFU's numerator when COMMAND\n"
+		"                          declares no model FLOPs)\n"
 		"  -e, --event EVENT       also count EVENT (a libpfm4 name such as\n"
 		"                          INST_RETIRED:ANY or PMU::EVENT:UMASK, or sysfs\n"
 		"                          pmu/alias/ or pmu/terms/); repeatable; stored per\n"
@@ -91,7 +95,7 @@ void options_usage(FILE *f)
 		"                          of the run, and what the counts of probe steps are\n"
 		"                          interpolated from\n"
 		"      --ring-records N    marker ring capacity in records (default 32768, a\n"
-		"                          power of two, 512 bytes each)\n"
+		"                          power of two, 576 bytes each)\n"
 		"      --on-error ACTION   when the database cannot be written (disk full...):\n"
 		"                          'continue' (default) lets COMMAND run on unrecorded,\n"
 		"                          'kill' stops it with SIGTERM\n"
@@ -207,7 +211,7 @@ static void set_defaults(struct options *o)
 
 enum { OPT_DTYPE = 256, OPT_PEAK_FLOPS, OPT_PEAK_BW, OPT_RING, OPT_VERSION, OPT_LIST, OPT_ON_ERROR,
        OPT_AS_ROOT, OPT_COMPUTE, OPT_COMPUTE_FILE, OPT_DISPATCH, OPT_DRAM_MS, OPT_PEAK, OPT_PROFILE, OPT_STEP,
-       OPT_PHASE, OPT_DURATION, OPT_NO_CALIBRATE };
+       OPT_PHASE, OPT_DURATION, OPT_NO_CALIBRATE, OPT_NO_LIB_FLOPS };
 
 /* The value options that take a number, a word or a spec. Returns 0, or -1
  * once the bad value is said. */
@@ -338,6 +342,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "peak", required_argument, NULL, OPT_PEAK },
 		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "no-calibrate", no_argument, NULL, OPT_NO_CALIBRATE },
+		{ "no-lib-flops", no_argument, NULL, OPT_NO_LIB_FLOPS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -354,6 +359,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		case OPT_LIST: o->list_events = 1; break;
 		case OPT_AS_ROOT: o->as_root = 1; break;
 		case OPT_NO_CALIBRATE: o->no_calibrate = 1; break;
+		case OPT_NO_LIB_FLOPS: o->no_lib_flops = 1; break;
 		case OPT_COMPUTE_FILE: o->compute_file = optarg; break;
 		case OPT_PROFILE: o->profile = optarg; break;
 		case 'h':

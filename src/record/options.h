@@ -29,6 +29,7 @@ struct options {
 	unsigned interval_ms;
 	enum peaks_mode peak_mode;
 	int no_calibrate;
+	int no_lib_flops;      /* --no-lib-flops: no library-call counting */
 	const char *profile;
 	const char *compute[32];
 	int ncompute;

@@ -193,6 +193,7 @@ struct session *session_new(const struct options *o)
 	s->l = (struct launch){ .pid = -1, .sock = -1, .exec_pipe = -1 };
 	s->ring = MAP_FAILED;
 	s->ring_fd = -1;
+	s->lf_fd = -1;
 	s->sfd = -1;
 	s->exit_code = 125;
 	s->exit_status = -1;
@@ -338,6 +339,43 @@ static int start_database(struct session *s)
 }
 
 
+/* The region in which the counting library, preloaded into the target,
+ * counts library calls (libflops.h). Without it the recording goes on, and
+ * lf_why says why library FLOPs are unknown. */
+static void start_libflops(struct session *s)
+{
+	size_t size = libflops_region_size();
+	const char *lib = launch_libflops_path();
+	void *mem;
+
+	if (s->o.no_lib_flops)
+		return;
+	if (s->attached) {
+		strbuf(s->lf_why, sizeof(s->lf_why), "library calls are not counted with -p: the counting "
+		       "library is preloaded when a program starts, so record the program from its start "
+		       "for library FLOPs");
+		return;
+	}
+	if (access(lib, R_OK) != 0) {
+		strbuf(s->lf_why, sizeof(s->lf_why), "library calls are not counted: the counting library %s "
+		       "cannot be read (%s); reinstall mfu", lib, strerror(errno));
+		return;
+	}
+	s->lf_fd = memfd_create("mfu-libflops", MFD_CLOEXEC);
+	if (s->lf_fd < 0 || ftruncate(s->lf_fd, (off_t)size) < 0 ||
+	    (mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, s->lf_fd, 0)) == MAP_FAILED) {
+		strbuf(s->lf_why, sizeof(s->lf_why), "library calls are not counted: cannot share %zu bytes "
+		       "with the target (%s)", size, strerror(errno));
+		if (s->lf_fd >= 0)
+			close(s->lf_fd);
+		s->lf_fd = -1;
+		return;
+	}
+	s->lf = mem;
+	libflops_region_init(s->lf);
+	writer_set_libflops(s->d.writer, s->lf);
+}
+
 /* The marker ring, the signals' fd, and the target stopped before its exec
  * (launch) with its uprobes; attached, only the fd. */
 static int start_target(struct session *s)
@@ -345,6 +383,7 @@ static int start_target(struct session *s)
 	char err[512];
 	int rc;
 
+	start_libflops(s);
 	s->ring_size = mring_size(s->o.ring_records);
 	s->ring_fd = s->attached ? -1 : memfd_create("mfu-marker-ring", MFD_CLOEXEC);
 	if (!s->attached && (s->ring_fd < 0 || ftruncate(s->ring_fd, (off_t)s->ring_size) < 0 ||
@@ -362,7 +401,7 @@ static int start_target(struct session *s)
 	}
 
 	if (!s->attached) {
-		rc = launch_prepare(&s->l, s->o.argv, s->ring_fd, &s->cs, &s->old, &s->creds, err, sizeof(err));
+		rc = launch_prepare(&s->l, s->o.argv, s->ring_fd, s->lf_fd, &s->cs, &s->old, &s->creds, err, sizeof(err));
 		if (rc) {
 			fprintf(stderr, PROG ": %s\n", err);
 			return s->exit_code;
@@ -664,6 +703,10 @@ int session_end(struct session *s, int rc)
 		munmap(s->ring, s->ring_size);
 	if (s->ring_fd >= 0)
 		close(s->ring_fd);
+	if (s->lf)
+		munmap(s->lf, libflops_region_size());
+	if (s->lf_fd >= 0)
+		close(s->lf_fd);
 	if (s->sfd >= 0)
 		close(s->sfd);
 	free(s->cmd);

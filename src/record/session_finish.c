@@ -115,6 +115,45 @@ static int store_end_notes(struct session *s, uint64_t lost)
 }
 
 
+/* Whether library calls were counted (run.lib_counting), and a note when
+ * they were not, or when some of what was counted is missing. */
+static int store_lib_counting(struct session *s)
+{
+	const char *state = "off";
+	char note[600];
+	int active = 0, rc = 0;
+
+	if (s->lf) {
+		for (int i = 0; i < LIBFLOPS_MAX_PROCS; i++)
+			active += __atomic_load_n(&s->lf->procs[i].active, __ATOMIC_ACQUIRE) != 0;
+		if (!active)
+			strbuf(s->lf_why, sizeof(s->lf_why), "library calls were not counted: no process of the "
+			       "target loaded the counting library (a statically linked or setuid program, or one "
+			       "that clears LD_PRELOAD); library FLOPs are unknown");
+	}
+	if (active)
+		state = "on";
+	else if (s->lf_why[0])
+		state = "unavailable";
+	if (s->lf_why[0]) {
+		fprintf(stderr, PROG ": note: %s\n", s->lf_why);
+		rc = writer_note(s->d.writer, "lib_flops", s->lf_why);
+	}
+	if (!rc && s->lf && s->lf->procs_full) {
+		strbuf(note, sizeof(note), "%llu processes of the target were not counted: library calls are "
+		       "counted for the first %d processes only", (unsigned long long)s->lf->procs_full,
+		       LIBFLOPS_MAX_PROCS);
+		rc = writer_note(s->d.writer, "lib_flops", note);
+	}
+	if (!rc && writer_lib_snaps_lost(s->d.writer)) {
+		strbuf(note, sizeof(note), "%llu steps have no lib_call rows: the recorder fell %d step "
+		       "boundaries behind and their copies of the counters were overwritten (their lib_flops "
+		       "are exact)", (unsigned long long)writer_lib_snaps_lost(s->d.writer), LIBFLOPS_NSNAP);
+		rc = writer_note(s->d.writer, "lib_flops", note);
+	}
+	return rc ? rc : writer_run_lib_counting(s->d.writer, state);
+}
+
 /* The end of the recording: the exit status, the last records, the
  * derivations, the notes, the run row. */
 int session_finish(struct session *s)
@@ -197,6 +236,8 @@ int session_finish(struct session *s)
 		}
 		if (!rc)
 			rc = store_end_notes(s, lost);
+		if (!rc)
+			rc = store_lib_counting(s);
 		if (!rc)
 			rc = writer_run_end(s->d.writer, end_ns, s->exit_status, s->exit_signal, lost,
 					    s->attached ? (s->target_ended ? "complete" : "detached")

@@ -31,6 +31,7 @@
 #include "counters.h"
 #include "db.h"
 #include "launch.h"
+#include "libflops.h"
 #include "machine.h"
 #include "profile.h"
 #include "marker_ring.h"
@@ -118,6 +119,9 @@ struct session {
 	struct cpu_watch cw;
 	char closing[PATH_MAX + 160]; /* the last line, after the recap */
 	char dram_why[700];     /* why there are no DRAM readings, said once */
+	struct libflops_region *lf; /* library-call counts shared with the target, NULL: none */
+	int lf_fd;
+	char lf_why[400];       /* why library calls are not counted, "" if they are */
 };
 
 int choose_peaks(const struct machine *m, const struct options *o, struct peaks *pk);

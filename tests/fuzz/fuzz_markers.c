@@ -1,7 +1,7 @@
 /*
  * libFuzzer target: the marker-record state machine (src/record/markers/markers.c).
  *
- * The input is a sequence of raw struct mring_record images (512 bytes each).
+ * The input is a sequence of raw struct mring_record images (sizeof(struct mring_record) bytes each).
  * Nothing is sanitised: kind, flags, ngroups, data[] and a name without its
  * NUL all come straight from the fuzzer, as they would from a target that
  * scribbles over the shared ring. Each record is copied into its own heap

@@ -11,14 +11,15 @@ import os
 import struct
 import sys
 
-# ---- fuzz_markers: raw struct mring_record images (512 bytes) ----
+# ---- fuzz_markers: raw struct mring_record images (576 bytes) ----
 
 STEP_BEGIN, STEP_END, STEP_MODEL, PHASE_BEGIN, PHASE_END, PHASE_MODEL, LOSS = range(1, 8)
 F_NAME_TRUNCATED, F_NO_COUNTERS, F_NULL_NAME = 1, 2, 4
 F_AFTER_LOSS, F_LOST_STEP, F_LOST_PHASE = 8, 0x10, 0x20
+F_LIB = 0x40
 
 
-def mrec(kind, pid, tid, t, name=b'', flags=0, a=0.0, b=0.0, ngroups=2, data=None, lost=0):
+def mrec(kind, pid, tid, t, name=b'', flags=0, a=0.0, b=0.0, ngroups=2, data=None, lost=0, lib=None, snap=0):
     """A record as libmfu writes it, with the counter layout of
     tests/unit/test_markers.c: group 0 at data[0..4], group 1 at data[5..9]."""
     if data is None:
@@ -28,8 +29,10 @@ def mrec(kind, pid, tid, t, name=b'', flags=0, a=0.0, b=0.0, ngroups=2, data=Non
     head = struct.pack('<QBBBBIiiQdd', 0, kind, flags, len(name.rstrip(b'\0')), ngroups, lost,
                        pid, tid, t, a, b)
     body = struct.pack('<50Q', *data)
-    rec = head + body + name.ljust(64, b'\0')[:64]
-    assert len(rec) == 512
+    # the library-call counts (MRING_F_LIB): calls, then FLOPs per precision
+    tail = struct.pack('<Q6QQ', snap, *(lib or [0] * 6), 0)
+    rec = head + body + name.ljust(64, b'\0')[:64] + tail
+    assert len(rec) == 576
     return rec
 
 
@@ -44,7 +47,7 @@ def markers_seeds():
         mrec(PHASE_END, 10, 10, 3 * ms, b'forward'),
         mrec(STEP_END, 10, 12, 4 * ms),                          # 'loader' left open
     ])
-    # at most 7 records (3,584 bytes) per seed: seeds stay under 4 KiB
+    # at most 7 records (4,032 bytes) per seed: seeds stay under 4 KiB
     yield 'misuse_steps', b''.join([
         mrec(STEP_END, 20, 20, 1 * ms),                          # end without begin
         mrec(STEP_BEGIN, 20, 20, 2 * ms),
@@ -53,6 +56,14 @@ def markers_seeds():
         mrec(STEP_END, 20, 20, 12 * ms, flags=F_NO_COUNTERS, ngroups=0, data=[0] * 50),
         mrec(99, 20, 20, 13 * ms),                               # unknown kind
         mrec(STEP_BEGIN, 20, 20, 15 * ms),                       # open at exit
+    ])
+    yield 'lib_flops', b''.join([
+        mrec(STEP_BEGIN, 30, 30, 1 * ms, flags=F_LIB, lib=[4, 0, 100, 0, 0, 0], snap=1),
+        mrec(PHASE_BEGIN, 30, 30, 2 * ms, b'gemm', flags=F_LIB, lib=[4, 0, 100, 0, 0, 0]),
+        mrec(PHASE_END, 30, 30, 3 * ms, b'gemm', flags=F_LIB, lib=[6, 2 ** 64 - 1, 300, 0, 0, 7]),
+        mrec(STEP_END, 30, 30, 4 * ms, flags=F_LIB, lib=[3, 0, 50, 0, 0, 0], snap=9),  # went down
+        mrec(STEP_BEGIN, 30, 30, 5 * ms, flags=F_LIB, lib=[3, 0, 50, 0, 0, 0], snap=10),
+        mrec(STEP_END, 30, 30, 6 * ms, lib=[9, 9, 9, 9, 9, 9], snap=11),               # no F_LIB
     ])
     yield 'misuse_phases', b''.join([
         mrec(PHASE_BEGIN, 20, 20, 4 * ms, b'outer'),

@@ -645,6 +645,9 @@ void counters_reading_from_record(struct counter_reading *r, const struct mring_
 {
 	r->ngroups = rec->ngroups;
 	memcpy(r->data, rec->data, sizeof(r->data));
+	r->has_lib = (rec->flags & MRING_F_LIB) != 0;
+	memcpy(r->lib, rec->lib, sizeof(r->lib));
+	r->lib_snap = r->has_lib ? rec->lib_snap : 0;
 }
 
 void counters_delta(const struct counters *cs, const struct counter_reading *a,
@@ -655,6 +658,14 @@ void counters_delta(const struct counters *cs, const struct counter_reading *a,
 
 	memset(d, 0, sizeof(*d));
 	d->hw_fraction = -1;
+	/* The library-call counters only grow (unsigned difference: exact
+	 * across a wrap). Both readings are of one process's counters: a step
+	 * and a phase begin and end in the same process. */
+	if (a->has_lib && b->has_lib) {
+		d->has_lib = 1;
+		for (int i = 0; i < MRING_LIB_WORDS; i++)
+			d->lib[i] = b->lib[i] - a->lib[i];
+	}
 	for (int g = 0; g < cs->ngroups; g++) {
 		unsigned o = cs->group_offset[g];
 		ok[g] = 0;

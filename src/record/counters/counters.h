@@ -108,6 +108,9 @@ int counters_open_like(const struct counters *cs, pid_t tid, int *fds, int *lead
 struct counter_reading {
 	uint16_t ngroups;
 	uint64_t data[MRING_DATA_WORDS];
+	int has_lib;                    /* the marker read lib[] (MRING_F_LIB) */
+	uint64_t lib[MRING_LIB_WORDS];  /* library-call counts (libflops.h) */
+	uint64_t lib_snap;              /* per-function snapshot id, 0: none */
 };
 
 /* Metrics of an interval between two readings. has[col] is 0 when that
@@ -120,6 +123,8 @@ struct counter_delta {
 	double scaled[COUNTERS_MAX]; /* raw x time_enabled / time_running of its group */
 	double hw_fraction;          /* smallest time_running/time_enabled of the hardware
 				      * groups over the interval; -1 without hardware groups */
+	int has_lib;                 /* both readings had library-call counts */
+	uint64_t lib[MRING_LIB_WORDS]; /* their difference: calls, FLOPs per precision */
 };
 
 void counters_delta(const struct counters *cs, const struct counter_reading *a,

@@ -307,8 +307,13 @@ static int emit_step(struct markers *m, struct proc *p, const struct mring_recor
 		.model_bytes = p->bytes,
 		.interpolated = p->probe || (end && m->probe),
 	};
-	if (end)
+	if (end) {
 		fill_delta(m, &p->begin, end, &row.d);
+		if (row.d.has_lib) {
+			row.lib_snap_begin = p->begin.lib_snap;
+			row.lib_snap_end = end->lib_snap;
+		}
+	}
 	p->open = 0;
 	return m->sink.step ? m->sink.step(m->sink.ctx, &row) : 0;
 }

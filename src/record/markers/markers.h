@@ -34,6 +34,9 @@ struct interval_row {
 	int interpolated;       /* a boundary came from a probe: the counts in @d are
 				 * unknown here, interpolated later (intervals.h) */
 	struct counter_delta d;
+	/* steps: the library-call snapshots at the two boundaries (0: none),
+	 * for the per-function lib_call rows (writer.h) */
+	uint64_t lib_snap_begin, lib_snap_end;
 };
 
 struct anomaly_row {

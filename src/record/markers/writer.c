@@ -1,4 +1,5 @@
 #include "writer.h"
+#include "libflops.h"
 #include "util.h"
 
 #include <errno.h>
@@ -7,22 +8,25 @@
 #include <string.h>
 
 enum stmt_id { S_STEP, S_PHASE, S_ANOMALY, S_NOTE, S_PEAK, S_COUNTER, S_TOTAL, S_STEP_COUNTER,
-	       S_PHASE_COUNTER, S_STEP_COUNTS, S_PHASE_COUNTS, S_N };
+	       S_PHASE_COUNTER, S_STEP_COUNTS, S_PHASE_COUNTS, S_LIB_CALL, S_N };
 
 #define COUNTER_COLUMNS "cpu_ns, ctx_switches, cpu_migrations, page_faults, cycles, instructions, " \
 	"ref_cycles, hw_flops, hw_flops_fp64, hw_flops_fp32, hw_flops_fp16, hw_flops_any, amx_ops, hw_fraction"
 #define COUNTER_PARAMS "?,?,?,?,?,?,?,?,?,?,?,?,?,?"
+#define LIB_COLUMNS "lib_flops, lib_flops_fp64, lib_flops_fp32, lib_flops_bf16, lib_flops_fp16, " \
+	"lib_ops_int8, lib_calls, flops, flops_source"
+#define LIB_PARAMS "?,?,?,?,?,?,?,?,?"
 #define COUNTER_SETS "cpu_ns = ?, ctx_switches = ?, cpu_migrations = ?, page_faults = ?, cycles = ?, " \
 	"instructions = ?, ref_cycles = ?, hw_flops = ?, hw_flops_fp64 = ?, hw_flops_fp32 = ?, " \
 	"hw_flops_fp16 = ?, hw_flops_any = ?, amx_ops = ?, hw_fraction = ?, cpu_ns_err = ?, hw_flops_err = ?"
 
 static const char *const stmt_sql[S_N] = {
 	[S_STEP] = "INSERT INTO step (step, pid, tid, end_tid, begin_ns, end_ns, wall_ns, model_flops, "
-		   "model_bytes, " COUNTER_COLUMNS ", cpu_ns_err, hw_flops_err, complete, counts) "
-		   "VALUES (?,?,?,?,?,?,?,?,?," COUNTER_PARAMS ",?,?,?,?)",
+		   "model_bytes, " COUNTER_COLUMNS ", cpu_ns_err, hw_flops_err, complete, counts, "
+		   LIB_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,?," COUNTER_PARAMS ",?,?,?,?," LIB_PARAMS ")",
 	[S_PHASE] = "INSERT INTO phase (id, step, name, pid, tid, depth, parent, begin_ns, end_ns, wall_ns, "
-		    "model_flops, model_bytes, " COUNTER_COLUMNS ", cpu_ns_err, hw_flops_err, complete, counts) "
-		    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?," COUNTER_PARAMS ",?,?,?,?)",
+		    "model_flops, model_bytes, " COUNTER_COLUMNS ", cpu_ns_err, hw_flops_err, complete, counts, "
+		    LIB_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?," COUNTER_PARAMS ",?,?,?,?," LIB_PARAMS ")",
 	[S_ANOMALY] = "INSERT INTO anomaly (time_ns, pid, tid, kind, step, detail) VALUES (?,?,?,?,?,?)",
 	[S_NOTE] = "INSERT INTO note (kind, text) VALUES (?,?)",
 	[S_PEAK] = "INSERT INTO peak (kind, dtype, scope, value, source, detail) VALUES (?,?,?,?,?,?)",
@@ -33,11 +37,14 @@ static const char *const stmt_sql[S_N] = {
 	[S_PHASE_COUNTER] = "INSERT INTO phase_counter (phase, counter, raw, value, err) VALUES (?,?,?,?,?)",
 	[S_STEP_COUNTS] = "UPDATE step SET " COUNTER_SETS " WHERE step = ?",
 	[S_PHASE_COUNTS] = "UPDATE phase SET " COUNTER_SETS " WHERE id = ?",
+	[S_LIB_CALL] = "INSERT INTO lib_call (step, function, precision, calls, flops) VALUES (?,?,?,?,?)",
 };
 
 struct writer {
 	sqlite3 *db;
 	const struct counters *cs; /* for the per-counter rows */
+	const struct libflops_region *lf; /* for the lib_call rows, NULL: none */
+	uint64_t lib_snaps_lost;   /* steps whose snapshots were overwritten */
 	sqlite3_stmt *st[S_N];
 	int in_txn;
 	char err[256];
@@ -240,6 +247,19 @@ int writer_run_end(struct writer *w, uint64_t end_ns, int exit_status, int exit_
 	return rc;
 }
 
+int writer_run_lib_counting(struct writer *w, const char *state)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(w->db, "UPDATE run SET lib_counting = ? WHERE id = 1", -1, &st, NULL) != SQLITE_OK)
+		return fail(w);
+	sqlite3_bind_text(st, 1, state, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w);
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int writer_counters(struct writer *w, const struct counters *cs)
 {
 	w->cs = cs;
@@ -404,6 +424,82 @@ static int bind_counters(sqlite3_stmt *st, int i, const struct interval_row *row
 	return i;
 }
 
+/* The library-call columns of a row, then its MFU numerator: the declared
+ * model FLOPs, else the library's when calls were counted, else unknown. */
+static int bind_lib(sqlite3_stmt *st, int i, const struct interval_row *row)
+{
+	int known = row->complete && row->d.has_lib;
+	double total = 0;
+
+	for (int k = 1; k < MRING_LIB_WORDS; k++)
+		total += (double)row->d.lib[k];
+	if (known)
+		sqlite3_bind_double(st, i++, total);
+	else
+		sqlite3_bind_null(st, i++);
+	for (int k = 1; k < MRING_LIB_WORDS; k++, i++) {
+		if (known)
+			sqlite3_bind_double(st, i, (double)row->d.lib[k]);
+		else
+			sqlite3_bind_null(st, i);
+	}
+	if (known)
+		sqlite3_bind_int64(st, i++, (sqlite3_int64)row->d.lib[0]);
+	else
+		sqlite3_bind_null(st, i++);
+	if (row->has_model & MODEL_FLOPS) {
+		sqlite3_bind_double(st, i++, row->model_flops);
+		sqlite3_bind_text(st, i++, "declared", -1, SQLITE_STATIC);
+	} else if (known && total > 0) {
+		sqlite3_bind_double(st, i++, total);
+		sqlite3_bind_text(st, i++, "library", -1, SQLITE_STATIC);
+	} else {
+		sqlite3_bind_null(st, i++);
+		sqlite3_bind_null(st, i++);
+	}
+	return i;
+}
+
+/* A step's lib_call rows: each function's calls and FLOPs between the
+ * snapshots of its two boundaries. */
+static int write_lib_calls(struct writer *w, const struct interval_row *row)
+{
+	static struct libflops_snap a, b; /* 2 KiB each: not on the stack */
+	sqlite3_stmt *st = w->st[S_LIB_CALL];
+
+	if (!w->lf || !row->complete || !row->d.has_lib || !row->d.lib[0])
+		return 0;
+	if (libflops_snapshot_read(w->lf, row->lib_snap_begin, &a) ||
+	    libflops_snapshot_read(w->lf, row->lib_snap_end, &b) || a.pid != b.pid) {
+		w->lib_snaps_lost++;
+		return 0;
+	}
+	for (unsigned f = 0; f < libflops_nfuncs; f++) {
+		uint64_t calls = b.f[f].calls - a.f[f].calls;
+		if (!calls)
+			continue;
+		sqlite3_bind_int64(st, 1, row->id);
+		sqlite3_bind_text(st, 2, libflops_funcs[f].name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, libflops_prec_name(libflops_funcs[f].prec), -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 4, (sqlite3_int64)calls);
+		sqlite3_bind_double(st, 5, (double)(b.f[f].flops - a.f[f].flops));
+		int rc = run_stmt(w, st);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+void writer_set_libflops(struct writer *w, const struct libflops_region *lf)
+{
+	w->lf = lf;
+}
+
+uint64_t writer_lib_snaps_lost(const struct writer *w)
+{
+	return w->lib_snaps_lost;
+}
+
 /* Raw and scaled values of the hardware and user events of a row. */
 static int write_counter_rows(struct writer *w, sqlite3_stmt *st, const struct interval_row *row,
 			      const struct counter_delta *err)
@@ -476,8 +572,11 @@ int writer_step(void *ctx, const struct interval_row *row)
 		sqlite3_bind_null(st, i++);
 	bind_interval(st, &i, row);
 	i = bind_row_counters(st, i, row);
+	i = bind_lib(st, i, row);
 	int rc = run_stmt(w, st);
-	return rc ? rc : write_counter_rows(w, w->st[S_STEP_COUNTER], row, NULL);
+	if (!rc)
+		rc = write_counter_rows(w, w->st[S_STEP_COUNTER], row, NULL);
+	return rc ? rc : write_lib_calls(w, row);
 }
 
 int writer_phase(void *ctx, const struct interval_row *row)
@@ -501,6 +600,7 @@ int writer_phase(void *ctx, const struct interval_row *row)
 		sqlite3_bind_null(st, i++);
 	bind_interval(st, &i, row);
 	i = bind_row_counters(st, i, row);
+	i = bind_lib(st, i, row);
 	int rc = run_stmt(w, st);
 	return rc ? rc : write_counter_rows(w, w->st[S_PHASE_COUNTER], row, NULL);
 }

@@ -33,6 +33,14 @@ struct run_info {
 };
 
 int writer_open(struct writer **out, sqlite3 *db, char *err, size_t errlen);
+
+struct libflops_region;
+/* The region of library-call counts (libflops.h) from which step rows get
+ * their lib_call rows; NULL (the default): none. */
+void writer_set_libflops(struct writer *w, const struct libflops_region *lf);
+/* Steps whose lib_call rows were lost: their snapshots were overwritten
+ * before the recorder read them. */
+uint64_t writer_lib_snaps_lost(const struct writer *w);
 /* Commit the pending batch and close; the database stays open (caller's). */
 void writer_close(struct writer *w);
 
@@ -42,6 +50,8 @@ int writer_run_begin(struct writer *w, const struct run_info *ri);
 int writer_run_end(struct writer *w, uint64_t end_ns, int exit_status, int exit_signal,
 		   uint64_t lost_records, const char *state);
 int writer_counters(struct writer *w, const struct counters *cs);
+/* run.lib_counting: "on", "off" or "unavailable". */
+int writer_run_lib_counting(struct writer *w, const char *state);
 /* Store the counters' whole-run totals (read by the recorder after the end). */
 int writer_counter_total(struct writer *w, int id, uint64_t total, uint64_t enabled, uint64_t running);
 int writer_peak(struct writer *w, const char *kind, const char *dtype, const char *scope,

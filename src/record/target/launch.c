@@ -1,4 +1,5 @@
 #include "launch.h"
+#include "libflops.h"
 #include "util.h"
 
 #include <errno.h>
@@ -111,30 +112,74 @@ static int drop_privileges(const struct launch_creds *c)
 	return 0;
 }
 
+/* The recorder runs from its build directory (the build's files), else
+ * from where it was installed. */
+static int from_build_dir(void)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return 0;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return 0;
+	*slash = '\0';
+	return strcmp(self, MFU_BUILD_RECORD_DIR) == 0;
+}
+
+const char *launch_libflops_path(void)
+{
+	return from_build_dir() ? MFU_BUILD_LIBFLOPS : MFU_INSTALLED_LIBFLOPS;
+}
+
 /* Name the libmfu that comes with this recorder for mfu.py, which loads
  * libmfu by name and, when the dynamic loader cannot find it (an
  * uninstalled build, a prefix outside the loader's path), falls back to
  * this one: Python programs then need no LD_LIBRARY_PATH. */
 static void name_own_libmfu(void)
 {
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	const char *lib = MFU_INSTALLED_LIBMFU;
+	const char *lib = from_build_dir() ? MFU_BUILD_LIBMFU : MFU_INSTALLED_LIBMFU;
 
-	if (n > 0) {
-		self[n] = '\0';
-		char *slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			if (strcmp(self, MFU_BUILD_RECORD_DIR) == 0)
-				lib = MFU_BUILD_LIBMFU;
-		}
-	}
 	if (access(lib, R_OK) == 0)
 		setenv("MFU_RECORD_LIBMFU", lib, 1);
 }
 
-static void child(char *const argv[], int ring_fd, struct counters *cs, const sigset_t *mask,
+/* Library-call counting: the counting library goes last in LD_PRELOAD
+ * (what the user preloads keeps its place: a sanitizer runtime must come
+ * first), and the region's fd stays open across exec. Returns 0 or
+ * -errno. */
+static int preload_libflops(int lib_fd)
+{
+	char buf[32], *pre;
+	const char *path = launch_libflops_path(), *old = getenv("LD_PRELOAD");
+	int rc;
+
+	if (lib_fd < 0)
+		return 0;
+	rc = set_cloexec(lib_fd, 0);
+	if (rc)
+		return rc;
+	snprintf(buf, sizeof(buf), "%d", lib_fd);
+	if (old && *old) {
+		size_t n = strlen(old) + strlen(path) + 2;
+		pre = malloc(n);
+		if (!pre)
+			return -ENOMEM;
+		snprintf(pre, n, "%s %s", old, path);
+	} else {
+		pre = strdup(path);
+		if (!pre)
+			return -ENOMEM;
+	}
+	rc = setenv("LD_PRELOAD", pre, 1) < 0 || setenv(LIBFLOPS_ENV_FD, buf, 1) < 0 ? -errno : 0;
+	free(pre);
+	return rc;
+}
+
+static void child(char *const argv[], int ring_fd, int lib_fd, struct counters *cs, const sigset_t *mask,
 		  const struct launch_creds *creds, int sock, int exec_fd)
 {
 	char buf[64], groups[16 * MRING_MAX_GROUPS];
@@ -168,6 +213,8 @@ static void child(char *const argv[], int ring_fd, struct counters *cs, const si
 	}
 	name_own_libmfu();
 	err = -drop_privileges(creds);
+	if (!err)
+		err = -preload_libflops(lib_fd);
 	if (!err && set_cloexec(ring_fd, 0) == 0 && setenv(MFU_ENV_RING_FD, buf, 1) == 0 &&
 	    (cs->ngroups == 0 || setenv(MFU_ENV_GROUP_FD, groups, 1) == 0)) {
 		execvp(argv[0], argv);
@@ -179,7 +226,7 @@ static void child(char *const argv[], int ring_fd, struct counters *cs, const si
 	_exit(127);
 }
 
-int launch_prepare(struct launch *l, char *const argv[], int ring_fd, struct counters *cs,
+int launch_prepare(struct launch *l, char *const argv[], int ring_fd, int lib_fd, struct counters *cs,
 		   const sigset_t *child_mask, const struct launch_creds *creds, char *err, size_t errlen)
 {
 	int sp[2] = { -1, -1 }, ep[2] = { -1, -1 };
@@ -201,7 +248,7 @@ int launch_prepare(struct launch *l, char *const argv[], int ring_fd, struct cou
 	if (l->pid == 0) {
 		close(sp[0]);
 		close(ep[0]);
-		child(argv, ring_fd, cs, child_mask, creds, sp[1], ep[1]);
+		child(argv, ring_fd, lib_fd, cs, child_mask, creds, sp[1], ep[1]);
 	}
 	close(sp[1]);
 	close(ep[1]);

@@ -32,14 +32,20 @@ struct launch {
 /* Fork the target (@argv, searched in PATH). In the child: restore
  * @child_mask, open @cs's counters, send the
  * results and fds, wait for go, exec. In the parent: receive the counters'
- * state and fds into @cs. Returns 0 or -errno (message in @err). */
-int launch_prepare(struct launch *l, char *const argv[], int ring_fd, struct counters *cs,
+ * state and fds into @cs. With @lib_fd >= 0 (the region of library-call
+ * counts, libflops.h) the child preloads the counting library
+ * (launch_libflops_path()). Returns 0 or -errno (message in @err). */
+int launch_prepare(struct launch *l, char *const argv[], int ring_fd, int lib_fd, struct counters *cs,
 		   const sigset_t *child_mask, const struct launch_creds *creds, char *err, size_t errlen);
 
 /* Tell the child to exec and wait for the outcome. Returns 0 when the exec
  * succeeded, else the child's -errno (the child has then exited with 127 and
  * been reaped). */
 int launch_go(struct launch *l);
+
+/* The counting library this recorder preloads: its build's when it runs
+ * from its build directory, else the installed one. */
+const char *launch_libflops_path(void);
 
 /* Kill and reap a prepared child that will not be started. */
 void launch_abort(struct launch *l);

@@ -1,4 +1,4 @@
--- mfu database schema, version 6: every table and column in one file.
+-- mfu database schema, version 7: every table and column in one file.
 -- mfu-record applies it to a new database; mfu-report refuses a database
 -- whose PRAGMA user_version is older or newer than this file (no release has
 -- promised migrations yet: when one does, each released version gets its
@@ -6,7 +6,7 @@
 -- Times are CLOCK_MONOTONIC nanoseconds (the clock the markers use) unless a
 -- column says otherwise. docs/schema.md describes every column.
 
-PRAGMA user_version = 6;
+PRAGMA user_version = 7;
 
 -- ---- the run ----------------------------------------------------------
 
@@ -62,7 +62,12 @@ CREATE TABLE run (
   cpus_source     TEXT,
   -- How the peaks were chosen: auto (the higher of spec and measured),
   -- spec, measured, or user.
-  peak_mode       TEXT
+  peak_mode       TEXT,
+  -- Library-call FLOP counting (libmfu-libflops.so preloaded into the
+  -- target): 'on' (some process of the target loaded it), 'off'
+  -- (--no-lib-flops), 'unavailable' (attached with -p, or no process loaded
+  -- it: a static or setuid program, LD_PRELOAD cleared); a note says why.
+  lib_counting    TEXT CHECK (lib_counting IN ('on', 'off', 'unavailable'))
 );
 
 -- Every peak the machine model knows for this run (per dtype and scope), with
@@ -158,7 +163,24 @@ CREATE TABLE step (
   --                 *_err bound the difference from the true count
   counts          TEXT,
   cpu_ns_err      INTEGER,   -- |cpu_ns - true| <= this (0: exact)
-  hw_flops_err    REAL       -- |hw_flops - true| <= this
+  hw_flops_err    REAL,      -- |hw_flops - true| <= this
+  -- FLOPs of the BLAS and oneDNN calls made in the interval (library-call
+  -- counting, whole process, every thread), counted from each call's
+  -- arguments: lib_flops is the sum over precisions (int8 GEMMs add integer
+  -- operations, as the int8 peak counts them); NULL when the counting
+  -- library was not loaded (unknown), 0 when it was and no call was made.
+  lib_flops       REAL CHECK (lib_flops >= 0),
+  lib_flops_fp64  REAL CHECK (lib_flops_fp64 >= 0),
+  lib_flops_fp32  REAL CHECK (lib_flops_fp32 >= 0),
+  lib_flops_bf16  REAL CHECK (lib_flops_bf16 >= 0),
+  lib_flops_fp16  REAL CHECK (lib_flops_fp16 >= 0),
+  lib_ops_int8    REAL CHECK (lib_ops_int8 >= 0),
+  lib_calls       INTEGER CHECK (lib_calls >= 0),
+  -- The MFU numerator: model_flops when the program declared them, else
+  -- lib_flops when library calls were counted (lib_flops > 0), else NULL;
+  -- flops_source says which ('declared' or 'library').
+  flops           REAL CHECK (flops >= 0),
+  flops_source    TEXT CHECK (flops_source IN ('declared', 'library'))
 );
 
 -- One row per phase occurrence (mfu_phase_begin .. mfu_phase_end in one
@@ -196,8 +218,31 @@ CREATE TABLE phase (
   dram_bytes       REAL,
   counts          TEXT,
   cpu_ns_err      INTEGER,
-  hw_flops_err    REAL
+  hw_flops_err    REAL,
+  lib_flops       REAL CHECK (lib_flops >= 0),
+  lib_flops_fp64  REAL CHECK (lib_flops_fp64 >= 0),
+  lib_flops_fp32  REAL CHECK (lib_flops_fp32 >= 0),
+  lib_flops_bf16  REAL CHECK (lib_flops_bf16 >= 0),
+  lib_flops_fp16  REAL CHECK (lib_flops_fp16 >= 0),
+  lib_ops_int8    REAL CHECK (lib_ops_int8 >= 0),
+  lib_calls       INTEGER CHECK (lib_calls >= 0),
+  flops           REAL CHECK (flops >= 0),
+  flops_source    TEXT CHECK (flops_source IN ('declared', 'library'))
 );
+
+-- Which library calls did a step's work: one row per step and function
+-- called in it (library-call counting), from copies of the process's
+-- counters taken at the step's two boundaries. A step whose copies were
+-- overwritten before the recorder read them (it fell 4096 step boundaries
+-- behind) has none; its lib_flops are still exact.
+CREATE TABLE lib_call (
+  step       INTEGER NOT NULL,
+  function   TEXT NOT NULL,     -- the symbol called: cblas_dgemm, sgemm_, dnnl_sgemm, ...
+  precision  TEXT NOT NULL,     -- fp64, fp32, bf16, fp16, int8
+  calls      INTEGER NOT NULL CHECK (calls > 0),
+  flops      REAL NOT NULL CHECK (flops >= 0),
+  PRIMARY KEY (step, function)
+) WITHOUT ROWID;
 
 -- Every hardware and user (-e) event per step and per phase: raw is the
 -- count as read, value is raw scaled by time_enabled/time_running of its
