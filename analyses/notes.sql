@@ -3,7 +3,10 @@
 -- utilization used, steps that declared no model FLOPs, lost marker records,
 -- anomalies by kind, incomplete steps, numbers that cannot be right, a slow
 -- start, and how the run ended.
---   kind     peak_flops, peak_bw, model_flops, model_bytes, no_steps (no
+--   kind     peak_flops, peak_bw, model_flops, model_bytes, flops_source (mfu
+--            uses library-call FLOPs), flops_mismatch (declared vs library
+--            FLOPs outside 0.5-2x), lib_dtype (the library FLOPs are mostly
+--            of another dtype than the peak's), no_steps (no
 --            complete step, and why, unless the recorder said it), lost_records,
 --            anomalies, incomplete_steps, state, exit, impossible (a step's
 --            or a phase's MFU, HFU or MBU above 100%), spec_low (a measured
@@ -28,9 +31,19 @@ r AS (SELECT * FROM run WHERE id = 1),
 -- how many are looked up only then.
 s AS MATERIALIZED (
   SELECT COUNT(*)                            AS steps,
-         COUNT(model_flops)                  AS with_flops,
+         COUNT(flops)                        AS with_flops,
          COUNT(model_bytes)                  AS with_bytes,
-         MAX(model_flops / (wall_ns * 1e-9)) AS max_flops_rate,
+         MAX(flops / (wall_ns * 1e-9))       AS max_flops_rate,
+         SUM(flops_source = 'library')       AS n_library,
+         SUM(CASE WHEN flops_source = 'library' THEN lib_flops END) AS lib,
+         SUM(CASE WHEN flops_source = 'library' THEN lib_flops_fp64 END) AS lib_fp64,
+         SUM(CASE WHEN flops_source = 'library' THEN lib_flops_fp32 END) AS lib_fp32,
+         SUM(CASE WHEN flops_source = 'library' THEN lib_flops_bf16 END) AS lib_bf16,
+         SUM(CASE WHEN flops_source = 'library' THEN lib_flops_fp16 END) AS lib_fp16,
+         SUM(CASE WHEN flops_source = 'library' THEN lib_ops_int8 END)   AS lib_int8,
+         COUNT(CASE WHEN lib_flops > 0 THEN model_flops END)             AS n_both,
+         SUM(CASE WHEN lib_flops > 0 THEN model_flops END)               AS both_declared,
+         SUM(CASE WHEN model_flops IS NOT NULL THEN lib_flops END)       AS both_lib,
          MAX(hw_flops / (wall_ns * 1e-9))    AS max_hw_rate,
          MAX(model_bytes / (wall_ns * 1e-9)) AS max_bytes_rate
   FROM step WHERE complete = 1
@@ -44,7 +57,7 @@ imp(ord, what, worst) AS (
 -- of the occurrences' intervals within each step (see phases.sql, whose
 -- CTEs bad, ok, reach and un these are). mfu-report reads them from its
 -- mfu_phase_stats table instead (computed once for phases and notes).
--- @computed: pg AS (SELECT name, model_flops, union_flops_ns, hw_flops, union_hw_ns, model_bytes, union_bytes_ns FROM mfu_phase_stats),
+-- @computed: pg AS (SELECT name, flops, union_flops_ns, hw_flops, union_hw_ns, model_bytes, union_bytes_ns FROM mfu_phase_stats),
 pg AS (
   WITH
   bad AS MATERIALIZED (SELECT step FROM step WHERE complete = 0),
@@ -52,8 +65,8 @@ pg AS (
     SELECT * FROM phase WHERE complete = 1 AND (step IS NULL OR step NOT IN bad)
   ),
   reach AS (
-    SELECT name, begin_ns, end_ns, model_flops, hw_flops, model_bytes,
-           MAX(end_ns) OVER (PARTITION BY name, step, model_flops IS NULL ORDER BY begin_ns
+    SELECT name, begin_ns, end_ns, flops, hw_flops, model_bytes,
+           MAX(end_ns) OVER (PARTITION BY name, step, flops IS NULL ORDER BY begin_ns
                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r_flops,
            MAX(end_ns) OVER (PARTITION BY name, step, hw_flops IS NULL ORDER BY begin_ns
                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r_hw,
@@ -62,8 +75,8 @@ pg AS (
     FROM ok
   )
   SELECT name,
-         SUM(model_flops) AS model_flops,
-         SUM(CASE WHEN model_flops IS NOT NULL THEN
+         SUM(flops) AS flops,
+         SUM(CASE WHEN flops IS NOT NULL THEN
                MAX(0, end_ns - MAX(begin_ns, coalesce(r_flops, begin_ns))) END) AS union_flops_ns,
          SUM(hw_flops) AS hw_flops,
          SUM(CASE WHEN hw_flops IS NOT NULL THEN
@@ -79,7 +92,7 @@ pg AS (
 -- and the highest (SQLite gives the name of the row holding the MAX()).
 pimp AS (
   SELECT what, COUNT(*) AS n, MAX(v) AS worst, name
-  FROM (SELECT 'MFU' AS what, name, model_flops / (union_flops_ns / 1e9 * (SELECT peak_flops FROM r)) AS v FROM pg
+  FROM (SELECT 'MFU' AS what, name, flops / (union_flops_ns / 1e9 * (SELECT peak_flops FROM r)) AS v FROM pg
         UNION ALL
         SELECT 'HFU', name, hw_flops / (union_hw_ns / 1e9 * (SELECT peak_flops FROM r)) FROM pg
         UNION ALL
@@ -140,13 +153,58 @@ lines(ord, sub, kind, text, missing, alert) AS (
   UNION ALL
   SELECT 4, 0, 'model_flops',
          CASE WHEN s.with_flops = 0 THEN
-           'no step declared its model FLOPs (mfu_step_model), so mfu is unknown'
+           'no step declared its model FLOPs (mfu_step_model)'
+           || CASE WHEN r.lib_counting = 'on' THEN ' or made a counted library call (BLAS, oneDNN)'
+                   ELSE ' and library calls were not counted' END
+           || ', so mfu is unknown'
          ELSE
            'mfu covers ' || s.with_flops || ' of ' || s.steps
            || ' steps; the others declared no model FLOPs'
+           || CASE WHEN r.lib_counting = 'on' THEN ' and made no counted library call' ELSE '' END
          END,
          1, 0
-  FROM s WHERE s.steps > 0 AND s.with_flops < s.steps
+  FROM s CROSS JOIN r WHERE s.steps > 0 AND s.with_flops < s.steps
+  UNION ALL
+  -- Which numerator MFU uses, when the library's: what it can miss.
+  SELECT 4, 3, 'flops_source',
+         'mfu of ' || CASE WHEN s.n_library = s.with_flops THEN
+                        CASE s.n_library WHEN 1 THEN 'the step' ELSE 'all ' || s.n_library || ' steps' END
+                      ELSE s.n_library || ' of ' || s.with_flops || ' steps' END
+         || ' uses the FLOPs of their library calls (lib_flops: BLAS and oneDNN calls counted from '
+         || 'their arguments), as the program declared none; it leaves out FLOPs computed outside '
+         || 'those libraries (hand-written loops, JIT kernels): declare the model FLOPs '
+         || '(mfu_step_model) for the MFU of the whole model',
+         0, 0
+  FROM s WHERE s.n_library > 0
+  UNION ALL
+  -- A declaration off by 2x or more is a common bug; the library's count
+  -- is a second opinion where both exist.
+  SELECT 4, 4, 'flops_mismatch',
+         'the declared model FLOPs are ' || printf('%.2f', s.both_declared / s.both_lib)
+         || 'x the library calls'' FLOPs (over ' || s.n_both
+         || CASE s.n_both WHEN 1 THEN ' step' ELSE ' steps' END || ' with both): '
+         || CASE WHEN s.both_declared < s.both_lib
+                 THEN 'the library computed more than the model needs (recomputation, padding) or the '
+                      || 'declaration is too low'
+                 ELSE 'the declaration may count too much (6N for a forward-only step, a multiply-add as '
+                      || '1 FLOP twice) or much of the work runs outside the libraries' END
+         || '; check mfu_step_model()',
+         0, 1
+  FROM s WHERE s.both_lib > 0 AND (s.both_declared < 0.5 * s.both_lib OR s.both_declared > 2 * s.both_lib)
+  UNION ALL
+  -- Library FLOPs come by precision; the peak is one dtype's.
+  SELECT 4, 5, 'lib_dtype',
+         printf('%.0f', d.v * 100 / s.lib) || '% of the library FLOPs that mfu uses are ' || d.dtype
+         || ', but mfu uses the ' || r.dtype || ' peak: record with --dtype ' || d.dtype
+         || ' for their MFU against the ' || d.dtype || ' peak',
+         0, 0
+  FROM s CROSS JOIN r CROSS JOIN (
+    SELECT dtype, v FROM (
+      SELECT 'fp64' AS dtype, lib_fp64 AS v FROM s UNION ALL SELECT 'fp32', lib_fp32 FROM s UNION ALL
+      SELECT 'bf16', lib_bf16 FROM s UNION ALL SELECT 'fp16', lib_fp16 FROM s UNION ALL
+      SELECT 'int8', lib_int8 FROM s)
+    ORDER BY v DESC LIMIT 1) AS d
+  WHERE s.lib > 0 AND d.v > 0.5 * s.lib AND d.dtype <> r.dtype
   UNION ALL
   SELECT 4, 1, 'model_bytes',
          CASE WHEN s.with_bytes = 0 THEN
@@ -250,11 +308,11 @@ lines(ord, sub, kind, text, missing, alert) AS (
   FROM (
     SELECT imp.ord, imp.what, imp.worst,
            (SELECT COUNT(*) FROM step WHERE complete = 1 AND CASE imp.what
-              WHEN 'MFU' THEN model_flops / (wall_ns * 1e-9) / r.peak_flops
+              WHEN 'MFU' THEN flops / (wall_ns * 1e-9) / r.peak_flops
               WHEN 'HFU' THEN hw_flops / (wall_ns * 1e-9) / r.peak_flops
               ELSE model_bytes / (wall_ns * 1e-9) / r.peak_bw END > 1) AS n,
            (SELECT step FROM step WHERE complete = 1 AND CASE imp.what
-              WHEN 'MFU' THEN model_flops / (wall_ns * 1e-9) = s.max_flops_rate
+              WHEN 'MFU' THEN flops / (wall_ns * 1e-9) = s.max_flops_rate
               WHEN 'HFU' THEN hw_flops / (wall_ns * 1e-9) = s.max_hw_rate
               ELSE model_bytes / (wall_ns * 1e-9) = s.max_bytes_rate END ORDER BY step LIMIT 1) AS at
     FROM imp, s, r WHERE imp.worst > 1

@@ -16,14 +16,20 @@
 --                 within each step, summed over the steps: threads running
 --                 the phase at once count once (2 threads x the same 10 ms:
 --                 total_ms 20, union_ms 10)
---   mfu           sum(model_flops) / (union time * run.peak_flops) over the
---                 occurrences that declared model FLOPs (the union of their
---                 intervals); NULL if none did or no peak is known. hfu
---                 (hw_flops) and mbu (model_bytes / run.peak_bw) likewise.
+--   mfu           sum(flops) / (union time * run.peak_flops) over the
+--                 occurrences with an MFU numerator (phase.flops: the model
+--                 FLOPs declared, else the library calls' FLOPs; the union
+--                 of their intervals); NULL if none has one or no peak is
+--                 known. hfu (hw_flops) and mbu (model_bytes / run.peak_bw)
+--                 likewise.
 --   model_flops_per_s, hw_flops_per_s, model_bytes_per_s   what the phase
 --                 achieved, whatever the peak: the sums over the same union
 --                 times (ops/s when run.dtype is int8)
 --   model_flops   their sum, NULL if none declared any
+--   lib_flops     the FLOPs of the library calls made in the occurrences
+--                 (BLAS, oneDNN), NULL if not counted
+--   flops_source  'declared', 'library', 'mixed' (some occurrences each),
+--                 or NULL: which numerator mfu uses
 --   cpu_ms        CPU time of all the process's threads during the
 --                 occurrences (task-clock), NULL if not counted
 --
@@ -49,6 +55,7 @@ ok AS NOT MATERIALIZED (
 -- million occurrences). In sqlite3 this file runs as it is, to the same
 -- result; tests/e2e/test_report.py checks both against Python's sort.
 -- @computed: g AS (SELECT * FROM mfu_phase_stats)
+-- (flops is the MFU numerator: each occurrence's phase.flops)
 g AS MATERIALIZED (
   WITH
   agg AS (
@@ -57,8 +64,8 @@ g AS MATERIALIZED (
       COUNT(*)                                                 AS n,
       MIN(id)                                                  AS first_id,
       SUM(wall_ns)                                             AS total_ns,
-      SUM(model_flops)                                         AS model_flops,
-      SUM(CASE WHEN model_flops IS NOT NULL THEN wall_ns END)  AS model_flops_ns,
+      SUM(flops)                                               AS flops,
+      SUM(CASE WHEN flops IS NOT NULL THEN wall_ns END)        AS flops_ns,
       SUM(hw_flops)                                            AS hw_flops,
       SUM(CASE WHEN hw_flops IS NOT NULL THEN wall_ns END)     AS hw_flops_ns,
       SUM(model_bytes)                                         AS model_bytes,
@@ -66,7 +73,11 @@ g AS MATERIALIZED (
       SUM(cpu_ns)                                              AS cpu_ns,
       SUM(coalesce(dram_bytes, dram_read_bytes + dram_write_bytes)) AS dram_bytes,
       SUM(CASE WHEN coalesce(dram_bytes, dram_read_bytes + dram_write_bytes) IS NOT NULL
-               THEN wall_ns END)                               AS dram_ns
+               THEN wall_ns END)                               AS dram_ns,
+      SUM(model_flops)                                         AS model_flops,
+      SUM(lib_flops)                                           AS lib_flops,
+      SUM(flops_source = 'declared')                           AS nd,
+      SUM(flops_source = 'library')                            AS nl
     FROM ok
     GROUP BY name
   ),
@@ -90,11 +101,11 @@ g AS MATERIALIZED (
   -- all occurrences, and once over those with each value declared or
   -- counted (the time the value's rate divides by).
   reach AS (
-    SELECT name, begin_ns, end_ns, model_flops, hw_flops, model_bytes,
+    SELECT name, begin_ns, end_ns, flops, hw_flops, model_bytes,
            coalesce(dram_bytes, dram_read_bytes + dram_write_bytes) AS dram,
            MAX(end_ns) OVER (PARTITION BY name, step ORDER BY begin_ns
                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r_all,
-           MAX(end_ns) OVER (PARTITION BY name, step, model_flops IS NULL ORDER BY begin_ns
+           MAX(end_ns) OVER (PARTITION BY name, step, flops IS NULL ORDER BY begin_ns
                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r_flops,
            MAX(end_ns) OVER (PARTITION BY name, step, hw_flops IS NULL ORDER BY begin_ns
                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r_hw,
@@ -109,7 +120,7 @@ g AS MATERIALIZED (
   un AS (
     SELECT name,
            SUM(MAX(0, end_ns - MAX(begin_ns, coalesce(r_all, begin_ns))))       AS union_ns,
-           SUM(CASE WHEN model_flops IS NOT NULL THEN
+           SUM(CASE WHEN flops IS NOT NULL THEN
                  MAX(0, end_ns - MAX(begin_ns, coalesce(r_flops, begin_ns))) END) AS union_flops_ns,
            SUM(CASE WHEN hw_flops IS NOT NULL THEN
                  MAX(0, end_ns - MAX(begin_ns, coalesce(r_hw, begin_ns))) END)    AS union_hw_ns,
@@ -134,7 +145,7 @@ SELECT
   g.p50_ns / 1e6                                                 AS p50_ms,
   g.p95_ns / 1e6                                                 AS p95_ms,
   g.total_ns * 1.0 / (SELECT SUM(wall_ns) FROM step WHERE complete = 1) AS share,
-  g.model_flops / (g.union_flops_ns / 1e9 * (SELECT peak_flops FROM r)) AS mfu,
+  g.flops / (g.union_flops_ns / 1e9 * (SELECT peak_flops FROM r)) AS mfu,
   g.model_flops                                                  AS model_flops,
   g.cpu_ns / 1e6                                                 AS cpu_ms,
   g.hw_flops / (g.union_hw_ns / 1e9 * (SELECT peak_flops FROM r)) AS hfu,
@@ -144,8 +155,11 @@ SELECT
   g.dram_bytes / (g.union_dram_ns / 1e9 * (SELECT peak_bw FROM r)) AS dram_bw_util,
   g.hw_flops / nullif(g.dram_bytes, 0)                           AS ai_hw,
   g.union_ns / 1e6                                               AS union_ms,
-  g.model_flops / (g.union_flops_ns / 1e9)                       AS model_flops_per_s,
+  g.flops / (g.union_flops_ns / 1e9)                             AS model_flops_per_s,
   g.hw_flops / (g.union_hw_ns / 1e9)                             AS hw_flops_per_s,
-  g.model_bytes / (g.union_bytes_ns / 1e9)                       AS model_bytes_per_s
+  g.model_bytes / (g.union_bytes_ns / 1e9)                       AS model_bytes_per_s,
+  CASE WHEN g.nd > 0 AND g.nl > 0 THEN 'mixed' WHEN g.nd > 0 THEN 'declared'
+       WHEN g.nl > 0 THEN 'library' END                          AS flops_source,
+  g.lib_flops                                                    AS lib_flops
 FROM g
 ORDER BY g.first_id;

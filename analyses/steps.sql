@@ -3,7 +3,11 @@
 -- Utilizations are fractions of the run's peaks (run.peak_flops, the FLOP/s
 -- for run.dtype; run.peak_bw, bytes/s) over the step's wall time
 -- W = wall_ns / 1e9 seconds:
---   mfu      = model_flops / (W * peak_flops)      FLOPs the step declared
+--   mfu      = flops / (W * peak_flops)            the MFU numerator: the model
+--                                                 FLOPs the step declared, else
+--                                                 its library calls' FLOPs
+--                                                 (flops_source: declared,
+--                                                 library, or NULL)
 --   hfu      = hw_flops    / (W * peak_flops)      FLOPs the PMU counted
 --   mbu      = model_bytes / (W * peak_bw)         bytes the step declared
 --   cpu_util = cpu_ns / (wall_ns * run.ncpu)       CPU time of all threads
@@ -22,8 +26,12 @@
 -- (steps from probes: interpolated in the recorder's readings; the true CPU
 -- time is within cpu_ms +- cpu_err_ms).
 -- Rates, whatever the peak (ops/s when run.dtype is int8):
---   model_flops_per_s = model_flops / W, hw_flops_per_s = hw_flops / W,
+--   model_flops_per_s = flops / W (the numerator's rate), hw_flops_per_s = hw_flops / W,
 --   model_bytes_per_s = model_bytes / W
+--
+-- lib_flops: the FLOPs of the BLAS and oneDNN calls the step made (library-
+-- call counting, whole process; NULL when not counted, 0 when no call was
+-- made), lib_calls their number.
 --
 -- Run by hand: sqlite3 -header -column run.sqlite < analyses/steps.sql
 WITH r AS (SELECT start_ns, peak_flops, peak_bw, ncpu FROM run WHERE id = 1)
@@ -34,7 +42,7 @@ SELECT
   s.model_flops                                                      AS model_flops,
   s.model_bytes                                                      AS model_bytes,
   s.hw_flops                                                         AS hw_flops,
-  s.model_flops / (s.wall_ns / 1e9 * (SELECT peak_flops FROM r))     AS mfu,
+  s.flops / (s.wall_ns / 1e9 * (SELECT peak_flops FROM r))           AS mfu,
   s.hw_flops / (s.wall_ns / 1e9 * (SELECT peak_flops FROM r))        AS hfu,
   s.model_bytes / (s.wall_ns / 1e9 * (SELECT peak_bw FROM r))       AS mbu,
   s.cpu_ns / 1e6                                                     AS cpu_ms,
@@ -53,9 +61,12 @@ SELECT
   s.hw_flops / nullif(coalesce(s.dram_bytes, s.dram_read_bytes + s.dram_write_bytes), 0) AS ai_hw,
   s.counts                                                           AS counts,
   s.cpu_ns_err / 1e6                                                 AS cpu_err_ms,
-  s.model_flops / (s.wall_ns / 1e9)                                  AS model_flops_per_s,
+  s.flops / (s.wall_ns / 1e9)                                        AS model_flops_per_s,
   s.hw_flops / (s.wall_ns / 1e9)                                     AS hw_flops_per_s,
-  s.model_bytes / (s.wall_ns / 1e9)                                  AS model_bytes_per_s
+  s.model_bytes / (s.wall_ns / 1e9)                                  AS model_bytes_per_s,
+  s.lib_flops                                                        AS lib_flops,
+  s.flops_source                                                     AS flops_source,
+  s.lib_calls                                                        AS lib_calls
 FROM step AS s
 WHERE s.complete = 1
 ORDER BY s.step;

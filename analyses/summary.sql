@@ -5,8 +5,16 @@
 --   wall_ms       their total wall time; mean/p50/p95_step_ms per step
 --                 (p50/p95 are nearest-rank: the step time at rank
 --                 ceil(p/100 * steps) in ascending order)
---   mfu           sum(model_flops) / (sum(wall) * peak_flops) over the steps
---                 that declared model FLOPs; NULL if none did or no peak
+--   mfu           sum(flops) / (sum(wall) * peak_flops) over the steps with
+--                 an MFU numerator (step.flops: the model FLOPs declared,
+--                 else the library calls' FLOPs); NULL if none has one or
+--                 no peak
+--   flops_source  which numerator mfu uses: declared, library, mixed (some
+--                 steps each), or NULL
+--   lib_flops     the library calls' FLOPs over the steps (NULL if not
+--                 counted); lib_ratio = model_flops / lib_flops over the
+--                 steps that have both (a declaration off by 2x is a common
+--                 bug: the notes flag a ratio outside 0.5-2)
 --   hfu, mbu      the same with hw_flops / peak_flops, model_bytes / peak_bw
 --   cpu_util      sum(cpu_ns) / (sum(wall_ns) * ncpu) over counted steps
 --   model_flops, model_bytes, hw_flops   totals (NULL if never declared/counted)
@@ -18,9 +26,9 @@
 --   e2e_wall_ms   from the first counted step's begin to the last one's end,
 --                 the gaps between steps (data loading, logging,
 --                 checkpointing) included
---   e2e_mfu       sum(model_flops) / (e2e_wall * peak_flops): the MFU of the
+--   e2e_mfu       sum(flops) / (e2e_wall * peak_flops): the MFU of the
 --                 whole stretch of steps, gaps included; NULL unless every
---                 counted step declared its model FLOPs
+--                 counted step has an MFU numerator
 --   model_flops_per_s, hw_flops_per_s, model_bytes_per_s   the sums over
 --                 the summed wall time of the steps that declared (counted)
 --                 them: what the program achieved, whatever the peak
@@ -41,7 +49,13 @@ agg AS MATERIALIZED (
     SUM(wall_ns)                                               AS wall_ns,  -- NULL without steps: unknown, not 0
     AVG(wall_ns)                                               AS mean_ns,
     SUM(model_flops)                                           AS model_flops,
-    SUM(CASE WHEN model_flops IS NOT NULL THEN wall_ns END)    AS model_flops_ns,
+    SUM(flops)                                                 AS flops,
+    SUM(CASE WHEN flops IS NOT NULL THEN wall_ns END)          AS flops_ns,
+    SUM(flops_source = 'declared')                             AS n_declared,
+    SUM(flops_source = 'library')                              AS n_library,
+    SUM(lib_flops)                                             AS lib_flops,
+    SUM(CASE WHEN lib_flops > 0 THEN model_flops END)          AS both_declared,
+    SUM(CASE WHEN model_flops IS NOT NULL THEN lib_flops END)  AS both_lib,
     SUM(model_bytes)                                           AS model_bytes,
     SUM(CASE WHEN model_bytes IS NOT NULL THEN wall_ns END)    AS model_bytes_ns,
     SUM(hw_flops)                                              AS hw_flops,
@@ -52,7 +66,7 @@ agg AS MATERIALIZED (
     SUM(CASE WHEN coalesce(dram_bytes, dram_read_bytes + dram_write_bytes) IS NOT NULL
              THEN wall_ns END)                                 AS dram_ns,
     MAX(end_ns) - MIN(begin_ns)                                AS e2e_ns,
-    COUNT(model_flops) = COUNT(*)                              AS all_flops
+    COUNT(flops) = COUNT(*)                                    AS all_flops
   FROM step
   WHERE complete = 1
 ),
@@ -72,7 +86,7 @@ pct AS (
 SELECT
   agg.steps                                                    AS steps,
   agg.wall_ns / 1e6                                            AS wall_ms,
-  agg.model_flops / (agg.model_flops_ns / 1e9 * r.peak_flops)  AS mfu,
+  agg.flops / (agg.flops_ns / 1e9 * r.peak_flops)              AS mfu,
   r.peak_flops                                                 AS peak_flops,
   r.peak_flops_source                                          AS peak_source,
   r.peak_bw                                                    AS peak_bw,
@@ -93,8 +107,8 @@ SELECT
   (r.end_ns - r.start_ns) / 1e6                                AS run_ms,
   (SELECT COUNT(*) FROM step WHERE complete = 0)               AS incomplete_steps,
   agg.e2e_ns / 1e6                                             AS e2e_wall_ms,
-  CASE WHEN agg.all_flops THEN agg.model_flops / (agg.e2e_ns / 1e9 * r.peak_flops) END AS e2e_mfu,
-  agg.model_flops / (agg.model_flops_ns / 1e9)                 AS model_flops_per_s,
+  CASE WHEN agg.all_flops THEN agg.flops / (agg.e2e_ns / 1e9 * r.peak_flops) END AS e2e_mfu,
+  agg.flops / (agg.flops_ns / 1e9)                             AS model_flops_per_s,
   agg.hw_flops / (agg.hw_flops_ns / 1e9)                       AS hw_flops_per_s,
   agg.model_bytes / (agg.model_bytes_ns / 1e9)                 AS model_bytes_per_s,
   (SELECT COUNT(*) FROM main.step WHERE complete = 1) - agg.steps AS skipped_steps,
@@ -103,7 +117,12 @@ SELECT
   (SELECT COUNT(*) FROM anomaly)                               AS anomalies,
   r.exit_status                                                AS exit_status,
   r.exit_signal                                                AS exit_signal,
-  r.state                                                      AS state
+  r.state                                                      AS state,
+  CASE WHEN agg.n_declared > 0 AND agg.n_library > 0 THEN 'mixed'
+       WHEN agg.n_declared > 0 THEN 'declared' WHEN agg.n_library > 0 THEN 'library' END AS flops_source,
+  agg.lib_flops                                                AS lib_flops,
+  agg.both_declared / nullif(agg.both_lib, 0)                  AS lib_ratio,
+  r.lib_counting                                               AS lib_counting
 FROM agg
 CROSS JOIN pct
 LEFT JOIN r;

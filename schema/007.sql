@@ -178,9 +178,13 @@ CREATE TABLE step (
   lib_calls       INTEGER CHECK (lib_calls >= 0),
   -- The MFU numerator: model_flops when the program declared them, else
   -- lib_flops when library calls were counted (lib_flops > 0), else NULL;
-  -- flops_source says which ('declared' or 'library').
-  flops           REAL CHECK (flops >= 0),
-  flops_source    TEXT CHECK (flops_source IN ('declared', 'library'))
+  -- flops_source says which ('declared' or 'library'). Computed from the
+  -- columns above whenever they are read.
+  flops           REAL GENERATED ALWAYS AS
+                    (coalesce(model_flops, CASE WHEN lib_flops > 0 THEN lib_flops END)) VIRTUAL,
+  flops_source    TEXT GENERATED ALWAYS AS
+                    (CASE WHEN model_flops IS NOT NULL THEN 'declared'
+                          WHEN lib_flops > 0 THEN 'library' END) VIRTUAL
 );
 
 -- One row per phase occurrence (mfu_phase_begin .. mfu_phase_end in one
@@ -226,8 +230,11 @@ CREATE TABLE phase (
   lib_flops_fp16  REAL CHECK (lib_flops_fp16 >= 0),
   lib_ops_int8    REAL CHECK (lib_ops_int8 >= 0),
   lib_calls       INTEGER CHECK (lib_calls >= 0),
-  flops           REAL CHECK (flops >= 0),
-  flops_source    TEXT CHECK (flops_source IN ('declared', 'library'))
+  flops           REAL GENERATED ALWAYS AS
+                    (coalesce(model_flops, CASE WHEN lib_flops > 0 THEN lib_flops END)) VIRTUAL,
+  flops_source    TEXT GENERATED ALWAYS AS
+                    (CASE WHEN model_flops IS NOT NULL THEN 'declared'
+                          WHEN lib_flops > 0 THEN 'library' END) VIRTUAL
 );
 
 -- Which library calls did a step's work: one row per step and function

@@ -48,6 +48,54 @@ void mfu_phase_model(double flops, double bytes);
 /* Extension: nonzero when the process is being recorded by mfu-record. */
 int mfu_recording(void);
 
+/* FLOP-count helpers for mfu_step_model() and mfu_phase_model(): model
+ * FLOPs of common operations, a multiply-add counting 2 (the convention of
+ * every peak). Doubles: exact up to 2^53, and no integer overflow.
+ *
+ *   mfu_phase_begin("attention");
+ *   mfu_phase_model(mfu_flops_attention(b, h, s, s, d), NAN);
+ *   ...
+ *   mfu_phase_end("attention");
+ *
+ * Under mfu-record the FLOPs of BLAS and oneDNN calls are also counted
+ * without any declaration (lib_flops; docs/flops.md). */
+
+/* C[m x n] += A[m x k] B[k x n]: 2mnk (complex: 4 times that). */
+static inline double mfu_flops_gemm(double m, double n, double k)
+{
+	return 2.0 * m * n * k;
+}
+
+/* y[m] += A[m x n] x[n]: 2mn. */
+static inline double mfu_flops_gemv(double m, double n)
+{
+	return 2.0 * m * n;
+}
+
+/* A 2-D convolution, forward: 2 x batch x out_c x out_h x out_w x in_c /
+ * groups x k_h x k_w. */
+static inline double mfu_flops_conv2d(double batch, double in_c, double out_c, double out_h, double out_w,
+				      double k_h, double k_w, double groups)
+{
+	return 2.0 * batch * out_c * out_h * out_w * (in_c / groups) * k_h * k_w;
+}
+
+/* Attention scores and their weighted sum (Q K^T, then P V), forward:
+ * 4 x batch x heads x q_len x kv_len x head_dim; halve it for a causal
+ * mask over a square q_len = kv_len. */
+static inline double mfu_flops_attention(double batch, double heads, double q_len, double kv_len,
+					 double head_dim)
+{
+	return 4.0 * batch * heads * q_len * kv_len * head_dim;
+}
+
+/* A dense model's training step over @tokens tokens: 6 FLOPs per parameter
+ * and token (2 forward, 4 backward), attention not included. */
+static inline double mfu_flops_train(double params, double tokens)
+{
+	return 6.0 * params * tokens;
+}
+
 #ifdef __cplusplus
 }
 #endif

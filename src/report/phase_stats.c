@@ -13,25 +13,29 @@
  * The last column is phases.sql's dram_bytes expression. */
 static const char bad_sql[] = "SELECT step FROM step WHERE complete = 0 ORDER BY step";
 static const char rows_sql[] =
-	"SELECT name, id, step, wall_ns, model_flops, hw_flops, model_bytes, cpu_ns,"
-	" coalesce(dram_bytes, dram_read_bytes + dram_write_bytes), begin_ns, end_ns"
+	"SELECT name, id, step, wall_ns, flops, hw_flops, model_bytes, cpu_ns,"
+	" coalesce(dram_bytes, dram_read_bytes + dram_write_bytes), model_flops, lib_flops,"
+	" flops_source = 'declared', flops_source = 'library', begin_ns, end_ns"
 	" FROM phase NOT INDEXED WHERE complete = 1";
 /* mfu-report --skip-steps shadows the phase table with a TEMP view, which
  * takes no NOT INDEXED. */
 static const char rows_view_sql[] =
-	"SELECT name, id, step, wall_ns, model_flops, hw_flops, model_bytes, cpu_ns,"
-	" coalesce(dram_bytes, dram_read_bytes + dram_write_bytes), begin_ns, end_ns"
+	"SELECT name, id, step, wall_ns, flops, hw_flops, model_bytes, cpu_ns,"
+	" coalesce(dram_bytes, dram_read_bytes + dram_write_bytes), model_flops, lib_flops,"
+	" flops_source = 'declared', flops_source = 'library', begin_ns, end_ns"
 	" FROM phase WHERE complete = 1";
 
-enum { R_NAME, R_ID, R_STEP, R_WALL, R_MODEL_FLOPS, R_HW_FLOPS, R_MODEL_BYTES, R_CPU, R_DRAM, R_BEGIN, R_END };
+/* R_FLOPS is the MFU numerator (phase.flops: declared, else library). */
+enum { R_NAME, R_ID, R_STEP, R_WALL, R_FLOPS, R_HW_FLOPS, R_MODEL_BYTES, R_CPU, R_DRAM, R_MODEL_FLOPS,
+       R_LIB_FLOPS, R_DECLARED, R_LIBRARY, R_BEGIN, R_END };
 
 /* The table's columns; the sums come first, in the order of enum sum_col. */
 static const char table_sql[] =
-	"CREATE TABLE x(name, n, first_id, total_ns, model_flops, model_flops_ns, hw_flops, hw_flops_ns,"
-	" model_bytes, model_bytes_ns, cpu_ns, dram_bytes, dram_ns, p50_ns, p95_ns,"
+	"CREATE TABLE x(name, n, first_id, total_ns, flops, flops_ns, hw_flops, hw_flops_ns,"
+	" model_bytes, model_bytes_ns, cpu_ns, dram_bytes, dram_ns, model_flops, lib_flops, nd, nl, p50_ns, p95_ns,"
 	" union_ns, union_flops_ns, union_hw_ns, union_bytes_ns, union_dram_ns)";
 
-enum { C_NAME, C_N, C_FIRST_ID, C_SUMS, C_P50 = C_SUMS + 10, C_P95, C_UNION };
+enum { C_NAME, C_N, C_FIRST_ID, C_SUMS, C_P50 = C_SUMS + 14, C_P95, C_UNION };
 
 /* The unions of a name's occurrences within each step (threads running the
  * phase at once count once): of all of them, and of those that declared or
@@ -50,9 +54,10 @@ struct span {
 static const struct {
 	int col, unless_null;
 } sum_cols[] = {
-	{ R_WALL, -1 },  { R_MODEL_FLOPS, -1 }, { R_WALL, R_MODEL_FLOPS }, { R_HW_FLOPS, -1 },
+	{ R_WALL, -1 },  { R_FLOPS, -1 }, { R_WALL, R_FLOPS }, { R_HW_FLOPS, -1 },
 	{ R_WALL, R_HW_FLOPS }, { R_MODEL_BYTES, -1 }, { R_WALL, R_MODEL_BYTES }, { R_CPU, -1 },
-	{ R_DRAM, -1 },  { R_WALL, R_DRAM },
+	{ R_DRAM, -1 },  { R_WALL, R_DRAM }, { R_MODEL_FLOPS, -1 }, { R_LIB_FLOPS, -1 },
+	{ R_DECLARED, -1 }, { R_LIBRARY, -1 },
 };
 #define NSUMS (sizeof(sum_cols) / sizeof(sum_cols[0]))
 
@@ -426,12 +431,12 @@ static int stats_compute(struct stats_vtab *vt, struct stats *s)
 		int len = sqlite3_column_bytes(st, R_NAME);
 		struct group *g = group_get(s, name ? name : (const unsigned char *)"", name ? len : 0, blob);
 		int64_t id = sqlite3_column_int64(st, R_ID);
-		struct cell row[R_DRAM + 1];
+		struct cell row[R_LIBRARY + 1];
 
 		/* Each column once, through its sqlite3_value: half the cost of
 		 * sqlite3_column_type() plus a getter (such use of the value is
 		 * only unsafe across threads, and one thread reads here). */
-		for (int i = R_WALL; i <= R_DRAM; i++) {
+		for (int i = R_WALL; i <= R_LIBRARY; i++) {
 			sqlite3_value *v = sqlite3_column_value(st, i);
 
 			row[i].type = sqlite3_value_type(v);
@@ -464,7 +469,7 @@ static int stats_compute(struct stats_vtab *vt, struct stats *s)
 			sp->begin = sqlite3_column_int64(st, R_BEGIN);
 			sp->end = sqlite3_column_int64(st, R_END);
 			sp->has = 1u << U_ALL;
-			sp->has |= (row[R_MODEL_FLOPS].type != SQLITE_NULL) << U_FLOPS;
+			sp->has |= (row[R_FLOPS].type != SQLITE_NULL) << U_FLOPS;
 			sp->has |= (row[R_HW_FLOPS].type != SQLITE_NULL) << U_HW;
 			sp->has |= (row[R_MODEL_BYTES].type != SQLITE_NULL) << U_BYTES;
 			sp->has |= (row[R_DRAM].type != SQLITE_NULL) << U_DRAM;

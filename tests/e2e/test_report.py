@@ -38,10 +38,12 @@ NASTY_NAME = 'x|y\x1b[31m\ttab\\z'  # pipe, escape sequence, tab, backslash
 STEP_COLUMNS = ['step', 'begin_ms', 'wall_ms', 'model_flops', 'model_bytes', 'hw_flops', 'mfu', 'hfu',
                 'mbu', 'cpu_ms', 'cpu_util', 'ctx_switches', 'page_faults', 'ipc', 'hw_flops_fp64',
                 'hw_flops_fp32', 'hw_flops_fp16', 'hw_fraction', 'dram_bytes', 'dram_bw_util', 'ai_model',
-                'ai_hw', 'counts', 'cpu_err_ms', 'model_flops_per_s', 'hw_flops_per_s', 'model_bytes_per_s']
+                'ai_hw', 'counts', 'cpu_err_ms', 'model_flops_per_s', 'hw_flops_per_s', 'model_bytes_per_s',
+                'lib_flops', 'flops_source', 'lib_calls']
 PHASE_COLUMNS = ['phase', 'count', 'total_ms', 'mean_ms', 'p50_ms', 'p95_ms', 'share', 'mfu',
                  'model_flops', 'cpu_ms', 'hfu', 'mbu', 'hw_flops', 'dram_bytes', 'dram_bw_util', 'ai_hw',
-                 'union_ms', 'model_flops_per_s', 'hw_flops_per_s', 'model_bytes_per_s']
+                 'union_ms', 'model_flops_per_s', 'hw_flops_per_s', 'model_bytes_per_s',
+                 'flops_source', 'lib_flops']
 SUMMARY_COLUMNS = ['steps', 'wall_ms', 'mfu', 'peak_flops', 'peak_source', 'peak_bw', 'dtype',
                    'mean_step_ms', 'p50_step_ms', 'mbu', 'hfu', 'cpu_util', 'ncpu', 'lost_records',
                    'anomalies', 'exit_status', 'exit_signal', 'state', 'e2e_wall_ms', 'e2e_mfu',
@@ -161,7 +163,11 @@ class Fixture:
             ipc=s['instructions'] / s['cycles'] if s['cycles'] else None,
             model_flops_per_s=s['model_flops'] / w_s if s['model_flops'] is not None else None,
             hw_flops_per_s=s['hw_flops'] / w_s if s['hw_flops'] is not None else None,
-            model_bytes_per_s=s['model_bytes'] / w_s)
+            model_bytes_per_s=s['model_bytes'] / w_s,
+            # library calls not counted in this fixture: unknown, and the
+            # declared FLOPs are the numerator where there are some
+            lib_flops=None, lib_calls=None,
+            flops_source='declared' if s['model_flops'] is not None else None)
 
     def summary_expect(self):
         walls = [s['wall_ns'] for s in self.steps]
@@ -202,7 +208,8 @@ class Fixture:
                 # one thread: no occurrence overlaps another of its name
                 union_ms=sum(walls) / 1e6,
                 model_flops_per_s=sum(r[3] for r in fl) / (sum(r[2] for r in fl) / 1e9) if fl else None,
-                hw_flops_per_s=None, model_bytes_per_s=None))
+                hw_flops_per_s=None, model_bytes_per_s=None, lib_flops=None,
+                flops_source='declared' if fl else None))
         return out
 
 
@@ -778,6 +785,8 @@ class CsvTest(ReportTest):
             for k, cell in zip(STEP_COLUMNS, line):
                 if js[k] is None:
                     self.assertEqual(cell, '', k)        # NULL is empty
+                elif k in ('counts', 'flops_source'):
+                    self.assertEqual(cell, js[k], k)
                 else:
                     self.assertEqual(float(cell), float(js[k]), k)   # full precision
 
@@ -1006,6 +1015,134 @@ class ReadOnlyTest(ReportTest):
         # read-only makes SQLite create -wal and -shm unless it is opened
         # immutable (see db_open_readonly).
         self.check_untouched(wal=True)
+
+
+def lib_fixture(path, steps, phases=(), dtype='fp32'):
+    """A run whose steps are (wall_ns, model_flops, lib_flops, lib_flops_fp64)
+    and phases (name, step, offset_ns, wall_ns, model_flops, lib_flops):
+    library-call counts next to declarations."""
+    db = sqlite3.connect(path)
+    db.executescript(schema_sql())
+    db.execute(
+        "INSERT INTO run (id, mfu_version, command, start_unix_ns, start_ns, end_ns, ncpu, dtype,"
+        " peak_flops, peak_flops_source, state, lib_counting)"
+        " VALUES (1, '0.1.0', '[\"./app\"]', 0, ?, ?, ?, ?, ?, 'user: --peak-flops 2T', 'complete', 'on')",
+        (START_NS, START_NS + 10_000_000_000, NCPU, dtype, PEAK_FLOPS))
+    t = START_NS + 1000
+    begins = []
+    for i, (wall, model, lib, fp64) in enumerate(steps):
+        db.execute(
+            "INSERT INTO step (step, pid, tid, end_tid, begin_ns, end_ns, wall_ns, model_flops, cpu_ns,"
+            " lib_flops, lib_flops_fp64, lib_flops_fp32, lib_calls, complete)"
+            " VALUES (?, 42, 42, 42, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
+            (i, t, t + wall, wall, model, wall, lib, fp64,
+             None if lib is None else lib - (fp64 or 0), None if lib is None else 3))
+        begins.append(t)
+        t += wall + 1000
+    for k, (name, step, off, wall, model, lib) in enumerate(phases):
+        b = begins[step] + off
+        db.execute(
+            "INSERT INTO phase (id, step, name, pid, tid, depth, begin_ns, end_ns, wall_ns, model_flops,"
+            " lib_flops, complete) VALUES (?, ?, ?, 42, 42, 0, ?, ?, ?, ?, ?, 1)",
+            (k, step, name, b, b + wall, wall, model, lib))
+    db.commit()
+    db.close()
+
+
+class LibFlopsTest(ReportTest):
+    """MFU's numerator: the declared model FLOPs, else the library calls'
+    FLOPs (step.flops, flops_source), and the notes that compare them."""
+
+    def db(self, name, steps, phases=(), dtype='fp32'):
+        p = os.path.join(self.tmp, name)
+        lib_fixture(p, steps, phases, dtype)
+        return p
+
+    def test_steps_use_library_flops_when_none_declared(self):
+        W = 10_000_000
+        p = self.db('lib-steps.sqlite', [(W, 1e9, 1e9, 0), (2 * W, None, 2e9, 0), (W, None, 0, 0),
+                                         (W, 4e9, None, None)])
+        got, _ = self.json('steps', db=p)
+        want = [
+            dict(flops_source='declared', mfu=1e9 / (W / 1e9 * PEAK_FLOPS), lib_flops=1e9, lib_calls=3),
+            dict(flops_source='library', mfu=2e9 / (2 * W / 1e9 * PEAK_FLOPS), lib_flops=2e9,
+                 model_flops=None, model_flops_per_s=2e9 / (2 * W / 1e9)),
+            # calls counted, none made: 0 library FLOPs, and MFU unknown (not 0)
+            dict(flops_source=None, mfu=None, lib_flops=0, model_flops_per_s=None),
+            # not counted at all: unknown
+            dict(flops_source='declared', mfu=4e9 / (W / 1e9 * PEAK_FLOPS), lib_flops=None, lib_calls=None),
+        ]
+        for i, w in enumerate(want):
+            self.assertRow(got[i], w, 'step %d' % i)
+        summ, _ = self.json('summary', db=p)
+        self.assertRow(summ[0], dict(
+            flops_source='mixed', lib_flops=3e9, lib_ratio=1.0, lib_counting='on',
+            mfu=(1e9 + 2e9 + 4e9) / ((W + 2 * W + W) / 1e9 * PEAK_FLOPS),
+            e2e_mfu=None), 'summary')   # step 2 has no numerator
+        notes, _ = self.json('notes', db=p)
+        kinds = {n['kind']: n for n in notes}
+        self.assertIn('flops_source', kinds)
+        self.assertIn('1 of 3 steps uses the FLOPs of their library calls', kinds['flops_source']['text'])
+        self.assertNotIn('flops_mismatch', kinds)
+        self.assertIn('mfu covers 3 of 4 steps', kinds['model_flops']['text'])
+        # the waterfall's MFU (all steps) needs every step's numerator
+        wf, _ = self.json('waterfall', db=p)
+        self.assertIsNone(wf[0]['mfu'])
+        self.assertValue(wf[2]['mfu'], 2e9 / (2 * W / 1e9 * PEAK_FLOPS), 'waterfall step 1')
+
+    def test_all_library(self):
+        W = 5_000_000
+        p = self.db('lib-only.sqlite', [(W, None, 3e9, 3e9), (W, None, 1e9, 1e9)])
+        summ, _ = self.json('summary', db=p)
+        self.assertRow(summ[0], dict(flops_source='library', lib_ratio=None,
+                                     mfu=4e9 / (2 * W / 1e9 * PEAK_FLOPS),
+                                     e2e_mfu=4e9 / ((2 * W + 1000) / 1e9 * PEAK_FLOPS)), 'summary')
+        notes, _ = self.json('notes', db=p)
+        kinds = {n['kind']: n for n in notes}
+        self.assertIn('all 2 steps', kinds['flops_source']['text'])
+        # fp64 work against the fp32 peak: the note names the --dtype to use
+        self.assertIn('100% of the library FLOPs that mfu uses are fp64', kinds['lib_dtype']['text'])
+        self.assertIn('--dtype fp64', kinds['lib_dtype']['text'])
+        self.assertNotIn('model_flops', kinds)   # every step has a numerator
+        p = self.db('lib-only64.sqlite', [(W, None, 3e9, 3e9)], dtype='fp64')
+        notes, _ = self.json('notes', db=p)
+        self.assertNotIn('lib_dtype', {n['kind'] for n in notes})
+
+    def test_declaration_off_by_more_than_2x(self):
+        W = 10_000_000
+        for ratio, flagged in ((3.0, True), (1.9, False), (0.4, True), (0.6, False)):
+            p = self.db('lib-mismatch-%g.sqlite' % ratio, [(W, ratio * 1e9, 1e9, 0), (W, ratio * 2e9, 2e9, 0)])
+            summ, _ = self.json('summary', db=p)
+            self.assertValue(summ[0]['lib_ratio'], ratio, 'lib_ratio')
+            self.assertEqual(summ[0]['flops_source'], 'declared')
+            notes, err = self.json('notes', db=p)
+            got = {n['kind']: n for n in notes}
+            self.assertEqual('flops_mismatch' in got, flagged, ratio)
+            if flagged:
+                self.assertEqual(got['flops_mismatch']['alert'], 1)
+                self.assertIn('%.2fx the library calls' % ratio, got['flops_mismatch']['text'])
+
+    def test_phases(self):
+        W = 10_000_000
+        p = self.db('lib-phases.sqlite', [(W, None, 3e9, 0), (W, None, 3e9, 0)], phases=[
+            ('gemm', 0, 0, W // 2, None, 2e9), ('gemm', 1, 0, W // 4, None, 1e9),
+            ('mix', 0, W // 2, W // 4, 5e8, 4e8), ('mix', 1, W // 2, W // 4, None, 6e8),
+            ('none', 0, 0, W // 10, None, 0)])
+        got, _ = self.json('phases', db=p)
+        by = {r['phase']: r for r in got}
+        self.assertRow(by['gemm'], dict(flops_source='library', lib_flops=3e9, model_flops=None,
+                                        mfu=3e9 / ((W // 2 + W // 4) / 1e9 * PEAK_FLOPS)), 'gemm')
+        self.assertRow(by['mix'], dict(flops_source='mixed', lib_flops=1e9, model_flops=5e8,
+                                       mfu=(5e8 + 6e8) / ((W // 4 + W // 4) / 1e9 * PEAK_FLOPS)), 'mix')
+        self.assertRow(by['none'], dict(flops_source=None, lib_flops=0, mfu=None), 'none')
+        # the SQL run by hand gives the same (mfu-report computes phases in C)
+        sql = self.run_report('--sql', 'phases', db=p).stdout.decode()
+        con = sqlite3.connect(p)
+        con.row_factory = sqlite3.Row
+        by_sql = {r['phase']: dict(r) for r in con.execute(sql)}
+        for name in by:
+            for k in ('mfu', 'lib_flops', 'flops_source', 'model_flops_per_s'):
+                self.assertValue(by_sql[name][k], by[name][k], '%s.%s by hand' % (name, k))
 
 
 if __name__ == '__main__':

@@ -7,5 +7,7 @@ int main()
 	mfu_phase_begin("forward");
 	mfu_phase_end("forward");
 	mfu_step_end();
+	if (mfu_flops_gemm(2, 3, 4) != 48)
+		return 2;
 	return mfu_recording() != 0;
 }

@@ -14,8 +14,8 @@ enum stmt_id { S_STEP, S_PHASE, S_ANOMALY, S_NOTE, S_PEAK, S_COUNTER, S_TOTAL, S
 	"ref_cycles, hw_flops, hw_flops_fp64, hw_flops_fp32, hw_flops_fp16, hw_flops_any, amx_ops, hw_fraction"
 #define COUNTER_PARAMS "?,?,?,?,?,?,?,?,?,?,?,?,?,?"
 #define LIB_COLUMNS "lib_flops, lib_flops_fp64, lib_flops_fp32, lib_flops_bf16, lib_flops_fp16, " \
-	"lib_ops_int8, lib_calls, flops, flops_source"
-#define LIB_PARAMS "?,?,?,?,?,?,?,?,?"
+	"lib_ops_int8, lib_calls"
+#define LIB_PARAMS "?,?,?,?,?,?,?"
 #define COUNTER_SETS "cpu_ns = ?, ctx_switches = ?, cpu_migrations = ?, page_faults = ?, cycles = ?, " \
 	"instructions = ?, ref_cycles = ?, hw_flops = ?, hw_flops_fp64 = ?, hw_flops_fp32 = ?, " \
 	"hw_flops_fp16 = ?, hw_flops_any = ?, amx_ops = ?, hw_fraction = ?, cpu_ns_err = ?, hw_flops_err = ?"
@@ -424,8 +424,8 @@ static int bind_counters(sqlite3_stmt *st, int i, const struct interval_row *row
 	return i;
 }
 
-/* The library-call columns of a row, then its MFU numerator: the declared
- * model FLOPs, else the library's when calls were counted, else unknown. */
+/* The library-call columns of a row (its MFU numerator, flops, is a
+ * generated column: the declared model FLOPs, else these). */
 static int bind_lib(sqlite3_stmt *st, int i, const struct interval_row *row)
 {
 	int known = row->complete && row->d.has_lib;
@@ -447,16 +447,6 @@ static int bind_lib(sqlite3_stmt *st, int i, const struct interval_row *row)
 		sqlite3_bind_int64(st, i++, (sqlite3_int64)row->d.lib[0]);
 	else
 		sqlite3_bind_null(st, i++);
-	if (row->has_model & MODEL_FLOPS) {
-		sqlite3_bind_double(st, i++, row->model_flops);
-		sqlite3_bind_text(st, i++, "declared", -1, SQLITE_STATIC);
-	} else if (known && total > 0) {
-		sqlite3_bind_double(st, i++, total);
-		sqlite3_bind_text(st, i++, "library", -1, SQLITE_STATIC);
-	} else {
-		sqlite3_bind_null(st, i++);
-		sqlite3_bind_null(st, i++);
-	}
 	return i;
 }
 
