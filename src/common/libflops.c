@@ -5,6 +5,7 @@
 #include "libflops_list.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -130,6 +131,24 @@ struct libflops_proc *libflops_proc_for(struct libflops_region *r, int32_t pid)
 						__ATOMIC_ACQUIRE) ||
 		    zero == pid)
 			return &r->procs[i];
+	}
+	/* A target that runs many short processes (a build, a shell loop)
+	 * would fill the table: take over the slot of one that has exited. */
+	for (int i = 0; i < LIBFLOPS_MAX_PROCS; i++) {
+		struct libflops_proc *p = &r->procs[i];
+		int32_t old = __atomic_load_n(&p->pid, __ATOMIC_ACQUIRE);
+		if (old <= 0 || old == pid || kill(old, 0) == 0 || errno != ESRCH)
+			continue;
+		if (!__atomic_compare_exchange_n(&p->pid, &old, pid, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			continue;
+		__atomic_store_n(&p->active, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&p->unresolved, 0, __ATOMIC_RELAXED);
+		for (unsigned f = 0; f < LIBFLOPS_NIDS; f++) {
+			__atomic_store_n(&p->f[f].calls, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&p->f[f].flops, 0, __ATOMIC_RELAXED);
+		}
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		return p;
 	}
 	__atomic_fetch_add(&r->procs_full, 1, __ATOMIC_RELAXED);
 	return NULL;

@@ -111,7 +111,7 @@ struct libflops_region {
 	uint32_t nsnap;
 	uint32_t proc_size;     /* sizeof(struct libflops_proc) */
 	uint32_t snap_size;     /* sizeof(struct libflops_snap) */
-	uint32_t pad;
+	uint32_t loaded;        /* processes in which the counting library started */
 	uint64_t procs_full;    /* processes that found no free slot */
 	uint8_t pad1[64 - 48];
 	uint64_t snap_head;     /* next snapshot index (writers) */
@@ -135,7 +135,9 @@ int libflops_region_check(const void *mem, size_t size);
 struct libflops_region *libflops_region_attach(void);
 
 /* The slot of process @pid: the one it holds, else a free one claimed for
- * it; NULL when all are taken (counted in procs_full). */
+ * it, else one whose process has exited (its counters start again from
+ * 0: a process's readings are only ever subtracted from its own); NULL when
+ * all are held by live processes (counted in procs_full). */
 struct libflops_proc *libflops_proc_for(struct libflops_region *r, int32_t pid);
 
 /* The slot of @pid if it has one (the recorder), else NULL. */

@@ -59,9 +59,11 @@ static void claim_proc(void)
 	__atomic_store_n(&g_proc, p, __ATOMIC_RELEASE);
 }
 
-/* A forked child is another process: its own counters. */
+/* A forked child is another process: its own counters. Its copy of the
+ * lock may have been held by a thread of the parent that it does not have. */
 static void after_fork_child(void)
 {
+	pthread_mutex_init(&g_lock, NULL);
 	claim_proc();
 }
 
@@ -71,6 +73,8 @@ __attribute__((constructor)) static void libflops_init(void)
 	if (dladdr((void *)libflops_init, &info))
 		g_self_base = info.dli_fbase;
 	g_region = libflops_region_attach();
+	if (g_region)
+		__atomic_fetch_add(&g_region->loaded, 1, __ATOMIC_RELAXED);
 	claim_proc();
 	pthread_atfork(NULL, NULL, after_fork_child);
 }

@@ -124,8 +124,7 @@ static int store_lib_counting(struct session *s)
 	int active = 0, rc = 0;
 
 	if (s->lf) {
-		for (int i = 0; i < LIBFLOPS_MAX_PROCS; i++)
-			active += __atomic_load_n(&s->lf->procs[i].active, __ATOMIC_ACQUIRE) != 0;
+		active = __atomic_load_n(&s->lf->loaded, __ATOMIC_ACQUIRE) != 0;
 		if (!active)
 			strbuf(s->lf_why, sizeof(s->lf_why), "library calls were not counted: no process of the "
 			       "target loaded the counting library (a statically linked or setuid program, or one "
@@ -141,7 +140,7 @@ static int store_lib_counting(struct session *s)
 	}
 	if (!rc && s->lf && s->lf->procs_full) {
 		strbuf(note, sizeof(note), "%llu processes of the target were not counted: library calls are "
-		       "counted for the first %d processes only", (unsigned long long)s->lf->procs_full,
+		       "counted in at most %d live processes at a time", (unsigned long long)s->lf->procs_full,
 		       LIBFLOPS_MAX_PROCS);
 		rc = writer_note(s->d.writer, "lib_flops", note);
 	}
