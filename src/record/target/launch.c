@@ -147,6 +147,30 @@ static void name_own_libmfu(void)
 		setenv("MFU_RECORD_LIBMFU", lib, 1);
 }
 
+/* A program built with AddressSanitizer refuses to start when a preloaded
+ * library comes before its runtime, unless told that the order is fine.
+ * It is: the counting library defines none of the functions ASan
+ * intercepts (malloc, memcpy...), so ASan's still come first. */
+static int asan_after_preload(void)
+{
+	const char *old = getenv("ASAN_OPTIONS");
+	char *opts;
+	int rc;
+
+	if (old && strstr(old, "verify_asan_link_order"))
+		return 0; /* the user's choice stands */
+	if (!old || !*old)
+		return setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1) < 0 ? -errno : 0;
+	size_t n = strlen(old) + sizeof(":verify_asan_link_order=0");
+	opts = malloc(n);
+	if (!opts)
+		return -ENOMEM;
+	snprintf(opts, n, "%s:verify_asan_link_order=0", old);
+	rc = setenv("ASAN_OPTIONS", opts, 1) < 0 ? -errno : 0;
+	free(opts);
+	return rc;
+}
+
 /* Library-call counting: the counting library goes last in LD_PRELOAD
  * (what the user preloads keeps its place: a sanitizer runtime must come
  * first), and the region's fd stays open across exec. Returns 0 or
@@ -176,7 +200,7 @@ static int preload_libflops(int lib_fd)
 	}
 	rc = setenv("LD_PRELOAD", pre, 1) < 0 || setenv(LIBFLOPS_ENV_FD, buf, 1) < 0 ? -errno : 0;
 	free(pre);
-	return rc;
+	return rc ? rc : asan_after_preload();
 }
 
 static void child(char *const argv[], int ring_fd, int lib_fd, struct counters *cs, const sigset_t *mask,
