@@ -24,10 +24,18 @@ MFU_LIBRARY if it is set, else as "libmfu.so.0" through the dynamic loader
 call is a no-op; when the program is being recorded (MFU_RING_FD is set) the
 module says why, once, on stderr. Outside mfu-record every call is a no-op in
 libmfu too, and recording() is False.
+
+mfu.flops (the file mfu_flops.py, next to this one) has FLOP and byte
+formulas (matmul, transformer, param_bytes, kv_cache_bytes) and counts the
+FLOPs of a PyTorch call (count). It is imported on first use, so this file
+also works alone; mfu.flops then raises ImportError. step(flops="count")
+counts the first step at each call site with it and declares that number
+for every step there.
 """
 
 import contextlib
 import ctypes
+import importlib
 import os
 import sys
 
@@ -144,6 +152,32 @@ def _num(x):
     return _NAN if x is None else float(x)
 
 
+def _flops_module():
+    """mfu_flops, the module behind mfu.flops, imported on first use from
+    next to this file (as a sibling in a package, else as a top-level
+    module). A missing file is an ImportError only when it is needed."""
+    name = __package__ + ".mfu_flops" if __package__ else "mfu_flops"
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name != name:
+            raise
+        raise ImportError(
+            "mfu.flops needs mfu_flops.py next to mfu.py (%s): it is installed "
+            "with mfu.py; copy both files" % os.path.dirname(os.path.abspath(__file__)),
+            name=name,
+        ) from None
+
+
+def __getattr__(name):
+    # Module attribute hook (PEP 562): mfu.flops is imported when first used.
+    if name == "flops":
+        mod = _flops_module()
+        globals()["flops"] = mod
+        return mod
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+
+
 def available():
     """True when libmfu was loaded (the markers reach the C library)."""
     return _lib is not None
@@ -189,26 +223,91 @@ def phase_model(flops=None, bytes=None):
     _phase_model(_num(flops), _num(bytes))
 
 
+# step(flops="count"): FLOPs counted in the first step, by key.
+_counted = {}
+
+
 class step(contextlib.ContextDecorator):
     """``with mfu.step(flops=..., bytes=...):`` marks one step and, when flops
     or bytes is given, declares its model FLOPs and bytes (a missing one
     stays unknown: MBU null, not 0). The step ends however the block is left; exceptions
-    propagate. Also a decorator: ``@mfu.step(flops=...)``."""
+    propagate. Also a decorator: ``@mfu.step(flops=...)``.
+
+    flops="count": the first step with a given key runs under
+    mfu.flops.counting() (PyTorch's operators are counted as they run) and
+    declares the count when it ends; later steps with that key declare the
+    same number at their begin and run without counting. The key is the
+    place that made the step object: the code object and line of the
+    ``with`` statement or of the decorator (so every iteration of one loop,
+    or every call of one decorated function, shares it). Pass key= (any
+    hashable) to share a count across places, or to count again when the
+    work changes (key=batch.shape). A step left by an exception declares no
+    count and the next one counts again."""
 
 
-    def __init__(self, flops=None, bytes=None):
+    def __init__(self, flops=None, bytes=None, key=None):
         self.flops = flops
         self.bytes = bytes
+        self._key = None
+        self._open = []
+        if isinstance(flops, str):
+            if flops != "count":
+                raise ValueError('mfu.step: flops must be a number, None or "count", not %r' % flops)
+            if key is None:
+                caller = sys._getframe(1)
+                key = (caller.f_code, caller.f_lineno)
+            self._key = key
 
     def __enter__(self):
+        if self._key is None:
+            _step_begin()
+            if self.flops is not None or self.bytes is not None:
+                _step_model(_num(self.flops), _num(self.bytes))
+            return self
+        known = _counted.get(self._key)
+        counter = None
+        if known is None:
+            counter = _flops_module().counting()
+            _require_torch()
         _step_begin()
-        if self.flops is not None or self.bytes is not None:
-            _step_model(_num(self.flops), _num(self.bytes))
+        if known is not None or self.bytes is not None:
+            _step_model(_NAN if known is None else float(known), _num(self.bytes))
+        if counter is not None:
+            try:
+                counter.__enter__()
+            except BaseException:
+                _step_end()
+                raise
+        self._open.append(counter)
         return self
 
     def __exit__(self, *exc):
-        _step_end()
+        counter = self._open.pop() if self._key is not None else None
+        try:
+            if counter is not None:
+                counter.__exit__(*exc)
+                if exc[0] is None:
+                    _counted[self._key] = counter.result.total
+                    _step_model(float(counter.result.total), _NAN)
+        finally:
+            _step_end()
         return False
+
+
+def _require_torch():
+    """RuntimeError, before the step begins, if step(flops="count") cannot
+    count for want of PyTorch."""
+    try:
+        import torch  # noqa: F401
+    except ImportError as e:
+        raise RuntimeError(
+            'mfu.step(flops="count") counts PyTorch operators, and this Python (%s) '
+            "cannot import torch (%s). Declare the step's FLOPs as a number instead "
+            "(mfu.step(flops=N); mfu.flops.transformer() and mfu.flops.matmul() compute "
+            "common ones), or leave flops out: mfu-record counts the FLOPs of BLAS and "
+            "oneDNN calls by itself unless given --no-lib-flops."
+            % (sys.executable or "python", e)
+        ) from None
 
 
 class phase(contextlib.ContextDecorator):

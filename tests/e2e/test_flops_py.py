@@ -1,0 +1,549 @@
+#!/usr/bin/env python3
+"""Tests of mfu.flops (src/python/mfu_flops.py) and mfu.step(flops="count")
+(issue 13, item 3): the formulas against hand computation and MaxText's
+expression, the byte helpers, counting PyTorch calls, and counted steps
+recorded by mfu-record.
+
+The formulas run in this interpreter. The PyTorch parts need a Python with
+torch (MFU_TORCH_PYTHON, else this interpreter, else /usr/bin/python3, as
+test_torch.py) and run in it as child processes; without one they are
+skipped (unittest skips: the rest always runs, so the file never exits 77).
+
+Environment (meson test sets them): MFU_PYTHON_DIR (the directory of mfu.py),
+MFU_RECORD (mfu-record), MFU_SRCDIR.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from mfutest import SRCDIR, TempDirTest, query, record  # noqa: E402
+
+PYDIR = os.environ.get('MFU_PYTHON_DIR') or os.path.join(SRCDIR, 'src', 'python')
+sys.path.insert(0, PYDIR)
+import mfu_flops as flops  # noqa: E402
+
+
+def torch_python():
+    for py in (os.environ.get('MFU_TORCH_PYTHON'), sys.executable, '/usr/bin/python3'):
+        if py and subprocess.run([py, '-c', 'import torch'], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL).returncode == 0:
+            return py
+    return None
+
+
+PY = torch_python()
+NO_TORCH = 'no Python with torch (install python3-torch, or set MFU_TORCH_PYTHON)'
+
+
+def run_py(python, code, pythonpath=PYDIR, env=None):
+    """Run code in a new interpreter with pythonpath first on PYTHONPATH."""
+    e = dict(os.environ if env is None else env)
+    for k in ('MFU_LIBRARY', 'MFU_RING_FD'):
+        e.pop(k, None)
+    e['PYTHONPATH'] = pythonpath
+    return subprocess.run([python, '-c', textwrap.dedent(code)], env=e, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=120)
+
+
+class Matmul(unittest.TestCase):
+    def test_values(self):
+        self.assertEqual(flops.matmul(3, 5, 7), 210)
+        self.assertEqual(flops.matmul(3, 5, 7, batch=4), 840)
+        big = flops.matmul(2**40, 2**40, 2**40)
+        self.assertEqual(big, 2**121)          # exact: Python ints
+        self.assertIs(type(big), int)
+        self.assertEqual(flops.matmul(0, 5, 7), 0)
+
+    def test_helpers_of_mfu_h(self):
+        # the values tests/unit/test_header.c checks for the C helpers
+        self.assertEqual(flops.gemm(2, 3, 4), 48)
+        self.assertEqual(flops.gemv(3, 5), 30)
+        self.assertEqual(flops.conv2d(2, 3, 8, 10, 10, 3, 3), 2 * 2 * 8 * 10 * 10 * 3 * 3 * 3)
+        self.assertEqual(flops.conv2d(1, 4, 4, 1, 1, 1, 1, groups=4), 8)
+        self.assertEqual(flops.attention(2, 4, 16, 32, 8), 4 * 2 * 4 * 16 * 32 * 8)
+        self.assertEqual(flops.train(7, 11), 6 * 7 * 11)
+        with self.assertRaises(ValueError) as cm:
+            flops.conv2d(1, 4, 6, 1, 1, 1, 1, groups=4)
+        self.assertIn('groups (4) must divide in_c (4) and out_c (6)', str(cm.exception))
+
+    def test_bad_arguments(self):
+        for args in ((3.0, 5, 7), (True, 5, 7), (-1, 5, 7), ('3', 5, 7)):
+            with self.assertRaises(ValueError, msg=args) as cm:
+                flops.matmul(*args)
+            self.assertIn('m must be', str(cm.exception))
+
+
+# A small decoder: 2 layers, d 8, 2 heads of 4, FFN 16, vocab 10.
+SMALL = dict(layers=2, d_model=8, num_heads=2, ffn_dim=16, vocab=10)
+# Per token and layer: QKV 2*8*(2+2*2)*4 = 384, output 2*2*4*8 = 128,
+# FFN 2*8*16 + 2*16*8 = 512; per token 2 layers * 1024 = 2048 and the
+# unembedding 2*8*10 = 160.
+SMALL_WEIGHTS_PER_TOKEN = 2 * (384 + 128 + 512)
+SMALL_EMBEDDING_PER_TOKEN = 160
+
+
+class Transformer(unittest.TestCase):
+    def test_maxtext(self):
+        # MaxText's calculate_tflops_training_per_device, read in
+        # src/maxtext/utils/maxtext_utils.py of AI-Hypercomputer/maxtext at
+        # commit e591f30cbbf2 (maxtext-v0.2.4-10, 2026-08-22): its dense
+        # (non-MoE, non-MLA) branch, decoder block "llama2" (the default
+        # branch), gradient_accumulation_steps 1, no DPO, MTP or vision.
+        # A Llama-2-7B shape with grouped-query attention.
+        per_device_batch_size, max_target_length = 2, 2048
+        emb_dim, num_query_heads, num_kv_heads, head_dim = 4096, 32, 8, 128
+        mlp_dim, mlp_activations, vocab_size = 11008, ['silu', 'linear'], 32000
+        num_decoder_layers = 32
+        kv_multiplier = 2                               # share_kv_projections False
+        ffn1_flops = (2 * per_device_batch_size * max_target_length * mlp_dim * emb_dim
+                      * len(mlp_activations))
+        ffn2_flops = 2 * per_device_batch_size * max_target_length * mlp_dim * emb_dim
+        total_ffn_flops = ffn1_flops + ffn2_flops
+        total_ffn_flops_all_layers = total_ffn_flops * num_decoder_layers
+        qkv_flops = (2 * per_device_batch_size * max_target_length * emb_dim
+                     * (num_query_heads + kv_multiplier * num_kv_heads) * head_dim)
+        noncausal_attention_flops = (4 * per_device_batch_size * max_target_length**2
+                                     * num_query_heads * head_dim)
+        projection_flops = (2 * per_device_batch_size * max_target_length * emb_dim
+                            * num_query_heads * head_dim)
+        causal_attention_flops = noncausal_attention_flops / 2
+        embedding_flops = 2 * per_device_batch_size * max_target_length * emb_dim * vocab_size
+        learnable_weight_tflops = ((total_ffn_flops_all_layers
+                                    + (qkv_flops + projection_flops) * num_decoder_layers
+                                    + embedding_flops) * 3 / 10**12)
+        attention_tflops = causal_attention_flops * num_decoder_layers * 3 / 10**12
+        total_tflops = learnable_weight_tflops + attention_tflops
+
+        got = flops.transformer(layers=32, d_model=4096, num_heads=32, num_kv_heads=8,
+                                head_dim=128, ffn_dim=11008, gated=True, vocab=32000,
+                                seq_len=2048, batch=2, breakdown=True)
+        self.assertAlmostEqual(got['total'] / 1e12, total_tflops, delta=total_tflops * 1e-12)
+        self.assertAlmostEqual(got['attention'] / 1e12, attention_tflops,
+                               delta=attention_tflops * 1e-12)
+        self.assertAlmostEqual((got['weights'] + got['embedding']) / 1e12, learnable_weight_tflops,
+                               delta=learnable_weight_tflops * 1e-12)
+        self.assertEqual(got['embedding'], 3 * embedding_flops)
+
+    def test_causal_prefill_and_train(self):
+        s = 4
+        attention = 2 * 4 * (s * s // 2) * 2 * 4     # layers 4 pairs h hd, pairs s^2/2
+        fwd = s * (SMALL_WEIGHTS_PER_TOKEN + SMALL_EMBEDDING_PER_TOKEN) + attention
+        self.assertEqual(flops.transformer(**SMALL, seq_len=s, mode='prefill'), fwd)
+        self.assertEqual(flops.transformer(**SMALL, seq_len=s), 3 * fwd)
+        self.assertEqual(flops.transformer(**SMALL, seq_len=s, batch=5), 15 * fwd)
+        b = flops.transformer(**SMALL, seq_len=s, mode='prefill', breakdown=True)
+        self.assertEqual(b, {'weights': s * SMALL_WEIGHTS_PER_TOKEN, 'attention': attention,
+                             'embedding': s * SMALL_EMBEDDING_PER_TOKEN, 'total': fwd})
+
+    def test_not_causal(self):
+        s = 4
+        got = flops.transformer(**SMALL, seq_len=s, mode='prefill', causal=False, breakdown=True)
+        self.assertEqual(got['attention'], 2 * 4 * s * s * 2 * 4)
+
+    def test_sliding_window(self):
+        # s 6, window 3: the queries at positions 0..5 see 1, 2, 3, 3, 3, 3 keys
+        s, w = 6, 3
+        pairs = 1 + 2 + 3 + 3 + 3 + 3
+        got = flops.transformer(**SMALL, seq_len=s, window=w, mode='prefill', breakdown=True)
+        self.assertEqual(got['attention'], 2 * 4 * pairs * 2 * 4)
+        self.assertEqual(got['weights'], s * SMALL_WEIGHTS_PER_TOKEN)
+        train = flops.transformer(**SMALL, seq_len=s, window=w, breakdown=True)
+        self.assertEqual(train['attention'], 3 * got['attention'])
+        # a window of 1: each token sees itself only
+        one = flops.transformer(**SMALL, seq_len=s, window=1, mode='prefill', breakdown=True)
+        self.assertEqual(one['attention'], 2 * 4 * s * 2 * 4)
+        # a window as wide as the sequence or wider is no window
+        full = flops.transformer(**SMALL, seq_len=s, mode='prefill')
+        for w in (s, s + 1, 10**6):
+            self.assertEqual(flops.transformer(**SMALL, seq_len=s, window=w, mode='prefill'), full)
+
+    def test_grouped_query_attention(self):
+        # 4 heads of 2 sharing 1 K/V head: QKV 2*8*(4+2*1)*2 = 192 per token
+        # and layer, output 2*4*2*8 = 128, attention 4 pairs * 4 * 2
+        got = flops.transformer(layers=1, d_model=8, num_heads=4, num_kv_heads=1, ffn_dim=16,
+                                vocab=0, seq_len=2, mode='prefill', breakdown=True)
+        self.assertEqual(got['weights'], 2 * (192 + 128 + 512))
+        self.assertEqual(got['attention'], 4 * 2 * 4 * 2)      # pairs 2*2/2 = 2
+        self.assertEqual(got['embedding'], 0)
+        mha = flops.transformer(layers=1, d_model=8, num_heads=4, ffn_dim=16, vocab=0,
+                                seq_len=2, mode='prefill', breakdown=True)
+        self.assertEqual(mha['weights'] - got['weights'], 2 * 2 * 8 * 2 * 3 * 2)
+
+    def test_gated_ffn_and_head_dim(self):
+        got = flops.transformer(layers=1, d_model=8, num_heads=2, head_dim=3, ffn_dim=16,
+                                gated=True, vocab=0, seq_len=1, mode='prefill', breakdown=True)
+        # QKV 2*8*6*3 = 288, output 2*2*3*8 = 96, FFN 2*8*16*2 + 2*16*8 = 768
+        self.assertEqual(got['weights'], 288 + 96 + 768)
+        self.assertEqual(got['attention'], 4 * 2 * 3 // 2)       # pairs 1/2
+
+    def test_decode(self):
+        # one token per sequence, 3 sequences, a cache of 10 positions
+        got = flops.transformer(**SMALL, mode='decode', context=10, batch=3, breakdown=True)
+        self.assertEqual(got['weights'], 3 * SMALL_WEIGHTS_PER_TOKEN)
+        self.assertEqual(got['embedding'], 3 * SMALL_EMBEDDING_PER_TOKEN)
+        self.assertEqual(got['attention'], 2 * 3 * 4 * 10 * 2 * 4)
+        win = flops.transformer(**SMALL, mode='decode', context=10, window=4, breakdown=True)
+        self.assertEqual(win['attention'], 2 * 4 * 4 * 2 * 4)
+        self.assertEqual(flops.transformer(**SMALL, mode='decode', context=10, seq_len=1),
+                         flops.transformer(**SMALL, mode='decode', context=10))
+
+    def test_bad_arguments(self):
+        cases = [
+            (dict(SMALL, seq_len=4, num_kv_heads=3), 'num_kv_heads (3) must divide num_heads (2)'),
+            (dict(SMALL, seq_len=4, d_model=9), 'give head_dim'),
+            (dict(SMALL, seq_len=0), 'seq_len must be positive'),
+            (dict(SMALL, seq_len=4.0), 'seq_len must be an integer'),
+            (dict(SMALL, seq_len=4, layers=True), 'layers must be an integer, not a bool'),
+            (dict(SMALL, seq_len=4, vocab=-1), 'vocab must be >= 0'),
+            (dict(SMALL, seq_len=4, mode='infer'), 'mode must be one of train, prefill, decode'),
+            (dict(SMALL), 'needs seq_len'),
+            (dict(SMALL, mode='decode'), 'needs context'),
+            (dict(SMALL, mode='decode', context=4, seq_len=4), 'leave seq_len out'),
+            (dict(SMALL, seq_len=4, context=4), 'context is for mode="decode" only'),
+            (dict(SMALL, seq_len=4, window=2, causal=False), 'sliding window needs causal=True'),
+            (dict(SMALL, seq_len=4, window=0), 'window must be positive'),
+        ]
+        for kw, message in cases:
+            with self.assertRaises(ValueError, msg=kw) as cm:
+                flops.transformer(**kw)
+            self.assertIn(message, str(cm.exception), kw)
+        with self.assertRaises(TypeError):
+            flops.transformer(2, 8, 2, 16, 10, 4)               # keywords only
+
+
+class Bytes(unittest.TestCase):
+    def test_param_bytes(self):
+        n = 1000
+        for dtype, size in (('fp64', 8000), ('fp32', 4000), ('float32', 4000), ('fp16', 2000),
+                            ('bf16', 2000), ('BF16', 2000), ('fp8', 1000), ('int8', 1000),
+                            ('int4', 500)):
+            self.assertEqual(flops.param_bytes(n, dtype), size, dtype)
+        self.assertEqual(flops.param_bytes(n), 2000)            # bf16 by default
+        self.assertEqual(flops.param_bytes(7, 'int4'), 4)       # two a byte, rounded up
+
+    def test_dtype_objects(self):
+        class TorchLike:                   # torch 1.x: no itemsize, str() torch.NAME
+            def __init__(self, name):
+                self.name = name
+
+            def __str__(self):
+                return 'torch.' + self.name
+
+        class NumpyLike:
+            itemsize = 4
+
+        self.assertEqual(flops.param_bytes(10, TorchLike('bfloat16')), 20)
+        self.assertEqual(flops.param_bytes(10, TorchLike('float8_e4m3fn')), 10)
+        self.assertEqual(flops.param_bytes(10, NumpyLike()), 40)
+        with self.assertRaises(ValueError) as cm:
+            flops.param_bytes(10, 'fp12')
+        self.assertIn("unknown dtype 'fp12'", str(cm.exception))
+
+    def test_kv_cache_bytes(self):
+        # K and V: 2 * 32 layers * 8 heads * 128 * 4096 positions * 2 sequences, bf16
+        self.assertEqual(flops.kv_cache_bytes(32, 8, 128, 4096, batch=2),
+                         2 * 32 * 8 * 128 * 4096 * 2 * 2)
+        self.assertEqual(flops.kv_cache_bytes(1, 1, 1, 3, dtype='int4'), 3)
+        with self.assertRaises(ValueError):
+            flops.kv_cache_bytes(0, 8, 128, 10)
+
+
+class Module(TempDirTest):
+    def test_mfu_flops_is_the_module(self):
+        r = run_py(sys.executable, """
+            import mfu, mfu_flops
+            from mfu import flops
+            assert mfu.flops is mfu_flops is flops
+            print(mfu.flops.matmul(2, 3, 4))
+        """)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.strip(), '48')
+
+    def test_mfu_py_alone(self):
+        """mfu.py copied without mfu_flops.py: markers work, mfu.flops and
+        step(flops="count") raise ImportError when used."""
+        d = self.dir
+        shutil.copy(os.path.join(PYDIR, 'mfu.py'), d)
+        r = run_py(sys.executable, """
+            import mfu
+            with mfu.step(flops=5):
+                pass
+            assert not hasattr(mfu, "nothing")
+            for what in ("mfu.flops", "mfu.step(flops='count').__enter__()"):
+                try:
+                    eval(what)
+                except ImportError as e:
+                    print("ImportError:", e)
+        """, pythonpath=d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertEqual(len(lines), 2, r.stdout)
+        for line in lines:
+            self.assertIn('ImportError: mfu.flops needs mfu_flops.py next to mfu.py (%s)' % d, line)
+
+    def test_bad_flops_string(self):
+        import mfu
+        with self.assertRaises(ValueError) as cm:
+            mfu.step(flops='counted')
+        self.assertIn('flops must be a number, None or "count"', str(cm.exception))
+
+
+class WithoutTorch(unittest.TestCase):
+    """torch made unimportable (sys.modules['torch'] = None), whatever this
+    Python has."""
+
+    def run_blocked(self, code):
+        return run_py(sys.executable, "import sys\nsys.modules['torch'] = None\n" + textwrap.dedent(code))
+
+    def test_count_says_torch_is_missing(self):
+        r = self.run_blocked("""
+            import mfu
+            try:
+                mfu.flops.count(print, 1)
+            except RuntimeError as e:
+                print(e)
+        """)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('mfu.flops.count needs PyTorch, which this Python', r.stdout)
+        self.assertEqual(flops.matmul(1, 1, 1), 2)     # the formulas need nothing
+
+    def test_counted_step_fails_at_entry(self):
+        r = self.run_blocked("""
+            import mfu
+            try:
+                with mfu.step(flops="count"):
+                    print("body ran")
+            except RuntimeError as e:
+                print(e)
+        """)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn('body ran', r.stdout)
+        self.assertIn('mfu.step(flops="count") counts PyTorch operators', r.stdout)
+        self.assertIn('mfu.step(flops=N)', r.stdout)
+        self.assertIn('mfu-record counts the FLOPs of BLAS and oneDNN calls', r.stdout)
+
+
+# Every count of TorchCount, computed in one torch process (one import).
+COUNTS = r"""
+import json
+import torch
+import mfu
+
+torch.manual_seed(0)
+torch.set_num_threads(1)
+count = mfu.flops.count
+out = {}
+
+lin = torch.nn.Linear(8, 4)
+x = torch.randn(3, 8)
+out['linear'] = count(lin, x).by_op
+out['linear_backward'] = count(lin, x, backward=True).by_op
+out['linear_backward_input_grad'] = count(lin, x.clone().requires_grad_(), backward=True).by_op
+out['linear_3d'] = count(lin, torch.randn(2, 3, 8)).total
+with torch.inference_mode():
+    out['linear_inference'] = count(lin, x).total
+out['bmm'] = count(torch.bmm, torch.randn(2, 3, 4), torch.randn(2, 4, 5)).total
+out['matmul_broadcast'] = count(torch.matmul, torch.randn(2, 3, 4), torch.randn(4, 5)).total
+out['baddbmm'] = count(torch.baddbmm, torch.randn(2, 3, 5), torch.randn(2, 3, 4),
+                       torch.randn(2, 4, 5)).total
+
+net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(), torch.nn.Flatten(),
+                          torch.nn.Linear(4 * 6 * 6, 5))
+img = torch.randn(2, 3, 8, 8)
+out['convnet'] = count(net, img).by_op
+out['convnet_backward'] = count(net, img, backward=True).by_op
+out['convnet_backward_input_grad'] = count(net, img.clone().requires_grad_(), backward=True).by_op
+with torch.no_grad():
+    out['convnet_elementwise'] = count(net, img, elementwise=True).by_op
+out['conv_transpose'] = count(torch.nn.functional.conv_transpose2d, torch.randn(1, 4, 5, 5),
+                              torch.randn(4, 2, 3, 3)).total
+out['kwargs'] = count(torch.nn.functional.linear, x, weight=lin.weight).total
+
+with mfu.flops.counting() as c:
+    lin(x)
+    lin(x)
+out['counting'] = c.total
+text = str(count(net, img, backward=True))
+out['str_has_total'] = 'total' in text and 'aten.convolution_backward' in text
+try:
+    count(lambda: 3, backward=True)
+except TypeError as e:
+    out['backward_not_tensor'] = str(e)
+net.zero_grad(set_to_none=True)
+out['convnet_backward_elementwise'] = count(net, img, backward=True, elementwise=True).by_op
+
+# The FlopCounterMode path (torch >= 2.1), with a stand-in that counts
+# aten.mm only: mfu's own formulas add what its table lacks, and the
+# pointwise operators.
+import mfu_flops
+from torch.utils._python_dispatch import TorchDispatchMode
+
+
+class StandIn:
+    def __init__(self, display=True):
+        self.flop_registry = {torch.ops.aten.mm: None}
+        counts = self.counts = {}
+
+        class Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                r = func(*args, **(kwargs or {}))
+                if func._overloadpacket is torch.ops.aten.mm:
+                    (m, k), n = args[0].shape, args[1].shape[1]
+                    counts[func._overloadpacket] = counts.get(func._overloadpacket, 0) + 2 * m * k * n
+                return r
+
+        self.mode = Mode()
+
+    def __enter__(self):
+        self.mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.mode.__exit__(*exc)
+
+    def get_flop_counts(self):
+        return {'Global': dict(self.counts)}
+
+
+mfu_flops._flop_counter_mode = lambda: StandIn
+out['standin_linear_backward'] = count(lin, x, backward=True).by_op
+net.zero_grad(set_to_none=True)
+out['standin_convnet_backward_elementwise'] = count(net, img, backward=True, elementwise=True).by_op
+print(json.dumps(out))
+"""
+
+
+@unittest.skipIf(PY is None, NO_TORCH)
+class TorchCount(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        r = run_py(PY, COUNTS)
+        if r.returncode != 0:
+            raise AssertionError('the counting script failed:\n' + r.stderr)
+        cls.c = json.loads(r.stdout.splitlines()[-1])
+
+    def test_linear(self):
+        fwd = 2 * 3 * 8 * 4                              # batch 3, 8 -> 4
+        self.assertEqual(self.c['linear'], {'aten.addmm': fwd})
+        # backward: the weight gradient (a product as big as the forward); the
+        # input's gradient only when the input requires grad: 2x or 3x
+        self.assertEqual(sum(self.c['linear_backward'].values()), 2 * fwd)
+        self.assertEqual(self.c['linear_backward'], {'aten.addmm': fwd, 'aten.mm': fwd})
+        self.assertEqual(sum(self.c['linear_backward_input_grad'].values()), 3 * fwd)
+        self.assertEqual(self.c['linear_3d'], 2 * 6 * 8 * 4)
+        self.assertEqual(self.c['linear_inference'], fwd)        # aten.linear whole
+        self.assertEqual(self.c['kwargs'], fwd)
+        self.assertEqual(self.c['counting'], 2 * fwd)
+
+    def test_batched_products(self):
+        self.assertEqual(self.c['bmm'], 2 * 2 * 3 * 4 * 5)
+        self.assertEqual(self.c['matmul_broadcast'], 2 * 2 * 3 * 4 * 5)
+        self.assertEqual(self.c['baddbmm'], 2 * 2 * 3 * 4 * 5)
+
+    def test_conv_net(self):
+        conv = 2 * 2 * (6 * 6) * 4 * (3 * 3 * 3)         # N out-pixels c_out (c_in k k)
+        fc = 2 * 2 * 144 * 5
+        self.assertEqual(sum(self.c['convnet'].values()), conv + fc)
+        self.assertEqual(self.c['convnet'].get('aten.convolution'), conv)
+        # backward: the conv's weight gradient only (its input needs none),
+        # the linear layer's input and weight gradients
+        b = self.c['convnet_backward']
+        self.assertEqual(b.get('aten.convolution_backward'), conv)
+        self.assertEqual(sum(b.values()), conv + fc + conv + 2 * fc)
+        bi = self.c['convnet_backward_input_grad']
+        self.assertEqual(bi.get('aten.convolution_backward'), 2 * conv)
+        self.assertEqual(sum(bi.values()), conv + fc + 2 * conv + 2 * fc)
+        # elementwise: the ReLU's 2*4*6*6 outputs, one FLOP each
+        e = self.c['convnet_elementwise']
+        self.assertEqual(e.get('aten.relu'), 2 * 4 * 6 * 6)
+        self.assertEqual(sum(e.values()), conv + fc + 2 * 4 * 6 * 6)
+        # transposed: every input pixel times the whole 4x2x3x3 weight
+        self.assertEqual(self.c['conv_transpose'], 2 * 25 * 4 * 2 * 9)
+
+    def test_next_to_flop_counter_mode(self):
+        self.assertEqual(self.c['standin_linear_backward'], self.c['linear_backward'])
+        self.assertIn('aten.threshold_backward', self.c['convnet_backward_elementwise'])
+        self.assertEqual(self.c['standin_convnet_backward_elementwise'],
+                         self.c['convnet_backward_elementwise'])
+
+    def test_printable_and_errors(self):
+        self.assertTrue(self.c['str_has_total'])
+        self.assertIn('needs a tensor output', self.c['backward_not_tensor'])
+
+
+# A tiny training loop with counted steps (16 -> 32 -> 4 MLP). Prints the
+# count of one step at batch 8 as JSON.
+LOOP = r"""
+import json
+import torch
+import mfu
+
+torch.manual_seed(0)
+torch.set_num_threads(1)
+model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+
+
+def train(x):
+    model(x).square().mean().backward()
+    opt.step()
+    opt.zero_grad()
+
+
+x8, x16 = torch.randn(8, 16), torch.randn(16, 16)
+for x in (x8, x8, x16):          # steps 0-2: step 2 reuses step 0's count
+    with mfu.step(flops="count"):
+        train(x)
+for x in (x16, x16):             # steps 3-4: another call site; declarations add up
+    with mfu.step(flops="count", bytes=1000):
+        train(x)
+        mfu.step_model(flops=5)
+
+
+@mfu.step(flops="count")
+def decorated(x):
+    train(x)
+
+
+decorated(x8)                    # steps 5-6
+decorated(x16)
+for x in (x8, x16, x8):          # steps 7-9: a key per shape
+    with mfu.step(flops="count", key=tuple(x.shape)):
+        train(x)
+print(json.dumps({"count8": mfu.flops.count(train, x8).total,
+                  "count16": mfu.flops.count(train, x16).total}))
+"""
+
+
+@unittest.skipIf(PY is None, NO_TORCH)
+class CountedSteps(TempDirTest):
+    def test_recorded(self):
+        script = self.path('loop.py')
+        with open(script, 'w') as f:
+            f.write(LOOP)
+        db = self.path('run.sqlite')
+        env = dict(os.environ, PYTHONPATH=PYDIR, MFU_NO_CALIBRATE='1')
+        p = record(['-o', db], [PY, script], env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        counts = json.loads(p.stdout.splitlines()[-1])
+        # by hand, per sample: forward 2*16*32 + 2*32*4 = 1280; backward the
+        # weight gradients 1280 and the hidden layer's input gradient 2*32*4
+        per_sample = 1280 + 1280 + 256
+        f8, f16 = 8 * per_sample, 16 * per_sample
+        self.assertEqual(counts, {'count8': f8, 'count16': f16})
+        rows = query(db, 'SELECT step, model_flops, model_bytes FROM step ORDER BY step')
+        got = [(r['step'], r['model_flops'], r['model_bytes']) for r in rows]
+        want = [(0, f8, None), (1, f8, None), (2, f8, None),
+                (3, f16 + 5, 1000), (4, f16 + 5, 1000),
+                (5, f8, None), (6, f8, None),
+                (7, f8, None), (8, f16, None), (9, f8, None)]
+        self.assertEqual(got, want)
+
+
+if __name__ == '__main__':
+    unittest.main()
