@@ -376,6 +376,28 @@ static void start_libflops(struct session *s)
 	writer_set_libflops(s->d.writer, s->lf);
 }
 
+/* BLAS functions linked into the executable itself, which preloading
+ * cannot reach: uprobes on them, on the child before its exec (they fire
+ * from its first call). Without them the recording goes on, and lp_why
+ * says what is not counted. */
+static void start_lib_probes(struct session *s)
+{
+	char exe[PATH_MAX], why[512];
+	int n, err;
+
+	if (s->o.no_lib_flops || s->attached || probe_steps_program(s->o.argv[0], exe, sizeof(exe)) != 0)
+		return;
+	n = lib_probes_count_in(exe);
+	if (n <= 0)
+		return;
+	why[0] = '\0';
+	err = lib_probes_open(&s->lp, exe, s->l.pid, why, sizeof(why));
+	if (err)
+		strbuf(s->lp_why, sizeof(s->lp_why), "the executable %s has %d BLAS/oneDNN functions linked "
+		       "in, which preloading cannot reach, and their calls cannot be counted: %s; the "
+		       "library FLOPs of its steps are unknown", exe, n, why);
+}
+
 /* The marker ring, the signals' fd, and the target stopped before its exec
  * (launch) with its uprobes; attached, only the fd. */
 static int start_target(struct session *s)
@@ -407,6 +429,7 @@ static int start_target(struct session *s)
 			return s->exit_code;
 		}
 	}
+	start_lib_probes(s);
 	if (!s->attached && mring_init(s->ring, s->o.ring_records, (uint32_t)s->cs.ngroups, s->cs.group_nr) != 0) {
 		fprintf(stderr, PROG ": the counters' readings do not fit a marker record: use fewer -e events\n");
 		launch_abort(&s->l);
@@ -703,6 +726,7 @@ int session_end(struct session *s, int rc)
 		munmap(s->ring, s->ring_size);
 	if (s->ring_fd >= 0)
 		close(s->ring_fd);
+	lib_probes_free(s->lp);
 	if (s->lf)
 		munmap(s->lf, libflops_region_size());
 	if (s->lf_fd >= 0)

@@ -125,10 +125,38 @@ static int store_lib_counting(struct session *s)
 
 	if (s->lf) {
 		active = __atomic_load_n(&s->lf->loaded, __ATOMIC_ACQUIRE) != 0;
-		if (!active)
+		if (!active && !s->lp)
 			strbuf(s->lf_why, sizeof(s->lf_why), "library calls were not counted: no process of the "
 			       "target loaded the counting library (a statically linked or setuid program, or one "
 			       "that clears LD_PRELOAD); library FLOPs are unknown");
+	}
+	if (!rc && s->lp) {
+		rc = lib_probes_finish(s->lp, s->db, s->l.pid, note, sizeof(note));
+		if (rc)
+			return rc;
+		if (note[0])
+			rc = writer_note(s->d.writer, "lib_flops", note);
+		active = 1;
+	}
+	if (!rc && s->lp_why[0]) {
+		/* The counting library saw none of the executable's own calls:
+		 * what it counted there is not the process's library FLOPs. */
+		char sql[512];
+		strbuf(sql, sizeof(sql), "DELETE FROM lib_call WHERE step IN (SELECT step FROM step WHERE pid = %d);"
+		       "UPDATE step SET lib_flops = NULL, lib_flops_fp64 = NULL, lib_flops_fp32 = NULL,"
+		       " lib_flops_bf16 = NULL, lib_flops_fp16 = NULL, lib_ops_int8 = NULL, lib_calls = NULL"
+		       " WHERE pid = %d;", (int)s->l.pid, (int)s->l.pid);
+		rc = db_exec(s->db, sql, note, sizeof(note));
+		if (!rc) {
+			strbuf(sql, sizeof(sql), "UPDATE phase SET lib_flops = NULL, lib_flops_fp64 = NULL,"
+			       " lib_flops_fp32 = NULL, lib_flops_bf16 = NULL, lib_flops_fp16 = NULL,"
+			       " lib_ops_int8 = NULL, lib_calls = NULL WHERE pid = %d;", (int)s->l.pid);
+			rc = db_exec(s->db, sql, note, sizeof(note));
+		}
+		if (rc)
+			return rc;
+		fprintf(stderr, PROG ": note: %s\n", s->lp_why);
+		rc = writer_note(s->d.writer, "lib_flops", s->lp_why);
 	}
 	if (active)
 		state = "on";

@@ -31,6 +31,7 @@
 #include "counters.h"
 #include "db.h"
 #include "launch.h"
+#include "lib_probes.h"
 #include "libflops.h"
 #include "machine.h"
 #include "profile.h"
@@ -122,6 +123,8 @@ struct session {
 	struct libflops_region *lf; /* library-call counts shared with the target, NULL: none */
 	int lf_fd;
 	char lf_why[400];       /* why library calls are not counted, "" if they are */
+	struct lib_probes *lp;  /* uprobes on BLAS functions in the executable, NULL: none */
+	char lp_why[700];       /* why those are not counted, "" if they are (or there are none) */
 };
 
 int choose_peaks(const struct machine *m, const struct options *o, struct peaks *pk);

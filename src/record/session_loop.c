@@ -235,6 +235,11 @@ int session_run(struct session *s)
 			else
 				drained += n;
 		}
+		if (s->lp && !s->d.failed) {
+			int e = lib_probes_drain(s->lp, s->db);
+			if (e)
+				record_failed(&s->d, e, "cannot store library calls");
+		}
 		if (s->d.probes) {
 			int n = probe_steps_drain(s->d.probes, 0);
 			if (n > 0)
