@@ -52,10 +52,13 @@ MODES = ("train", "prefill", "decode")
 
 def _int(name, value, minimum=1):
     """value as a Python int >= minimum, or a ValueError naming the argument.
-    Anything with __index__ (numpy integers) is accepted; bool and float
-    are not (True is an int to Python, 2.0 would hide a rounding)."""
+    Anything with __index__ (numpy integers) is accepted, and a float that
+    is a whole number (7e9 parameters); bool is not (True is an int to
+    Python), nor a fraction (2.5 would hide a rounding)."""
     if isinstance(value, bool):
         raise ValueError("%s must be an integer, not a bool (%r)" % (name, value))
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     try:
         v = operator.index(value)
     except TypeError:

@@ -72,10 +72,11 @@ class Matmul(unittest.TestCase):
         self.assertIn('groups (4) must divide in_c (4) and out_c (6)', str(cm.exception))
 
     def test_bad_arguments(self):
-        for args in ((3.0, 5, 7), (True, 5, 7), (-1, 5, 7), ('3', 5, 7)):
+        for args in ((3.5, 5, 7), (True, 5, 7), (-1, 5, 7), ("3", 5, 7)):
             with self.assertRaises(ValueError, msg=args) as cm:
                 flops.matmul(*args)
             self.assertIn('m must be', str(cm.exception))
+        self.assertEqual(flops.matmul(3.0, 5, 7), 210)   # a whole number given as a float
 
 
 # A small decoder: 2 layers, d 8, 2 heads of 4, FFN 16, vocab 10.
@@ -197,7 +198,7 @@ class Transformer(unittest.TestCase):
             (dict(SMALL, seq_len=4, num_kv_heads=3), 'num_kv_heads (3) must divide num_heads (2)'),
             (dict(SMALL, seq_len=4, d_model=9), 'give head_dim'),
             (dict(SMALL, seq_len=0), 'seq_len must be positive'),
-            (dict(SMALL, seq_len=4.0), 'seq_len must be an integer'),
+            (dict(SMALL, seq_len=4.5), 'seq_len must be an integer'),
             (dict(SMALL, seq_len=4, layers=True), 'layers must be an integer, not a bool'),
             (dict(SMALL, seq_len=4, vocab=-1), 'vocab must be >= 0'),
             (dict(SMALL, seq_len=4, mode='infer'), 'mode must be one of train, prefill, decode'),
@@ -224,6 +225,7 @@ class Bytes(unittest.TestCase):
                             ('int4', 500)):
             self.assertEqual(flops.param_bytes(n, dtype), size, dtype)
         self.assertEqual(flops.param_bytes(n), 2000)            # bf16 by default
+        self.assertEqual(flops.param_bytes(7e9, 'fp32'), 28 * 10 ** 9)  # a whole float is fine
         self.assertEqual(flops.param_bytes(7, 'int4'), 4)       # two a byte, rounded up
 
     def test_dtype_objects(self):
