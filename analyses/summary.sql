@@ -91,6 +91,11 @@ SELECT
   r.peak_flops_source                                          AS peak_source,
   r.peak_bw                                                    AS peak_bw,
   r.dtype                                                      AS dtype,
+  CASE WHEN agg.n_declared > 0 AND agg.n_library > 0 THEN 'mixed'
+       WHEN agg.n_declared > 0 THEN 'declared' WHEN agg.n_library > 0 THEN 'library' END AS flops_source,
+  agg.lib_flops                                                AS lib_flops,
+  agg.both_declared / nullif(agg.both_lib, 0)                  AS lib_ratio,
+  r.lib_counting                                               AS lib_counting,
   agg.mean_ns / 1e6                                            AS mean_step_ms,
   pct.p50_ns / 1e6                                             AS p50_step_ms,
   pct.p95_ns / 1e6                                             AS p95_step_ms,
@@ -117,12 +122,7 @@ SELECT
   (SELECT COUNT(*) FROM anomaly)                               AS anomalies,
   r.exit_status                                                AS exit_status,
   r.exit_signal                                                AS exit_signal,
-  r.state                                                      AS state,
-  CASE WHEN agg.n_declared > 0 AND agg.n_library > 0 THEN 'mixed'
-       WHEN agg.n_declared > 0 THEN 'declared' WHEN agg.n_library > 0 THEN 'library' END AS flops_source,
-  agg.lib_flops                                                AS lib_flops,
-  agg.both_declared / nullif(agg.both_lib, 0)                  AS lib_ratio,
-  r.lib_counting                                               AS lib_counting
+  r.state                                                      AS state
 FROM agg
 CROSS JOIN pct
 LEFT JOIN r;
