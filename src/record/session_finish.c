@@ -131,7 +131,7 @@ static int store_lib_counting(struct session *s)
 			       "that clears LD_PRELOAD); library FLOPs are unknown");
 	}
 	if (!rc && s->lp) {
-		rc = lib_probes_finish(s->lp, s->db, s->l.pid, note, sizeof(note));
+		rc = lib_probes_finish(s->lp, s->db, s->l.pid, s->lf, note, sizeof(note));
 		if (rc)
 			return rc;
 		if (note[0])

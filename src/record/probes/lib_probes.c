@@ -586,7 +586,8 @@ out:
 #define ADD_CALLS(table, key)                                                                              \
 	"UPDATE " table " SET lib_flops = 0, lib_flops_fp64 = 0, lib_flops_fp32 = 0, lib_flops_bf16 = 0,"  \
 	" lib_flops_fp16 = 0, lib_ops_int8 = 0, lib_calls = 0"                                             \
-	" WHERE complete = 1 AND lib_flops IS NULL AND pid IN lib_pid;"                                     \
+	" WHERE complete = 1 AND lib_flops IS NULL AND pid IN lib_pid"                                      \
+	" AND (counts = 'exact' OR pid NOT IN lib_shim_pid);"                                               \
 	"UPDATE " table " SET lib_flops = lib_flops + x.f, lib_flops_fp64 = lib_flops_fp64 + x.f0,"        \
 	" lib_flops_fp32 = lib_flops_fp32 + x.f1, lib_flops_bf16 = lib_flops_bf16 + x.f2,"                 \
 	" lib_flops_fp16 = lib_flops_fp16 + x.f3, lib_ops_int8 = lib_ops_int8 + x.f4,"                     \
@@ -610,7 +611,37 @@ static const char attribute_sql[] =
 	" ON CONFLICT (step, function) DO UPDATE SET calls = calls + excluded.calls,"
 	" flops = flops + excluded.flops;";
 
-int lib_probes_finish(struct lib_probes *lp, sqlite3 *db, pid_t pid, char *note, size_t notelen)
+/* The processes in which the counting library counted calls: their steps
+ * from probes (no marker read its counters) stay unknown, whatever the
+ * uprobes saw. */
+static int shim_pids(sqlite3 *db, const struct libflops_region *lf)
+{
+	sqlite3_stmt *ins = NULL;
+	int rc = -EIO;
+
+	if (exec_sql(db, "CREATE TEMP TABLE lib_shim_pid (pid INTEGER PRIMARY KEY)") ||
+	    sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO lib_shim_pid VALUES (?)", -1, &ins, NULL) != SQLITE_OK)
+		goto out;
+	for (int i = 0; lf && i < LIBFLOPS_MAX_PROCS; i++) {
+		uint64_t w[LIBFLOPS_WORDS];
+		int32_t pid = __atomic_load_n(&lf->procs[i].pid, __ATOMIC_ACQUIRE);
+
+		libflops_sum(&lf->procs[i], w);
+		if (pid <= 0 || !w[0])
+			continue;
+		sqlite3_bind_int(ins, 1, pid);
+		if (sqlite3_step(ins) != SQLITE_DONE)
+			goto out;
+		sqlite3_reset(ins);
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(ins);
+	return rc;
+}
+
+int lib_probes_finish(struct lib_probes *lp, sqlite3 *db, pid_t pid, const struct libflops_region *lf,
+		      char *note, size_t notelen)
 {
 	sqlite3_stmt *st = NULL;
 	uint64_t calls = 0, lost;
@@ -625,6 +656,8 @@ int lib_probes_finish(struct lib_probes *lp, sqlite3 *db, pid_t pid, char *note,
 		err = pair_calls(db, &calls);
 	if (!err)
 		err = func_table(db);
+	if (!err)
+		err = shim_pids(db, lf);
 	if (!err && (sqlite3_prepare_v2(db, "CREATE TEMP TABLE lib_pid AS SELECT ? AS pid UNION"
 					 " SELECT DISTINCT pid FROM lib_hit_raw", -1, &st, NULL) != SQLITE_OK ||
 		     sqlite3_bind_int(st, 1, (int)pid) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE))

@@ -45,11 +45,15 @@ int lib_probes_open(struct lib_probes **out, const char *exe, pid_t pid, char *w
  * (an SQLite failure: -EIO). */
 int lib_probes_drain(struct lib_probes *lp, sqlite3 *db);
 
+struct libflops_region;
 /* After the last drain and once the step and phase rows are written: pair
  * the hits into calls and add them to the steps, phases and lib_call
  * rows of the processes that ran the executable (@pid and any that made a
- * call). @note gets one line for the note table. Returns 0 or -EIO. */
-int lib_probes_finish(struct lib_probes *lp, sqlite3 *db, pid_t pid, char *note, size_t notelen);
+ * call). A step from probes of a process in which the counting library
+ * (@lf, may be NULL) counted calls stays unknown: no marker read those.
+ * @note gets one line for the note table. Returns 0 or -EIO. */
+int lib_probes_finish(struct lib_probes *lp, sqlite3 *db, pid_t pid, const struct libflops_region *lf,
+		      char *note, size_t notelen);
 
 /* Close the events and remove them from tracefs. Accepts NULL. */
 void lib_probes_free(struct lib_probes *lp);
