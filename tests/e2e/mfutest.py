@@ -3,6 +3,7 @@ the recorder, and reading a run database."""
 import os
 import sqlite3
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -15,6 +16,17 @@ def prog(var):
         raise unittest.SkipTest('%s is not set (run through meson test)' % var) if False else \
             RuntimeError('%s is not set or missing: run the tests through meson test' % var)
     return path
+
+
+def python_with(module):
+    """A Python that can import @module: MFU_TORCH_PYTHON, this interpreter,
+    or Debian's /usr/bin/python3 (the first python3 on PATH may be another
+    one, without Debian's python3-torch or python3-numpy); None if none can."""
+    for py in (os.environ.get('MFU_TORCH_PYTHON'), sys.executable, '/usr/bin/python3'):
+        if py and subprocess.run([py, '-c', 'import ' + module], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL).returncode == 0:
+            return py
+    return None
 
 
 def record(args, cmd, cwd=None, env=None, timeout=120, **kw):

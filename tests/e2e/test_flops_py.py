@@ -21,22 +21,13 @@ import textwrap
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mfutest import SRCDIR, TempDirTest, query, record  # noqa: E402
+from mfutest import SRCDIR, TempDirTest, python_with, query, record  # noqa: E402
 
 PYDIR = os.environ.get('MFU_PYTHON_DIR') or os.path.join(SRCDIR, 'src', 'python')
 sys.path.insert(0, PYDIR)
 import mfu_flops as flops  # noqa: E402
 
-
-def torch_python():
-    for py in (os.environ.get('MFU_TORCH_PYTHON'), sys.executable, '/usr/bin/python3'):
-        if py and subprocess.run([py, '-c', 'import torch'], stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL).returncode == 0:
-            return py
-    return None
-
-
-PY = torch_python()
+PY = python_with('torch')
 NO_TORCH = 'no Python with torch (install python3-torch, or set MFU_TORCH_PYTHON)'
 
 

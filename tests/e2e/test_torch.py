@@ -8,26 +8,15 @@ Needs a Python with torch (Debian's python3-torch, which tools/install-deps
 installs): MFU_TORCH_PYTHON, else this interpreter, else /usr/bin/python3.
 Without one the test exits 77 (meson's "skipped") and says why."""
 import os
-import subprocess
 import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mfutest import SRCDIR, TempDirTest, query, record  # noqa: E402
+from mfutest import SRCDIR, TempDirTest, python_with, query, record  # noqa: E402
 from test_sampling import analysis  # noqa: E402
 
 SCRIPT = os.path.join(SRCDIR, 'tests', 'workloads', 'torch_mlp.py')
-
-
-def torch_python():
-    for py in (os.environ.get('MFU_TORCH_PYTHON'), sys.executable, '/usr/bin/python3'):
-        if py and subprocess.run([py, '-c', 'import torch'], stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL).returncode == 0:
-            return py
-    return None
-
-
-PY = torch_python()
+PY = python_with('torch')
 
 
 def verdict(db, name):
