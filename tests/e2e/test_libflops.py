@@ -1,0 +1,339 @@
+"""Library-call FLOPs (issue 13): what the counting library that mfu-record
+preloads (libmfu-libflops.so) counts, checked exactly against the FLOPs of
+the calls each step made, computed here from their sizes (docs/flops.md has
+the formulas).
+
+- tests/workloads/blas.c with OpenBLAS (wl_blas) and with the reference BLAS
+  (wl_blas_ref, whose cblas_dgemm calls dgemm_ through the dynamic loader,
+  i.e. through the counting library: counted once); per step lib_flops by
+  precision, lib_calls, flops, flops_source and the lib_call rows; a phase's
+  lib_flops; a step without a call (0, no flops_source); a forked child's
+  calls kept out of its parent's step; two threads calling at once in one
+  step; the results bit for bit the same with and without mfu-record.
+- tests/workloads/blas_dlopen.c: the BLAS only in the local scope of a
+  library loaded with dlopen(RTLD_LOCAL), as a Python extension has it.
+- tests/workloads/dnnl.c: oneDNN's dnnl_sgemm (fp32) and int8 GEMMs
+  (lib_ops_int8); a call rejected with an error status is not counted.
+- --no-lib-flops (NULL, lib_counting 'off'), a static program (lib_counting
+  'unavailable' and a note), an unprivileged user (the same counts).
+- tests/workloads/lib_calls.py: numpy's a @ b, and a PyTorch MLP's training
+  steps (forward and backward GEMMs by hand), with /usr/bin/python3 or any
+  Python that has them.
+
+Each part is skipped, saying why, when its library or program is missing;
+the whole file exits 77 (meson's "skipped") when none can run."""
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from mfutest import SRCDIR, TempDirTest, prog, python_with, query, record  # noqa: E402
+
+ROOT = os.geteuid() == 0
+CC = shutil.which(os.environ.get('CC', 'cc')) or shutil.which('gcc')
+PY_SCRIPT = os.path.join(SRCDIR, 'tests', 'workloads', 'lib_calls.py')
+NUMPY_PY = python_with('numpy')
+TORCH_PY = python_with('torch')
+
+
+def wl(name):
+    """The workload's path, or None where meson did not build it (its
+    library is not installed)."""
+    path = os.environ.get('MFU_WL_' + name.upper())
+    return path if path and os.path.exists(path) else None
+
+
+def need(name, why):
+    path = wl(name)
+    if not path:
+        raise unittest.SkipTest('%s was not built: %s (tools/install-deps installs it)' % (name, why))
+    return path
+
+
+# FLOPs of one call, as docs/flops.md gives them (LAPACK Working Note 41).
+def gemm(m, n, k, cplx=False):
+    return (8 if cplx else 2) * m * n * k
+
+
+def syrk(n, k):
+    return k * n * (n + 1)
+
+
+def trsm(m, n, left):
+    return n * m * m if left else m * n * n
+
+
+def gemv(m, n):
+    return 2 * m * n
+
+
+# tests/workloads/blas.c --mode steps: step s does kind s % 4;
+# {function: (precision, calls, FLOPs)}
+SOLVE = {'cblas_dsyrk': ('fp64', 1, syrk(24, 16)),
+         'cblas_dtrsm': ('fp64', 2, trsm(16, 8, True) + trsm(16, 8, False))}
+BLAS_KINDS = [
+    {'cblas_dgemm': ('fp64', 1, gemm(64, 48, 32)), 'cblas_sgemm': ('fp32', 1, gemm(40, 30, 20))},
+    dict(SOLVE, cblas_dgemv=('fp64', 1, gemv(100, 50)), cblas_zgemm=('fp64', 1, gemm(8, 6, 4, True))),
+    {},
+    {'dgemm_': ('fp64', 2, 2 * gemm(20, 10, 5)), 'cblas_dgemm': ('fp64', 1, gemm(64, 48, 32))},
+]
+
+
+def sums(calls):
+    """Expected columns of a step that made @calls."""
+    by = {p: sum(f for q, n, f in calls.values() if q == p) for p in ('fp64', 'fp32', 'bf16', 'fp16', 'int8')}
+    total = sum(by.values())
+    return {'lib_flops': total, 'lib_flops_fp64': by['fp64'], 'lib_flops_fp32': by['fp32'],
+            'lib_flops_bf16': by['bf16'], 'lib_flops_fp16': by['fp16'], 'lib_ops_int8': by['int8'],
+            'lib_calls': sum(n for q, n, f in calls.values()),
+            'flops': total if total > 0 else None, 'flops_source': 'library' if total > 0 else None}
+
+
+COLUMNS = ('lib_flops', 'lib_flops_fp64', 'lib_flops_fp32', 'lib_flops_bf16', 'lib_flops_fp16',
+           'lib_ops_int8', 'lib_calls', 'flops', 'flops_source')
+
+
+class LibTest(TempDirTest):
+    def record(self, cmd, args=(), env=None, timeout=120):
+        db = self.path('run.sqlite')
+        if os.path.exists(db):
+            os.unlink(db)
+        p = record(['-o', db] + list(args), cmd, env=env, timeout=timeout)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return db, p
+
+    def steps(self, db):
+        return query(db, 'SELECT step, pid, complete, %s FROM step ORDER BY step' % ', '.join(COLUMNS))
+
+    def lib_calls(self, db, step):
+        return {r['function']: (r['precision'], r['calls'], r['flops'])
+                for r in query(db, 'SELECT function, precision, calls, flops FROM lib_call WHERE step = ?',
+                               (step,))}
+
+    def check_step(self, db, row, calls):
+        """@row (a step row) made exactly @calls: its columns and lib_call rows."""
+        want = sums(calls)
+        self.assertEqual({k: row[k] for k in COLUMNS}, want, 'step %d' % row['step'])
+        self.assertEqual(self.lib_calls(db, row['step']),
+                         {f: (p, n, float(fl)) for f, (p, n, fl) in calls.items()}, 'step %d' % row['step'])
+
+    def check_lib_counting(self, db, state='on'):
+        self.assertEqual(query(db, 'SELECT lib_counting FROM run')[0]['lib_counting'], state)
+
+    def bare(self, cmd, env=None):
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout
+
+
+class Blas(LibTest):
+    def check_blas_steps(self, exe, nsteps=8):
+        db, p = self.record([exe, '--steps', str(nsteps)])
+        rows = self.steps(db)
+        self.assertEqual(len(rows), nsteps)
+        for row in rows:
+            self.assertEqual(row['complete'], 1)
+            self.check_step(db, row, BLAS_KINDS[row['step'] % 4])
+        # the phase "solve" of the kind-1 steps: its two solves and the SYRK
+        phases = query(db, "SELECT step, %s FROM phase WHERE name = 'solve' ORDER BY step" % ', '.join(COLUMNS))
+        self.assertEqual([r['step'] for r in phases], [s for s in range(nsteps) if s % 4 == 1])
+        for r in phases:
+            self.assertEqual({k: r[k] for k in COLUMNS}, sums(SOLVE), r)
+        self.check_lib_counting(db)
+        self.assertEqual(query(db, "SELECT text FROM note WHERE kind = 'lib_flops'"), [])
+        # the program's results are its own, bit for bit
+        self.assertEqual(p.stdout, self.bare([exe, '--steps', str(nsteps)]))
+        self.assertRegex(p.stdout, r'^checksum [0-9a-f]{16}\n$')
+        return db
+
+    def test_openblas_steps(self):
+        self.check_blas_steps(need('blas', 'OpenBLAS (libopenblas-dev) is not installed'))
+
+    def test_reference_blas_counts_nested_call_once(self):
+        exe = need('blas_ref', 'the reference BLAS (libblas-dev) is not installed')
+        # lib_call shows cblas_dgemm only where the program called cblas_dgemm
+        self.check_blas_steps(exe, 4)
+        # ...although the reference cblas_dgemm's own dgemm_ call went
+        # through the counting library: the nesting guard counted it once
+        env = dict(os.environ, LD_DEBUG='bindings')
+        env['LD_PRELOAD'] = ' '.join(x for x in (os.environ.get('LD_PRELOAD'), prog('MFU_LIBFLOPS_SO')) if x)
+        p = subprocess.run([exe, '--steps', '1'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=env, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        self.assertRegex(p.stderr, r"binding file \S*/blas/libblas\.so\.3 \[0\] to \S*libmfu-libflops\.so "
+                                   r"\[0\]: normal symbol `dgemm_'")
+
+    def test_forked_child_counts_apart(self):
+        exe = need('blas', 'OpenBLAS (libopenblas-dev) is not installed')
+        db, p = self.record([exe, '--mode', 'fork', '--calls', '5'])
+        rows = self.steps(db)
+        self.assertEqual(len(rows), 2, rows)
+        parent, child = rows  # the child's step begins inside the parent's
+        self.assertNotEqual(parent['pid'], child['pid'])
+        # the parent's step: its own two calls, none of the child's five
+        self.check_step(db, parent, {'cblas_dgemm': ('fp64', 1, gemm(32, 32, 32)),
+                                     'cblas_sgemm': ('fp32', 1, gemm(16, 16, 16))})
+        self.check_step(db, child, {'cblas_dgemm': ('fp64', 5, 5 * gemm(32, 32, 32))})
+        self.assertEqual(p.stdout, self.bare([exe, '--mode', 'fork', '--calls', '5']))
+
+    def test_two_threads_in_one_step(self):
+        exe = need('blas', 'OpenBLAS (libopenblas-dev) is not installed')
+        n = 200
+        db, p = self.record([exe, '--mode', 'threads', '--calls', str(n)])
+        rows = self.steps(db)
+        self.assertEqual(len(rows), 1, rows)
+        self.check_step(db, rows[0], {'cblas_dgemm': ('fp64', 2 * n, 2 * n * gemm(48, 48, 48)),
+                                      'cblas_sgemm': ('fp32', n, n * gemm(24, 24, 24))})
+        self.assertEqual(p.stdout, self.bare([exe, '--mode', 'threads', '--calls', str(n)]))
+
+    def test_blas_in_a_local_scope(self):
+        exe = need('blas_dlopen', 'OpenBLAS (libopenblas-dev) is not installed')
+        plugin = prog('MFU_BLAS_PLUGIN')
+        db, p = self.record([exe, plugin, '--steps', '3'])
+        rows = self.steps(db)
+        self.assertEqual(len(rows), 3, rows)
+        for row in rows:
+            s = row['step']
+            self.check_step(db, row, {'cblas_dgemm': ('fp64', s + 1, (s + 1) * gemm(32, 24, 16))})
+        self.check_lib_counting(db)
+        self.assertEqual(p.stdout, self.bare([exe, plugin, '--steps', '3']))
+        # the program itself has no BLAS: only the plugin's scope has one
+        out = subprocess.run(['ldd', exe], stdout=subprocess.PIPE, text=True).stdout
+        self.assertNotIn('blas', out)
+
+    def test_dnnl(self):
+        exe = need('dnnl', 'oneDNN (libdnnl-dev) is not installed')
+        db, p = self.record([exe])
+        rows = self.steps(db)
+        self.assertEqual(len(rows), 3, rows)
+        self.check_step(db, rows[0], {'dnnl_sgemm': ('fp32', 1, gemm(32, 24, 16))})
+        self.check_step(db, rows[1], {'dnnl_gemm_u8s8s32': ('int8', 1, gemm(16, 8, 64))})
+        # the rejected dnnl_sgemm (lda < k) did no work: not counted
+        self.assertIn('status dnnl_sgemm_invalid 2\n', p.stdout)  # dnnl_invalid_arguments
+        self.check_step(db, rows[2], {'dnnl_gemm_s8s8s32': ('int8', 1, gemm(8, 8, 8))})
+        self.check_lib_counting(db)
+        self.assertEqual(p.stdout, self.bare([exe]))
+
+    def test_no_lib_flops(self):
+        exe = need('blas', 'OpenBLAS (libopenblas-dev) is not installed')
+        db, p = self.record([exe], ['--no-lib-flops'])
+        rows = self.steps(db)
+        self.assertEqual(len(rows), 4)
+        for row in rows:
+            self.assertEqual({k: row[k] for k in COLUMNS}, dict.fromkeys(COLUMNS), row)
+        self.assertEqual(query(db, 'SELECT COUNT(*) AS n FROM lib_call')[0]['n'], 0)
+        self.check_lib_counting(db, 'off')
+        self.assertEqual(p.stdout, self.bare([exe]))
+
+    @unittest.skipUnless(ROOT and shutil.which('setpriv'), 'needs root to become another user')
+    def test_unprivileged(self):
+        # nothing here needs a privilege: the same counts as user nobody
+        exe = need('blas', 'OpenBLAS (libopenblas-dev) is not installed')
+        nb = pwd.getpwnam('nobody')
+        db = self.path('run.sqlite')
+        env = dict(os.environ, HOME=self.dir)
+        p = subprocess.run(['setpriv', '--reuid=%d' % nb.pw_uid, '--regid=%d' % nb.pw_gid, '--clear-groups',
+                            prog('MFU_RECORD'), '-o', db, '--', exe], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = self.steps(db)
+        self.assertEqual(len(rows), 4)
+        for row in rows:
+            self.check_step(db, row, BLAS_KINDS[row['step'] % 4])
+        self.check_lib_counting(db)
+
+
+class Static(LibTest):
+    def test_static_program_is_unavailable(self):
+        if not CC:
+            self.skipTest('no C compiler')
+        libc_a = subprocess.run([CC, '-print-file-name=libc.a'], stdout=subprocess.PIPE, text=True).stdout.strip()
+        if not os.path.isabs(libc_a) or not os.path.exists(libc_a):
+            self.skipTest('no static C library (libc.a) to link a static program with')
+        src, exe = self.path('static.c'), self.path('static')
+        with open(src, 'w') as f:
+            f.write('#include <stdio.h>\nint main(void) { double x = 0; for (int i = 0; i < 1000; i++) '
+                    'x += i * 0.5; printf("%g\\n", x); return 0; }\n')
+        # no -fsanitize: a static program cannot have ASan's runtime
+        c = subprocess.run([CC, '-static', '-O1', '-o', exe, src], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+        if c.returncode != 0:
+            self.skipTest('cannot link a static program: ' + c.stderr.strip()[-300:])
+        db, p = self.record([exe])
+        self.assertEqual(p.stdout, '249750\n')
+        self.check_lib_counting(db, 'unavailable')
+        notes = [r['text'] for r in query(db, "SELECT text FROM note WHERE kind = 'lib_flops'")]
+        self.assertEqual(len(notes), 1, notes)
+        self.assertIn('statically linked', notes[0])
+        self.assertIn('library FLOPs are unknown', notes[0])
+
+
+class Python(LibTest):
+    def run_py(self, py, args):
+        env = dict(os.environ, PYTHONPATH=prog('MFU_PYTHON_DIR'))
+        env.pop('MALLOC_PERTURB_', None)  # as in test_torch.py: not the program's own cost
+        db, p = self.record([py, PY_SCRIPT] + list(args), env=env, timeout=180)
+        self.assertEqual(p.stdout, self.bare([py, PY_SCRIPT] + list(args), env=env))
+        self.check_lib_counting(db)
+        return db
+
+    @unittest.skipUnless(NUMPY_PY, 'no Python with numpy (python3-numpy)')
+    def test_numpy(self):
+        db = self.run_py(NUMPY_PY, ['numpy', '--steps', '8'])
+        rows = self.steps(db)
+        self.assertEqual(len(rows), 8)
+        for row in rows:
+            kind, calls = row['step'] % 4, self.lib_calls(db, row['step'])
+            self.assertEqual(len(calls), 1, calls)
+            fn, = calls
+            # numpy calls CBLAS or the Fortran BLAS, as it was built: either
+            if kind == 0:
+                self.assertIn(fn, ('cblas_dgemm', 'dgemm_'))
+                want = ('fp64', gemm(200, 300, 100))
+            elif kind == 1:
+                self.assertIn(fn, ('cblas_sgemm', 'sgemm_'))
+                want = ('fp32', gemm(200, 300, 100))
+            elif kind == 2:
+                self.assertIn(fn, ('cblas_dgemv', 'dgemv_'))
+                want = ('fp64', gemv(200, 300))
+            else:
+                # a.T @ a (300x200 times 200x300): numpy 1.24 asks for a
+                # SYRK (half the work); a GEMM would count the whole square
+                self.assertIn(fn, ('cblas_dsyrk', 'dsyrk_', 'cblas_dgemm', 'dgemm_'))
+                want = ('fp64', syrk(300, 200) if 'syrk' in fn else gemm(300, 300, 200))
+            self.check_step(db, row, {fn: (want[0], 1, want[1])})
+
+    @unittest.skipUnless(TORCH_PY, 'no Python with torch (python3-torch)')
+    def test_torch_mlp(self):
+        db = self.run_py(TORCH_PY, ['torch', '--steps', '3', '--conv'])
+        rows = self.steps(db)
+        self.assertEqual(len(rows), 4)
+        # PyTorch 1.13 on CPU computes a float32 Linear layer with one
+        # sgemm_ (libblas.so.3) per product: forward addmm, and in backward
+        # the weight gradient of every layer and the input gradient of every
+        # layer but the first (whose input, the batch, needs none). Biases,
+        # ReLU, the loss and SGD make no BLAS call.
+        B, layers = 32, ((64, 128), (128, 10))
+        fwd = [gemm(B, o, i) for i, o in layers]
+        grad_w = [gemm(o, i, B) for i, o in layers]
+        grad_x = [gemm(B, i, o) for i, o in layers[1:]]
+        products = fwd + grad_w + grad_x
+        for row in rows[:3]:
+            calls = self.lib_calls(db, row['step'])
+            self.assertEqual(set(calls), {'sgemm_'}, calls)
+            self.check_step(db, row, {'sgemm_': ('fp32', len(products), sum(products))})
+        # Conv2d goes to oneDNN's convolution primitive (PyTorch's mkldnn
+        # path): JIT code behind no interposed function, so 0 library FLOPs
+        # and no flops_source (docs/flops.md lists this gap)
+        self.check_step(db, rows[3], {})
+
+
+if __name__ == '__main__':
+    if not (wl('blas') or wl('blas_ref') or wl('dnnl') or NUMPY_PY or TORCH_PY or CC):
+        print('skipped: no BLAS workload was built (install libopenblas-dev, libblas-dev or libdnnl-dev: '
+              'tools/install-deps), no Python with numpy or torch, and no C compiler')
+        sys.exit(77)
+    unittest.main(verbosity=2)
