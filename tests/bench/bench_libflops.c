@@ -1,0 +1,304 @@
+/*
+ * bench_libflops: what the counting library (libmfu-libflops.so) costs a
+ * BLAS call, against the same calls without it, in the same invocation.
+ *
+ * It runs itself as a child in three configurations, alternating, --rounds
+ * times: (a) bare (nothing preloaded), (b) the counting library preloaded
+ * with no region (it finds the real function and forwards: what every call
+ * pays), (c) preloaded with a region that this process created and
+ * initialised as mfu-record does (memfd in MFU_LIBFLOPS_FD: forwarding and
+ * counting). Each child times loops of cblas_sgemm at 4x4x4, 16x16x16 and
+ * 64x64x64 (OPENBLAS_NUM_THREADS=1: no thread pool in the way) and prints
+ * the nanoseconds per call, the best of 5 batches, and a hash of the
+ * results. The parent prints the median over the rounds per size and
+ * configuration with its ratio to bare, checks that the results are the same
+ * bytes in every configuration, and that the region counted exactly the calls
+ * and FLOPs the child made.
+ *
+ * usage: bench_libflops [--rounds N] [--shim PATH]
+ */
+/* libflops.h first: OpenBLAS's cblas.h includes <complex.h>, whose macro
+ * complex would rename struct libflops_func's field of that name */
+#include "libflops.h"
+#include "libflops_list.h"
+
+#include <cblas.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef LIBFLOPS_SO
+#define LIBFLOPS_SO "libmfu-libflops.so"
+#endif
+
+#define NSIZES 3
+#define BATCHES 5
+#define MAX_ROUNDS 32
+static const int sizes[NSIZES] = { 4, 16, 64 };
+static const long calls_per_batch[NSIZES] = { 200000, 50000, 2000 };
+enum { BARE, FORWARD, COUNT, NMODES };
+static const char *const mode_names[NMODES] = { "bare", "forward", "count" };
+
+static uint64_t now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The child: time each size, print "SIZE NS_PER_CALL HASH" lines. */
+static int child(void)
+{
+	static float a[64 * 64], b[64 * 64], c[64 * 64];
+
+	for (int i = 0; i < 64 * 64; i++) {
+		a[i] = 0.125f * (float)((i * 7) % 13) - 0.75f;
+		b[i] = 0.25f * (float)((i * 5) % 11) - 1.25f;
+	}
+	for (int s = 0; s < NSIZES; s++) {
+		int n = sizes[s];
+		double best = 1e30;
+		uint64_t h = 0xcbf29ce484222325ull;
+
+		for (int r = 0; r < BATCHES; r++) {
+			uint64_t t0 = now();
+			for (long i = 0; i < calls_per_batch[s]; i++) {
+				cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n,
+					    0.0f, c, n);
+				__asm__ volatile("" ::: "memory");
+			}
+			double t = (double)(now() - t0) / (double)calls_per_batch[s];
+			if (t < best)
+				best = t;
+		}
+		/* the last result, byte by byte */
+		const unsigned char *p = (const unsigned char *)c;
+		for (size_t i = 0; i < (size_t)(n * n) * sizeof(float); i++)
+			h = (h ^ p[i]) * 0x100000001b3ull;
+		printf("%d %.3f %016llx\n", n, best, (unsigned long long)h);
+	}
+	return 0;
+}
+
+struct result {
+	double ns[NSIZES];
+	uint64_t hash[NSIZES];
+};
+
+/* Run one child in @mode; its results into @out. The region's fd is
+ * inherited (no CLOEXEC) and named in the environment in COUNT mode. */
+static int run_child(const char *self, const char *shim, int mode, int region_fd, struct result *out,
+		     pid_t *pid_out)
+{
+	int pipefd[2];
+	pid_t pid;
+
+	if (pipe(pipefd) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		char fd[16];
+		dup2(pipefd[1], 1);
+		close(pipefd[0]);
+		close(pipefd[1]);
+		setenv("OPENBLAS_NUM_THREADS", "1", 1);
+		unsetenv(LIBFLOPS_ENV_FD);
+		if (mode != BARE) {
+			/* appended, as mfu-record does: a sanitizer's runtime
+			 * preloaded before it stays first */
+			const char *pre = getenv("LD_PRELOAD");
+			char *both = NULL;
+			if (pre && *pre && asprintf(&both, "%s %s", pre, shim) < 0)
+				_exit(127);
+			setenv("LD_PRELOAD", both ? both : shim, 1);
+		}
+		if (mode == COUNT) {
+			snprintf(fd, sizeof(fd), "%d", region_fd);
+			setenv(LIBFLOPS_ENV_FD, fd, 1);
+		}
+		execl(self, self, "--child", (char *)NULL);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	FILE *f = fdopen(pipefd[0], "r");
+	int n = 0, status;
+	for (int s = 0; s < NSIZES && f; s++) {
+		int size;
+		unsigned long long h;
+		if (fscanf(f, "%d %lf %llx", &size, &out->ns[s], &h) == 3 && size == sizes[s]) {
+			out->hash[s] = h;
+			n++;
+		}
+	}
+	if (f)
+		fclose(f);
+	waitpid(pid, &status, 0);
+	*pid_out = pid;
+	if (n != NSIZES || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return -EIO;
+	return 0;
+}
+
+/* What the region adds to a marker boundary: libmfu sums its process's
+ * counters at every boundary (libflops_sum) and copies the table at step
+ * boundaries (libflops_snapshot); the same calls, timed here on a slot with
+ * 10 functions called (an application's usual handful). */
+static volatile uint64_t g_sink; /* the compiler keeps what is stored here */
+
+static void boundary(struct libflops_region *r)
+{
+	struct libflops_proc *p = libflops_proc_for(r, 1);
+	uint64_t out[LIBFLOPS_WORDS];
+	enum { NB = 15 };
+	double sum_ns[NB], snap_ns[NB];
+	const long n = 100000;
+
+	if (!p)
+		return;
+	for (unsigned f = 0; f < 10; f++)
+		p->f[f * 11] = (struct libflops_counter){ 1000 + f, 1000000 * (f + 1) };
+	for (int b = 0; b < NB; b++) {
+		uint64_t t0 = now();
+		for (long i = 0; i < n; i++) {
+			libflops_sum(p, out);
+			g_sink = out[0];
+			__asm__ volatile("" ::: "memory");
+		}
+		sum_ns[b] = (double)(now() - t0) / (double)n;
+		t0 = now();
+		for (long i = 0; i < n; i++)
+			g_sink = libflops_snapshot(r, p);
+		snap_ns[b] = (double)(now() - t0) / (double)n;
+	}
+	qsort(sum_ns, NB, sizeof(double), cmp_double);
+	qsort(snap_ns, NB, sizeof(double), cmp_double);
+	printf("what the region adds to a marker boundary (median / min of %d x %ld): libflops_sum %.1f / %.1f ns "
+	       "(every boundary), libflops_snapshot %.1f / %.1f ns (step boundaries)\n", NB, n, sum_ns[NB / 2],
+	       sum_ns[0], snap_ns[NB / 2], snap_ns[0]);
+	libflops_region_init(r); /* nothing of this stays counted */
+}
+
+int main(int argc, char **argv)
+{
+	const char *shim = LIBFLOPS_SO;
+	long rounds = 5;
+	static struct result res[MAX_ROUNDS][NMODES];
+	struct libflops_region *r;
+	size_t size = libflops_region_size();
+	int fd, bad_count = 0, bad_hash = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--child"))
+			return child();
+		if (!strcmp(argv[i], "--shim") && i + 1 < argc) {
+			shim = argv[++i];
+		} else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
+			char *end;
+			errno = 0;
+			rounds = strtol(argv[++i], &end, 10);
+			if (errno || *end || rounds < 1 || rounds > MAX_ROUNDS) {
+				fprintf(stderr, "bench_libflops: --rounds must be 1..%d\n", MAX_ROUNDS);
+				return 2;
+			}
+		} else {
+			fprintf(stderr, "usage: bench_libflops [--rounds N] [--shim PATH]\n");
+			return 2;
+		}
+	}
+	if (access(shim, R_OK) != 0) {
+		fprintf(stderr, "bench_libflops: cannot read the counting library %s: %s (--shim PATH)\n", shim,
+			strerror(errno));
+		return 1;
+	}
+	/* the region, as mfu-record makes it; inherited by the children */
+	fd = memfd_create("bench-libflops", 0);
+	if (fd < 0 || ftruncate(fd, (off_t)size) < 0 ||
+	    (r = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+		fprintf(stderr, "bench_libflops: cannot create the region: %s\n", strerror(errno));
+		return 1;
+	}
+	libflops_region_init(r);
+
+	for (long k = 0; k < rounds; k++) {
+		for (int j = 0; j < NMODES; j++) {
+			/* each round starts with another configuration: none is
+			 * always the one that runs first, after the pause */
+			int m = (int)((k + j) % NMODES);
+			pid_t pid = 0;
+			int rc = run_child("/proc/self/exe", shim, m, fd, &res[k][m], &pid);
+			if (rc) {
+				fprintf(stderr, "bench_libflops: the %s child failed\n", mode_names[m]);
+				return 1;
+			}
+			/* exactly the calls and FLOPs it made were counted, and only with a region */
+			const struct libflops_proc *p = libflops_proc_find(r, (int32_t)pid);
+			uint64_t want_calls = 0, want_flops = 0;
+			for (int s = 0; s < NSIZES; s++) {
+				uint64_t n = (uint64_t)calls_per_batch[s] * BATCHES;
+				want_calls += n;
+				want_flops += n * 2 * (uint64_t)sizes[s] * (uint64_t)sizes[s] * (uint64_t)sizes[s];
+			}
+			if (m == COUNT) {
+				if (!p || !p->active || p->f[LIBFLOPS_ID_cblas_sgemm].calls != want_calls ||
+				    p->f[LIBFLOPS_ID_cblas_sgemm].flops != want_flops) {
+					fprintf(stderr, "bench_libflops: the region did not count %llu calls, %llu FLOPs\n",
+						(unsigned long long)want_calls, (unsigned long long)want_flops);
+					bad_count = 1;
+				}
+			} else if (p) {
+				fprintf(stderr, "bench_libflops: the %s child claimed a slot\n", mode_names[m]);
+				bad_count = 1;
+			}
+		}
+		for (int m = 0; m < NMODES; m++)
+			for (int s = 0; s < NSIZES; s++)
+				if (res[k][m].hash[s] != res[0][BARE].hash[s]) {
+					fprintf(stderr, "bench_libflops: %s, %d^3: results differ from bare\n",
+						mode_names[m], sizes[s]);
+					bad_hash = 1;
+				}
+	}
+
+	printf("cblas_sgemm, ns per call (each child: best of %d batches; then the median and the minimum "
+	       "over %ld rounds; OPENBLAS_NUM_THREADS=1)\n", BATCHES, rounds);
+	printf("%-10s %-6s %10s %10s %10s %9s %9s %11s %11s\n", "size", "stat", "bare", "forward", "count",
+	       "fwd/bare", "cnt/bare", "fwd-bare", "cnt-bare");
+	for (int s = 0; s < NSIZES; s++) {
+		double med[NMODES], min[NMODES], v[MAX_ROUNDS];
+		for (int m = 0; m < NMODES; m++) {
+			for (long k = 0; k < rounds; k++)
+				v[k] = res[k][m].ns[s];
+			qsort(v, (size_t)rounds, sizeof(v[0]), cmp_double);
+			med[m] = v[rounds / 2];
+			min[m] = v[0];
+		}
+		char label[16];
+		snprintf(label, sizeof(label), "%dx%dx%d", sizes[s], sizes[s], sizes[s]);
+		for (int w = 0; w < 2; w++) {
+			const double *x = w ? min : med;
+			printf("%-10s %-6s %10.1f %10.1f %10.1f %9.3f %9.3f %8.1f ns %8.1f ns\n", w ? "" : label,
+			       w ? "min" : "median", x[BARE], x[FORWARD], x[COUNT], x[FORWARD] / x[BARE],
+			       x[COUNT] / x[BARE], x[FORWARD] - x[BARE], x[COUNT] - x[BARE]);
+		}
+	}
+	printf("results bit-identical in all configurations: %s; region counted every call exactly: %s\n",
+	       bad_hash ? "NO" : "yes", bad_count ? "NO" : "yes");
+	boundary(r);
+	munmap(r, size);
+	close(fd);
+	return bad_hash || bad_count;
+}
