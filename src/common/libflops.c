@@ -22,39 +22,57 @@ const struct libflops_func libflops_funcs[] = {
 };
 const unsigned libflops_nfuncs = LIBFLOPS_NIDS;
 
-static uint64_t sat(unsigned __int128 v)
+/* Products and sums that stop at UINT64_MAX instead of wrapping: a 64-bit
+ * oneDNN dimension cubed overflows even 128 bits. */
+static uint64_t mul(uint64_t a, uint64_t b)
 {
-	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+	uint64_t r;
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t add(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t mul3(uint64_t a, uint64_t b, uint64_t c)
+{
+	return mul(mul(a, b), c);
 }
 
 uint64_t libflops_count(unsigned op, int complex, int left, int64_t m, int64_t n, int64_t k)
 {
-	typedef unsigned __int128 u128;
-	u128 M = m > 0 ? (u128)m : 0, N = n > 0 ? (u128)n : 0, K = k > 0 ? (u128)k : 0;
-	/* a triangular operand's side: s x s, applied to the other dimension o */
-	u128 s = left ? M : N, o = left ? N : M;
+	uint64_t M, N, K, s, o;
 
 	if (m < 0 || n < 0 || k < 0)
 		return 0;
+	M = (uint64_t)m;
+	N = (uint64_t)n;
+	K = (uint64_t)k;
+	/* a triangular or symmetric operand's side: s x s, applied to the
+	 * other dimension o */
+	s = left ? M : N;
+	o = left ? N : M;
 	switch (op) {
 	case LIBFLOPS_GEMM:   /* m n k multiply-adds */
-		return sat((complex ? 8 : 2) * M * N * K);
+		return mul(complex ? 8 : 2, mul3(M, N, K));
 	case LIBFLOPS_GEMMT:  /* the n(n+1)/2 entries of a triangle, k each */
 	case LIBFLOPS_SYRK:
-		return sat((complex ? 4 : 1) * K * N * (N + 1));
+		return mul(complex ? 4 : 1, mul3(K, N, add(N, 1)));
 	case LIBFLOPS_SYMM:   /* a full s x s symmetric operand */
-		return sat((complex ? 8 : 2) * s * s * o);
+		return mul(complex ? 8 : 2, mul3(s, s, o));
 	case LIBFLOPS_SYR2K:  /* k n^2 multiplications, k n^2 + n additions */
-		return sat(complex ? 8 * K * N * N + 2 * N : 2 * K * N * N + N);
+		return complex ? add(mul(8, mul3(K, N, N)), mul(2, N)) : add(mul(2, mul3(K, N, N)), N);
 	case LIBFLOPS_TRMM:   /* s(s+1)/2 multiplications and s(s-1)/2 additions per column */
-		return sat(complex ? 4 * o * s * s + 2 * o * s : o * s * s);
+		return complex ? add(mul(4, mul3(o, s, s)), mul(2, mul(o, s))) : mul3(o, s, s);
 	case LIBFLOPS_GEMV:
 	case LIBFLOPS_GER:
-		return sat((complex ? 8 : 2) * M * N);
+		return mul(complex ? 8 : 2, mul(M, N));
 	case LIBFLOPS_SYMV:
-		return sat((complex ? 8 : 2) * N * N);
+		return mul(complex ? 8 : 2, mul(N, N));
 	case LIBFLOPS_TRMV:   /* as TRMM with one column */
-		return sat(complex ? 4 * N * N + 2 * N : N * N);
+		return complex ? add(mul(4, mul(N, N)), mul(2, N)) : mul(N, N);
 	}
 	return 0;
 }
@@ -142,7 +160,7 @@ struct libflops_proc *libflops_proc_for(struct libflops_region *r, int32_t pid)
 		if (!__atomic_compare_exchange_n(&p->pid, &old, pid, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			continue;
 		__atomic_store_n(&p->active, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&p->unresolved, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&p->nused, 0, __ATOMIC_RELAXED);
 		for (unsigned f = 0; f < LIBFLOPS_NIDS; f++) {
 			__atomic_store_n(&p->f[f].calls, 0, __ATOMIC_RELAXED);
 			__atomic_store_n(&p->f[f].flops, 0, __ATOMIC_RELAXED);
@@ -164,8 +182,12 @@ const struct libflops_proc *libflops_proc_find(const struct libflops_region *r, 
 
 void libflops_sum(const struct libflops_proc *p, uint64_t out[LIBFLOPS_WORDS])
 {
+	uint64_t n = __atomic_load_n(&p->nused, __ATOMIC_ACQUIRE);
+
 	memset(out, 0, LIBFLOPS_WORDS * sizeof(out[0]));
-	for (unsigned i = 0; i < LIBFLOPS_NIDS; i++) {
+	/* a program calls a few of the 120 functions: sum those only (a
+	 * marker boundary runs this) */
+	for (unsigned i = 0; i < LIBFLOPS_NIDS && i < n; i++) {
 		uint64_t calls = __atomic_load_n(&p->f[i].calls, __ATOMIC_RELAXED);
 		if (!calls)
 			continue;

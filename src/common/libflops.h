@@ -56,7 +56,7 @@ struct libflops_func {
 	const char *name;  /* the symbol: cblas_dgemm, dgemm_, dnnl_sgemm, ... */
 	uint8_t op;        /* enum libflops_op */
 	uint8_t prec;      /* enum libflops_prec */
-	uint8_t complex;   /* complex arithmetic: counts per libflops_count() */
+	uint8_t cplx;      /* complex arithmetic: counts per libflops_count() (not "complex": <complex.h> makes that a macro) */
 };
 
 /* Every function the counting library interposes, in id order (an id is
@@ -88,7 +88,8 @@ struct libflops_counter {
 struct libflops_proc {
 	int32_t pid;
 	uint32_t active;
-	uint64_t unresolved;   /* calls no library could serve */
+	uint64_t nused;        /* 1 + the highest id counted so far: the markers
+				* sum the counters below it only */
 	struct libflops_counter f[LIBFLOPS_MAX_FUNCS];
 };
 

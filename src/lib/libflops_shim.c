@@ -215,6 +215,14 @@ static inline void count(unsigned id, uint64_t flops)
 		return;
 	__atomic_fetch_add(&p->f[id].calls, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&p->f[id].flops, flops, __ATOMIC_RELAXED);
+	/* after the counts (release): a reader that sees the new bound sees
+	 * them; once per function and process in practice */
+	if (__atomic_load_n(&p->nused, __ATOMIC_RELAXED) <= id) {
+		uint64_t n = __atomic_load_n(&p->nused, __ATOMIC_RELAXED);
+		while (n <= id && !__atomic_compare_exchange_n(&p->nused, &n, (uint64_t)id + 1, 1, __ATOMIC_RELEASE,
+							       __ATOMIC_RELAXED))
+			;
+	}
 }
 
 /* A wrapper: the real function, called with the same arguments; then the

@@ -17,8 +17,6 @@
  *
  * usage: bench_libflops [--rounds N] [--shim PATH]
  */
-/* libflops.h first: OpenBLAS's cblas.h includes <complex.h>, whose macro
- * complex would rename struct libflops_func's field of that name */
 #include "libflops.h"
 #include "libflops_list.h"
 

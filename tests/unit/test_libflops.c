@@ -35,7 +35,7 @@ static void test_layout(void)
 	CHECK_EQ_INT(sizeof(struct libflops_proc), 16 + 128 * 16);
 	CHECK_EQ_INT(offsetof(struct libflops_proc, pid), 0);
 	CHECK_EQ_INT(offsetof(struct libflops_proc, active), 4);
-	CHECK_EQ_INT(offsetof(struct libflops_proc, unresolved), 8);
+	CHECK_EQ_INT(offsetof(struct libflops_proc, nused), 8);
 	CHECK_EQ_INT(offsetof(struct libflops_proc, f), 16);
 
 	CHECK_EQ_INT(sizeof(struct libflops_snap), 16 + 128 * 16);
@@ -157,6 +157,11 @@ static const struct {
 	{ __LINE__, LIBFLOPS_SYR2K, 1, 0, 0, INT32_MAX, INT32_MAX, UINT64_MAX },
 	{ __LINE__, LIBFLOPS_TRMM, 1, 1, INT32_MAX, INT32_MAX, 0, UINT64_MAX },
 	{ __LINE__, LIBFLOPS_SYMM, 0, 0, INT32_MAX, INT32_MAX, 0, UINT64_MAX },
+	/* 64-bit (oneDNN) dimensions whose product wraps even 128 bits */
+	{ __LINE__, LIBFLOPS_GEMM, 0, 0, 1LL << 43, 1LL << 43, 1LL << 43, UINT64_MAX },
+	{ __LINE__, LIBFLOPS_SYR2K, 0, 0, 0, 1LL << 62, 16, UINT64_MAX },
+	{ __LINE__, LIBFLOPS_SYRK, 0, 0, 0, INT64_MAX, 1, UINT64_MAX },
+	{ __LINE__, LIBFLOPS_TRMV, 1, 0, 0, INT64_MAX, 0, UINT64_MAX },
 };
 
 static void test_count(void)
@@ -194,17 +199,17 @@ static void test_table(void)
 		CHECK(f->prec < LIBFLOPS_NPREC);
 		if (strncmp(f->name, "dnnl_", 5) == 0) {
 			ndnnl++;
-			CHECK(f->op == LIBFLOPS_GEMM && !f->complex);
+			CHECK(f->op == LIBFLOPS_GEMM && !f->cplx);
 			continue;
 		}
 		if (strncmp(base, "cblas_", 6) == 0)
 			base += 6;
 		/* s and c are single precision, d and z double; c and z complex */
 		switch (base[0]) {
-		case 's': CHECK(f->prec == LIBFLOPS_FP32 && !f->complex); break;
-		case 'd': CHECK(f->prec == LIBFLOPS_FP64 && !f->complex); break;
-		case 'c': CHECK(f->prec == LIBFLOPS_FP32 && f->complex); break;
-		case 'z': CHECK(f->prec == LIBFLOPS_FP64 && f->complex); break;
+		case 's': CHECK(f->prec == LIBFLOPS_FP32 && !f->cplx); break;
+		case 'd': CHECK(f->prec == LIBFLOPS_FP64 && !f->cplx); break;
+		case 'c': CHECK(f->prec == LIBFLOPS_FP32 && f->cplx); break;
+		case 'z': CHECK(f->prec == LIBFLOPS_FP64 && f->cplx); break;
 		default: CHECK(!"a BLAS name starts with s, d, c or z"); fprintf(stderr, "  %s\n", f->name);
 		}
 		if (base == f->name) {
@@ -226,7 +231,7 @@ static void test_table(void)
 		pairs++;
 		CHECK(libflops_funcs[j].op == f->op);
 		CHECK(libflops_funcs[j].prec == f->prec);
-		CHECK(libflops_funcs[j].complex == f->complex);
+		CHECK(libflops_funcs[j].cplx == f->cplx);
 	}
 	/* every BLAS name is in a pair: (120 - 4 oneDNN) / 2 */
 	CHECK_EQ_INT(pairs, 58);
@@ -262,7 +267,7 @@ static void test_table(void)
 		CHECK_ROW(strcmp(f->name, rows[i].name) == 0, rows[i].line);
 		CHECK_ROW(f->op == rows[i].op, rows[i].line);
 		CHECK_ROW(f->prec == rows[i].prec, rows[i].line);
-		CHECK_ROW(f->complex == rows[i].complex, rows[i].line);
+		CHECK_ROW(f->cplx == rows[i].complex, rows[i].line);
 	}
 	/* the enum and the table come from the same list */
 #define ID_MATCHES(sym, op, prec, cplx) CHECK(strcmp(libflops_funcs[LIBFLOPS_ID_##sym].name, #sym) == 0);
@@ -423,7 +428,7 @@ static void test_proc_for(void)
 	struct libflops_proc *old = &r->procs[37];
 	old->pid = gone;
 	old->active = 1;
-	old->unresolved = 5;
+	old->nused = 5;
 	old->f[LIBFLOPS_ID_cblas_dgemm].calls = 9;
 	old->f[LIBFLOPS_ID_cblas_dgemm].flops = 900;
 	old->f[LIBFLOPS_NIDS - 1].calls = 1;
@@ -432,7 +437,7 @@ static void test_proc_for(void)
 	CHECK(q == old);
 	CHECK_EQ_INT(old->pid, newcomer);
 	CHECK_EQ_INT(old->active, 0);
-	CHECK_EQ_INT(old->unresolved, 0);
+	CHECK_EQ_INT(old->nused, 0);
 	CHECK_EQ_INT(old->f[LIBFLOPS_ID_cblas_dgemm].calls, 0);
 	CHECK_EQ_INT(old->f[LIBFLOPS_ID_cblas_dgemm].flops, 0);
 	CHECK_EQ_INT(old->f[LIBFLOPS_NIDS - 1].calls, 0);
@@ -495,6 +500,14 @@ static void test_sum(void)
 	p->f[LIBFLOPS_ID_dnnl_gemm_bf16bf16f32] = (struct libflops_counter){ 1, 7 };
 	p->f[LIBFLOPS_ID_dnnl_gemm_u8s8s32] = (struct libflops_counter){ 3, 30 };
 	p->f[LIBFLOPS_ID_dnnl_gemm_s8s8s32] = (struct libflops_counter){ 1, 5 };
+	/* the sum stops at nused (the counting library raises it as it counts) */
+	libflops_sum(p, out);
+	CHECK_EQ_INT(out[0], 0);
+	p->nused = LIBFLOPS_ID_cblas_sgemm + 1;
+	libflops_sum(p, out);
+	CHECK_EQ_INT(out[0], 1);
+	CHECK_EQ_INT(out[1 + LIBFLOPS_FP32], 10);
+	p->nused = LIBFLOPS_ID_dnnl_gemm_s8s8s32 + 1;
 	libflops_sum(p, out);
 	CHECK_EQ_INT(out[0], 2 + 1 + 1 + 4 + 1 + 3 + 1);
 	CHECK_EQ_INT(out[1 + LIBFLOPS_FP64], 108);

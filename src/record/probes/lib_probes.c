@@ -460,7 +460,7 @@ static int on_record(void *ctx, const struct perf_event_header *hdr, const void 
 			const uint8_t *raw = p + 28;
 			int64_t side = field_value(&e->f[3], raw, rawlen);
 			int left = side == 141 || side == 'L' || side == 'l';
-			flops = libflops_count(libflops_funcs[e->func].op, libflops_funcs[e->func].complex, left,
+			flops = libflops_count(libflops_funcs[e->func].op, libflops_funcs[e->func].cplx, left,
 					       field_value(&e->f[0], raw, rawlen), field_value(&e->f[1], raw, rawlen),
 					       field_value(&e->f[2], raw, rawlen));
 		}
