@@ -701,6 +701,7 @@ int session_end(struct session *s, int rc)
 	checkpointer_stop(s->ckpt);
 	sampler_close(s->d.sampler);
 	probe_steps_free(s->d.probes); /* uprobes leave the target, semaphores drop */
+	lib_probes_free(s->lp);        /* before the database closes: it holds a statement */
 	py_hook_free(s->pyhook);
 	attach_close(s->at);
 	dram_close(s->d.dram);
@@ -726,7 +727,6 @@ int session_end(struct session *s, int rc)
 		munmap(s->ring, s->ring_size);
 	if (s->ring_fd >= 0)
 		close(s->ring_fd);
-	lib_probes_free(s->lp);
 	if (s->lf)
 		munmap(s->lf, libflops_region_size());
 	if (s->lf_fd >= 0)

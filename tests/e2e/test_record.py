@@ -402,7 +402,10 @@ class RecordFaults(TempDirTest):
     def test_disk_full(self):
         small = self.path('small')
         os.mkdir(small)
-        subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=6m', 'tmpfs', small], check=True)
+        # room for the first commits (about 25,000 phases each, 250 ms apart,
+        # more when the recorder is slowed: under ASan, on a busy machine)
+        # and the checkpoint's copy, then full
+        subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', small], check=True)
         try:
             for action, code in (('continue', 0), ('kill', 128 + signal.SIGTERM)):
                 db = os.path.join(small, 'run-%s.sqlite' % action)

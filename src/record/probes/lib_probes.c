@@ -652,6 +652,9 @@ int lib_probes_finish(struct lib_probes *lp, sqlite3 *db, pid_t pid, const struc
 	if (!lp)
 		return 0;
 	err = lib_probes_drain(lp, db);
+	/* no more hits: the database may be closed before lib_probes_free() */
+	sqlite3_finalize(lp->ins);
+	lp->ins = NULL;
 	if (!err)
 		err = pair_calls(db, &calls);
 	if (!err)
