@@ -550,6 +550,26 @@ static int open_readers(struct session *s)
 }
 
 
+/* The markers' rows go to the writer; each step also to the live line. */
+static int on_step(void *ctx, const struct interval_row *row)
+{
+	struct session *s = ctx;
+	live_step(s->live, row);
+	return writer_step(s->d.writer, row);
+}
+
+static int on_phase(void *ctx, const struct interval_row *row)
+{
+	struct session *s = ctx;
+	return writer_phase(s->d.writer, row);
+}
+
+static int on_anomaly(void *ctx, const struct anomaly_row *row)
+{
+	struct session *s = ctx;
+	return writer_anomaly(s->d.writer, row);
+}
+
 /* The run row and the go: the target execs (or, joined, goes on); then
  * what will be missing is said once, and the markers are paired from here. */
 static int go(struct session *s)
@@ -652,8 +672,7 @@ static int go(struct session *s)
 	if (rc)
 		record_failed(&s->d, rc, writer_error(s->d.writer));
 
-	s->sink = (struct markers_sink){ .ctx = s->d.writer, .step = writer_step, .phase = writer_phase,
-				      .anomaly = writer_anomaly };
+	s->sink = (struct markers_sink){ .ctx = s, .step = on_step, .phase = on_phase, .anomaly = on_anomaly };
 	s->d.ring = s->attached ? NULL : s->ring;
 	s->d.markers = markers_new(&s->cs, &s->sink);
 	if (!s->d.markers) {
@@ -709,7 +728,9 @@ int session_end(struct session *s, int rc)
 	markers_free(s->d.markers);
 	writer_close(s->d.writer);
 	if (s->db) {
+		live_stage(s->live, "building the indexes");
 		if (db_finish(s->db, err, sizeof(err)) != 0) {
+			live_clear(s->live);
 			fprintf(stderr, PROG ": cannot finish %s: %s\n", s->o.output, err);
 			s->recap = 0;
 		}
@@ -717,6 +738,11 @@ int session_end(struct session *s, int rc)
 	}
 	/* As perf stat does: what the run amounts to, from the file as
 	 * mfu-report reads it. The exit status stays the target's. */
+	if (s->recap)
+		live_stage(s->live, "summarizing");
+	/* the live line goes before the summary takes its place */
+	live_free(s->live);
+	s->live = NULL;
 	if (s->recap) {
 		fputc('\n', stderr);
 		if (recap_print(s->o.output, stderr, RECAP_VERDICT_MS, err, sizeof(err)) != 0)

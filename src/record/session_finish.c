@@ -81,6 +81,18 @@ static void say_impossible(sqlite3 *db)
 
 /* What the reader of a finished recording must know: no marker seen, the
  * program's own step markers left out for --step, marker records lost. */
+/* A message on stderr, after the live line is erased. */
+static void say(struct session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct session *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	live_clear(s->live);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
 static int store_end_notes(struct session *s, uint64_t lost)
 {
 	int rc = 0;
@@ -91,7 +103,7 @@ static int store_end_notes(struct session *s, uint64_t lost)
 		       "or mfu_phase_begin(), so there are no steps; mark its loop (C: link libmfu, "
 		       "pkg-config mfu; Python: import mfu, which says on stderr when it cannot load "
 		       "libmfu) or take steps from a function with --step FUNC");
-		fprintf(stderr, PROG ": note: %s\n", note);
+		say(s, PROG ": note: %s\n", note);
 		rc = writer_note(s->d.writer, "no_steps", note);
 	}
 	if (!rc && markers_ignored_step_markers(s->d.markers)) {
@@ -100,7 +112,7 @@ static int store_end_notes(struct session *s, uint64_t lost)
 		       "--step the steps come from the probes, so its step markers and their "
 		       "mfu_step_model() declarations were left out; record without --step to use them",
 		       (unsigned long long)markers_ignored_step_markers(s->d.markers));
-		fprintf(stderr, PROG ": note: %s\n", note);
+		say(s, PROG ": note: %s\n", note);
 		rc = writer_note(s->d.writer, "step_source", note);
 	}
 	if (!rc && lost) {
@@ -108,7 +120,7 @@ static int store_end_notes(struct session *s, uint64_t lost)
 		strbuf(note, sizeof(note), "%llu marker records were lost (the marker ring was full); "
 		       "steps and phases around them may be missing or incomplete: try --ring-records",
 		       (unsigned long long)lost);
-		fprintf(stderr, PROG ": %s\n", note);
+		say(s, PROG ": %s\n", note);
 		rc = writer_note(s->d.writer, "lost_records", note);
 	}
 	return rc;
@@ -131,6 +143,7 @@ static int store_lib_counting(struct session *s)
 			       "that clears LD_PRELOAD); library FLOPs are unknown");
 	}
 	if (!rc && s->lp) {
+		live_stage(s->live, "adding the executable's library calls");
 		rc = lib_probes_finish(s->lp, s->db, s->l.pid, s->lf, note, sizeof(note));
 		if (rc)
 			return rc;
@@ -155,7 +168,7 @@ static int store_lib_counting(struct session *s)
 		}
 		if (rc)
 			return rc;
-		fprintf(stderr, PROG ": note: %s\n", s->lp_why);
+		say(s, PROG ": note: %s\n", s->lp_why);
 		rc = writer_note(s->d.writer, "lib_flops", s->lp_why);
 	}
 	if (active)
@@ -163,7 +176,7 @@ static int store_lib_counting(struct session *s)
 	else if (s->lf_why[0])
 		state = "unavailable";
 	if (s->lf_why[0]) {
-		fprintf(stderr, PROG ": note: %s\n", s->lf_why);
+		say(s, PROG ": note: %s\n", s->lf_why);
 		rc = writer_note(s->d.writer, "lib_flops", s->lf_why);
 	}
 	if (!rc && s->lf && s->lf->procs_full) {
@@ -200,6 +213,7 @@ int session_finish(struct session *s)
 		s->exit_code = 128 + s->exit_signal;
 	}
 
+	live_stage(s->live, "reading the last records");
 	/* Final drain; slots claimed but never published (a writer killed
 	 * mid-record, or a child process still running) count as lost. */
 	if (s->d.markers && s->d.ring) {
@@ -223,7 +237,7 @@ int session_finish(struct session *s)
 		if (probe_steps_finish(s->d.probes, s->db, why, sizeof(why)) != 0 && !s->d.failed)
 			record_failed(&s->d, -EIO, why);
 		if (probe_steps_note(s->d.probes)[0]) {
-			fprintf(stderr, PROG ": %s\n", probe_steps_note(s->d.probes));
+			say(s, PROG ": %s\n", probe_steps_note(s->d.probes));
 			writer_note(s->d.writer, "probes", probe_steps_note(s->d.probes));
 		}
 	}
@@ -232,7 +246,7 @@ int session_finish(struct session *s)
 		if (py_hook_finish(s->pyhook, s->db, note, sizeof(note), why, sizeof(why)) != 0)
 			record_failed(&s->d, -EIO, why);
 		else if (note[0]) {
-			fprintf(stderr, PROG ": %s\n", note);
+			say(s, PROG ": %s\n", note);
 			writer_note(s->d.writer, "probes", note);
 		}
 	}
@@ -242,20 +256,22 @@ int session_finish(struct session *s)
 		if (!rc)
 			rc = store_totals(s->d.writer, &s->cs, s->at);
 		if (!rc && s->d.intervals) {
+			live_stage(s->live, "attributing the counter readings");
 			/* the counters' final values: the bound for the last boundaries */
 			rc = intervals_sample(s->d.intervals, 1);
 			if (!rc && intervals_attribute(s->db, &s->cs, s->d.writer, err, sizeof(err)) != 0)
-				fprintf(stderr, PROG ": %s\n", err);
+				say(s, PROG ": %s\n", err);
 		}
 		if (!rc && s->d.dram) {
 			rc = dram_sample(s->d.dram, s->db, end_ns, 1);
 			if (!rc && dram_attribute(s->db, err, sizeof(err)) != 0)
-				fprintf(stderr, PROG ": %s\n", err);
+				say(s, PROG ": %s\n", err);
 		}
 		if (!rc && s->d.sampler) {
+			live_stage(s->live, "symbolizing the samples");
 			rc = sampler_finish(s->d.sampler, err, sizeof(err));
 			if (rc) {
-				fprintf(stderr, PROG ": sampling: %s\n", err);
+				say(s, PROG ": sampling: %s\n", err);
 				rc = 0; /* the markers' data is complete: keep it */
 			} else if (sampler_note(s->d.sampler)[0]) {
 				writer_note(s->d.writer, "sampling", sampler_note(s->d.sampler));
@@ -272,7 +288,7 @@ int session_finish(struct session *s)
 		if (!rc)
 			rc = writer_commit(s->d.writer);
 		if (rc)
-			fprintf(stderr, PROG ": cannot complete %s: %s\n", s->o.output, writer_error(s->d.writer));
+			say(s, PROG ": cannot complete %s: %s\n", s->o.output, writer_error(s->d.writer));
 		else if (s->o.quiet)
 			say_impossible(s->db); /* else the recap's notes say it */
 		/* the recap reads the finished file, once it is closed, below */
@@ -289,7 +305,7 @@ int session_finish(struct session *s)
 		if (writer_run_end(s->d.writer, end_ns, s->exit_status, s->exit_signal, s->attached ? 0 : mring_lost(s->ring),
 				   "failed") == 0)
 			writer_commit(s->d.writer);
-		fprintf(stderr, PROG ": %s holds what was recorded before the failure; %llu marker records "
+		say(s, PROG ": %s holds what was recorded before the failure; %llu marker records "
 			"after it were not stored\n", s->o.output, (unsigned long long)s->d.dropped);
 	}
 	return -1;

@@ -15,6 +15,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 #include "db.h"
 #include "launch.h"
 #include "lib_probes.h"
+#include "live.h"
 #include "libflops.h"
 #include "machine.h"
 #include "profile.h"
@@ -72,6 +74,7 @@ struct drain {
 	pid_t target;
 	const char *output;
 	int probe_warned;
+	struct live *live;     /* the status line: cleared before any other message */
 };
 
 /* A recording with uprobes holds an event per site and thread: let it use
@@ -124,6 +127,7 @@ struct session {
 	int lf_fd;
 	char lf_why[400];       /* why library calls are not counted, "" if they are */
 	struct lib_probes *lp;  /* uprobes on BLAS functions in the executable, NULL: none */
+	struct live *live;      /* the live line on a terminal */
 	char lp_why[700];       /* why those are not counted, "" if they are (or there are none) */
 };
 

@@ -9,6 +9,7 @@ void record_failed(struct drain *d, int rc, const char *what)
 	if (d->failed)
 		return;
 	d->failed = rc;
+	live_clear(d->live);
 	fprintf(stderr, PROG ": cannot write %s: %s; recording stops here, %s\n", d->output,
 		rc == -ENOSPC ? "the disk is full" : what,
 		d->kill_on_error ? "stopping the target (--on-error kill)" : "the target goes on unrecorded");
@@ -71,6 +72,7 @@ void on_task(void *ctx, pid_t pid, pid_t tid, int exited)
 	if (exited) {
 		probe_steps_thread_exit(d->probes, tid);
 	} else if (probe_steps_add_thread(d->probes, pid, tid, why, sizeof(why)) != 0 && !d->probe_warned) {
+		live_clear(d->live);
 		fprintf(stderr, PROG ": cannot probe thread %d: %s\n", (int)tid, why);
 		d->probe_warned = 1;
 	}
@@ -116,6 +118,7 @@ void cpu_watch_peaks(struct drain *d, struct cpu_watch *cw, const struct options
 			rc = 0;
 	} else {
 		cw->used = cw->seen;
+		live_clear(d->live);
 		if (!o->quiet)
 			fprintf(stderr, PROG ": the target runs on CPUs %s (%g core%s): the peaks are for them\n",
 				cw->used.allowed_cpus, cw->used.ncores, cw->used.ncores == 1 ? "" : "s");
@@ -187,6 +190,7 @@ static void cpu_watch_poll(struct drain *d, struct cpu_watch *cw, const struct o
 			strbuf(note, sizeof(note), "the target's CPU set changed during the run, from %s to %s; "
 			       "the peaks are for %s, the set its first step began with", cw->used.allowed_cpus,
 			       m.allowed_cpus, cw->used.allowed_cpus);
+			live_clear(d->live);
 			fprintf(stderr, PROG ": note: %s\n", note);
 			writer_note(d->writer, "cpus_changed", note);
 		}
@@ -210,6 +214,8 @@ int session_run(struct session *s)
 
 	s->cw = (struct cpu_watch){ .used = s->m, .settled = s->attached };
 	last_commit = now_ns();
+	s->live = live_new(stderr, !s->o.quiet, last_commit);
+	s->d.live = s->live;
 	if (checkpointer_start(&s->ckpt, s->o.output, CHECKPOINT_INTERVAL_NS) != 0)
 		fprintf(stderr, PROG ": note: cannot start the checkpointer: %s holds the rows only with "
 			"its -wal file until the end\n", s->o.output);
@@ -247,6 +253,7 @@ int session_run(struct session *s)
 		}
 		if (!s->attached)
 			cpu_watch_poll(&s->d, &s->cw, &s->o, &s->pk, s->l.pid, now_ns(), 0);
+		live_tick(s->live, now_ns(), s->pk.flops, s->pk.bw, s->d.ring ? mring_lost(s->d.ring) : 0);
 
 		/* A busy ring is drained again at once; an idle one every 5 ms,
 		 * or at the pace of the counter readings when -I is shorter. */
