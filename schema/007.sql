@@ -67,7 +67,20 @@ CREATE TABLE run (
   -- target): 'on' (some process of the target loaded it), 'off'
   -- (--no-lib-flops), 'unavailable' (attached with -p, or no process loaded
   -- it: a static or setuid program, LD_PRELOAD cleared); a note says why.
-  lib_counting    TEXT CHECK (lib_counting IN ('on', 'off', 'unavailable'))
+  lib_counting    TEXT CHECK (lib_counting IN ('on', 'off', 'unavailable')),
+  -- The run's place in an MPI or Slurm job (mfu-record started by mpirun
+  -- or srun), NULL outside one: the rank, the number of ranks, the rank
+  -- and number of ranks on this node, the job id, and the variable the
+  -- rank came from (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID).
+  -- rank_shared = 1: the node's ranks ran unbound on all of its CPUs, and
+  -- ncpu and the peaks are this rank's share (1 / local_size) of the node.
+  rank            INTEGER,
+  world_size      INTEGER,
+  local_rank      INTEGER,
+  local_size      INTEGER,
+  job_id          TEXT,
+  rank_source     TEXT,
+  rank_shared     INTEGER
 );
 
 -- Every peak the machine model knows for this run (per dtype and scope), with

@@ -602,6 +602,18 @@ int machine_probe_cpus_at(struct machine *m, pid_t pid, const char *sysfs_cpu,
 	m->ncores = m->ncores_affinity;
 	if (m->cpu_quota > 0 && m->cpu_quota < m->ncores)
 		m->ncores = m->cpu_quota;
+	/* several ranks of a job on a node, none bound to its own cores:
+	 * each may use all of them, but they share them; counting the whole
+	 * node for each would claim it once per rank */
+	m->rank_shared = 0;
+	if (m->rank_share > 1) {
+		long online = sysconf(_SC_NPROCESSORS_ONLN);
+		if (online > 0 && m->ncpu_affinity >= online) {
+			m->ncpu /= m->rank_share;
+			m->ncores /= m->rank_share;
+			m->rank_shared = 1;
+		}
+	}
 out:
 	CPU_FREE(set);
 	return err;

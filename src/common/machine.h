@@ -65,6 +65,10 @@ struct machine {
 	double clock_hz;        /* a measured core clock (mfu-calibrate), 0 if
 				 * unknown; spec peaks use nominal_hz and only
 				 * mention it */
+	int rank_share;         /* input: ranks of a job on this node (0, 1: none);
+				 * when they run unbound, on every CPU, each
+				 * counts 1/rank_share of ncpu and ncores */
+	int rank_shared;        /* output: machine_probe_cpus() divided them */
 	char clock_hz_source[64];
 };
 
@@ -93,8 +97,10 @@ void machine_identify(struct machine *m);
 /* (Re)read the CPU set process @pid may run on (0: this process): the union
  * of its threads' affinity masks, its cgroup CPU quota, the sockets and
  * physical cores they span. Updates allowed_cpus, ncpu_affinity,
- * cpu_quota, ncpu, sockets, ncores_affinity and ncores. Returns 0 or
- * -errno (-ESRCH: no such process). */
+ * cpu_quota, ncpu, sockets, ncores_affinity and ncores, and rank_shared:
+ * with rank_share > 1 and an affinity of every online CPU (ranks not
+ * bound to their own cores), ncpu and ncores are this rank's share.
+ * Returns 0 or -errno (-ESRCH: no such process). */
 int machine_probe_cpus(struct machine *m, pid_t pid);
 
 /* machine_probe_cpus() with the topology read under @sysfs_cpu (normally

@@ -35,7 +35,9 @@ void options_usage(FILE *f)
 		"\n"
 		"options:\n"
 		"  -o, --output FILE       database to write (default run.sqlite); an existing\n"
-		"                          FILE is kept as FILE.old\n"
+		"                          FILE is kept as FILE.old. Under mpirun or srun, %%r\n"
+		"                          is the rank (run.%%r.sqlite), %%h the host, %%p the\n"
+		"                          pid, %%%% a %%\n"
 		"      --dtype DTYPE       precision of the peak used for MFU: fp64, fp32\n"
 		"                          (default), bf16, fp16, int8 (ops/s, for quantized\n"
 		"                          inference)\n"
@@ -349,7 +351,8 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "version", no_argument, NULL, 'V' },
 		{ 0, 0, 0, 0 },
 	};
-	int c;
+	char why[600];
+	int c, rc;
 
 	set_defaults(o);
 	/* getopt's own messages name argv[0]: the program, not its path */
@@ -377,5 +380,14 @@ int options_parse(int argc, char **argv, struct options *o)
 				return 2;
 		}
 	}
-	return check_command(argc, argv, o);
+	rc = check_command(argc, argv, o);
+	if (rc)
+		return rc;
+	rank_detect(&o->rank);
+	if (rank_expand(o->output, &o->rank, o->output_buf, sizeof(o->output_buf), why, sizeof(why)) != 0) {
+		fprintf(stderr, PROG ": -o %s\n", why);
+		return 2;
+	}
+	o->output = o->output_buf;
+	return 0;
 }

@@ -12,6 +12,7 @@
 #include "counters.h"
 #include "peaks.h"
 #include "probe_steps.h"
+#include "rank.h"
 
 #define PROG "mfu-record"
 
@@ -42,6 +43,8 @@ struct options {
 	int nreq, have_step;
 	pid_t pid;             /* -p: attach to this running process */
 	double duration;       /* --duration: seconds to stay attached; 0: until it ends */
+	struct rank_info rank; /* the job rank mpirun or srun started this one as */
+	char output_buf[4096]; /* -o after %r, %h, %p */
 	char **argv;
 };
 

@@ -226,6 +226,12 @@ int session_plan(struct session *s)
 		fprintf(stderr, PROG ": cannot read this machine's CPU description: %s\n", strerror(-rc));
 		return 125;
 	}
+	/* one of several ranks of a job on this node: its share of the
+	 * node's CPUs when they all run unbound (machine.h) */
+	if (s->o.rank.rank >= 0 && s->o.rank.local_size > 1) {
+		s->m.rank_share = s->o.rank.local_size;
+		(void)machine_probe_cpus(&s->m, 0);
+	}
 	rc = counters_plan(&s->cs, "/sys/bus/event_source/devices", s->o.events, s->o.nevents, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, PROG ": %s\n", err);
@@ -654,6 +660,17 @@ static int go(struct session *s)
 	}
 
 	rc = writer_run_begin(s->d.writer, &s->ri);
+	if (!rc)
+		rc = writer_run_rank(s->d.writer, s->o.rank.rank, s->o.rank.size, s->o.rank.local_rank,
+				     s->o.rank.local_size, s->o.rank.job, s->o.rank.source, s->m.rank_shared);
+	if (!rc && s->m.rank_shared) {
+		char note[400];
+		strbuf(note, sizeof(note), "%d ranks of this job run on this node unbound, each on all %d CPUs: "
+		       "this rank's peaks count its share, 1/%d of the node; bind the ranks to their own cores "
+		       "(mpirun --bind-to core, srun --cpu-bind=cores) for peaks of the CPUs each one uses",
+		       s->o.rank.local_size, s->m.ncpu_affinity, s->o.rank.local_size);
+		rc = writer_note(s->d.writer, "rank_share", note);
+	}
 	if (!rc)
 		rc = write_peaks(s->d.writer, &s->m, &s->o, &s->pk, s->attached ? "the attached process" : "mfu-record's own "
 				 "(until the target's is read)");

@@ -247,6 +247,32 @@ int writer_run_end(struct writer *w, uint64_t end_ns, int exit_status, int exit_
 	return rc;
 }
 
+int writer_run_rank(struct writer *w, int rank, int size, int local_rank, int local_size, const char *job,
+		    const char *source, int shared)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (rank < 0)
+		return 0;
+	if (sqlite3_prepare_v2(w->db, "UPDATE run SET rank = ?, world_size = ?, local_rank = ?, local_size = ?,"
+			       " job_id = ?, rank_source = ?, rank_shared = ? WHERE id = 1", -1, &st, NULL) != SQLITE_OK)
+		return fail(w);
+	sqlite3_bind_int(st, 1, rank);
+	if (size >= 0)
+		sqlite3_bind_int(st, 2, size);
+	if (local_rank >= 0)
+		sqlite3_bind_int(st, 3, local_rank);
+	if (local_size >= 0)
+		sqlite3_bind_int(st, 4, local_size);
+	bind_text_or_null(st, 5, job && *job ? job : NULL);
+	bind_text_or_null(st, 6, source);
+	sqlite3_bind_int(st, 7, shared);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w);
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int writer_run_lib_counting(struct writer *w, const char *state)
 {
 	sqlite3_stmt *st = NULL;

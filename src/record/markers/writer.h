@@ -50,6 +50,11 @@ int writer_run_begin(struct writer *w, const struct run_info *ri);
 int writer_run_end(struct writer *w, uint64_t end_ns, int exit_status, int exit_signal,
 		   uint64_t lost_records, const char *state);
 int writer_counters(struct writer *w, const struct counters *cs);
+/* The run's place in an MPI or Slurm job (run.rank...; rank < 0: none, and
+ * nothing is written); @shared: the peaks count this rank's share of the
+ * node. */
+int writer_run_rank(struct writer *w, int rank, int size, int local_rank, int local_size, const char *job,
+		    const char *source, int shared);
 /* run.lib_counting: "on", "off" or "unavailable". */
 int writer_run_lib_counting(struct writer *w, const char *state);
 /* Store the counters' whole-run totals (read by the recorder after the end). */
