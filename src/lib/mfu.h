@@ -8,6 +8,7 @@
  * Misuse (an end without a begin, a step left open at exit, unbalanced
  * phases) is recorded as an anomaly; these functions never print, abort or
  * exit. Each marker is also a USDT probe (provider "mfu") for perf/bpftrace.
+ * The manual page is mfu(3).
  */
 #ifndef MFU_H
 #define MFU_H
