@@ -193,6 +193,13 @@ static char *substitute(const char *sql)
 	return out;
 }
 
+char *analysis_expand(const char *file)
+{
+	const struct mfu_embedded *e = embedded_find(mfu_analysis_files, file);
+
+	return e ? substitute(e->text) : NULL;
+}
+
 int analysis_verdict(const struct analysis *a, sqlite3 *db, char **text, char *err, size_t errlen)
 {
 	char file[80];

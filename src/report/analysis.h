@@ -40,6 +40,12 @@ int analysis_prepare(const struct analysis *a, sqlite3 *db, sqlite3_stmt **out, 
  * out of memory. */
 char *analysis_computed_sql(const char *sql);
 
+/* The text of analyses/@file (e.g. "diff.sql") with every @name@ replaced
+ * by the query of analyses/name.sql, as the verdicts are written: runnable
+ * as it is. A malloc'd string, or NULL when the build lacks the file or
+ * memory ran out. */
+char *analysis_expand(const char *file);
+
 /* The one-line verdict of @a (analyses/<name>_verdict.sql, in which
  * @other@ stands for analyses/other.sql), as a malloc'd string in *text, or
  * NULL when the section has none. Returns 0, -ENOMEM, or -EIO with SQLite's

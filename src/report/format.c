@@ -72,6 +72,7 @@ static const struct column_style column_styles[] = {
 	{ "compute_efficiency", "compute eff %", STYLE_UTIL },
 	/* fractions without a suffix */
 	{ "share", "share %", STYLE_PCT },
+	{ "change", "change %", STYLE_PCT }, /* --diff: new / base - 1 */
 	{ "hw_fraction", "counted %", STYLE_PCT },
 	{ "idle", "idle %", STYLE_PCT },
 	{ "kernel", "kernel %", STYLE_PCT },
@@ -116,6 +117,9 @@ static const struct column_style column_styles[] = {
 	{ "source", NULL, STYLE_TEXT },
 	{ "scope", NULL, STYLE_TEXT },
 	{ "detail", NULL, STYLE_TEXT },
+	{ "name", NULL, STYLE_TEXT },
+	{ "unit", NULL, STYLE_TEXT },
+	{ "verdict", NULL, STYLE_TEXT },
 };
 
 /* The header of column @name by the rules, into @buf; returns its style. */

@@ -1,8 +1,10 @@
 /* mfu-report: print the per-step and per-phase MFU of a recorded run. */
 #include "analysis.h"
 #include "db.h"
+#include "diff.h"
 #include "format.h"
 #include "suggest.h"
+#include "trace.h"
 #include "util.h"
 
 #include <errno.h>
@@ -60,6 +62,8 @@ static void usage(FILE *out)
 	section_list(sections, sizeof(sections));
 	fprintf(out,
 		"usage: " PROG " [--db FILE] [--format FORMAT] [-q] [SECTION...]\n"
+		"       " PROG " [--db FILE] --trace FILE\n"
+		"       " PROG " --diff BASE NEW [--format FORMAT] [--skip-steps N]\n"
 		"       " PROG " --list | --sql SECTION | --help | --version\n"
 		"\n"
 		"Print the MFU report of a run recorded by mfu-record.\n"
@@ -76,6 +80,12 @@ static void usage(FILE *out)
 		"  -s, --sql SECTION    print the SQL behind SECTION, to run or adapt:\n"
 		"                         " PROG " --sql steps > steps.sql\n"
 		"                         sqlite3 -header -column run.sqlite < steps.sql\n"
+		"      --trace FILE     write the run as Chrome trace-event JSON to FILE ('-':\n"
+		"                       stdout) instead of a report, for ui.perfetto.dev:\n"
+		"                       steps, phases, off-CPU gaps, counters, samples\n"
+		"      --diff BASE NEW  compare two runs' step and phase times, breakdown and\n"
+		"                       MFU: means, change with its 95%% confidence interval,\n"
+		"                       verdict (faster, slower, no significant change)\n"
 		"  -h, --help           show this help\n"
 		"  -V, --version        show the version\n"
 		"\n"
@@ -248,6 +258,15 @@ struct request {
 	const struct analysis *sections[32];
 	size_t nsections;
 	int list, skip, quiet;
+	const char *trace;               /* --trace FILE */
+	const char *diff_base, *diff_new; /* --diff BASE NEW */
+	int db_given, format_given;
+};
+
+/* The long options without a short one. */
+enum {
+	OPT_TRACE = 256,
+	OPT_DIFF,
 };
 
 /* Parse the options into @r. Returns -1 to go on, else the exit status
@@ -261,6 +280,8 @@ static int parse_options(int argc, char **argv, struct request *r)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "skip-steps", required_argument, NULL, 'k' },
 		{ "sql", required_argument, NULL, 's' },
+		{ "trace", required_argument, NULL, OPT_TRACE },
+		{ "diff", required_argument, NULL, OPT_DIFF },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -272,15 +293,17 @@ static int parse_options(int argc, char **argv, struct request *r)
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":d:f:k:lqs:hV", options, NULL)) != -1) {
 		switch (opt) {
-		case 'd': r->path = optarg; break;
+		case 'd': r->path = optarg; r->db_given = 1; break;
 		case 'k':
 			if (safe_atoi(optarg, &r->skip) != 0 || r->skip < 0)
 				return bad_usage("--skip-steps '%s': expected a number of steps, 0 or more", optarg);
 			break;
-		case 'f': r->format_name = optarg; break;
+		case 'f': r->format_name = optarg; r->format_given = 1; break;
 		case 'l': r->list = 1; break;
 		case 'q': r->quiet = 1; break;
 		case 's': r->sql_for = optarg; break;
+		case OPT_TRACE: r->trace = optarg; break;
+		case OPT_DIFF: r->diff_base = optarg; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf(PROG " %s\n", MFU_VERSION); return 0;
 		case ':': return bad_usage("option '%s' needs an argument", argv[optind - 1]);
@@ -290,6 +313,41 @@ static int parse_options(int argc, char **argv, struct request *r)
 	if (format_parse(r->format_name, &r->kind))
 		return bad_usage("unknown format '%s' (formats: " FORMAT_NAMES ")", r->format_name);
 	if (!*r->path)
+		return bad_usage("the database name is empty");
+	return -1;
+}
+
+/* --trace and --diff replace the report: what goes with them, and
+ * --diff's second database (the argument after the options). Returns -1 to
+ * go on, else the exit status. */
+static int check_modes(int argc, char **argv, struct request *r)
+{
+	int npos = argc - optind;
+
+	if (!r->trace && !r->diff_base)
+		return -1;
+	if (r->trace && r->diff_base)
+		return bad_usage("--trace and --diff go one at a time");
+	if (r->list || r->sql_for)
+		return bad_usage("%s does not go with %s", r->list ? "--list" : "--sql",
+				 r->trace ? "--trace" : "--diff");
+	if (r->trace) {
+		if (!*r->trace)
+			return bad_usage("the trace file name is empty");
+		if (r->format_given)
+			return bad_usage("--trace writes JSON of its own: --format does not apply");
+		if (npos > 0)
+			return bad_usage("--trace writes the whole run: no section goes with it ('%s')", argv[optind]);
+		return -1;
+	}
+	if (r->db_given)
+		return bad_usage("--diff BASE NEW names both databases: no --db with it");
+	if (npos < 1)
+		return bad_usage("--diff needs two databases: --diff BASE NEW");
+	if (npos > 1)
+		return bad_usage("--diff BASE NEW: unexpected '%s' (no section goes with --diff)", argv[optind + 1]);
+	r->diff_new = argv[optind];
+	if (!*r->diff_base || !*r->diff_new)
 		return bad_usage("the database name is empty");
 	return -1;
 }
@@ -329,14 +387,21 @@ static int list_sections(void)
 	return fflush(stdout) ? EXIT_DATA : 0;
 }
 
-/* --sql SECTION: the SQL a section runs (after the --skip-steps views). */
+/* --sql SECTION: the SQL a section runs (after the --skip-steps views);
+ * --sql diff: the per-step values --diff compares, breakdown written out. */
 static int print_sql(const char *name, int skip)
 {
-	const struct analysis *a = find_section(name);
-	const char *sql = a ? analysis_sql(a) : NULL;
+	int diff = strcmp(name, "diff") == 0;
+	const struct analysis *a = diff ? NULL : find_section(name);
+	char *expanded = diff ? analysis_expand("diff.sql") : NULL;
+	const char *sql = diff ? expanded : a ? analysis_sql(a) : NULL;
 
-	if (!a)
+	if (!a && !diff)
 		return EXIT_USAGE;
+	if (diff && !sql) {
+		fprintf(stderr, PROG ": analyses/diff.sql is missing from this build\n");
+		return EXIT_DATA;
+	}
 	if (!sql) {
 		fprintf(stderr, PROG ": analyses/%s.sql is missing from this build\n", a->name);
 		return EXIT_DATA;
@@ -346,11 +411,13 @@ static int print_sql(const char *name, int skip)
 
 		if (skip_steps_sql(skip, views, sizeof(views))) {
 			fprintf(stderr, PROG ": the --skip-steps SQL does not fit\n");
+			free(expanded);
 			return EXIT_DATA;
 		}
 		fputs(views, stdout);
 	}
 	fputs(sql, stdout);
+	free(expanded);
 	return fflush(stdout) ? EXIT_DATA : 0;
 }
 
@@ -476,6 +543,123 @@ out:
 	return ret;
 }
 
+/* Open @path read-only as a report reads it: the --skip-steps and
+ * --quiet views, query_only, one read transaction. Returns 0, or -1 once
+ * the error is said (the connection, if any, is in *@db to close). */
+static int open_run(const struct request *r, const char *path, sqlite3 **db)
+{
+	char err[1024];
+
+	if (db_open_readonly(path, db, err, sizeof(err))) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return -1;
+	}
+	if (r->skip > 0 && skip_steps(*db, r->skip, err, sizeof(err))) {
+		db_error(*db, path, "--skip-steps", err);
+		return -1;
+	}
+	if (r->quiet && quiet_notes(*db, err, sizeof(err))) {
+		db_error(*db, path, "--quiet", err);
+		return -1;
+	}
+	if (db_exec(*db, "PRAGMA query_only = 1; BEGIN", err, sizeof(err))) {
+		db_error(*db, path, "cannot read", err);
+		return -1;
+	}
+	return 0;
+}
+
+static void close_run(sqlite3 *db)
+{
+	if (db)
+		sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(db);
+}
+
+/* --trace FILE: the run as trace-event JSON. Returns the exit status. */
+static int write_trace(const struct request *r)
+{
+	int to_stdout = strcmp(r->trace, "-") == 0, ret = EXIT_DATA, rc;
+	const char *name = to_stdout ? "stdout" : r->trace;
+	sqlite3 *db = NULL;
+	FILE *out = NULL;
+	char err[1024];
+
+	/* the database first: a bad one leaves an existing trace file alone */
+	if (open_run(r, r->path, &db))
+		goto out;
+	out = to_stdout ? stdout : fopen(r->trace, "w");
+	if (!out) {
+		fprintf(stderr, PROG ": %s: cannot write the trace: %s\n", name, strerror(errno));
+		goto out;
+	}
+	rc = trace_write(db, out, NULL, err, sizeof(err));
+	if (rc == -EIO)
+		db_error(db, r->path, "--trace", err);
+	else if (rc)
+		fprintf(stderr, PROG ": %s: %s\n", name, err);
+	else
+		ret = 0;
+out:
+	if (out && !to_stdout && fclose(out) != 0 && ret == 0) {
+		fprintf(stderr, PROG ": %s: cannot write the trace: %s\n", name, strerror(errno));
+		ret = EXIT_DATA;
+	}
+	close_run(db);
+	return ret;
+}
+
+/* --diff BASE NEW: the comparison as one section in the chosen format.
+ * Returns the exit status. */
+static int write_diff(const struct request *r)
+{
+	const char *paths[2] = { r->diff_base, r->diff_new };
+	sqlite3 *db[2] = { NULL, NULL };
+	sqlite3_stmt *stmt = NULL;
+	struct format *fmt = NULL;
+	struct diff *d = NULL;
+	int ret = EXIT_DATA, rc;
+	char err[1024];
+
+	/* both opened before either is read: a bad NEW says so at once */
+	for (int side = 0; side < 2; side++)
+		if (open_run(r, paths[side], &db[side]))
+			goto out;
+	if (diff_new(&d) || format_new(r->kind, stdout, 1, &fmt)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		goto out;
+	}
+	for (int side = 0; side < 2; side++) {
+		rc = diff_read(d, side, db[side], err, sizeof(err));
+		if (rc) {
+			db_error(db[side], paths[side], "--diff", rc == -ENOMEM ? "out of memory" : err);
+			goto out;
+		}
+	}
+	rc = diff_rows(d, &stmt, err, sizeof(err));
+	if (!rc && format_is_human(r->kind))
+		rc = format_set_verdict(fmt, diff_summary(d));
+	if (!rc)
+		rc = format_section(fmt, "diff", stmt, 0, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, PROG ": --diff: %s\n", rc == -EIO ? err : strerror(-rc));
+		goto out;
+	}
+	rc = format_end(fmt);
+	if (rc) {
+		fprintf(stderr, PROG ": cannot write the report: %s\n", strerror(-rc));
+		goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(stmt);
+	format_free(fmt);
+	diff_free(d);
+	close_run(db[0]);
+	close_run(db[1]);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct request r = { 0 };
@@ -487,6 +671,13 @@ int main(int argc, char **argv)
 	rc = parse_options(argc, argv, &r);
 	if (rc >= 0)
 		return rc;
+	rc = check_modes(argc, argv, &r);
+	if (rc >= 0)
+		return rc;
+	if (r.trace)
+		return write_trace(&r);
+	if (r.diff_base)
+		return write_diff(&r);
 	if (r.list)
 		return list_sections();
 	if (r.sql_for)

@@ -56,10 +56,25 @@ static void test_sections(void)
 		/* NAME_verdict.sql is the one-line verdict of section NAME */
 		if (len > 12 && strcmp(name + strlen(name) - 8, "_verdict") == 0)
 			name[strlen(name) - 8] = '\0';
+		/* diff.sql is not a section: the per-step values of --diff */
+		if (strcmp(name, "diff") == 0)
+			continue;
 		CHECK(analysis_find(name) != NULL);
 		if (!analysis_find(name))
 			fprintf(stderr, "  analyses/%s is not a section\n", f->name);
 	}
+}
+
+/* analysis_expand: a file with its at-sign names written out, runnable. */
+static void test_expand(void)
+{
+	char *sql = analysis_expand("diff.sql");
+
+	CHECK(sql != NULL);
+	CHECK(sql && strstr(sql, "@breakdown@") == NULL);
+	CHECK(sql && strstr(sql, "AS compute_hi") != NULL); /* breakdown.sql's query is in it */
+	free(sql);
+	CHECK(analysis_expand("nope.sql") == NULL);
 }
 
 static void test_columns(void)
@@ -130,6 +145,7 @@ static void test_columns(void)
 int main(void)
 {
 	test_sections();
+	test_expand();
 	test_columns();
 	return check_status();
 }

@@ -1,0 +1,42 @@
+-- diff: the per-step values mfu-report --diff BASE NEW compares, for one
+-- run: one row per complete step and quantity (kind, name, step, value).
+-- mfu-report runs it on each database and compares the two distributions
+-- of each (kind, name) in C (src/report/diff.c: means, Welch's interval,
+-- verdict; docs/report.md, "--diff").
+--   step  wall_ms       the step's wall time (ms)
+--   step  mfu           its MFU (fraction; NULL without a numerator or a peak)
+--   phase NAME          the wall time of the phase NAME in the step: the sum
+--                       of its complete occurrences in that step, all
+--                       threads (ms). Only the steps where it ran have a
+--                       row: mfu-report counts each other complete step as
+--                       0 ms of it (so the phase's mean is the sum of
+--                       these values over the number of complete steps).
+--                       Phases outside steps are not compared.
+--   breakdown blocked_ms ... compute_ms   the breakdown section's split of
+--                       the step (ms); NULL where it has none (no samples);
+--                       no rows at all in a run recorded without sampling
+-- ord orders the rows of the comparison: a phase's first occurrence (the
+-- least id), the breakdown's parts in its column order.
+-- The at-sign-wrapped name stands for analyses/breakdown.sql; mfu-report --sql diff
+-- prints this file with it written out, to run in sqlite3.
+WITH
+st AS (SELECT step, wall_ns, flops FROM step WHERE complete = 1),
+pk AS (SELECT peak_flops FROM run WHERE id = 1),
+-- without sampling every part is NULL: not worth a pass over the steps
+bd AS MATERIALIZED (SELECT * FROM (@breakdown@) WHERE EXISTS (SELECT 1 FROM sampling)),
+part(name, ord) AS (VALUES ('blocked_ms', 0), ('runnable_ms', 1), ('kernel_ms', 2), ('sync_ms', 3),
+                           ('dispatch_ms', 4), ('unclassified_ms', 5), ('compute_ms', 6))
+SELECT 'step' AS kind, 'wall_ms' AS name, 0 AS ord, step, wall_ns / 1e6 AS value FROM st
+UNION ALL
+SELECT 'step', 'mfu', 1, step, flops / (wall_ns / 1e9 * (SELECT peak_flops FROM pk)) FROM st
+UNION ALL
+SELECT 'phase', name, min(id), step, sum(wall_ns) / 1e6
+FROM phase WHERE complete = 1 AND step IN (SELECT step FROM st)
+GROUP BY step, name
+UNION ALL
+SELECT 'breakdown', part.name, part.ord, bd.step,
+       CASE part.name WHEN 'blocked_ms' THEN bd.blocked_ms WHEN 'runnable_ms' THEN bd.runnable_ms
+                      WHEN 'kernel_ms' THEN bd.kernel_ms WHEN 'sync_ms' THEN bd.sync_ms
+                      WHEN 'dispatch_ms' THEN bd.dispatch_ms WHEN 'unclassified_ms' THEN bd.unclassified_ms
+                      ELSE bd.compute_ms END
+FROM bd CROSS JOIN part;

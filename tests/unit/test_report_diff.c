@@ -1,0 +1,140 @@
+/* mfu-report --diff's statistics: the t quantile, Welford's running
+ * moments and Welch's interval, against published values. */
+#include "check.h"
+#include "diff.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Two-sided 95% (p = 0.975) and 99% (p = 0.995) quantiles of Student's t:
+ * 17 digits, computed with mpmath (40 digits) from the regularized
+ * incomplete beta function, an independent implementation. */
+static void test_t_quantile_table(void)
+{
+	static const struct {
+		int line;
+		double p, df, want;
+	} rows[] = {
+		{ __LINE__, 0.975, 1, 12.706204736174693 },
+		{ __LINE__, 0.975, 2, 4.3026527297494618 },
+		{ __LINE__, 0.975, 3, 3.1824463052837084 },
+		{ __LINE__, 0.975, 4, 2.7764451051977935 },
+		{ __LINE__, 0.975, 5, 2.5705818356363148 },
+		{ __LINE__, 0.975, 10, 2.2281388519862742 },
+		{ __LINE__, 0.975, 29, 2.0452296421327039 },
+		{ __LINE__, 0.975, 30, 2.0422724563012379 },
+		{ __LINE__, 0.975, 58, 2.0017174841452357 },
+		{ __LINE__, 0.975, 100, 1.9839715185235519 },
+		{ __LINE__, 0.975, 1000, 1.9623390808264081 },
+		{ __LINE__, 0.975, 1e6, 1.9599663568141067 },
+		{ __LINE__, 0.975, INFINITY, 1.9599639845400539 },
+		{ __LINE__, 0.995, 1, 63.656741162871524 },
+		{ __LINE__, 0.995, 10, 3.1692726726169507 },
+		{ __LINE__, 0.95, 7, 1.8945786050900068 },
+		/* Welch's df is not a whole number: qt(0.975, 2.5), qt(0.975, 17.3) */
+		{ __LINE__, 0.975, 2.5, 3.5746548420036818 },
+		{ __LINE__, 0.975, 17.3, 2.1070320037534677 },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		double got = diff_t_quantile(rows[i].p, rows[i].df);
+
+		CHECK_ROW(fabs(got - rows[i].want) <= 1e-9 * rows[i].want, rows[i].line);
+		if (!(fabs(got - rows[i].want) <= 1e-9 * rows[i].want))
+			fprintf(stderr, "  t(%g, %g): got %.15g want %.15g\n", rows[i].p, rows[i].df, got,
+				rows[i].want);
+	}
+	CHECK(isnan(diff_t_quantile(0.4, 10)));
+	CHECK(isnan(diff_t_quantile(1, 10)));
+	CHECK(isnan(diff_t_quantile(0.975, 0)));
+}
+
+static void test_stats(void)
+{
+	struct diff_stats s = { 0 };
+	const double x[] = { 2, 4, 4, 4, 5, 5, 7, 9 };
+
+	CHECK(isnan(diff_stats_sd(&s)));
+	for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++)
+		diff_stats_add(&s, x[i]);
+	CHECK_EQ_INT(s.n, 8);
+	CHECK_NEAR(s.mean, 5.0, 1e-15);
+	/* sum of squared deviations 32: sample variance 32 / 7 */
+	CHECK_NEAR(diff_stats_sd(&s), sqrt(32.0 / 7), 1e-14);
+
+	/* merged in two parts, or with k zeros: as if added one by one */
+	struct diff_stats one = { 0 }, part = { 0 }, zeros = { .n = 3 };
+	for (size_t i = 0; i < 8; i++)
+		diff_stats_add(i < 3 ? &one : &part, x[i]);
+	diff_stats_merge(&one, &part);
+	CHECK_EQ_INT(one.n, 8);
+	CHECK_NEAR(one.mean, s.mean, 1e-14);
+	CHECK_NEAR(one.m2, s.m2, 1e-12);
+	diff_stats_merge(&one, &zeros);
+	for (int i = 0; i < 3; i++)
+		diff_stats_add(&s, 0);
+	CHECK_EQ_INT(one.n, 11);
+	CHECK_NEAR(one.mean, s.mean, 1e-14);
+	CHECK_NEAR(one.m2, s.m2, 1e-12);
+	struct diff_stats empty = { 0 };
+	diff_stats_merge(&empty, &zeros);
+	CHECK(empty.n == 3 && empty.mean == 0 && empty.m2 == 0);
+
+	/* a large offset keeps its precision (a naive sum of squares would not) */
+	struct diff_stats big = { 0 };
+	for (int i = 0; i < 1000; i++)
+		diff_stats_add(&big, 1e9 + (i % 2));
+	CHECK_NEAR(big.mean, 1e9 + 0.5, 1e-6);
+	/* 1000 values 0/1 around the mean: squared deviations 0.25 each */
+	CHECK_NEAR(diff_stats_sd(&big), sqrt(250.0 / 999), 1e-6);
+}
+
+static void test_welch(void)
+{
+	struct diff_stats a = { 0 }, b = { 0 };
+	struct diff_interval ci;
+	/* a: 10 11 12 13 14 (mean 12, var 2.5); b: 14 16 18 20 22 24 (mean 19,
+	 * var 14): se^2 = 0.5 + 14/6, df = se^4 / (0.5^2/4 + (14/6)^2/5) */
+	for (int i = 0; i < 5; i++)
+		diff_stats_add(&a, 10 + i);
+	for (int i = 0; i < 6; i++)
+		diff_stats_add(&b, 14 + 2 * i);
+	CHECK_EQ_INT(diff_welch(&a, &b, 0.95, &ci), 0);
+	double se2 = 0.5 + 14.0 / 6, df = se2 * se2 / (0.25 / 4 + (14.0 / 6) * (14.0 / 6) / 5);
+	CHECK_NEAR(ci.d, 7.0, 1e-12);
+	CHECK_NEAR(ci.df, df, 1e-12);
+	/* df = 6.6406...: qt(0.975, df) from the quantile, checked above */
+	double t = diff_t_quantile(0.975, df);
+	CHECK_NEAR(ci.lo, 7 - t * sqrt(se2), 1e-12);
+	CHECK_NEAR(ci.hi, 7 + t * sqrt(se2), 1e-12);
+	CHECK(t > 2.365 && t < 2.447); /* between qt(.975, 7) and qt(.975, 6) */
+
+	/* the same series twice: difference 0, an interval around it */
+	CHECK_EQ_INT(diff_welch(&a, &a, 0.95, &ci), 0);
+	CHECK(ci.d == 0 && ci.lo < 0 && ci.hi > 0);
+
+	/* no variance: the difference is exact */
+	struct diff_stats c = { 0 }, e = { 0 };
+	for (int i = 0; i < 3; i++) {
+		diff_stats_add(&c, 5);
+		diff_stats_add(&e, 6);
+	}
+	CHECK_EQ_INT(diff_welch(&c, &e, 0.95, &ci), 0);
+	CHECK(ci.lo == 1 && ci.hi == 1 && isinf(ci.df));
+
+	/* one value: unknown */
+	struct diff_stats one = { 0 };
+	diff_stats_add(&one, 3);
+	CHECK_EQ_INT(diff_welch(&one, &a, 0.95, &ci), -EDOM);
+	CHECK(isnan(ci.lo) && isnan(ci.hi));
+}
+
+int main(void)
+{
+	test_t_quantile_table();
+	test_stats();
+	test_welch();
+	return check_status();
+}
