@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Embed text files (SQL) into a C source file.
+"""Embed text files (SQL, the HTML report's CSS and JavaScript) into a C source file.
 
 usage: embed.py SYMBOL OUTPUT.c FILE...
 

@@ -1,4 +1,5 @@
-/* Text files (SQL) compiled into the programs by tools/embed.py. */
+/* Text files (SQL, the HTML report's CSS and script) compiled into the
+ * programs by tools/embed.py. */
 #ifndef MFU_EMBEDDED_H
 #define MFU_EMBEDDED_H
 
@@ -13,6 +14,9 @@ struct mfu_embedded {
 extern const struct mfu_embedded mfu_schema_files[];
 /* analyses/NAME.sql, sorted by name; terminated by a {NULL, NULL} entry. */
 extern const struct mfu_embedded mfu_analysis_files[];
+/* src/report/html/: the stylesheet and script of mfu-report --html
+ * (report.css, report.js); terminated by a {NULL, NULL} entry. */
+extern const struct mfu_embedded mfu_html_files[];
 /* schema/derive/NAME.sql: what mfu-record derives when a recording ends,
  * sorted by name; terminated by a {NULL, NULL} entry. */
 extern const struct mfu_embedded mfu_derive_files[];

@@ -156,6 +156,38 @@ static enum style style_by_rules(const char *name, char *buf, size_t len)
 	return style;
 }
 
+/* Column @name's header (with its unit) and style: the naming rules, then
+ * the exceptions. The header is written into @buf or, for an exception
+ * with a header of its own, *@label points to it. */
+static enum style column_style(const char *name, char *buf, size_t len, const char **label)
+{
+	enum style style = style_by_rules(name, buf, len);
+
+	*label = buf;
+	for (size_t s = 0; s < sizeof(column_styles) / sizeof(column_styles[0]); s++) {
+		if (strcmp(name, column_styles[s].name) == 0) {
+			if (column_styles[s].label)
+				*label = column_styles[s].label;
+			return column_styles[s].style;
+		}
+	}
+	return style;
+}
+
+const char *format_column_style(const char *name, char *label, size_t len)
+{
+	static const char *const words[] = {
+		[STYLE_AUTO] = "auto", [STYLE_MS] = "ms", [STYLE_PCT] = "pct", [STYLE_UTIL] = "util",
+		[STYLE_ENG] = "eng", [STYLE_RATIO] = "ratio", [STYLE_TEXT] = "text",
+	};
+	const char *l;
+	enum style style = column_style(name, label, len, &l);
+
+	if (l != label)
+		snprintf(label, len, "%s", l);
+	return words[style];
+}
+
 struct column {
 	const char *name;
 	const char *label;
@@ -305,16 +337,8 @@ static int columns_init(struct format *f, sqlite3_stmt *stmt)
 		const char *name = sqlite3_column_name(stmt, (int)i);
 
 		cols[i].name = name ? name : "?";
-		cols[i].style = style_by_rules(cols[i].name, cols[i].label_buf, sizeof(cols[i].label_buf));
-		cols[i].label = cols[i].label_buf;
-		for (size_t s = 0; s < sizeof(column_styles) / sizeof(column_styles[0]); s++) {
-			if (strcmp(cols[i].name, column_styles[s].name) == 0) {
-				if (column_styles[s].label)
-					cols[i].label = column_styles[s].label;
-				cols[i].style = column_styles[s].style;
-				break;
-			}
-		}
+		cols[i].style = column_style(cols[i].name, cols[i].label_buf, sizeof(cols[i].label_buf),
+					     &cols[i].label);
 		cols[i].left = cols[i].style == STYLE_TEXT;
 		cols[i].width = strlen(cols[i].label);
 	}

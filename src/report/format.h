@@ -70,6 +70,14 @@ size_t format_double(char *buf, double v);
  * prefix, e.g. 1234567 -> "1.23 M" (k, M, G, T, P, E). Returns the length. */
 size_t format_eng(char *buf, size_t len, double v);
 
+/* How the table format heads and prints column @name: its header with the
+ * unit ("wall ms", "MFU %", "model FLOP/s") into @label (@len bytes), and
+ * its style as a word: "ms" (milliseconds, 3 decimals), "pct" (a fraction
+ * as a percentage, 2 decimals), "util" (the same, flagged above 100%),
+ * "eng" (engineering notation), "ratio" (2 decimals), "text" or "auto".
+ * The HTML report prints its numbers by it, so they read as the tables'. */
+const char *format_column_style(const char *name, char *label, size_t len);
+
 /* Make @s (@n bytes) safe to show in a table (@markdown: in a markdown table
  * cell): control characters and bytes that are not UTF-8 become visible
  * escapes (\n, \t, \x1b, \u0085), and for markdown '|', '\' and the

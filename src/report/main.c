@@ -3,6 +3,7 @@
 #include "db.h"
 #include "diff.h"
 #include "format.h"
+#include "html.h"
 #include "suggest.h"
 #include "trace.h"
 #include "util.h"
@@ -64,6 +65,7 @@ static void usage(FILE *out)
 		"usage: " PROG " [--db FILE] [--format FORMAT] [-q] [SECTION...]\n"
 		"       " PROG " [--db FILE] --trace FILE\n"
 		"       " PROG " --diff BASE NEW [--format FORMAT] [--skip-steps N]\n"
+		"       " PROG " [--db FILE] [--skip-steps N] [-q] --html FILE\n"
 		"       " PROG " --list | --sql SECTION | --help | --version\n"
 		"\n"
 		"Print the MFU report of a run recorded by mfu-record.\n"
@@ -86,6 +88,10 @@ static void usage(FILE *out)
 		"      --diff BASE NEW  compare two runs' step and phase times, breakdown and\n"
 		"                       MFU: means, change with its 95%% confidence interval,\n"
 		"                       verdict (faster, slower, no significant change)\n"
+		"      --html FILE      write one self-contained HTML file ('-': stdout) with\n"
+		"                       charts instead of a report: MFU, HFU and MBU per step\n"
+		"                       (zoomable), step time by phase, the waterfall, a\n"
+		"                       roofline, top functions, the run, its peaks and notes\n"
 		"  -h, --help           show this help\n"
 		"  -V, --version        show the version\n"
 		"\n"
@@ -258,6 +264,7 @@ struct request {
 	const struct analysis *sections[32];
 	size_t nsections;
 	int list, skip, quiet;
+	const char *html;                /* --html FILE */
 	const char *trace;               /* --trace FILE */
 	const char *diff_base, *diff_new; /* --diff BASE NEW */
 	int db_given, format_given;
@@ -267,6 +274,7 @@ struct request {
 enum {
 	OPT_TRACE = 256,
 	OPT_DIFF,
+	OPT_HTML,
 };
 
 /* Parse the options into @r. Returns -1 to go on, else the exit status
@@ -282,6 +290,7 @@ static int parse_options(int argc, char **argv, struct request *r)
 		{ "sql", required_argument, NULL, 's' },
 		{ "trace", required_argument, NULL, OPT_TRACE },
 		{ "diff", required_argument, NULL, OPT_DIFF },
+		{ "html", required_argument, NULL, OPT_HTML },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -304,6 +313,7 @@ static int parse_options(int argc, char **argv, struct request *r)
 		case 's': r->sql_for = optarg; break;
 		case OPT_TRACE: r->trace = optarg; break;
 		case OPT_DIFF: r->diff_base = optarg; break;
+		case OPT_HTML: r->html = optarg; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf(PROG " %s\n", MFU_VERSION); return 0;
 		case ':': return bad_usage("option '%s' needs an argument", argv[optind - 1]);
@@ -349,6 +359,25 @@ static int check_modes(int argc, char **argv, struct request *r)
 	r->diff_new = argv[optind];
 	if (!*r->diff_base || !*r->diff_new)
 		return bad_usage("the database name is empty");
+	return -1;
+}
+
+/* --html FILE replaces the report: no section, format, --list or --sql
+ * goes with it. Returns -1 to go on, else the exit status. */
+static int check_html(int argc, char **argv, const struct request *r)
+{
+	if (!r->html)
+		return -1;
+	if (!*r->html)
+		return bad_usage("the HTML file name is empty (--html -: standard output)");
+	if (r->list || r->sql_for)
+		return bad_usage("%s does not go with --html", r->list ? "--list" : "--sql");
+	if (r->trace || r->diff_base)
+		return bad_usage("--html and %s go one at a time", r->trace ? "--trace" : "--diff");
+	if (r->format_given)
+		return bad_usage("--html writes HTML: --format does not apply");
+	if (optind < argc)
+		return bad_usage("--html draws the whole run: no section goes with it ('%s')", argv[optind]);
 	return -1;
 }
 
@@ -530,6 +559,15 @@ static int report(const struct request *r)
 		db_error(db, r->path, "cannot read", err);
 		goto out;
 	}
+	if (r->html) {
+		struct html_info info = { .db_path = r->path, .skip_steps = r->skip, .quiet = r->quiet };
+
+		if (html_report(db, r->html, &info, err, sizeof(err)))
+			fprintf(stderr, PROG ": %s\n", err);
+		else
+			ret = 0;
+		goto out;
+	}
 	if (format_new(r->kind, stdout, r->nsections, &fmt)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		goto out;
@@ -674,6 +712,11 @@ int main(int argc, char **argv)
 	rc = check_modes(argc, argv, &r);
 	if (rc >= 0)
 		return rc;
+	rc = check_html(argc, argv, &r);
+	if (rc >= 0)
+		return rc;
+	if (r.html)
+		return report(&r);
 	if (r.trace)
 		return write_trace(&r);
 	if (r.diff_base)

@@ -1,0 +1,652 @@
+/* mfu-report --html: the analyses as JSON inside one HTML file, with the
+ * stylesheet and the script that draws them (src/report/html/, compiled
+ * in by tools/embed.py). */
+#include "html.h"
+
+#include "analysis.h"
+#include "embedded.h"
+#include "format.h"
+#include "format_impl.h"
+#include "util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define OUT_SIZE (1 << 16)
+
+struct html {
+	sqlite3 *db;
+	FILE *f;
+	int werr;     /* first write error, -errno */
+	char *err;
+	size_t errlen;
+	char *s;      /* scratch: one JSON string */
+	size_t slen, scap;
+	size_t len;
+	char buf[OUT_SIZE];
+};
+
+/* ---- output ---- */
+
+static void out_flush(struct html *h)
+{
+	if (h->len && !h->werr && fwrite(h->buf, 1, h->len, h->f) != h->len)
+		h->werr = errno ? -errno : -EIO;
+	h->len = 0;
+}
+
+static void out_write(struct html *h, const char *s, size_t n)
+{
+	while (n) {
+		size_t k = OUT_SIZE - h->len < n ? OUT_SIZE - h->len : n;
+
+		memcpy(h->buf + h->len, s, k);
+		h->len += k;
+		s += k;
+		n -= k;
+		if (h->len == OUT_SIZE)
+			out_flush(h);
+	}
+}
+
+static void out_str(struct html *h, const char *s)
+{
+	out_write(h, s, strlen(s));
+}
+
+/* @s as HTML text or attribute value. */
+static void out_escaped(struct html *h, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': out_str(h, "&amp;"); break;
+		case '<': out_str(h, "&lt;"); break;
+		case '>': out_str(h, "&gt;"); break;
+		case '"': out_str(h, "&quot;"); break;
+		case '\'': out_str(h, "&#39;"); break;
+		default: out_write(h, s, 1);
+		}
+	}
+}
+
+/* @s as a JSON string that can sit inside a script element: every '<' is
+ * written \u003c, so no text from the database (a phase name, a note)
+ * can close the element or open a comment in it. */
+static void out_json_string(struct html *h, const char *s, size_t n)
+{
+	size_t from = 0;
+
+	h->slen = 0;
+	if (json_append_string(&h->s, &h->slen, &h->scap, s, n)) {
+		h->werr = h->werr ? h->werr : -ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < h->slen; i++) {
+		if (h->s[i] != '<')
+			continue;
+		out_write(h, h->s + from, i - from);
+		out_str(h, "\\u003c");
+		from = i + 1;
+	}
+	out_write(h, h->s + from, h->slen - from);
+}
+
+static void out_json_cstr(struct html *h, const char *s)
+{
+	if (s)
+		out_json_string(h, s, strlen(s));
+	else
+		out_str(h, "null");
+}
+
+static void out_double(struct html *h, double v)
+{
+	char num[64];
+
+	if (!isfinite(v)) {
+		out_str(h, "null"); /* JSON has no infinities: unknown, as in --format json */
+		return;
+	}
+	out_write(h, num, format_double(num, v));
+}
+
+static void out_int(struct html *h, long long v)
+{
+	char num[24];
+
+	out_write(h, num, fmt_i64(num, v));
+}
+
+/* Column @i of the current row of @st as a JSON value, in full precision. */
+static void out_value(struct html *h, sqlite3_stmt *st, int i)
+{
+	switch (sqlite3_column_type(st, i)) {
+	case SQLITE_NULL: out_str(h, "null"); break;
+	case SQLITE_INTEGER: out_int(h, sqlite3_column_int64(st, i)); break;
+	case SQLITE_FLOAT: out_double(h, sqlite3_column_double(st, i)); break;
+	default:
+		out_json_string(h, (const char *)sqlite3_column_text(st, i), (size_t)sqlite3_column_bytes(st, i));
+	}
+}
+
+/* The columns of @st as [[name, header, style], ...]: the headers and
+ * styles of the table format (format_column_style()). */
+static void out_columns(struct html *h, sqlite3_stmt *st)
+{
+	out_str(h, "\"columns\":[");
+	for (int i = 0; i < sqlite3_column_count(st); i++) {
+		const char *name = sqlite3_column_name(st, i);
+		char label[64];
+		const char *style = format_column_style(name ? name : "?", label, sizeof(label));
+
+		out_str(h, i ? ",[" : "[");
+		out_json_cstr(h, name ? name : "?");
+		out_str(h, ",");
+		out_json_cstr(h, label);
+		out_str(h, ",");
+		out_json_cstr(h, style);
+		out_str(h, "]");
+	}
+	out_str(h, "]");
+}
+
+static int sql_error(struct html *h, const char *what)
+{
+	int code = sqlite3_errcode(h->db);
+
+	strbuf(h->err, h->errlen, "%s: %s%s", what,
+	       code == SQLITE_CORRUPT || code == SQLITE_NOTADB ? "the database is corrupt (truncated or damaged): " : "",
+	       sqlite3_errmsg(h->db));
+	return -EIO;
+}
+
+static int prepare(struct html *h, const char *name, sqlite3_stmt **st)
+{
+	const struct analysis *a = analysis_find(name);
+	char msg[512];
+	int rc;
+
+	if (!a) {
+		strbuf(h->err, h->errlen, "%s: no such analysis in this build", name);
+		return -ENOENT;
+	}
+	rc = analysis_prepare(a, h->db, st, msg, sizeof(msg));
+	if (rc)
+		strbuf(h->err, h->errlen, "%s: %s", name, msg);
+	return rc == -ENOMEM ? -ENOMEM : rc ? -EIO : 0;
+}
+
+static int all_null(sqlite3_stmt *st)
+{
+	for (int i = 0; i < sqlite3_column_count(st); i++)
+		if (sqlite3_column_type(st, i) != SQLITE_NULL)
+			return 0;
+	return 1;
+}
+
+/* The rows of @st as "columns" and "rows" (arrays in column order), at
+ * most @max_rows of them (0: all); a row of nothing but NULLs (an
+ * aggregate over no rows) is left out, as in every format. */
+static int out_rows(struct html *h, sqlite3_stmt *st, const char *what, size_t max_rows)
+{
+	size_t n = 0;
+	int rc = SQLITE_DONE;
+
+	out_str(h, "{");
+	out_columns(h, st);
+	out_str(h, ",\"rows\":[");
+	while ((max_rows == 0 || n < max_rows) && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (all_null(st))
+			continue;
+		out_str(h, n++ ? ",\n[" : "\n[");
+		for (int i = 0; i < sqlite3_column_count(st); i++) {
+			if (i)
+				out_str(h, ",");
+			out_value(h, st, i);
+		}
+		out_str(h, "]");
+	}
+	if (max_rows && n == max_rows)
+		rc = SQLITE_DONE;
+	if (rc != SQLITE_DONE)
+		return sql_error(h, what);
+	out_str(h, "]}");
+	return h->werr;
+}
+
+/* "name": the rows of analysis @name. */
+static int out_section(struct html *h, const char *name, size_t max_rows)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = prepare(h, name, &st);
+
+	if (!rc) {
+		out_json_cstr(h, name);
+		out_str(h, ":");
+		rc = out_rows(h, st, name, max_rows);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* "name": the one-line verdict of analysis @name, or null. */
+static int out_verdict(struct html *h, const char *name)
+{
+	const struct analysis *a = analysis_find(name);
+	char *text = NULL, msg[512];
+	int rc = a ? analysis_verdict(a, h->db, &text, msg, sizeof(msg)) : 0;
+
+	if (rc) {
+		strbuf(h->err, h->errlen, "%s verdict: %s", name, rc == -ENOMEM ? "out of memory" : msg);
+		return rc == -ENOMEM ? -ENOMEM : -EIO;
+	}
+	out_json_cstr(h, name);
+	out_str(h, ":");
+	out_json_cstr(h, text);
+	free(text);
+	return h->werr;
+}
+
+/* ---- the steps: every one, compactly ---- */
+
+/* The columns of the steps section the time series draws and shows on
+ * hover, in this order. */
+static const char *const step_columns[] = {
+	"step", "begin_ms", "wall_ms", "mfu", "hfu", "mbu", "cpu_util", "flops_source",
+};
+
+#define MAX_TEXTS 32
+
+/* @v with @dec decimals at most, trailing zeros dropped. */
+static void out_fixed_short(struct html *h, double v, int dec)
+{
+	char num[64];
+	size_t n = fmt_fixed(num, v, dec);
+
+	if (memchr(num, '.', n)) {
+		while (num[n - 1] == '0')
+			n--;
+		if (num[n - 1] == '.')
+			n--;
+	}
+	out_write(h, num, n);
+}
+
+/* One step value: times to the microsecond (the table format's 3
+ * decimals), fractions to 6 significant digits, so a 100,000-step run
+ * stays a few MB; text as an index into the column's list of values. */
+static void out_step_value(struct html *h, sqlite3_stmt *st, int i, int kind, const char **texts, size_t *ntexts)
+{
+	char num[32];
+	double v;
+
+	if (sqlite3_column_type(st, i) == SQLITE_NULL) {
+		out_str(h, "null");
+		return;
+	}
+	if (kind == 't') {
+		const char *s = (const char *)sqlite3_column_text(st, i);
+		size_t k;
+
+		for (k = 0; k < *ntexts && strcmp(texts[k], s) != 0; k++)
+			;
+		if (k == *ntexts && k < MAX_TEXTS && (texts[k] = strdup(s)) != NULL)
+			(*ntexts)++;
+		if (k < *ntexts)
+			out_int(h, (long long)k);
+		else
+			out_json_cstr(h, s);
+		return;
+	}
+	if (sqlite3_column_type(st, i) == SQLITE_INTEGER) {
+		out_int(h, sqlite3_column_int64(st, i));
+		return;
+	}
+	v = sqlite3_column_double(st, i);
+	if (!isfinite(v))
+		out_str(h, "null");
+	else if (kind == 'm')
+		out_fixed_short(h, v, 3);
+	else
+		out_write(h, num, (size_t)snprintf(num, sizeof(num), "%.6g", v));
+}
+
+/* "steps": {"columns": ..., "rows": [[step, begin_ms, ...], ...],
+ * "texts": {"flops_source": [...]}}: one row per complete step, streamed
+ * (a million steps are never held in memory). */
+static int out_steps(struct html *h)
+{
+	int idx[ARRAY_SIZE(step_columns)], kind[ARRAY_SIZE(step_columns)];
+	const char *texts[MAX_TEXTS];
+	size_t ntexts = 0, n = 0;
+	sqlite3_stmt *st = NULL;
+	int rc = prepare(h, "steps", &st);
+
+	if (rc)
+		return rc;
+	for (size_t c = 0; c < ARRAY_SIZE(step_columns); c++) {
+		size_t len = strlen(step_columns[c]);
+
+		idx[c] = -1;
+		for (int i = 0; i < sqlite3_column_count(st); i++)
+			if (strcmp(sqlite3_column_name(st, i), step_columns[c]) == 0)
+				idx[c] = i;
+		if (idx[c] < 0) {
+			strbuf(h->err, h->errlen, "steps: no column %s", step_columns[c]);
+			rc = -EIO;
+			goto out;
+		}
+		kind[c] = strcmp(step_columns[c], "flops_source") == 0 ? 't'
+			  : len > 3 && strcmp(step_columns[c] + len - 3, "_ms") == 0 ? 'm' : 'f';
+	}
+	out_str(h, "\"steps\":{\"columns\":[");
+	for (size_t c = 0; c < ARRAY_SIZE(step_columns); c++) {
+		char label[64];
+		const char *style = format_column_style(step_columns[c], label, sizeof(label));
+
+		out_str(h, c ? ",[" : "[");
+		out_json_cstr(h, step_columns[c]);
+		out_str(h, ",");
+		out_json_cstr(h, label);
+		out_str(h, ",");
+		out_json_cstr(h, style);
+		out_str(h, "]");
+	}
+	out_str(h, "],\"rows\":[");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		out_str(h, n++ ? ",\n[" : "\n[");
+		for (size_t c = 0; c < ARRAY_SIZE(step_columns); c++) {
+			if (c)
+				out_str(h, ",");
+			out_step_value(h, st, idx[c], kind[c], texts, &ntexts);
+		}
+		out_str(h, "]");
+		if (h->werr)
+			break;
+	}
+	if (rc != SQLITE_DONE && !h->werr) {
+		rc = sql_error(h, "steps");
+		goto out;
+	}
+	out_str(h, "],\"texts\":{\"flops_source\":[");
+	for (size_t k = 0; k < ntexts; k++) {
+		out_str(h, k ? "," : "");
+		out_json_cstr(h, texts[k]);
+	}
+	out_str(h, "]}}");
+	rc = h->werr;
+out:
+	for (size_t k = 0; k < ntexts; k++)
+		free((void *)texts[k]);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* ---- the steps' breakdown, summed ---- */
+
+static const char *const breakdown_columns[] = {
+	"wall_ms", "blocked_ms", "runnable_ms", "kernel_ms", "sync_ms", "dispatch_ms", "unclassified_ms",
+	"compute_ms", "samples",
+};
+
+/* "breakdown_steps": the breakdown section summed over the steps:
+ * {"steps": N, "sum": {column: total or null}, "known": {column: steps
+ * with a value}}. A part unknown in some steps (no sample in them) is
+ * summed over the others; the chart shows the rest of the wall time as
+ * not split. */
+static int out_breakdown_sums(struct html *h)
+{
+	double sum[ARRAY_SIZE(breakdown_columns)] = { 0 };
+	long long known[ARRAY_SIZE(breakdown_columns)] = { 0 }, steps = 0;
+	int idx[ARRAY_SIZE(breakdown_columns)];
+	sqlite3_stmt *st = NULL;
+	int rc = prepare(h, "breakdown", &st);
+
+	if (rc)
+		return rc;
+	for (size_t c = 0; c < ARRAY_SIZE(breakdown_columns); c++) {
+		idx[c] = -1;
+		for (int i = 0; i < sqlite3_column_count(st); i++)
+			if (strcmp(sqlite3_column_name(st, i), breakdown_columns[c]) == 0)
+				idx[c] = i;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		steps++;
+		for (size_t c = 0; c < ARRAY_SIZE(breakdown_columns); c++) {
+			if (idx[c] < 0 || sqlite3_column_type(st, idx[c]) == SQLITE_NULL)
+				continue;
+			sum[c] += sqlite3_column_double(st, idx[c]);
+			known[c]++;
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		rc = sql_error(h, "breakdown");
+		goto out;
+	}
+	out_str(h, "\"breakdown_steps\":{\"steps\":");
+	out_int(h, steps);
+	for (int part = 0; part < 2; part++) {
+		out_str(h, part ? ",\"known\":{" : ",\"sum\":{");
+		for (size_t c = 0; c < ARRAY_SIZE(breakdown_columns); c++) {
+			out_str(h, c ? "," : "");
+			out_json_cstr(h, breakdown_columns[c]);
+			out_str(h, ":");
+			if (part)
+				out_int(h, known[c]);
+			else if (known[c])
+				out_double(h, sum[c]);
+			else
+				out_str(h, "null");
+		}
+		out_str(h, "}");
+	}
+	out_str(h, "}");
+	rc = h->werr;
+out:
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* The run's own description, for the metadata panel: what no section
+ * has (the command, the host, the CPU, the clocks). */
+static const char run_sql[] =
+	"SELECT mfu_version, command, cwd, start_unix_ns, host, kernel, cpu_vendor, cpu_name, uarch, isa,"
+	" nominal_hz, nominal_hz_source, clock_hz, allowed_cpus, ncpu, ncores, cpu_quota, cpus_source,"
+	" peak_mode, dtype, mode, target_pid, (end_ns - start_ns) / 1e6 AS run_ms,"
+	" interval_ns / 1e6 AS interval_ms, lib_counting, state, exit_status, exit_signal"
+	" FROM main.run WHERE id = 1";
+
+static int out_run(struct html *h)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(h->db, run_sql, -1, &st, NULL) != SQLITE_OK)
+		return sql_error(h, "run");
+	out_str(h, "\"run\":");
+	rc = out_rows(h, st, "run", 1);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* ---- the page ---- */
+
+static const char *asset(const char *name)
+{
+	const struct mfu_embedded *e = embedded_find(mfu_html_files, name);
+
+	return e ? e->text : NULL;
+}
+
+/* The sections of the page, in its order; the script fills each. */
+static const char page_sections[] =
+	"<nav class=\"toc\" aria-label=\"contents\"></nav>\n"
+	"<section id=\"overview\"></section>\n"
+	"<section id=\"notes\"></section>\n"
+	"<section id=\"series\"></section>\n"
+	"<section id=\"phases\"></section>\n"
+	"<section id=\"waterfall\"></section>\n"
+	"<section id=\"roofline\"></section>\n"
+	"<section id=\"functions\"></section>\n"
+	"<section id=\"run\"></section>\n";
+
+static int out_data(struct html *h, const struct html_info *info)
+{
+	static const char *const sections[] = {
+		"summary", "notes", "phases", "phase_breakdown", "peaks", "dispatch",
+	};
+	static const char *const verdicts[] = { "breakdown", "waterfall", "dispatch" };
+	int rc;
+
+	out_str(h, "{\"format\":1,\"mfu_report\":");
+	out_json_cstr(h, MFU_VERSION);
+	out_str(h, ",\"db\":");
+	out_json_cstr(h, info->db_path);
+	out_str(h, ",\"skip_steps\":");
+	out_int(h, info->skip_steps);
+	out_str(h, ",\"quiet\":");
+	out_int(h, info->quiet != 0);
+	out_str(h, ",\n");
+	if ((rc = out_run(h)))
+		return rc;
+	out_str(h, ",\n\"sections\":{");
+	for (size_t i = 0; i < ARRAY_SIZE(sections); i++) {
+		out_str(h, i ? ",\n" : "\n");
+		if ((rc = out_section(h, sections[i], 0)))
+			return rc;
+	}
+	/* the waterfall's first row is all the steps together; one row per
+	 * step after it is more than a chart of the run needs */
+	out_str(h, ",\n");
+	if ((rc = out_section(h, "waterfall", 1)))
+		return rc;
+	out_str(h, "},\n\"verdicts\":{");
+	for (size_t i = 0; i < ARRAY_SIZE(verdicts); i++) {
+		out_str(h, i ? "," : "");
+		if ((rc = out_verdict(h, verdicts[i])))
+			return rc;
+	}
+	out_str(h, "},\n");
+	if ((rc = out_breakdown_sums(h)))
+		return rc;
+	out_str(h, ",\n");
+	if ((rc = out_steps(h)))
+		return rc;
+	out_str(h, "}");
+	return h->werr;
+}
+
+/* html_write(); *@write_failed tells a failed write from the rest. */
+static int write_page(sqlite3 *db, FILE *out, const struct html_info *info, char *err, size_t errlen,
+		      int *write_failed)
+{
+	const char *css = asset("report.css"), *js = asset("report.js");
+	struct html *h;
+	int rc;
+
+	*write_failed = 0;
+	if (!css || !js || strstr(css, "</") || strstr(js, "</")) {
+		/* "</" would end the element early: a bug in the build */
+		strbuf(err, errlen, "the HTML report's stylesheet or script is missing from this build or unusable");
+		return -ENOENT;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h) {
+		strbuf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	h->db = db;
+	h->f = out;
+	h->err = err;
+	h->errlen = errlen;
+	out_str(h, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+		/* no request of any kind: the file is the whole report */
+		"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+		"script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
+		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+		"<meta name=\"generator\" content=\"mfu-report " MFU_VERSION "\">\n<title>mfu report: ");
+	out_escaped(h, info->db_path);
+	out_str(h, "</title>\n<style>\n");
+	out_str(h, css);
+	out_str(h, "</style>\n</head>\n<body>\n<header class=\"page\"><h1>mfu report</h1>"
+		"<p class=\"subtitle\">");
+	out_escaped(h, info->db_path);
+	out_str(h, "</p></header>\n<noscript><p class=\"noscript\">This report draws its charts and tables with "
+		"JavaScript, which is off here. Its data are in the script element mfu-data (JSON); "
+		"mfu-report --format json prints the same sections.</p></noscript>\n<main id=\"report\">\n");
+	out_str(h, page_sections);
+	out_str(h, "</main>\n<footer class=\"page\"></footer>\n"
+		"<script type=\"application/json\" id=\"mfu-data\">\n");
+	rc = out_data(h, info);
+	if (!rc) {
+		out_str(h, "\n</script>\n<script>\n");
+		out_str(h, js);
+		out_str(h, "</script>\n</body>\n</html>\n");
+		out_flush(h);
+		rc = h->werr;
+	}
+	if (rc && rc == h->werr) {
+		*write_failed = rc != -ENOMEM;
+		strbuf(err, errlen, "%s", rc == -ENOMEM ? "out of memory" : strerror(-rc));
+	}
+	free(h->s);
+	free(h);
+	return rc;
+}
+
+int html_write(sqlite3 *db, FILE *out, const struct html_info *info, char *err, size_t errlen)
+{
+	int write_failed, rc = write_page(db, out, info, err, errlen, &write_failed);
+
+	if (write_failed)
+		strbuf(err, errlen, "cannot write: %s", strerror(-rc));
+	return rc;
+}
+
+int html_report(sqlite3 *db, const char *path, const struct html_info *info, char *err, size_t errlen)
+{
+	const char *name = strcmp(path, "-") == 0 ? "the HTML report to standard output" : path;
+	int to_stdout = strcmp(path, "-") == 0, write_failed, rc;
+	struct stat out_st, db_st;
+	char msg[1024] = "";
+	FILE *f;
+
+	if (!to_stdout && stat(path, &out_st) == 0 && stat(info->db_path, &db_st) == 0 &&
+	    out_st.st_dev == db_st.st_dev && out_st.st_ino == db_st.st_ino) {
+		strbuf(err, errlen, "--html %s: that is the database; name another file", path);
+		return -EEXIST;
+	}
+	f = to_stdout ? stdout : fopen(path, "w");
+	if (!f) {
+		rc = -errno;
+		strbuf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	rc = write_page(db, f, info, msg, sizeof(msg), &write_failed);
+	if (to_stdout) {
+		if (!rc && fflush(stdout)) {
+			rc = errno ? -errno : -EIO;
+			write_failed = 1;
+		}
+	} else {
+		int regular = fstat(fileno(f), &out_st) == 0 && S_ISREG(out_st.st_mode);
+
+		if (fclose(f) && !rc) {
+			rc = errno ? -errno : -EIO;
+			write_failed = 1;
+		}
+		if (rc && regular)
+			unlink(path); /* half a report is no report */
+	}
+	if (write_failed)
+		strbuf(err, errlen, "cannot write %s: %s", name, strerror(-rc));
+	else if (rc == -EIO)
+		strbuf(err, errlen, "%s: %s", info->db_path, msg); /* the database's error */
+	else if (rc)
+		strbuf(err, errlen, "%s", msg);
+	return rc;
+}
