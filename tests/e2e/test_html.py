@@ -250,11 +250,11 @@ setTimeout(function () {
 </script>'''
 
 
-@unittest.skipUnless(os.path.exists(REPORT), 'MFU_REPORT is not set (run through meson test)')
 # the big run: more steps than pixels either way (drawn as min/max per column)
 BIG = 10_000 if mfutest.SANITIZED else 100_000
 
 
+@unittest.skipUnless(os.path.exists(REPORT), 'MFU_REPORT is not set (run through meson test)')
 class HtmlTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

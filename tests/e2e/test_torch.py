@@ -31,6 +31,10 @@ class Torch(TempDirTest):
         # hands out, and a big model's tensors cost as much memset as GEMM
         # (with OpenBLAS): not the program the test means to measure
         env.pop('MALLOC_PERTURB_', None)
+        # torch's threads (--threads) are the parallelism under test: a
+        # multithreaded OpenBLAS under them would add its own and preempt
+        # the driver thread (the verdict then says oversubscribed, rightly)
+        env['OPENBLAS_NUM_THREADS'] = '1'
         p = record(['-o', db], [PY, SCRIPT] + list(args), env=env, timeout=240)
         self.assertEqual(p.returncode, 0, p.stderr)
         return db
