@@ -15,7 +15,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mfutest import TempDirTest, prog, query  # noqa: E402
+from mfutest import SANITIZED, TempDirTest, prog, query  # noqa: E402
 
 try:
     import fcntl
@@ -58,7 +58,9 @@ def on_pty(argv, rows=0, cols=0, timeout=120):
 class Live(TempDirTest):
     def cmd(self, *extra):
         self.db = self.path('run.sqlite')
-        return [prog('MFU_RECORD'), '-o', self.db] + list(extra) + ['--', prog('MFU_WL_MLP'), '--steps', '250']
+        # 2-3 s of steps (a sanitizer build is several times slower: fewer)
+        steps = '80' if SANITIZED else '250'
+        return [prog('MFU_RECORD'), '-o', self.db] + list(extra) + ['--', prog('MFU_WL_MLP'), '--steps', steps]
 
     def check_lines(self, out):
         lines = LINE.findall(out)

@@ -118,7 +118,8 @@ class RecordSteps(TempDirTest):
                 self.assertGreaterEqual(ph['ctx_switches'], 1)
             else:
                 self.assertGreaterEqual(ph['wall_ns'], 2_000_000)
-                self.assertGreater(ph['cpu_ns'], 0.8 * ph['wall_ns'])
+                if not SANITIZED:  # ASan's runtime and a busy host take the CPU from a 2 ms phase
+                    self.assertGreater(ph['cpu_ns'], 0.8 * ph['wall_ns'])
 
     def test_two_threads_cpu_utilization(self):
         ncpu = len(os.sched_getaffinity(0))
@@ -137,7 +138,9 @@ class RecordSteps(TempDirTest):
             self.assertAlmostEqual(util, own_util, delta=0.03 + VM_SLACK_NS / s['wall_ns'], msg=str(s))
             # two threads each spun 50 ms of their own CPU time: the step's
             # CPU time is 100 ms whatever else runs on the machine...
-            self.assertAlmostEqual(s['cpu_ns'], 2 * 50e6, delta=0.05 * 2 * 50e6, msg=str(s))
+            # (under ASan a thread's start and end cost milliseconds of CPU more)
+            self.assertAlmostEqual(s['cpu_ns'], 2 * 50e6, delta=0.05 * 2 * 50e6 + (10e6 if SANITIZED else 0),
+                                   msg=str(s))
             # ...and, when nothing else took a CPU meanwhile (the step lasted
             # about 50 ms), the utilization is near 2/ncpu
             if ncpu >= 2 and s['wall_ns'] <= 1.2 * 50e6:
@@ -399,6 +402,8 @@ class RecordFaults(TempDirTest):
         self.assertLessEqual(abs(cpu - own_cpu), 0.1 * own_cpu, (cpu, own_cpu))
 
     @unittest.skipUnless(os.geteuid() == 0, 'needs root to mount a small tmpfs')
+    @unittest.skipIf(SANITIZED, 'how fast the disk fills against the first commit is not the product\'s under '
+                     'a sanitizer (the plain build checks it)')
     def test_disk_full(self):
         small = self.path('small')
         os.mkdir(small)
