@@ -527,6 +527,8 @@ class RecordRing(TempDirTest):
         self.assertNotIn('records_lost', kinds)
         self.assertEqual(len([k for k in kinds if k in self.MISUSE]), 8, kinds)
 
+    @unittest.skipIf(SANITIZED, 'drain speed is not the product\'s under a sanitizer (the plain build checks '
+                     'the rate): ASan\'s recorder lost 700-1200 of 100,000 records a second on this VM')
     def test_sustained_rate_without_loss(self):
         db = self.path('run.sqlite')
         # 100,000 boundaries per second for 1 s (the 200k/s figure is a benchmark)
