@@ -21,6 +21,10 @@ static const struct analysis analyses[] = {
 	{ "events", "per step: every hardware and -e event, raw and scaled", 0 },
 	{ "intervals", "the counters over time, every -I ms (like perf stat -I): CPUs busy, switches, faults, IPC, FLOPs, HFU", 0 },
 	{ "peaks", "every peak known for the run, spec and measured, and which one is used", 0 },
+	{ "job", "a job of several ranks (several --db): common steps, job MFU, slowest rank, stragglers", 1 },
+	{ "ranks", "per rank of a job: steps, mean step time, times slowest and straggler, its own MFU", 0 },
+	{ "job_steps", "per step of a job: each rank matched by step index, slowest rank, max/median, job MFU", 0 },
+	{ "job_notes", "a job's notes: the merge's (step counts, ranks), the ranks' own, the job's peak", 0 },
 };
 
 const struct analysis *analysis_all(size_t *count)

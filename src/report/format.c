@@ -68,6 +68,7 @@ static const struct column_style column_styles[] = {
 	{ "hfu", "HFU %", STYLE_UTIL },
 	{ "mbu", "MBU %", STYLE_UTIL },
 	{ "e2e_mfu", "e2e MFU %", STYLE_UTIL },
+	{ "job_mfu", "job MFU %", STYLE_UTIL },
 	{ "dram_bw_util", "DRAM BW %", STYLE_UTIL },
 	{ "compute_efficiency", "compute eff %", STYLE_UTIL },
 	/* fractions without a suffix */
@@ -86,6 +87,11 @@ static const struct column_style column_styles[] = {
 	{ "ai_model", "AI model FLOP/B", STYLE_RATIO },
 	{ "ai_hw", "AI HW FLOP/B", STYLE_RATIO },
 	{ "ratio_to_spec", "vs spec", STYLE_RATIO },
+	{ "spread", "max/median", STYLE_RATIO },
+	{ "mean_spread", "mean max/median", STYLE_RATIO },
+	{ "max_spread", "max max/median", STYLE_RATIO },
+	{ "straggler_threshold", "straggler threshold %", STYLE_PCT },
+	{ "job_peak_flops", "job peak FLOP/s", STYLE_ENG },
 	/* rates and amounts the name does not say */
 	{ "peak_flops", "peak FLOP/s", STYLE_ENG },
 	{ "peak_source", "peak FLOP/s source", STYLE_TEXT },
@@ -120,6 +126,9 @@ static const struct column_style column_styles[] = {
 	{ "name", NULL, STYLE_TEXT },
 	{ "unit", NULL, STYLE_TEXT },
 	{ "verdict", NULL, STYLE_TEXT },
+	{ "stragglers", NULL, STYLE_TEXT },
+	{ "host", NULL, STYLE_TEXT },
+	{ "path", NULL, STYLE_TEXT },
 };
 
 /* The header of column @name by the rules, into @buf; returns its style. */

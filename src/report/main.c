@@ -4,6 +4,8 @@
 #include "diff.h"
 #include "format.h"
 #include "html.h"
+#include "job.h"
+#include "merge.h"
 #include "suggest.h"
 #include "trace.h"
 #include "util.h"
@@ -66,11 +68,17 @@ static void usage(FILE *out)
 		"       " PROG " [--db FILE] --trace FILE\n"
 		"       " PROG " --diff BASE NEW [--format FORMAT] [--skip-steps N]\n"
 		"       " PROG " [--db FILE] [--skip-steps N] [-q] --html FILE\n"
+		"       " PROG " --db 'run.*.sqlite' [--db FILE...] [--straggler-threshold PCT]\n"
+		"                  [--rank N] [SECTION...]\n"
+		"       " PROG " merge -o FILE DB...\n"
 		"       " PROG " --list | --sql SECTION | --help | --version\n"
 		"\n"
 		"Print the MFU report of a run recorded by mfu-record.\n"
 		"\n"
-		"  -d, --db FILE        the run database (default run.sqlite)\n"
+		"  -d, --db FILE        the run database (default run.sqlite); several --db or a\n"
+		"                       quoted glob ('run.*.sqlite'): the ranks of a job,\n"
+		"                       merged by step index (summary and notes show the job,\n"
+		"                       other sections the slowest rank; docs/ranks.md)\n"
 		"  -f, --format FORMAT  " FORMAT_NAMES " (default table)\n"
 		"  -k, --skip-steps N   leave out the first N complete steps (warm-up)\n"
 		"                       everywhere: their phases, samples and gaps too;\n"
@@ -82,6 +90,14 @@ static void usage(FILE *out)
 		"  -s, --sql SECTION    print the SQL behind SECTION, to run or adapt:\n"
 		"                         " PROG " --sql steps > steps.sql\n"
 		"                         sqlite3 -header -column run.sqlite < steps.sql\n"
+		"      --straggler-threshold PCT\n"
+		"                       several --db: a rank is a straggler in a step when its\n"
+		"                       step time is more than PCT%% above the ranks' median\n"
+		"                       (default 10)\n"
+		"      --rank N         several --db: per-run sections (steps, breakdown...)\n"
+		"                       read rank N (default: the slowest in the most steps)\n"
+		"  merge -o FILE DB...  write the ranks' databases merged into FILE, with a\n"
+		"                       rank column, for SQL (" PROG " merge --help)\n"
 		"      --trace FILE     write the run as Chrome trace-event JSON to FILE ('-':\n"
 		"                       stdout) instead of a report, for ui.perfetto.dev:\n"
 		"                       steps, phases, off-CPU gaps, counters, samples\n"
@@ -268,6 +284,11 @@ struct request {
 	const char *trace;               /* --trace FILE */
 	const char *diff_base, *diff_new; /* --diff BASE NEW */
 	int db_given, format_given;
+	const char **db_args;            /* every --db, in order */
+	size_t ndb;
+	double threshold;                /* --straggler-threshold, a fraction */
+	int threshold_given, rank_given, rank; /* --rank N */
+	struct job *job;                 /* several databases: the job */
 };
 
 /* The long options without a short one. */
@@ -275,6 +296,8 @@ enum {
 	OPT_TRACE = 256,
 	OPT_DIFF,
 	OPT_HTML,
+	OPT_STRAGGLER,
+	OPT_RANK,
 };
 
 /* Parse the options into @r. Returns -1 to go on, else the exit status
@@ -291,18 +314,38 @@ static int parse_options(int argc, char **argv, struct request *r)
 		{ "trace", required_argument, NULL, OPT_TRACE },
 		{ "diff", required_argument, NULL, OPT_DIFF },
 		{ "html", required_argument, NULL, OPT_HTML },
+		{ "straggler-threshold", required_argument, NULL, OPT_STRAGGLER },
+		{ "rank", required_argument, NULL, OPT_RANK },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const char **db_args; /* static: reachable to the end */
 	int opt;
 
+	db_args = calloc((size_t)argc + 1, sizeof(*db_args));
+	if (!db_args) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return EXIT_DATA;
+	}
+	r->db_args = db_args;
+	r->threshold = MERGE_THRESHOLD_DEFAULT;
 	r->path = "run.sqlite";
 	r->format_name = "table";
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":d:f:k:lqs:hV", options, NULL)) != -1) {
 		switch (opt) {
-		case 'd': r->path = optarg; r->db_given = 1; break;
+		case 'd': r->db_args[r->ndb++] = r->path = optarg; r->db_given = 1; break;
+		case OPT_STRAGGLER:
+			if (merge_parse_threshold(optarg, &r->threshold))
+				return bad_usage("--straggler-threshold '%s': expected a percentage from 0 to 1000", optarg);
+			r->threshold_given = 1;
+			break;
+		case OPT_RANK:
+			if (safe_atoi(optarg, &r->rank) != 0 || r->rank < 0)
+				return bad_usage("--rank '%s': expected a rank, 0 or more", optarg);
+			r->rank_given = 1;
+			break;
 		case 'k':
 			if (safe_atoi(optarg, &r->skip) != 0 || r->skip < 0)
 				return bad_usage("--skip-steps '%s': expected a number of steps, 0 or more", optarg);
@@ -324,6 +367,17 @@ static int parse_options(int argc, char **argv, struct request *r)
 		return bad_usage("unknown format '%s' (formats: " FORMAT_NAMES ")", r->format_name);
 	if (!*r->path)
 		return bad_usage("the database name is empty");
+	if (r->ndb == 0)
+		r->db_args[r->ndb++] = r->path;
+	if (r->ndb > 1 || strpbrk(r->path, "*?[")) {
+		for (size_t i = 0; i < r->ndb; i++)
+			if (!*r->db_args[i])
+				return bad_usage("the database name is empty");
+		if (r->trace || r->html)
+			return bad_usage("%s draws one run: give one database (each rank's: " PROG
+					 " --db run.0.sqlite %s ...; the job: " PROG " --db 'run.*.sqlite')",
+					 r->trace ? "--trace" : "--html", r->trace ? "--trace" : "--html");
+	}
 	return -1;
 }
 
@@ -460,26 +514,31 @@ static int write_sections(const struct request *r, sqlite3 *db, struct format *f
 
 	for (size_t i = 0; i < r->nsections; i++) {
 		const struct analysis *a = r->sections[i];
+		const char *path = r->path, *who = NULL;
 
+		if (r->job)
+			a = job_section(r->job, a, &db, &path, &who);
 		if (format_is_human(r->kind)) {
 			char *verdict = NULL;
 			rc = analysis_verdict(a, db, &verdict, err, sizeof(err));
+			if (!rc && who)
+				rc = job_verdict_line(who, &verdict);
 			if (!rc)
 				rc = format_set_verdict(fmt, verdict);
 			free(verdict);
 			if (rc) {
-				db_error(db, r->path, a->name, rc == -ENOMEM ? "out of memory" : err);
+				db_error(db, path, a->name, rc == -ENOMEM ? "out of memory" : err);
 				return -1;
 			}
 		}
 		rc = analysis_prepare(a, db, &stmt, err, sizeof(err));
 		if (!rc)
-			rc = format_section(fmt, a->name, stmt, a->single_row, err, sizeof(err));
+			rc = format_section(fmt, r->sections[i]->name, stmt, a->single_row, err, sizeof(err));
 		sqlite3_finalize(stmt);
 		stmt = NULL;
 		if (rc) {
 			if (rc == -EIO || rc == -EINVAL || rc == -ENOENT)
-				db_error(db, r->path, a->name, err);
+				db_error(db, path, a->name, err);
 			else
 				fprintf(stderr, PROG ": %s: %s\n", a->name, strerror(-rc));
 			return -1;
@@ -493,21 +552,23 @@ static int write_sections(const struct request *r, sqlite3 *db, struct format *f
  * for csv and json; then the end of the output. 0, or -1 once said. */
 static int write_notes(const struct request *r, sqlite3 *db, struct format *fmt)
 {
-	const struct analysis *notes = analysis_find("notes");
+	const struct analysis *notes = analysis_find(r->job ? "job_notes" : "notes");
 	sqlite3_stmt *stmt = NULL;
 	int with_summary = 0, with_notes = 0, rc = 0, human = format_is_human(r->kind);
 	char err[1024];
 
 	for (size_t i = 0; i < r->nsections; i++) {
-		with_summary |= strcmp(r->sections[i]->name, "summary") == 0;
-		with_notes |= r->sections[i] == notes;
+		with_summary |= strcmp(r->sections[i]->name, "summary") == 0 || strcmp(r->sections[i]->name, "job") == 0;
+		with_notes |= r->sections[i] == notes || (r->job && strcmp(r->sections[i]->name, "notes") == 0);
 	}
+	if (r->job)
+		db = job_db(r->job);
 	if (!(human && with_notes)) {
 		rc = analysis_prepare(notes, db, &stmt, err, sizeof(err));
 		if (!rc && human)
 			rc = format_notes(fmt, stmt, !with_summary, err, sizeof(err));
 		if (rc) {
-			db_error(db, r->path, "notes", err);
+			db_error(db, r->job ? job_name(r->job) : r->path, "notes", err);
 			goto fail;
 		}
 	}
@@ -530,6 +591,66 @@ fail:
 	return -1;
 }
 
+static int open_run(const struct request *r, const char *path, sqlite3 **db);
+
+static int open_rank(void *ctx, const char *path, sqlite3 **db)
+{
+	return open_run(ctx, path, db);
+}
+
+/* Several databases (or a pattern), or a job section asked for. */
+static int wants_job(const struct request *r)
+{
+	int yes = r->ndb > 1 || strpbrk(r->path, "*?[") != NULL;
+
+	for (size_t i = 0; i < r->nsections; i++)
+		yes |= job_is_job_section(r->sections[i]);
+	return yes;
+}
+
+/* Several databases, a merged one, or a job section asked for: the report
+ * of the job (job.h). Returns the exit status. */
+static int job_report(const struct request *r)
+{
+	struct job_options o = { r->threshold, r->threshold_given, r->rank_given, r->rank };
+	struct request jr = *r;
+	struct format *fmt = NULL;
+	char **paths = NULL, err[1024];
+	size_t n = 0;
+	int rc, ret = EXIT_DATA;
+
+	rc = merge_expand(r->db_args, r->ndb, &paths, &n, err, sizeof(err));
+	if (!rc)
+		rc = job_open(&jr.job, paths, n, open_rank, (void *)r, &o, err, sizeof(err));
+	if (rc) {
+		if (rc != -ECANCELED)
+			fprintf(stderr, PROG ": %s\n", err);
+		return rc == -EEXIST || rc == -ERANGE ? EXIT_USAGE : EXIT_DATA;
+	}
+	for (size_t i = 0; i < r->nsections; i++) {
+		sqlite3 *db;
+		const char *path, *who;
+
+		job_section(jr.job, r->sections[i], &db, &path, &who);
+		if (!db) {
+			fprintf(stderr, PROG ": %s is a merged database: the %s section reads a rank's own database "
+				"(" PROG " --db 'run.*.sqlite' %s)\n", path, r->sections[i]->name, r->sections[i]->name);
+			ret = EXIT_USAGE;
+			goto out;
+		}
+	}
+	if (format_new(r->kind, stdout, r->nsections, &fmt)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		goto out;
+	}
+	if (write_sections(&jr, NULL, fmt) == 0 && write_notes(&jr, NULL, fmt) == 0)
+		ret = 0;
+out:
+	format_free(fmt);
+	job_free(jr.job);
+	return ret;
+}
+
 /* Open the database and write the report. Returns the exit status. */
 static int report(const struct request *r)
 {
@@ -537,6 +658,9 @@ static int report(const struct request *r)
 	sqlite3 *db = NULL;
 	char err[1024];
 	int ret = EXIT_DATA;
+
+	if (!r->html && wants_job(r))
+		return job_report(r);
 
 	if (db_open_readonly(r->path, &db, err, sizeof(err))) {
 		fprintf(stderr, PROG ": %s\n", err);
@@ -558,6 +682,19 @@ static int report(const struct request *r)
 	if (db_exec(db, "PRAGMA query_only = 1; BEGIN", err, sizeof(err))) {
 		db_error(db, r->path, "cannot read", err);
 		goto out;
+	}
+	if (merge_is_merged(db)) {
+		/* written by mfu-report merge: the job's report */
+		if (r->html || r->skip > 0) {
+			fprintf(stderr, PROG ": %s is a merged database: %s reads the ranks' own databases ("
+				PROG " --db 'run.*.sqlite' %s)\n", r->path, r->html ? "--html" : "--skip-steps",
+				r->html ? "--html" : "--skip-steps N");
+			ret = EXIT_USAGE;
+			goto out;
+		}
+		sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+		sqlite3_close(db);
+		return job_report(r);
 	}
 	if (r->html) {
 		struct html_info info = { .db_path = r->path, .skip_steps = r->skip, .quiet = r->quiet };
@@ -626,6 +763,11 @@ static int write_trace(const struct request *r)
 	/* the database first: a bad one leaves an existing trace file alone */
 	if (open_run(r, r->path, &db))
 		goto out;
+	if (merge_is_merged(db)) {
+		fprintf(stderr, PROG ": %s is a merged database: --trace draws one rank's run from its own "
+			"database (" PROG " --db run.0.sqlite --trace FILE)\n", r->path);
+		goto out;
+	}
 	out = to_stdout ? stdout : fopen(r->trace, "w");
 	if (!out) {
 		fprintf(stderr, PROG ": %s: cannot write the trace: %s\n", name, strerror(errno));
@@ -706,6 +848,8 @@ int main(int argc, char **argv)
 	/* One thread uses SQLite here: no mutex around every sqlite3_column_*
 	 * call (8% of a 1M-step csv report). Must precede any other call. */
 	sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
+	if (argc > 1 && strcmp(argv[1], "merge") == 0)
+		return job_merge_main(argc - 1, argv + 1);
 	rc = parse_options(argc, argv, &r);
 	if (rc >= 0)
 		return rc;

@@ -42,7 +42,7 @@ static void test_sections(void)
 	CHECK(analysis_find("nope") == NULL);
 	CHECK(analysis_find("") == NULL);
 	CHECK_STR(analysis_names(), "summary, steps, phases, notes, breakdown, phase_breakdown, gaps, dispatch, "
-				    "waterfall, events, intervals, peaks");
+				    "waterfall, events, intervals, peaks, job, ranks, job_steps, job_notes");
 	for (size_t i = 0; i < n; i++)
 		CHECK(analysis_sql(&all[i]) != NULL);
 	/* and every compiled-in analysis is a section */

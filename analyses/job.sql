@@ -1,0 +1,107 @@
+-- job: one row for a job of several ranks (what the summary section shows
+-- when mfu-report reads several databases), over the steps every rank
+-- completed, matched by step index (job_steps):
+--   ranks            ranks merged; world_size the job's own count (NULL
+--                    outside mpirun/srun, or when the ranks disagree)
+--   steps            the steps every rank completed (the common steps)
+--   wall_ms          the job's time in them: per step the slowest rank's
+--                    time, summed (ms); mean_step_ms per step
+--   mfu              the ranks' MFU at their own pace: sum over ranks and
+--                    steps of flops / sum of (wall x the rank's peak)
+--   job_mfu          at the slowest rank's pace: sum over steps of the
+--                    ranks' flops / sum over steps of (the slowest rank's
+--                    wall x the sum of the ranks' peaks), over the steps
+--                    where every rank has an MFU numerator and a peak; NULL
+--                    if none (docs/metrics.md, "Jobs of several ranks")
+--   peak_flops       the ranks' peaks summed (FLOP/s); peak_source the
+--                    source they share, or 'mixed: ...'; peak_bw likewise
+--   job_flops        the ranks' MFU numerators summed over the steps
+--   mean_spread, max_spread   the steps' max/median step time
+--   slowest_rank     the rank that was the slowest in the most steps
+--                    (ties: the longer total time, then the lower rank);
+--                    slowest_steps in how many
+--   stragglers       the ranks that were stragglers (step time more than
+--                    straggler_threshold above the step's median) and in
+--                    how many steps, most often first; straggler_steps the
+--                    steps with at least one straggler
+--   rank_steps_min, rank_steps_max   the fewest and most complete steps of
+--                    a rank; left_out_steps the ranks' complete steps
+--                    outside the common ones (summed over the ranks)
+--
+-- Run by hand: sqlite3 -header -column job.sqlite < analyses/job.sql
+WITH
+thr AS (SELECT coalesce((SELECT value FROM job_setting WHERE name = 'straggler_threshold'), 0.10) AS t),
+nr AS (SELECT count(*) AS n FROM job_rank),
+-- the steps every rank completed, matched by step index
+common AS (SELECT step FROM step WHERE complete = 1 GROUP BY step HAVING count(*) = (SELECT n FROM nr)),
+-- each rank's time in each common step, ranked within the step (up: from
+-- the fastest, down: from the slowest; ties by rank)
+cs AS MATERIALIZED (
+  SELECT s.rank, s.step, s.wall_ns, s.flops, r.peak_flops,
+         row_number() OVER (PARTITION BY s.step ORDER BY s.wall_ns, s.rank) AS up,
+         row_number() OVER (PARTITION BY s.step ORDER BY s.wall_ns DESC, s.rank) AS down
+  FROM step AS s JOIN run AS r ON r.rank = s.rank
+  WHERE s.complete = 1 AND s.step IN (SELECT step FROM common)),
+-- the median of the ranks' times in each step (the mean of the two middle
+-- ones for an even number of ranks)
+med AS MATERIALIZED (
+  SELECT cs.step, avg(cs.wall_ns) AS median_ns FROM cs CROSS JOIN nr
+  WHERE cs.up IN ((nr.n + 1) / 2, (nr.n + 2) / 2) GROUP BY cs.step),
+-- straggler: more than the threshold slower than the step's median
+fl AS MATERIALIZED (
+  SELECT cs.*, med.median_ns, cs.wall_ns > med.median_ns * (1 + thr.t) AS straggler
+  FROM cs JOIN med ON med.step = cs.step CROSS JOIN thr),
+per AS MATERIALIZED (
+  SELECT step, max(wall_ns) AS max_ns, max(median_ns) AS median_ns, sum(straggler) AS nstraggler,
+         count(flops) = count(*) AND count(peak_flops) = count(*) AS known,
+         sum(flops) AS flops, sum(peak_flops) AS peak
+  FROM fl GROUP BY step),
+byrank AS (
+  SELECT rank, sum(down = 1) AS slowest, sum(straggler) AS straggler, sum(wall_ns) AS wall_ns
+  FROM fl GROUP BY rank),
+own AS (SELECT jr.rank, (SELECT count(*) FROM step AS s WHERE s.rank = jr.rank AND s.complete = 1) AS steps
+        FROM job_rank AS jr),
+rr AS (SELECT count(*) AS n,
+              CASE WHEN count(peak_flops) = count(*) THEN sum(peak_flops) END AS peak_flops,
+              CASE WHEN count(peak_bw) = count(*) THEN sum(peak_bw) END AS peak_bw,
+              CASE WHEN count(DISTINCT peak_flops_source) = 1 THEN max(peak_flops_source)
+                   WHEN count(DISTINCT peak_flops_source) > 1
+                   THEN 'mixed: ' || group_concat(DISTINCT peak_flops_source) END AS peak_source,
+              CASE WHEN count(DISTINCT peak_bw_source) = 1 THEN max(peak_bw_source)
+                   WHEN count(DISTINCT peak_bw_source) > 1
+                   THEN 'mixed: ' || group_concat(DISTINCT peak_bw_source) END AS peak_bw_source,
+              CASE WHEN count(DISTINCT dtype) = 1 THEN max(dtype) ELSE 'mixed' END AS dtype,
+              CASE WHEN count(DISTINCT world_size) = 1 AND count(world_size) = count(*) THEN max(world_size) END
+                                                             AS world_size,
+              count(DISTINCT host)                           AS hosts
+       FROM run)
+SELECT
+  rr.n                                                         AS ranks,
+  (SELECT count(*) FROM per)                                   AS steps,
+  (SELECT sum(max_ns) FROM per) / 1e6                          AS wall_ms,
+  (SELECT sum(CASE WHEN peak_flops IS NOT NULL THEN flops END)
+          / sum(CASE WHEN flops IS NOT NULL AND peak_flops IS NOT NULL THEN wall_ns / 1e9 * peak_flops END)
+   FROM fl)                                                    AS mfu,
+  rr.peak_flops                                                AS peak_flops,
+  rr.peak_source                                               AS peak_source,
+  rr.peak_bw                                                   AS peak_bw,
+  rr.dtype                                                     AS dtype,
+  (SELECT sum(CASE WHEN known THEN flops END) / sum(CASE WHEN known THEN max_ns / 1e9 * peak END)
+   FROM per)                                                   AS job_mfu,
+  (SELECT CASE WHEN count(*) > 0 AND sum(known) = count(*) THEN sum(flops) END FROM per) AS job_flops,
+  (SELECT avg(max_ns) FROM per) / 1e6                          AS mean_step_ms,
+  (SELECT avg(max_ns * 1.0 / nullif(median_ns, 0)) FROM per)   AS mean_spread,
+  (SELECT max(max_ns * 1.0 / nullif(median_ns, 0)) FROM per)   AS max_spread,
+  (SELECT rank FROM byrank ORDER BY slowest DESC, wall_ns DESC, rank LIMIT 1) AS slowest_rank,
+  (SELECT slowest FROM byrank ORDER BY slowest DESC, wall_ns DESC, rank LIMIT 1) AS slowest_steps,
+  (SELECT group_concat(rank || ' (' || straggler || ')', ', ')
+   FROM (SELECT * FROM byrank WHERE straggler > 0 ORDER BY straggler DESC, rank)) AS stragglers,
+  (SELECT count(*) FROM per WHERE nstraggler > 0)              AS straggler_steps,
+  (SELECT t FROM thr)                                          AS straggler_threshold,
+  (SELECT min(steps) FROM own)                                 AS rank_steps_min,
+  (SELECT max(steps) FROM own)                                 AS rank_steps_max,
+  (SELECT sum(steps) FROM own) - rr.n * (SELECT count(*) FROM per) AS left_out_steps,
+  rr.world_size                                                AS world_size,
+  rr.hosts                                                     AS hosts,
+  rr.peak_bw_source                                            AS peak_bw_source
+FROM rr;

@@ -1,0 +1,84 @@
+-- job_notes: what a reader of a job merged from several ranks should know
+-- (what the notes section shows when mfu-report reads several databases),
+-- one line each, with the columns of the notes section (kind, text,
+-- missing, alert):
+--   merge_*          the merge's own notes (note rows with rank NULL):
+--                    ranks taken from the databases' positions, different
+--                    step counts (the job sections cover the common steps
+--                    only), different arguments or jobs, fewer ranks than
+--                    the job's world size
+--   the ranks' notes the note table of every rank, each text once with
+--                    the ranks that have it ("every rank: ...")
+--   job_peak         the peak job_mfu divides by: the ranks' peaks summed
+--   job_mfu          why the job MFU is unknown (ranks without an MFU
+--                    numerator or a peak)
+--   impossible       a step's job MFU above 100% (alert)
+--   dtype            the ranks' peaks are for different dtypes (alert)
+--
+-- Run by hand: sqlite3 -header -column job.sqlite < analyses/job_notes.sql
+WITH
+thr AS (SELECT coalesce((SELECT value FROM job_setting WHERE name = 'straggler_threshold'), 0.10) AS t),
+nr AS (SELECT count(*) AS n FROM job_rank),
+-- the steps every rank completed, matched by step index
+common AS (SELECT step FROM step WHERE complete = 1 GROUP BY step HAVING count(*) = (SELECT n FROM nr)),
+-- each rank's time in each common step, ranked within the step (up: from
+-- the fastest, down: from the slowest; ties by rank)
+cs AS MATERIALIZED (
+  SELECT s.rank, s.step, s.wall_ns, s.flops, r.peak_flops,
+         row_number() OVER (PARTITION BY s.step ORDER BY s.wall_ns, s.rank) AS up,
+         row_number() OVER (PARTITION BY s.step ORDER BY s.wall_ns DESC, s.rank) AS down
+  FROM step AS s JOIN run AS r ON r.rank = s.rank
+  WHERE s.complete = 1 AND s.step IN (SELECT step FROM common)),
+-- the median of the ranks' times in each step (the mean of the two middle
+-- ones for an even number of ranks)
+med AS MATERIALIZED (
+  SELECT cs.step, avg(cs.wall_ns) AS median_ns FROM cs CROSS JOIN nr
+  WHERE cs.up IN ((nr.n + 1) / 2, (nr.n + 2) / 2) GROUP BY cs.step),
+-- straggler: more than the threshold slower than the step's median
+fl AS MATERIALIZED (
+  SELECT cs.*, med.median_ns, cs.wall_ns > med.median_ns * (1 + thr.t) AS straggler
+  FROM cs JOIN med ON med.step = cs.step CROSS JOIN thr),
+per AS (SELECT step, CASE WHEN count(flops) = count(*) AND count(peak_flops) = count(*)
+                          THEN sum(flops) / (max(wall_ns) / 1e9 * sum(peak_flops)) END AS job_mfu
+        FROM fl GROUP BY step),
+rn AS (SELECT n FROM nr),
+lines(ord, sub, kind, text, missing, alert) AS (
+  SELECT 1, coalesce(id, 0), kind, text, 1, 0 FROM note WHERE rank IS NULL
+  UNION ALL
+  SELECT 2, min(rank) * 1000000 + min(coalesce(id, 0)), kind,
+         CASE WHEN count(*) = (SELECT n FROM rn) AND count(*) > 1 THEN 'every rank: '
+              WHEN count(*) = 1 THEN 'rank ' || group_concat(rank, ', ') || ': '
+              ELSE 'ranks ' || group_concat(rank, ', ') || ': ' END || text, 1, 0
+  FROM (SELECT * FROM note WHERE rank IS NOT NULL ORDER BY rank, id)
+  GROUP BY kind, text
+  UNION ALL
+  SELECT 3, 0, 'job_peak',
+         CASE WHEN count(peak_flops) = count(*)
+              THEN 'job_mfu divides by the ranks'' ' || max(dtype) || ' peaks summed: '
+                   || printf('%.4g G', sum(peak_flops) / 1e9) || 'FLOP/s for ' || count(*)
+                   || CASE WHEN count(*) = 1 THEN ' rank' ELSE ' ranks' END
+              ELSE 'job_mfu is unknown: no FLOP/s peak is known for rank'
+                   || CASE WHEN count(*) - count(peak_flops) > 1 THEN 's ' ELSE ' ' END
+                   || (SELECT group_concat(rank, ', ') FROM run WHERE peak_flops IS NULL) END,
+         count(peak_flops) < count(*), 0
+  FROM run
+  UNION ALL
+  SELECT 4, 0, 'job_mfu',
+         'job_mfu is unknown in ' || count(*) || ' of ' || (SELECT count(*) FROM per)
+         || ' steps: a rank declared no model FLOPs (and had no library FLOPs) there (rank'
+         || CASE WHEN (SELECT count(DISTINCT rank) FROM fl WHERE flops IS NULL) > 1 THEN 's ' ELSE ' ' END
+         || (SELECT group_concat(rank, ', ') FROM (SELECT DISTINCT rank FROM fl WHERE flops IS NULL ORDER BY rank))
+         || ')', 1, 0
+  FROM per WHERE job_mfu IS NULL HAVING count(*) > 0 AND (SELECT count(peak_flops) = count(*) FROM run)
+  UNION ALL
+  SELECT 5, 0, 'impossible',
+         count(*) || ' steps have a job MFU above 100% (up to ' || printf('%.1f%%', 100 * max(job_mfu))
+         || '): a peak too low or model FLOPs declared too high', 0, 1
+  FROM per WHERE job_mfu > 1 HAVING count(*) > 0
+  UNION ALL
+  SELECT 6, 0, 'dtype',
+         'the ranks'' peaks are for different dtypes (' || group_concat(DISTINCT dtype)
+         || '): their sum adds unlike numbers', 0, 1
+  FROM run HAVING count(DISTINCT dtype) > 1
+)
+SELECT kind, text, missing, alert FROM lines ORDER BY ord, sub;

@@ -1,0 +1,24 @@
+-- job_verdict: the line above the job summary for people: the common
+-- steps, the slowest rank, the stragglers and the job MFU. The at-sign-
+-- wrapped name stands for analyses/job.sql.
+SELECT CASE WHEN j.steps IS NULL OR j.steps = 0 THEN
+         j.ranks || CASE WHEN j.ranks = 1 THEN ' rank' ELSE ' ranks' END
+         || ', no step completed by every rank: nothing to compare.'
+       ELSE
+         j.ranks || CASE WHEN j.ranks = 1 THEN ' rank, ' ELSE ' ranks, ' END
+         || j.steps || CASE WHEN j.steps = 1 THEN ' common step' ELSE ' common steps' END
+         || ': the slowest rank was ' || j.slowest_rank || ' (in ' || j.slowest_steps || ' of ' || j.steps || ')'
+         || CASE WHEN j.stragglers IS NULL
+                 THEN '; no straggler (no rank more than ' || printf('%g', 100 * j.straggler_threshold)
+                      || '% above the median step time)'
+                 ELSE '; stragglers (more than ' || printf('%g', 100 * j.straggler_threshold)
+                      || '% above the median step time), rank (steps): ' || j.stragglers END
+         || CASE WHEN j.job_mfu IS NOT NULL
+                 THEN '; job MFU ' || printf('%.2f%%', 100 * j.job_mfu)
+                      || CASE WHEN j.mfu IS NOT NULL
+                              THEN ' (' || printf('%.2f%%', 100 * j.mfu) || ' at each rank''s own pace)'
+                              ELSE '' END
+                 ELSE '' END
+         || '.'
+       END
+FROM (@job@) AS j;

@@ -1,0 +1,58 @@
+-- ranks: one row per rank of a job merged from several databases (the
+-- rank from run.rank, or the database's position when the run had none:
+-- job_rank.rank_from). Over the steps every rank completed (job_steps):
+--   steps            the rank's own complete steps (all of them)
+--   common_steps     the steps every rank completed, which the rest cover
+--   mean_step_ms     the rank's mean step time (ms)
+--   mean_lag_ms      its mean step time minus the steps' median (ms; > 0:
+--                    slower than the typical rank)
+--   slowest_steps    in how many steps it was the slowest rank
+--   straggler_steps  in how many it was a straggler (more than the
+--                    threshold above the step's median; job_setting)
+--   mfu              its own MFU over those steps: sum(flops) /
+--                    (sum(wall) x its peak), at its own pace
+--   peak_flops, peak_source  the rank's peak (FLOP/s) and where it came from
+--
+-- Run by hand: sqlite3 -header -column job.sqlite < analyses/ranks.sql
+WITH
+thr AS (SELECT coalesce((SELECT value FROM job_setting WHERE name = 'straggler_threshold'), 0.10) AS t),
+nr AS (SELECT count(*) AS n FROM job_rank),
+-- the steps every rank completed, matched by step index
+common AS (SELECT step FROM step WHERE complete = 1 GROUP BY step HAVING count(*) = (SELECT n FROM nr)),
+-- each rank's time in each common step, ranked within the step (up: from
+-- the fastest, down: from the slowest; ties by rank)
+cs AS MATERIALIZED (
+  SELECT s.rank, s.step, s.wall_ns, s.flops, r.peak_flops,
+         row_number() OVER (PARTITION BY s.step ORDER BY s.wall_ns, s.rank) AS up,
+         row_number() OVER (PARTITION BY s.step ORDER BY s.wall_ns DESC, s.rank) AS down
+  FROM step AS s JOIN run AS r ON r.rank = s.rank
+  WHERE s.complete = 1 AND s.step IN (SELECT step FROM common)),
+-- the median of the ranks' times in each step (the mean of the two middle
+-- ones for an even number of ranks)
+med AS MATERIALIZED (
+  SELECT cs.step, avg(cs.wall_ns) AS median_ns FROM cs CROSS JOIN nr
+  WHERE cs.up IN ((nr.n + 1) / 2, (nr.n + 2) / 2) GROUP BY cs.step),
+-- straggler: more than the threshold slower than the step's median
+fl AS MATERIALIZED (
+  SELECT cs.*, med.median_ns, cs.wall_ns > med.median_ns * (1 + thr.t) AS straggler
+  FROM cs JOIN med ON med.step = cs.step CROSS JOIN thr),
+own AS (SELECT rank, count(*) AS steps FROM step WHERE complete = 1 GROUP BY rank)
+SELECT jr.rank                                            AS rank,
+       r.host                                             AS host,
+       coalesce(own.steps, 0)                             AS steps,
+       count(fl.step)                                     AS common_steps,
+       avg(fl.wall_ns) / 1e6                              AS mean_step_ms,
+       avg(fl.wall_ns - fl.median_ns) / 1e6               AS mean_lag_ms,
+       coalesce(sum(fl.down = 1), 0)                      AS slowest_steps,
+       coalesce(sum(fl.straggler), 0)                     AS straggler_steps,
+       sum(fl.flops) / (sum(CASE WHEN fl.flops IS NOT NULL THEN fl.wall_ns END) / 1e9 * r.peak_flops) AS mfu,
+       r.peak_flops                                       AS peak_flops,
+       r.peak_flops_source                                AS peak_source,
+       r.ncpu                                             AS ncpu,
+       jr.path                                            AS path
+FROM job_rank AS jr
+LEFT JOIN run AS r ON r.rank = jr.rank
+LEFT JOIN own ON own.rank = jr.rank
+LEFT JOIN fl ON fl.rank = jr.rank
+GROUP BY jr.rank
+ORDER BY jr.rank;

@@ -1,0 +1,609 @@
+#include "merge.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The per-run tables a merged database carries, each with a rank column.
+ * The samples, stacks, symbols and off-CPU intervals stay in the ranks'
+ * own databases (the breakdown of a rank reads them there). */
+static const char *const merged_tables[] = {
+	"run", "peak", "counter", "note", "anomaly", "step", "phase", "lib_call",
+};
+
+void merge_paths_free(char **paths, size_t n)
+{
+	for (size_t i = 0; paths && i < n; i++)
+		free(paths[i]);
+	free(paths);
+}
+
+static int add_path(char ***paths, size_t *n, size_t *cap, const char *p)
+{
+	char *copy = strdup(p);
+
+	if (!copy || array_grow(paths, cap, *n + 1, sizeof(**paths))) {
+		free(copy);
+		return -ENOMEM;
+	}
+	(*paths)[(*n)++] = copy;
+	return 0;
+}
+
+int merge_expand(const char *const *patterns, size_t n, char ***paths, size_t *npaths, char *err,
+		 size_t errlen)
+{
+	char **out = NULL;
+	size_t len = 0, cap = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < n && !rc; i++) {
+		glob_t g;
+		int grc;
+
+		if (!strpbrk(patterns[i], "*?[")) {
+			rc = add_path(&out, &len, &cap, patterns[i]);
+			continue;
+		}
+		memset(&g, 0, sizeof(g));
+		grc = glob(patterns[i], 0, NULL, &g);
+		if (grc == GLOB_NOMATCH) {
+			strbuf(err, errlen, "no database matches '%s'", patterns[i]);
+			rc = -ENOENT;
+		} else if (grc == GLOB_NOSPACE) {
+			rc = -ENOMEM;
+		} else if (grc != 0) {
+			strbuf(err, errlen, "'%s': cannot read a directory of the pattern", patterns[i]);
+			rc = -EIO;
+		}
+		for (size_t k = 0; !rc && k < g.gl_pathc; k++)
+			rc = add_path(&out, &len, &cap, g.gl_pathv[k]);
+		globfree(&g);
+	}
+	if (rc == -ENOMEM)
+		strbuf(err, errlen, "out of memory");
+	/* the same file twice would count its rank twice */
+	for (size_t i = 0; !rc && i < len; i++) {
+		struct stat a, b;
+
+		if (stat(out[i], &a) != 0)
+			continue; /* opening it says why */
+		for (size_t k = i + 1; k < len; k++) {
+			if (stat(out[k], &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+				strbuf(err, errlen, "'%s' and '%s' are the same file: each rank's database goes once",
+				       out[i], out[k]);
+				rc = -EEXIST;
+				break;
+			}
+		}
+	}
+	if (rc) {
+		merge_paths_free(out, len);
+		return rc;
+	}
+	*paths = out;
+	*npaths = len;
+	return 0;
+}
+
+/* PRAGMA user_version from the file's header (offset 60, big-endian), or
+ * -1 when the header cannot be read. */
+static long header_version(const char *path)
+{
+	unsigned char h[100];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t got = fd >= 0 ? read(fd, h, sizeof(h)) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (got != (ssize_t)sizeof(h) || memcmp(h, "SQLite format 3", 16) != 0)
+		return -1;
+	return (long)((uint32_t)h[60] << 24 | (uint32_t)h[61] << 16 | (uint32_t)h[62] << 8 | h[63]);
+}
+
+int merge_check_versions(char *const *paths, size_t n, char *err, size_t errlen)
+{
+	long first = -1;
+	size_t at = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		long v = header_version(paths[i]);
+
+		if (v < 0)
+			continue;
+		if (first < 0) {
+			first = v;
+			at = i;
+		} else if (v != first) {
+			strbuf(err, errlen,
+			       "cannot merge databases of different schema versions: %s has version %ld, %s has %ld "
+			       "(record every rank with the same mfu-record)",
+			       paths[at], first, paths[i], v);
+			return -EPROTO;
+		}
+	}
+	return 0;
+}
+
+int merge_is_merged(sqlite3 *db)
+{
+	sqlite3_stmt *st = NULL;
+	int yes = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'job_rank'", -1, &st,
+			       NULL) == SQLITE_OK)
+		yes = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return yes;
+}
+
+int merge_parse_threshold(const char *s, double *out)
+{
+	char buf[64];
+	size_t n = strlen(s);
+	double v;
+
+	if (n == 0 || n >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, n + 1);
+	if (buf[n - 1] == '%')
+		buf[--n] = '\0';
+	if (n == 0 || safe_atod(buf, &v) != 0 || !(v >= 0 && v <= 1000))
+		return -EINVAL;
+	*out = v / 100;
+	return 0;
+}
+
+/* What merge_write needs of each run. */
+struct run_info {
+	long long rank; /* from run.rank; has_rank 0: none */
+	int has_rank;
+	char *program, *command, *job_id;
+	long long world_size;
+	int has_world;
+};
+
+static void infos_free(struct run_info *ri, size_t n)
+{
+	for (size_t i = 0; ri && i < n; i++) {
+		free(ri[i].program);
+		free(ri[i].command);
+		free(ri[i].job_id);
+	}
+	free(ri);
+}
+
+static char *col_dup(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+	return t ? strdup((const char *)t) : NULL;
+}
+
+static int read_info(const struct merge_input *in, struct run_info *ri, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (merge_is_merged(in->db)) {
+		strbuf(err, errlen, "%s is a merged database (mfu-report merge): merge the ranks' own databases",
+		       in->path);
+		return -EINVAL;
+	}
+	if (sqlite3_prepare_v2(in->db,
+			       "SELECT rank, world_size, job_id, json_extract(command, '$[0]'), command FROM run WHERE id = 1",
+			       -1, &st, NULL) != SQLITE_OK) {
+		strbuf(err, errlen, "%s: %s", in->path, sqlite3_errmsg(in->db));
+		return -EIO;
+	}
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		strbuf(err, errlen, "%s: %s", in->path,
+		       rc == SQLITE_DONE ? "the run table has no row (the recording never started)" : sqlite3_errmsg(in->db));
+		sqlite3_finalize(st);
+		return rc == SQLITE_DONE ? -EINVAL : -EIO;
+	}
+	ri->has_rank = sqlite3_column_type(st, 0) != SQLITE_NULL;
+	ri->rank = sqlite3_column_int64(st, 0);
+	ri->has_world = sqlite3_column_type(st, 1) != SQLITE_NULL;
+	ri->world_size = sqlite3_column_int64(st, 1);
+	ri->job_id = col_dup(st, 2);
+	ri->program = col_dup(st, 3);
+	ri->command = col_dup(st, 4);
+	sqlite3_finalize(st);
+	if (!ri->program || !ri->command) {
+		strbuf(err, errlen, "%s: out of memory or no command in the run table", in->path);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int add_note(sqlite3 *out, const char *kind, const char *text, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = 0;
+
+	if (sqlite3_prepare_v2(out, "INSERT INTO note (rank, id, kind, text) VALUES (NULL, NULL, ?, ?)", -1, &st,
+			       NULL) != SQLITE_OK) {
+		strbuf(err, errlen, "%s", sqlite3_errmsg(out));
+		return -EIO;
+	}
+	sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		strbuf(err, errlen, "%s", sqlite3_errmsg(out));
+		rc = -EIO;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* The ranks of the runs into @rank: run.rank when all have distinct ones,
+ * else the positions. */
+static int choose_ranks(const struct merge_input *in, const struct run_info *ri, size_t n, long long *rank,
+			int *by_position, char *err, size_t errlen)
+{
+	size_t without = n;
+
+	*by_position = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!ri[i].has_rank) {
+			without = i;
+			break;
+		}
+	if (without < n) {
+		*by_position = 1;
+		for (size_t i = 0; i < n; i++)
+			rank[i] = (long long)i;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		rank[i] = ri[i].rank;
+	{
+		long long *sorted = malloc(n * sizeof(*sorted));
+
+		if (!sorted)
+			return -ENOMEM;
+		memcpy(sorted, rank, n * sizeof(*sorted));
+		qsort(sorted, n, sizeof(*sorted), cmp_ll);
+		for (size_t i = 1; i < n; i++) {
+			if (sorted[i] != sorted[i - 1])
+				continue;
+			size_t a = n, b = n;
+			for (size_t k = 0; k < n && b == n; k++) {
+				if (rank[k] != sorted[i])
+					continue;
+				if (a == n)
+					a = k;
+				else
+					b = k;
+			}
+			strbuf(err, errlen,
+			       "rank %lld is in both %s and %s: databases of different jobs or runs? "
+			       "(merge the ranks of one run)",
+			       sorted[i], in[a].path, in[b].path);
+			free(sorted);
+			return -EINVAL;
+		}
+		free(sorted);
+	}
+	return 0;
+}
+
+/* Notes on the runs as a whole: ranks by position, arguments, job ids,
+ * world size. */
+static int run_notes(sqlite3 *out, const struct merge_input *in, const struct run_info *ri, size_t n,
+		     int by_position, char *err, size_t errlen)
+{
+	char text[2048];
+	int rc = 0;
+
+	if (by_position) {
+		size_t i = 0;
+		while (ri[i].has_rank)
+			i++;
+		strbuf(text, sizeof(text),
+		       "%s has no rank (not recorded under mpirun or srun): the ranks are the databases' positions "
+		       "in the argument list, 0 to %zu (%s is rank 0)",
+		       in[i].path, n - 1, in[0].path);
+		rc = add_note(out, "merge_rank_position", text, err, errlen);
+	}
+	for (size_t i = 1; !rc && i < n; i++) {
+		if (strcmp(ri[i].command, ri[0].command) != 0) {
+			strbuf(text, sizeof(text), "the ranks ran %s with different arguments: %s ran %s, %s ran %s",
+			       ri[0].program, in[0].path, ri[0].command, in[i].path, ri[i].command);
+			rc = add_note(out, "merge_arguments", text, err, errlen);
+			break;
+		}
+	}
+	for (size_t i = 1; !rc && i < n; i++) {
+		if (ri[i].job_id && ri[0].job_id && strcmp(ri[i].job_id, ri[0].job_id) != 0) {
+			strbuf(text, sizeof(text), "the databases come from different jobs: %s of job %s, %s of job %s",
+			       in[0].path, ri[0].job_id, in[i].path, ri[i].job_id);
+			rc = add_note(out, "merge_jobs", text, err, errlen);
+			break;
+		}
+	}
+	if (!rc && ri[0].has_world && ri[0].world_size != (long long)n) {
+		strbuf(text, sizeof(text), "the job had %lld ranks and %zu %s merged: the job's numbers are for these only",
+		       ri[0].world_size, n, n == 1 ? "is" : "are");
+		rc = add_note(out, "merge_world_size", text, err, errlen);
+	}
+	return rc;
+}
+
+/* The column names of table @t in @db as "SELECT * FROM t" gives them. */
+static int create_table(sqlite3 *out, sqlite3 *db, const char *t, const char *path, char *err, size_t errlen)
+{
+	char sql[256], *ddl = NULL;
+	size_t len = 0, cap = 0;
+	sqlite3_stmt *st = NULL;
+	int rc = -EIO;
+
+	strbuf(sql, sizeof(sql), "SELECT * FROM \"%s\"", t);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		strbuf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+		return -EIO;
+	}
+	strbuf(sql, sizeof(sql), "CREATE TABLE main.\"%s\" (rank INTEGER", t);
+	if (buf_append(&ddl, &len, &cap, sql, strlen(sql)))
+		goto nomem;
+	for (int i = 0; i < sqlite3_column_count(st); i++) {
+		const char *name = sqlite3_column_name(st, i), *type = sqlite3_column_decltype(st, i);
+
+		if (!name || strcmp(name, "rank") == 0)
+			continue;
+		if (strchr(name, '"') || (type && strpbrk(type, "\"();"))) {
+			strbuf(err, errlen, "%s: unexpected column %s in table %s", path, name, t);
+			rc = -EINVAL;
+			goto out;
+		}
+		strbuf(sql, sizeof(sql), ", \"%s\" %s", name, type ? type : "");
+		if (buf_append(&ddl, &len, &cap, sql, strlen(sql)))
+			goto nomem;
+	}
+	if (buf_append(&ddl, &len, &cap, ")", 2))
+		goto nomem;
+	if (sqlite3_exec(out, ddl, NULL, NULL, NULL) != SQLITE_OK) {
+		strbuf(err, errlen, "%s", sqlite3_errmsg(out));
+		goto out;
+	}
+	rc = 0;
+	goto out;
+nomem:
+	strbuf(err, errlen, "out of memory");
+	rc = -ENOMEM;
+out:
+	sqlite3_finalize(st);
+	free(ddl);
+	return rc;
+}
+
+/* Copy table @t of @in into @out's, every row with @rank. */
+static int copy_table(sqlite3 *out, const struct merge_input *in, const char *t, long long rank, char *err,
+		      size_t errlen)
+{
+	char sql[256];
+	sqlite3_stmt *sel = NULL, *ins = NULL, *probe = NULL;
+	int rc = -EIO, ncol, nout, step;
+
+	strbuf(sql, sizeof(sql), "SELECT * FROM \"%s\"", t);
+	if (sqlite3_prepare_v2(in->db, sql, -1, &sel, NULL) != SQLITE_OK) {
+		strbuf(err, errlen, "%s: %s", in->path, sqlite3_errmsg(in->db));
+		goto out;
+	}
+	strbuf(sql, sizeof(sql), "SELECT * FROM main.\"%s\"", t);
+	if (sqlite3_prepare_v2(out, sql, -1, &probe, NULL) != SQLITE_OK) {
+		strbuf(err, errlen, "%s", sqlite3_errmsg(out));
+		goto out;
+	}
+	ncol = sqlite3_column_count(sel);
+	nout = sqlite3_column_count(probe);
+	/* same columns in the same order (the schema versions are equal) */
+	for (int i = 0, o = 1; i < ncol; i++) {
+		const char *name = sqlite3_column_name(sel, i);
+		if (name && strcmp(name, "rank") == 0)
+			continue;
+		if (o >= nout || !name || strcmp(name, sqlite3_column_name(probe, o)) != 0) {
+			strbuf(err, errlen, "%s: the columns of table %s differ from the first database's", in->path, t);
+			rc = -EINVAL;
+			goto out;
+		}
+		o++;
+	}
+	{
+		char *q = NULL;
+		size_t len = 0, cap = 0;
+		int bad = 0;
+
+		strbuf(sql, sizeof(sql), "INSERT INTO main.\"%s\" VALUES (?", t);
+		bad |= buf_append(&q, &len, &cap, sql, strlen(sql));
+		for (int o = 1; o < nout; o++)
+			bad |= buf_append(&q, &len, &cap, ", ?", 3);
+		bad |= buf_append(&q, &len, &cap, ")", 2);
+		if (bad) {
+			free(q);
+			strbuf(err, errlen, "out of memory");
+			rc = -ENOMEM;
+			goto out;
+		}
+		step = sqlite3_prepare_v2(out, q, -1, &ins, NULL);
+		free(q);
+		if (step != SQLITE_OK) {
+			strbuf(err, errlen, "%s", sqlite3_errmsg(out));
+			goto out;
+		}
+	}
+	while ((step = sqlite3_step(sel)) == SQLITE_ROW) {
+		int o = 1;
+
+		sqlite3_bind_int64(ins, 1, rank);
+		for (int i = 0; i < ncol; i++) {
+			const char *name = sqlite3_column_name(sel, i);
+			if (name && strcmp(name, "rank") == 0)
+				continue;
+			sqlite3_bind_value(ins, ++o, sqlite3_column_value(sel, i));
+		}
+		if (sqlite3_step(ins) != SQLITE_DONE) {
+			strbuf(err, errlen, "%s", sqlite3_errmsg(out));
+			goto out;
+		}
+		sqlite3_reset(ins);
+	}
+	if (step != SQLITE_DONE) {
+		strbuf(err, errlen, "%s: %s", in->path, sqlite3_errmsg(in->db));
+		goto out;
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(sel);
+	sqlite3_finalize(ins);
+	sqlite3_finalize(probe);
+	return rc;
+}
+
+/* Different numbers of complete steps: which ranks have how many, and
+ * what the job sections cover. */
+static const char step_counts_sql[] =
+	"WITH c AS (SELECT jr.rank, (SELECT count(*) FROM step s WHERE s.rank = jr.rank AND s.complete = 1) AS n\n"
+	"           FROM job_rank jr),\n"
+	"g AS (SELECT n, count(*) AS k, group_concat(rank, ', ') AS ranks FROM (SELECT * FROM c ORDER BY rank)\n"
+	"      GROUP BY n),\n"
+	"common AS (SELECT count(*) AS n FROM (SELECT step FROM step WHERE complete = 1 GROUP BY step\n"
+	"           HAVING count(*) = (SELECT count(*) FROM job_rank)))\n"
+	"SELECT 'the ranks completed different numbers of steps (' ||\n"
+	"       (SELECT group_concat(CASE WHEN k = 1 THEN 'rank ' ELSE 'ranks ' END || ranks || ': ' || n, '; ')\n"
+	"        FROM (SELECT * FROM g ORDER BY n DESC)) ||\n"
+	"       '): steps are matched by their index, and the job sections cover the ' || common.n ||\n"
+	"       ' steps that every rank completed; the others are left out of them'\n"
+	"FROM common WHERE (SELECT count(*) FROM g) > 1";
+
+static int step_count_note(sqlite3 *out, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = 0;
+
+	if (sqlite3_prepare_v2(out, step_counts_sql, -1, &st, NULL) != SQLITE_OK) {
+		strbuf(err, errlen, "%s", sqlite3_errmsg(out));
+		return -EIO;
+	}
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		rc = add_note(out, "merge_step_counts", (const char *)sqlite3_column_text(st, 0), err, errlen);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static const char job_tables_sql[] =
+	"CREATE TABLE main.job_rank (\n"
+	"  rank      INTEGER PRIMARY KEY,\n"
+	"  path      TEXT NOT NULL,   -- the rank's database as it was named to the merge\n"
+	"  rank_from TEXT NOT NULL    -- run.rank, or position (the run had no rank)\n"
+	");\n"
+	"CREATE TABLE main.job_setting (name TEXT PRIMARY KEY, value);\n";
+
+static const char job_indexes_sql[] =
+	"CREATE UNIQUE INDEX main.run_rank ON run(rank);\n"
+	"CREATE INDEX main.step_rank ON step(rank, step);\n"
+	"CREATE INDEX main.step_step ON step(step, rank);\n"
+	"CREATE INDEX main.phase_rank_step ON phase(rank, step);\n"
+	"CREATE INDEX main.phase_rank_name ON phase(rank, name);\n";
+
+int merge_write(sqlite3 *out, const struct merge_input *in, size_t n, double threshold, char *err,
+		size_t errlen)
+{
+	struct run_info *ri = calloc(n ? n : 1, sizeof(*ri));
+	long long *rank = calloc(n ? n : 1, sizeof(*rank));
+	sqlite3_stmt *st = NULL;
+	int rc = 0, by_position = 0, version = 0;
+	char sql[128];
+
+	if (!ri || !rank) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (n == 0) {
+		strbuf(err, errlen, "no database to merge");
+		rc = -EINVAL;
+		goto out;
+	}
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = read_info(&in[i], &ri[i], err, errlen);
+	for (size_t i = 1; i < n && !rc; i++) {
+		if (strcmp(ri[i].program, ri[0].program) != 0) {
+			strbuf(err, errlen, "cannot merge runs of different programs: %s ran %s, %s ran %s", in[0].path,
+			       ri[0].program, in[i].path, ri[i].program);
+			rc = -EINVAL;
+		}
+	}
+	if (!rc)
+		rc = choose_ranks(in, ri, n, rank, &by_position, err, errlen);
+	if (rc)
+		goto out;
+	if (sqlite3_prepare_v2(in[0].db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	st = NULL;
+	strbuf(sql, sizeof(sql), "PRAGMA main.user_version = %d; BEGIN", version);
+	if (sqlite3_exec(out, sql, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(out, job_tables_sql, NULL, NULL, NULL) != SQLITE_OK) {
+		strbuf(err, errlen, "%s", sqlite3_errmsg(out));
+		rc = -EIO;
+		goto out;
+	}
+	for (size_t t = 0; t < ARRAY_SIZE(merged_tables) && !rc; t++)
+		rc = create_table(out, in[0].db, merged_tables[t], in[0].path, err, errlen);
+	for (size_t i = 0; i < n && !rc; i++)
+		for (size_t t = 0; t < ARRAY_SIZE(merged_tables) && !rc; t++)
+			rc = copy_table(out, &in[i], merged_tables[t], rank[i], err, errlen);
+	if (rc)
+		goto out;
+	if (sqlite3_prepare_v2(out, "INSERT INTO main.job_rank VALUES (?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
+		goto sqlfail;
+	for (size_t i = 0; i < n; i++) {
+		sqlite3_bind_int64(st, 1, rank[i]);
+		sqlite3_bind_text(st, 2, in[i].path, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, by_position ? "position" : "run.rank", -1, SQLITE_STATIC);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			goto sqlfail;
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	/* the fraction as text the SQL reads back exactly */
+	strbuf(sql, sizeof(sql), "INSERT INTO main.job_setting VALUES ('straggler_threshold', %.17g)", threshold);
+	if (sqlite3_exec(out, sql, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(out, job_indexes_sql, NULL, NULL, NULL) != SQLITE_OK)
+		goto sqlfail;
+	rc = run_notes(out, in, ri, n, by_position, err, errlen);
+	if (!rc)
+		rc = step_count_note(out, err, errlen);
+	if (!rc && sqlite3_exec(out, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		goto sqlfail;
+	goto out;
+sqlfail:
+	strbuf(err, errlen, "%s", sqlite3_errmsg(out));
+	rc = -EIO;
+out:
+	if (rc == -ENOMEM)
+		strbuf(err, errlen, "out of memory");
+	if (rc)
+		sqlite3_exec(out, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_finalize(st);
+	infos_free(ri, n);
+	free(rank);
+	return rc;
+}

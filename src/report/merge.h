@@ -1,0 +1,60 @@
+/* Merging the ranks of a job: several run databases as one.
+ *
+ * merge_write() copies the per-run tables of each rank's database (run,
+ * peak, counter, note, anomaly, step, phase, lib_call) into one database,
+ * every row with a leading rank column, and adds job_rank (one row per
+ * merged database: its rank, file and where the rank came from) and
+ * job_setting (the straggler threshold). The job analyses
+ * (analyses/job*.sql, ranks.sql) run on it: mfu-report with several --db
+ * merges into a temporary database, mfu-report merge -o into a file for
+ * SQL users. docs/ranks.md describes the result. */
+#ifndef MFU_REPORT_MERGE_H
+#define MFU_REPORT_MERGE_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+/* A rank is a straggler in a step when its step time exceeds the median of
+ * the ranks' times in that step by more than this fraction. */
+#define MERGE_THRESHOLD_DEFAULT 0.10
+
+/* The databases named by @patterns (@n of them), in order: a pattern with
+ * '*', '?' or '[' is expanded by glob(3) (sorted), any other is taken as it
+ * is. *@paths gets a malloc'd array of malloc'd names (merge_paths_free).
+ * Returns 0; -ENOENT when a pattern matches nothing; -EEXIST when two
+ * names are the same file; -ENOMEM. @err says which. */
+int merge_expand(const char *const *patterns, size_t n, char ***paths, size_t *npaths, char *err,
+		 size_t errlen);
+
+void merge_paths_free(char **paths, size_t n);
+
+/* The schema versions of @paths (PRAGMA user_version, from each file's
+ * header) must be equal: -EPROTO with both files and versions in @err
+ * when not. A file whose header cannot be read is left to the opening. */
+int merge_check_versions(char *const *paths, size_t n, char *err, size_t errlen);
+
+/* 1 if @db is a merged database (it has the job_rank table), else 0. */
+int merge_is_merged(sqlite3 *db);
+
+/* Parse a straggler threshold: a percentage ("10", "10%", "2.5") into a
+ * fraction (0.10). 0 or -EINVAL (not a number from 0 to 1000). */
+int merge_parse_threshold(const char *s, double *out);
+
+struct merge_input {
+	const char *path; /* for messages and job_rank.path */
+	sqlite3 *db;      /* the rank's database, open for reading */
+};
+
+/* Copy the @n runs of @in into @out (an empty database, written in one
+ * transaction) with @threshold as job_setting's straggler_threshold. The
+ * ranks are run.rank when every run has one (distinct), else the positions
+ * in @in (a note says so). Notes on the merge (rank IS NULL in the note
+ * table): ranks by position, different step counts, arguments, job ids or
+ * a world size other than @n. Refuses (-EINVAL, @err says why) runs of
+ * different programs (run.command's argv[0]), a rank found twice, and an
+ * input that is itself a merged database. Returns 0, -EINVAL, -ENOMEM, or
+ * -EIO with SQLite's message in @err. */
+int merge_write(sqlite3 *out, const struct merge_input *in, size_t n, double threshold, char *err,
+		size_t errlen);
+
+#endif

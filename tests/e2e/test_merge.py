@@ -1,0 +1,291 @@
+"""Merged ranks (issue 15, items 2 and 3): mfu-report --db 'run.*.sqlite'
+and mfu-report merge -o job.sqlite. Each rank is recorded here with the
+launcher's variables set by hand (as test_ranks.py does); wl_ranks makes
+rank 1 slow on purpose (12 ms more spinning in each 3 ms step) while every
+rank declares the same model FLOPs. A step of rank 0 preempted for 9 ms
+would hide rank 1 as a straggler in that step (a busy CI machine): the
+checks allow one such step, and rank 0 is never one (it would need 5x its
+time). The job MFU is computed again here from
+the two databases' raw columns, with plain SQL of this file."""
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from mfutest import prog, query  # noqa: E402
+
+LAUNCHER_VARS = ('OMPI_COMM_WORLD_RANK', 'OMPI_COMM_WORLD_SIZE', 'OMPI_COMM_WORLD_LOCAL_RANK',
+                 'OMPI_COMM_WORLD_LOCAL_SIZE', 'PMI_RANK', 'PMI_SIZE', 'SLURM_PROCID', 'SLURM_NTASKS',
+                 'SLURM_LOCALID', 'SLURM_JOB_ID', 'OMPI_MCA_ess_base_jobid', 'PMI_JOBID')
+STEPS = 5
+FLOPS = 3000000
+
+
+def record(out, rank, args=(), program=None, size=2):
+    env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARS}
+    if rank is not None:
+        env.update({'OMPI_COMM_WORLD_RANK': str(rank), 'OMPI_COMM_WORLD_SIZE': str(size)})
+    cmd = [prog('MFU_RECORD'), '-q', '--no-calibrate', '-F', '0', '-o', out, '--',
+           program or prog('MFU_WL_RANKS'), '--steps', str(STEPS), '--busy-us', '3000', '--slow-us', '12000',
+           '--flops', str(FLOPS)] + list(args)
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return out
+
+
+def report(*args, check=True):
+    p = subprocess.run([prog('MFU_REPORT')] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=120)
+    if check:
+        assert p.returncode == 0, (args, p.stderr)
+    return p
+
+
+def job_by_hand(paths):
+    """Per step index completed by every rank: (sum of the ranks' declared
+    FLOPs) / (the slowest rank's wall s x the sum of the ranks' peaks); and
+    over all those steps: sum of FLOPs / sum of (max wall x sum of peaks)."""
+    ranks = []
+    for p in paths:
+        con = sqlite3.connect('file:%s?mode=ro' % p, uri=True)
+        peak = con.execute('SELECT peak_flops FROM run').fetchone()[0]
+        steps = {s: (w, f) for s, w, f in
+                 con.execute('SELECT step, end_ns - begin_ns, model_flops FROM step WHERE complete = 1')}
+        con.close()
+        ranks.append((peak, steps))
+    common = sorted(set.intersection(*(set(s) for _, s in ranks)))
+    per, num, den = {}, 0.0, 0.0
+    peaks = sum(peak for peak, _ in ranks)
+    for s in common:
+        flops = sum(steps[s][1] for _, steps in ranks)
+        wall = max(steps[s][0] for _, steps in ranks) / 1e9
+        per[s] = flops / (wall * peaks)
+        num += flops
+        den += wall * peaks
+    return per, num / den
+
+
+class Merge(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix='mfu-merge-')
+        d = cls.dir
+        os.mkdir(os.path.join(d, 'job'))
+        cls.r0 = record(os.path.join(d, 'job', 'run.0.sqlite'), 0)
+        cls.r1 = record(os.path.join(d, 'job', 'run.1.sqlite'), 1)
+        # rank 1 stops after 3 steps: different step counts
+        os.mkdir(os.path.join(d, 'short'))
+        cls.s0 = record(os.path.join(d, 'short', 'run.0.sqlite'), 0, ['--steps-of', '1', '3'])
+        cls.s1 = record(os.path.join(d, 'short', 'run.1.sqlite'), 1, ['--steps-of', '1', '3'])
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def path(self, *names):
+        return os.path.join(self.dir, *names)
+
+    def job_json(self, *args):
+        p = report('--db', self.path('job', 'run.*.sqlite'), '--format', 'json', *args)
+        return json.loads(p.stdout), p.stderr
+
+    def test_slow_rank_is_the_straggler(self):
+        out, _ = self.job_json('summary', 'ranks', 'job_steps')
+        s = out['summary'][0] if isinstance(out['summary'], list) else out['summary']
+        self.assertEqual((s['ranks'], s['steps'], s['slowest_rank'], s['slowest_steps']), (2, STEPS, 1, STEPS))
+        self.assertRegex(s['stragglers'], r'^1 \((%d|%d)\)$' % (STEPS, STEPS - 1))
+        self.assertEqual(s['straggler_threshold'], 0.1)
+        # 15 ms against 3 ms: the median is 9 ms, max/median 5/3
+        self.assertAlmostEqual(s['mean_spread'], 5 / 3, delta=0.25)
+        by_rank = {r['rank']: r for r in out['ranks']}
+        self.assertEqual(by_rank[0]['straggler_steps'], 0)
+        self.assertGreaterEqual(by_rank[1]['straggler_steps'], STEPS - 1)
+        self.assertEqual((by_rank[0]['slowest_steps'], by_rank[1]['slowest_steps']), (0, STEPS))
+        self.assertGreater(by_rank[1]['mean_lag_ms'], 4)
+        self.assertLess(by_rank[0]['mean_lag_ms'], -4)
+        self.assertGreaterEqual([r['stragglers'] for r in out['job_steps']].count('1'), STEPS - 1)
+        self.assertEqual([r['slowest_rank'] for r in out['job_steps']], [1] * STEPS)
+        # a threshold above the spread: no straggler
+        out, _ = self.job_json('--straggler-threshold', '100%', 'summary')
+        s = out[0]  # one section: its array alone
+        self.assertIsNone(s['stragglers'])
+        self.assertEqual(s['slowest_rank'], 1)
+
+    def test_job_mfu_by_hand(self):
+        per, overall = job_by_hand([self.r0, self.r1])
+        self.assertEqual(len(per), STEPS)
+        out, _ = self.job_json('summary', 'job_steps')
+        s = out['summary'][0] if isinstance(out['summary'], list) else out['summary']
+        self.assertAlmostEqual(s['job_mfu'] / overall, 1, delta=1e-9)
+        for row in out['job_steps']:
+            self.assertAlmostEqual(row['job_mfu'] / per[row['step']], 1, delta=1e-9)
+        # at the slowest rank's pace the job does less than at each rank's own
+        self.assertLess(s['job_mfu'], s['mfu'])
+        self.assertLessEqual(s['job_mfu'], 1)
+
+    def test_table_names_the_rank_of_per_run_sections(self):
+        p = report('--db', self.r0, '--db', self.r1, 'summary', 'steps')
+        self.assertIn('the slowest rank was 1 (in %d of %d)' % (STEPS, STEPS), p.stdout)
+        self.assertIn('rank 1, the slowest in %d of %d common steps' % (STEPS, STEPS), p.stdout)
+        self.assertIn('job MFU %', p.stdout)
+        # the steps section reads rank 1's database, or --rank's
+        steps1 = json.loads(report('--db', self.r0, '--db', self.r1, '--format', 'json', 'steps').stdout)
+        walls = [r['wall_ns'] / 1e6 for r in query(self.r1, 'SELECT wall_ns FROM step ORDER BY step')]
+        self.assertEqual([r['wall_ms'] for r in steps1], walls)
+        steps0 = json.loads(report('--db', self.r0, '--db', self.r1, '--rank', '0', '--format', 'json',
+                                   'steps').stdout)
+        self.assertEqual([r['wall_ms'] for r in steps0],
+                         [r['wall_ns'] / 1e6 for r in query(self.r0, 'SELECT wall_ns FROM step ORDER BY step')])
+
+    def test_merge_writes_rank_columns(self):
+        out = self.path('merged.sqlite')
+        p = report('merge', '-o', out, self.path('job', 'run.*.sqlite'))
+        self.assertIn('2 ranks', p.stderr)
+        for table in ('run', 'step', 'phase', 'note', 'anomaly', 'peak'):
+            cols = [r['name'] for r in query(out, 'PRAGMA table_info(%s)' % table)]
+            self.assertEqual(cols[0], 'rank', table)
+            for src in (self.r0, self.r1):
+                n = query(src, 'SELECT count(*) AS n FROM %s' % table)[0]['n']
+                rank = 0 if src == self.r0 else 1
+                self.assertEqual(query(out, 'SELECT count(*) AS n FROM %s WHERE rank = ?' % table, (rank,))[0]['n'],
+                                 n, table)
+        self.assertEqual(query(out, 'SELECT rank, rank_from FROM job_rank ORDER BY rank'),
+                         [{'rank': 0, 'rank_from': 'run.rank'}, {'rank': 1, 'rank_from': 'run.rank'}])
+        # plain SQL on it: the slowest rank of each step (docs/ranks.md)
+        rows = query(out, 'SELECT step, rank FROM step AS s WHERE complete = 1 AND wall_ns = '
+                          '(SELECT max(wall_ns) FROM step WHERE step = s.step) ORDER BY step')
+        self.assertEqual([r['rank'] for r in rows], [1] * STEPS)
+        # the report of the merged file is the report of the files
+        merged = json.loads(report('--db', out, '--format', 'json', 'summary', 'ranks', 'job_steps').stdout)
+        files, _ = self.job_json('summary', 'ranks', 'job_steps')
+        for rows in (merged['ranks'], files['ranks']):
+            for r in rows:
+                r.pop('path')
+        self.assertEqual(merged, files)
+        # --sql prints what a user runs on it
+        for section in ('ranks', 'job_steps', 'job'):
+            sql = report('--sql', section).stdout
+            con = sqlite3.connect(out)
+            cur = con.execute(sql)
+            names = [d[0] for d in cur.description]
+            rows = [dict(zip(names, r)) for r in cur.fetchall()]
+            con.close()
+            want = files['summary'] if section == 'job' else files[section]
+            want = want if isinstance(want, list) else [want]
+            for r in rows:
+                r.pop('path', None)
+            self.assertEqual(rows, want, section)
+
+    def test_different_step_counts(self):
+        p = report('--db', self.path('short', 'run.*.sqlite'), '--format', 'json', 'summary', 'job_steps')
+        out = json.loads(p.stdout)
+        s = out['summary'][0] if isinstance(out['summary'], list) else out['summary']
+        self.assertIn('different numbers of steps (rank 0: %d; rank 1: 3)' % STEPS, p.stderr)
+        self.assertIn('cover the 3 steps that every rank completed', p.stderr)
+        self.assertEqual((s['steps'], s['rank_steps_min'], s['rank_steps_max'], s['left_out_steps']),
+                         (3, 3, STEPS, STEPS - 3))
+        self.assertEqual([r['step'] for r in out['job_steps']], [0, 1, 2])
+        per, overall = job_by_hand([self.s0, self.s1])
+        self.assertEqual(sorted(per), [0, 1, 2])
+        self.assertAlmostEqual(s['job_mfu'] / overall, 1, delta=1e-9)
+        # in the table: under the report
+        p = report('--db', self.path('short', 'run.*.sqlite'))
+        self.assertIn('the job sections cover the 3 steps', p.stdout)
+        # and merge says it
+        p = report('merge', '-o', self.path('short.sqlite'), self.s0, self.s1)
+        self.assertIn('rank 0: %d; rank 1: 3' % STEPS, p.stderr)
+
+    def test_refusals(self):
+        old = self.path('old.sqlite')
+        shutil.copy(self.r1, old)
+        con = sqlite3.connect(old)
+        version = con.execute('PRAGMA user_version').fetchone()[0]
+        con.execute('PRAGMA user_version = %d' % (version - 1))
+        con.commit()
+        con.close()
+        for args in (['--db', self.r0, '--db', old], ['merge', '-o', self.path('x.sqlite'), self.r0, old]):
+            p = report(*args, check=False)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn('different schema versions', p.stderr)
+            self.assertIn('has version %d' % version, p.stderr)
+        self.assertFalse(os.path.exists(self.path('x.sqlite')))
+        # another program as rank 1
+        other = self.path('other.sqlite')
+        env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARS}
+        env.update({'OMPI_COMM_WORLD_RANK': '1', 'OMPI_COMM_WORLD_SIZE': '2'})
+        subprocess.run([prog('MFU_RECORD'), '-q', '--no-calibrate', '-F', '0', '-o', other, '--',
+                        prog('MFU_WL_STEPS'), '--steps', '2'], env=env, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=120)
+        for args in (['--db', self.r0, '--db', other], ['merge', '-o', self.path('x.sqlite'), self.r0, other]):
+            p = report(*args, check=False)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn('cannot merge runs of different programs', p.stderr)
+            self.assertIn('wl_steps', p.stderr)
+        # one rank twice
+        p = report('--db', self.r0, '--db', self.s0, check=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn('rank 0 is in both', p.stderr)
+
+    def test_bad_inputs(self):
+        cases = [
+            (['--db', self.path('nothing.*.sqlite')], 1, 'no database matches'),
+            (['--db', self.r0, '--db', self.path('missing.sqlite')], 1, 'no such file'),
+            (['--db', self.r0, '--db', self.path('job', '.', 'run.0.sqlite')], 2, 'are the same file'),
+            (['--db', self.path('job', 'run.*.sqlite'), '--rank', '7'], 2, 'no such rank'),
+            (['--db', self.path('job', 'run.*.sqlite'), '--straggler-threshold', 'x'], 2, 'expected a percentage'),
+            (['--db', self.path('job', 'run.*.sqlite'), '--trace', '-'], 2, 'draws one run'),
+            (['merge', self.r0], 2, '-o FILE'),
+            (['merge', '-o', self.path('m.sqlite')], 2, 'no database to merge'),
+            (['merge', '-o', self.r0, self.r0, self.r1], 2, 'names one of the databases'),
+        ]
+        for args, code, text in cases:
+            p = report(*args, check=False)
+            self.assertEqual(p.returncode, code, (args, p.stderr))
+            self.assertIn(text, p.stderr, args)
+            self.assertEqual(p.stdout, '', args)
+        merged = self.path('bad-merged.sqlite')
+        report('merge', '-o', merged, self.r0, self.r1)
+        p = report('--db', merged, 'breakdown', check=False)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn('merged database', p.stderr)
+        p = report('merge', '-o', self.path('again.sqlite'), merged, check=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn('is a merged database', p.stderr)
+
+    def test_ranks_by_position(self):
+        d = self.path('norank')
+        os.makedirs(d, exist_ok=True)
+        a = record(os.path.join(d, 'a.sqlite'), None)
+        b = record(os.path.join(d, 'b.sqlite'), None)
+        p = report('--db', b, '--db', a, '--format', 'csv', 'ranks')
+        self.assertIn("positions in the argument list", p.stderr)
+        rows = p.stdout.splitlines()
+        self.assertTrue(rows[1].startswith('0,') and rows[1].endswith('b.sqlite'), rows)
+        self.assertTrue(rows[2].startswith('1,') and rows[2].endswith('a.sqlite'), rows)
+
+    def test_formats_and_single_database(self):
+        sections = ['summary', 'notes', 'job', 'ranks', 'job_steps', 'job_notes', 'steps', 'phases', 'breakdown']
+        for fmt in ('table', 'csv', 'json', 'markdown'):
+            p = report('--db', self.path('job', 'run.*.sqlite'), '--format', fmt, *sections)
+            self.assertTrue(p.stdout.strip(), fmt)
+            if fmt == 'json':
+                self.assertEqual(sorted(json.loads(p.stdout)), sorted(sections))
+        # the job sections on one database: a job of one rank
+        out = json.loads(report('--db', self.r0, '--format', 'json', 'summary', 'ranks', 'job').stdout)
+        s = out['summary'][0] if isinstance(out['summary'], list) else out['summary']
+        self.assertIn('e2e_mfu', s)  # the run's own summary
+        self.assertEqual(len(out['ranks']), 1)
+        j = out['job'][0] if isinstance(out['job'], list) else out['job']
+        self.assertEqual((j['ranks'], j['steps']), (1, STEPS))
+        listed = report('--list').stdout
+        for name in ('job ', 'ranks ', 'job_steps ', 'job_notes '):
+            self.assertIn('\n' + name, listed)
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)
