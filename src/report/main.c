@@ -300,6 +300,15 @@ enum {
 	OPT_RANK,
 };
 
+/* Every --db, freed at exit (main returns from many places). */
+static const char **db_args;
+
+static void free_db_args(void)
+{
+	free(db_args);
+	db_args = NULL;
+}
+
 /* Parse the options into @r. Returns -1 to go on, else the exit status
  * (--help, --version, bad usage). */
 static int parse_options(int argc, char **argv, struct request *r)
@@ -320,11 +329,10 @@ static int parse_options(int argc, char **argv, struct request *r)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const char **db_args; /* static: reachable to the end */
 	int opt;
 
 	db_args = calloc((size_t)argc + 1, sizeof(*db_args));
-	if (!db_args) {
+	if (!db_args || atexit(free_db_args) != 0) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return EXIT_DATA;
 	}
