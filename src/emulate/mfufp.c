@@ -338,6 +338,10 @@ static Bool mfufp_client_request(ThreadId tid, UWord *arg, UWord *ret)
 static Bool mfufp_process_cmd_line_option(const HChar *arg)
 {
 	if VG_STR_CLO(arg, "--mfu-dir", clo_dir) {
+		/* Absolute: every process of the tree, whatever its working
+		 * directory when it started, must name the same files. */
+		if (clo_dir[0] != '/')
+			VG_(fmsg_bad_option)(arg, "the directory must be an absolute path\n");
 		if (VG_(strlen)(clo_dir) + 16 > VKI_PATH_MAX)
 			VG_(fmsg_bad_option)(arg, "the directory name is too long\n");
 	} else if VG_STR_CLO(arg, "--mfu-out", clo_out) {
@@ -352,7 +356,8 @@ static void mfufp_print_usage(void)
 	VG_(printf)(
 "    --mfu-dir=DIR             fold in the counts of exited child processes, and\n"
 "                              keep counts across execve, through files in DIR\n"
-"                              (an existing directory private to this run)\n"
+"                              (an existing directory private to this run, given\n"
+"                              as an absolute path)\n"
 "    --mfu-out=FILE            write each process's totals at its exit to FILE\n"
 "                              (%%p is the pid); key value lines\n");
 }
