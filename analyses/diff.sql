@@ -5,6 +5,11 @@
 -- verdict; docs/report.md, "--diff").
 --   step  wall_ms       the step's wall time (ms)
 --   step  mfu           its MFU (fraction; NULL without a numerator or a peak)
+--   step  hw_flops, hw_flops_fp64, hw_flops_fp32   its counted FLOPs (PMU
+--                       or emulator), only in runs that counted them: how
+--                       an emulated run's counts are compared with a
+--                       PMU-counted run's (mfu-report compares only these
+--                       when either run is emulated: run.emulated)
 --   phase NAME          the wall time of the phase NAME in the step: the sum
 --                       of its complete occurrences in that step, all
 --                       threads (ms). Only the steps where it ran have a
@@ -20,7 +25,7 @@
 -- The at-sign-wrapped name stands for analyses/breakdown.sql; mfu-report --sql diff
 -- prints this file with it written out, to run in sqlite3.
 WITH
-st AS (SELECT step, wall_ns, flops FROM step WHERE complete = 1),
+st AS (SELECT step, wall_ns, flops, hw_flops, hw_flops_fp64, hw_flops_fp32 FROM step WHERE complete = 1),
 pk AS (SELECT peak_flops FROM run WHERE id = 1),
 -- without sampling every part is NULL: not worth a pass over the steps
 bd AS MATERIALIZED (SELECT * FROM (@breakdown@) WHERE EXISTS (SELECT 1 FROM sampling)),
@@ -29,6 +34,12 @@ part(name, ord) AS (VALUES ('blocked_ms', 0), ('runnable_ms', 1), ('kernel_ms', 
 SELECT 'step' AS kind, 'wall_ms' AS name, 0 AS ord, step, wall_ns / 1e6 AS value FROM st
 UNION ALL
 SELECT 'step', 'mfu', 1, step, flops / (wall_ns / 1e9 * (SELECT peak_flops FROM pk)) FROM st
+UNION ALL
+SELECT 'step', 'hw_flops', 2, step, hw_flops FROM st WHERE hw_flops IS NOT NULL
+UNION ALL
+SELECT 'step', 'hw_flops_fp64', 3, step, hw_flops_fp64 FROM st WHERE hw_flops_fp64 IS NOT NULL
+UNION ALL
+SELECT 'step', 'hw_flops_fp32', 4, step, hw_flops_fp32 FROM st WHERE hw_flops_fp32 IS NOT NULL
 UNION ALL
 SELECT 'phase', name, min(id), step, sum(wall_ns) / 1e6
 FROM phase WHERE complete = 1 AND step IN (SELECT step FROM st)

@@ -136,7 +136,7 @@ lines(ord, sub, kind, text, missing, alert) AS (
            || ' (' || COALESCE(r.peak_flops_source, 'source not recorded') || ')'
          END,
          r.peak_flops IS NULL OR r.peak_flops <= 0, 0
-  FROM r
+  FROM r WHERE r.emulated IS NULL  -- an emulated run's own note says why there is no MFU
   UNION ALL
   SELECT 3, 0, 'peak_bw',
          CASE WHEN r.peak_bw IS NULL OR r.peak_bw <= 0 THEN
@@ -149,7 +149,7 @@ lines(ord, sub, kind, text, missing, alert) AS (
            || ' (' || COALESCE(r.peak_bw_source, 'source not recorded') || ')'
          END,
          r.peak_bw IS NULL OR r.peak_bw <= 0, 0
-  FROM r
+  FROM r WHERE r.emulated IS NULL
   UNION ALL
   SELECT 4, 0, 'model_flops',
          CASE WHEN s.with_flops = 0 THEN

@@ -35,7 +35,8 @@
 --
 -- Run by hand: sqlite3 -header -column run.sqlite < analyses/phases.sql
 WITH
-r AS (SELECT peak_flops, peak_bw FROM run WHERE id = 1),
+-- (native: NULL for an emulated run, whose times are the emulator's: no rates)
+r AS (SELECT peak_flops, peak_bw, CASE WHEN emulated IS NULL THEN 1 END AS native FROM run WHERE id = 1),
 -- Steps that never ended: their phases are left out.
 bad AS MATERIALIZED (SELECT step FROM step WHERE complete = 0),
 -- The counted occurrences. NOT INDEXED: read the table in its own order;
@@ -155,9 +156,9 @@ SELECT
   g.dram_bytes / (g.union_dram_ns / 1e9 * (SELECT peak_bw FROM r)) AS dram_bw_util,
   g.hw_flops / nullif(g.dram_bytes, 0)                           AS ai_hw,
   g.union_ns / 1e6                                               AS union_ms,
-  g.flops / (g.union_flops_ns / 1e9)                             AS model_flops_per_s,
-  g.hw_flops / (g.union_hw_ns / 1e9)                             AS hw_flops_per_s,
-  g.model_bytes / (g.union_bytes_ns / 1e9)                       AS model_bytes_per_s,
+  g.flops / (g.union_flops_ns / 1e9) * (SELECT native FROM r)   AS model_flops_per_s,
+  g.hw_flops / (g.union_hw_ns / 1e9) * (SELECT native FROM r)   AS hw_flops_per_s,
+  g.model_bytes / (g.union_bytes_ns / 1e9) * (SELECT native FROM r) AS model_bytes_per_s,
   CASE WHEN g.nd > 0 AND g.nl > 0 THEN 'mixed' WHEN g.nd > 0 THEN 'declared'
        WHEN g.nl > 0 THEN 'library' END                          AS flops_source,
   g.lib_flops                                                    AS lib_flops

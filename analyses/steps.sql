@@ -34,7 +34,10 @@
 -- made), lib_calls their number.
 --
 -- Run by hand: sqlite3 -header -column run.sqlite < analyses/steps.sql
-WITH r AS (SELECT start_ns, peak_flops, peak_bw, ncpu FROM run WHERE id = 1)
+-- An emulated run (run.emulated: mfu-record --emulate) has no rates: its
+-- times are the emulator's (native is NULL for it, 1 otherwise).
+WITH r AS (SELECT start_ns, peak_flops, peak_bw, ncpu,
+                  CASE WHEN emulated IS NULL THEN 1 END AS native FROM run WHERE id = 1)
 SELECT
   s.step                                                             AS step,
   (s.begin_ns - (SELECT start_ns FROM r)) / 1e6                      AS begin_ms,
@@ -61,9 +64,9 @@ SELECT
   s.hw_flops / nullif(coalesce(s.dram_bytes, s.dram_read_bytes + s.dram_write_bytes), 0) AS ai_hw,
   s.counts                                                           AS counts,
   s.cpu_ns_err / 1e6                                                 AS cpu_err_ms,
-  s.flops / (s.wall_ns / 1e9)                                        AS model_flops_per_s,
-  s.hw_flops / (s.wall_ns / 1e9)                                     AS hw_flops_per_s,
-  s.model_bytes / (s.wall_ns / 1e9)                                  AS model_bytes_per_s,
+  s.flops / (s.wall_ns / 1e9) * (SELECT native FROM r)              AS model_flops_per_s,
+  s.hw_flops / (s.wall_ns / 1e9) * (SELECT native FROM r)           AS hw_flops_per_s,
+  s.model_bytes / (s.wall_ns / 1e9) * (SELECT native FROM r)        AS model_bytes_per_s,
   s.lib_flops                                                        AS lib_flops,
   s.flops_source                                                     AS flops_source,
   s.lib_calls                                                        AS lib_calls

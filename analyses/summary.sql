@@ -39,6 +39,12 @@
 --   lost_records  marker records lost while recording (ring full or torn)
 --   anomalies     rows in the anomaly table (marker misuse, read failures)
 --   exit_status, exit_signal, state   how the target and the recording ended
+--   hw_flops_fp64, hw_flops_fp32, hw_flops_fp16   the counted FLOPs by
+--                 precision over the steps (fp16: half precision, fp16 and
+--                 bf16)
+--   emulated      the emulator that counted them (mfu-record --emulate),
+--                 NULL for a native run. An emulated run's times are the
+--                 emulator's: it has counts, no mfu, hfu, mbu or rates
 --
 -- Run by hand: sqlite3 -header -column run.sqlite < analyses/summary.sql
 WITH
@@ -59,6 +65,9 @@ agg AS MATERIALIZED (
     SUM(model_bytes)                                           AS model_bytes,
     SUM(CASE WHEN model_bytes IS NOT NULL THEN wall_ns END)    AS model_bytes_ns,
     SUM(hw_flops)                                              AS hw_flops,
+    SUM(hw_flops_fp64)                                         AS hw_flops_fp64,
+    SUM(hw_flops_fp32)                                         AS hw_flops_fp32,
+    SUM(hw_flops_fp16)                                         AS hw_flops_fp16,
     SUM(CASE WHEN hw_flops IS NOT NULL THEN wall_ns END)       AS hw_flops_ns,
     SUM(cpu_ns)                                                AS cpu_ns,
     SUM(CASE WHEN cpu_ns IS NOT NULL THEN wall_ns END)         AS cpu_wall_ns,
@@ -113,16 +122,21 @@ SELECT
   (SELECT COUNT(*) FROM step WHERE complete = 0)               AS incomplete_steps,
   agg.e2e_ns / 1e6                                             AS e2e_wall_ms,
   CASE WHEN agg.all_flops THEN agg.flops / (agg.e2e_ns / 1e9 * r.peak_flops) END AS e2e_mfu,
-  agg.flops / (agg.flops_ns / 1e9)                             AS model_flops_per_s,
-  agg.hw_flops / (agg.hw_flops_ns / 1e9)                       AS hw_flops_per_s,
-  agg.model_bytes / (agg.model_bytes_ns / 1e9)                 AS model_bytes_per_s,
+  -- no rates for an emulated run (mfu-record --emulate): its times are the emulator's
+  CASE WHEN r.emulated IS NULL THEN agg.flops / (agg.flops_ns / 1e9) END         AS model_flops_per_s,
+  CASE WHEN r.emulated IS NULL THEN agg.hw_flops / (agg.hw_flops_ns / 1e9) END   AS hw_flops_per_s,
+  CASE WHEN r.emulated IS NULL THEN agg.model_bytes / (agg.model_bytes_ns / 1e9) END AS model_bytes_per_s,
   (SELECT COUNT(*) FROM main.step WHERE complete = 1) - agg.steps AS skipped_steps,
   r.ncores                                                     AS ncores,
   r.lost_records                                               AS lost_records,
   (SELECT COUNT(*) FROM anomaly)                               AS anomalies,
   r.exit_status                                                AS exit_status,
   r.exit_signal                                                AS exit_signal,
-  r.state                                                      AS state
+  r.state                                                      AS state,
+  agg.hw_flops_fp64                                            AS hw_flops_fp64,
+  agg.hw_flops_fp32                                            AS hw_flops_fp32,
+  agg.hw_flops_fp16                                            AS hw_flops_fp16,
+  r.emulated                                                   AS emulated
 FROM agg
 CROSS JOIN pct
 LEFT JOIN r;

@@ -18,11 +18,13 @@
  * free slot is allowed: the thread is leaving, no marker is waiting.
  */
 #include "mfu.h"
+#include "emulate/mfu_emulate.h"
 #include "libflops.h"
 #include "marker_ring.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,12 +35,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define HAVE_VALGRIND_H 1
+#endif
+
 #define EXPORT __attribute__((visibility("default")))
 
 static int g_on;          /* 1 when recorded: ring mapped */
 static void *g_ring;
 static int g_ngroups;                      /* counter groups to read */
 static int g_fd[MRING_MAX_GROUPS];         /* their leaders' fds (-1: none) */
+static int g_emu = -1;                     /* the group the FP-op emulator fills, -1: none */
 static size_t g_size[MRING_MAX_GROUPS];    /* bytes of one read of each */
 static unsigned g_off[MRING_MAX_GROUPS];   /* where each goes in data[] */
 static int32_t g_pid;
@@ -56,7 +64,8 @@ static struct libflops_proc *g_lf_proc;
 static int32_t g_lf_pid;
 
 /* Parse the next item of a comma-separated fd list at *s: a non-negative
- * number, or "-" for none. Returns the fd or -1, and moves *s past it. */
+ * number, "-" for none, or "E" for the group the FP-op emulator counts
+ * (returned as -2). Returns the fd or -1, and moves *s past it. */
 static int next_fd(const char **s)
 {
 	const char *p = *s;
@@ -65,6 +74,10 @@ static int next_fd(const char **s)
 
 	if (!p || !*p)
 		return -1;
+	if (p[0] == 'E' && (p[1] == ',' || p[1] == '\0')) {
+		*s = p[1] ? p + 2 : NULL;
+		return -2;
+	}
 	errno = 0;
 	v = strtol(p, &end, 10);
 	if (end == p || errno || v < 0 || v > 1 << 30)
@@ -159,6 +172,10 @@ __attribute__((constructor)) static void mfu_init(void)
 	g_ngroups = (int)h->ngroups;
 	for (int g = 0; g < g_ngroups; g++) {
 		g_fd[g] = next_fd(&groups);
+		if (g_fd[g] == -2) {
+			g_fd[g] = -1;
+			g_emu = g;
+		}
 		if (h->group_nr[g] == 0)
 			g_fd[g] = -1; /* nothing of this group could be opened */
 		g_size[g] = (3u + h->group_nr[g]) * sizeof(uint64_t);
@@ -191,6 +208,37 @@ static int lib_counts(struct mring_record *r, int snap)
 	if (snap)
 		r->lib_snap = libflops_snapshot(g_lf, p);
 	return 1;
+}
+
+/* --emulate: the emulator's counts of this process so far into @dst, laid
+ * out as a perf group reading of @nr values (mfu_emulate.h's order: the
+ * counts per precision and width, x87 operations, guest instructions).
+ * time_enabled and time_running are both the monotonic clock: never
+ * multiplexed. Returns 0, or -1 outside the emulator (a program run
+ * natively with the variable set by hand: the group reads as missing). */
+static int read_emulated(uint64_t *dst, unsigned nr)
+{
+#ifdef HAVE_VALGRIND_H
+	struct mfu_emu_counts c;
+	struct timespec ts;
+
+	memset(&c, 0, sizeof(c));
+	c.size = sizeof(c);
+	if (VALGRIND_DO_CLIENT_REQUEST_EXPR(0, MFU_EMU_REQ_READ, &c, 0, 0, 0, 0) != 1)
+		return -1;
+	unsigned have = MFU_EMU_NPREC * MFU_EMU_NWIDTH + 2;
+	if (nr > have)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	dst[0] = nr;
+	dst[1] = dst[2] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	memcpy(&dst[3], (const char *)&c + offsetof(struct mfu_emu_counts, inst), nr * sizeof(uint64_t));
+	return 0;
+#else
+	(void)dst;
+	(void)nr;
+	return -1;
+#endif
 }
 
 static void emit(uint8_t kind, const char *name, double a, double b)
@@ -236,7 +284,12 @@ static void emit(uint8_t kind, const char *name, double a, double b)
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 	for (int g = 0; g < ngroups; g++) {
 		uint64_t *dst = &r->data[g_off[g]];
-		if (g_fd[g] < 0 || read(g_fd[g], dst, g_size[g]) != (ssize_t)g_size[g]) {
+		if (g == g_emu) {
+			if (read_emulated(dst, (unsigned)(g_size[g] / sizeof(uint64_t) - 3)) != 0) {
+				dst[0] = dst[1] = dst[2] = 0;
+				flags |= MRING_F_NO_COUNTERS;
+			}
+		} else if (g_fd[g] < 0 || read(g_fd[g], dst, g_size[g]) != (ssize_t)g_size[g]) {
 			dst[0] = dst[1] = dst[2] = 0;
 			if (g_size[g] > 3 * sizeof(uint64_t))
 				flags |= MRING_F_NO_COUNTERS;

@@ -57,6 +57,14 @@ void options_usage(FILE *f)
 		"                          (counted by default: a library preloaded into\n"
 		"                          COMMAND; they become MFU's numerator when COMMAND\n"
 		"                          declares no model FLOPs)\n"
+		"      --emulate           count the floating-point operations COMMAND executes\n"
+		"                          in an emulator (Valgrind's mfufp tool, 10-50x\n"
+		"                          slower) instead of the PMU, exactly, by precision\n"
+		"                          and vector width, at every step and phase: for\n"
+		"                          machines without FP counters. Its times are the\n"
+		"                          emulator's, so the report shows counts, not MFU;\n"
+		"                          mfu-report --hw-flops-from joins them to a native\n"
+		"                          run. No samples, probes or -e events with it\n"
 		"  -e, --event EVENT       also count EVENT (a libpfm4 name such as\n"
 		"                          INST_RETIRED:ANY or PMU::EVENT:UMASK, or sysfs\n"
 		"                          pmu/alias/ or pmu/terms/); repeatable; stored per\n"
@@ -172,6 +180,11 @@ static int check_command(int argc, char **argv, struct options *o)
 	if (o->list_events)
 		return 0;
 	if (o->pid) {
+		if (o->emulate) {
+			fprintf(stderr, PROG ": --emulate does not go with -p: the emulator must start the "
+				"program (record it from its start)\n");
+			return 2;
+		}
 		if (optind < argc) {
 			fprintf(stderr, PROG ": -p attaches to a running process: no COMMAND with it ('%s')\n",
 				argv[optind]);
@@ -189,6 +202,21 @@ static int check_command(int argc, char **argv, struct options *o)
 	if (o->duration > 0) {
 		fprintf(stderr, PROG ": --duration goes with -p PID (a command is recorded until it ends)\n");
 		return 2;
+	}
+	if (o->emulate) {
+		/* the program runs as code Valgrind translated: addresses
+		 * sampled, and uprobes in its own code, are not the program's */
+		if (o->freq_given && o->freq > 0) {
+			fprintf(stderr, PROG ": -F does not go with --emulate: under the emulator the "
+				"sampled addresses are the emulator's, not the program's\n");
+			return 2;
+		}
+		if (o->nreq > 0) {
+			fprintf(stderr, PROG ": --step and --phase do not go with --emulate: uprobes never "
+				"fire in code the emulator runs (mark the steps with libmfu or mfu.py)\n");
+			return 2;
+		}
+		o->freq = 0;
 	}
 	if (optind >= argc) {
 		fprintf(stderr, PROG ": no command to record\nusage: " PROG " [options] [--] COMMAND [ARGS...]\n");
@@ -214,7 +242,7 @@ static void set_defaults(struct options *o)
 
 enum { OPT_DTYPE = 256, OPT_PEAK_FLOPS, OPT_PEAK_BW, OPT_RING, OPT_VERSION, OPT_LIST, OPT_ON_ERROR,
        OPT_AS_ROOT, OPT_COMPUTE, OPT_COMPUTE_FILE, OPT_DISPATCH, OPT_DRAM_MS, OPT_PEAK, OPT_PROFILE, OPT_STEP,
-       OPT_PHASE, OPT_DURATION, OPT_NO_CALIBRATE, OPT_NO_LIB_FLOPS };
+       OPT_PHASE, OPT_DURATION, OPT_NO_CALIBRATE, OPT_NO_LIB_FLOPS, OPT_EMULATE };
 
 /* The value options that take a number, a word or a spec. Returns 0, or -1
  * once the bad value is said. */
@@ -252,6 +280,7 @@ static int parse_value(int c, const char *arg, struct options *o)
 		if (ranged_u64(arg, 0, 100000, 0, "-F", "a frequency in Hz from 0 to 100000", &v))
 			return -1;
 		o->freq = (unsigned)v;
+		o->freq_given = 1;
 		return 0;
 	case OPT_DRAM_MS:
 		if (ranged_u64(arg, 1, 60000, 0, "--dram-interval", "milliseconds from 1 to 60000", &v))
@@ -346,6 +375,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "no-calibrate", no_argument, NULL, OPT_NO_CALIBRATE },
 		{ "no-lib-flops", no_argument, NULL, OPT_NO_LIB_FLOPS },
+		{ "emulate", no_argument, NULL, OPT_EMULATE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -364,6 +394,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		case OPT_AS_ROOT: o->as_root = 1; break;
 		case OPT_NO_CALIBRATE: o->no_calibrate = 1; break;
 		case OPT_NO_LIB_FLOPS: o->no_lib_flops = 1; break;
+		case OPT_EMULATE: o->emulate = 1; break;
 		case OPT_COMPUTE_FILE: o->compute_file = optarg; break;
 		case OPT_PROFILE: o->profile = optarg; break;
 		case 'h':

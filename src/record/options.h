@@ -31,6 +31,8 @@ struct options {
 	enum peaks_mode peak_mode;
 	int no_calibrate;
 	int no_lib_flops;      /* --no-lib-flops: no library-call counting */
+	int emulate;           /* --emulate: count FP operations under the emulator */
+	int freq_given;        /* -F was given */
 	const char *profile;
 	const char *compute[32];
 	int ncompute;

@@ -233,6 +233,8 @@ int session_plan(struct session *s)
 		(void)machine_probe_cpus(&s->m, 0);
 	}
 	rc = counters_plan(&s->cs, "/sys/bus/event_source/devices", s->o.events, s->o.nevents, err, sizeof(err));
+	if (!rc && s->o.emulate)
+		rc = counters_plan_emulated(&s->cs, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return 2;
@@ -396,6 +398,13 @@ static void start_lib_probes(struct session *s)
 	n = lib_probes_count_in(exe);
 	if (n <= 0)
 		return;
+	if (s->o.emulate) {
+		strbuf(s->lp_why, sizeof(s->lp_why), "the executable %s has %d BLAS/oneDNN functions linked "
+		       "in, which preloading cannot reach, and uprobes never fire in code the emulator runs "
+		       "(--emulate); the library FLOPs of its steps are unknown (their counted FLOPs are "
+		       "not)", exe, n);
+		return;
+	}
 	why[0] = '\0';
 	err = lib_probes_open(&s->lp, exe, s->l.pid, why, sizeof(why));
 	if (err)
@@ -428,8 +437,17 @@ static int start_target(struct session *s)
 		return s->exit_code;
 	}
 
+	if (s->o.emulate) {
+		rc = emulator_prepare(&s->emu, s->o.argv, s->creds.drop ? s->creds.uid : (uid_t)-1,
+				      s->creds.drop ? s->creds.gid : (gid_t)-1, err, sizeof(err));
+		if (rc) {
+			fprintf(stderr, PROG ": %s\n", err);
+			return s->exit_code;
+		}
+	}
 	if (!s->attached) {
-		rc = launch_prepare(&s->l, s->o.argv, s->ring_fd, s->lf_fd, &s->cs, &s->old, &s->creds, err, sizeof(err));
+		rc = launch_prepare(&s->l, s->o.emulate ? s->emu.argv : s->o.argv, s->ring_fd, s->lf_fd, &s->cs,
+				    &s->old, &s->creds, err, sizeof(err));
 		if (rc) {
 			fprintf(stderr, PROG ": %s\n", err);
 			return s->exit_code;
@@ -663,6 +681,18 @@ static int go(struct session *s)
 	if (!rc)
 		rc = writer_run_rank(s->d.writer, s->o.rank.rank, s->o.rank.size, s->o.rank.local_rank,
 				     s->o.rank.local_size, s->o.rank.job, s->o.rank.source, s->m.rank_shared);
+	if (!rc && s->o.emulate) {
+		char note[600];
+		rc = writer_run_emulated(s->d.writer, s->emu.engine);
+		strbuf(note, sizeof(note), "emulated run (%s): the FP operations of every step and phase "
+		       "were counted exactly by an emulator, not by the PMU; its times are the emulator's "
+		       "(10-50x the program's own), so MFU, HFU, MBU and rates are not given: join the "
+		       "counts to a native run with mfu-report --hw-flops-from", s->emu.engine);
+		if (!rc)
+			rc = writer_note(s->d.writer, "emulated", note);
+		if (!s->o.quiet)
+			fprintf(stderr, PROG ": note: %s\n", note);
+	}
 	if (!rc && s->m.rank_shared) {
 		char note[400];
 		strbuf(note, sizeof(note), "%d ranks of this job run on this node unbound, each on all %d CPUs: "
@@ -777,6 +807,7 @@ int session_end(struct session *s, int rc)
 	if (s->sfd >= 0)
 		close(s->sfd);
 	free(s->cmd);
+	emulator_cleanup(&s->emu);
 	exit_code = s->exit_code;
 	free(s);
 	return exit_code;

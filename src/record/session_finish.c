@@ -1,5 +1,6 @@
 /* The end of a recording (session_impl.h). */
 #include "session_impl.h"
+#include "emulate/mfu_emulate.h"
 
 
 /* Each counter's whole-run total: the groups read through the recorder's
@@ -22,6 +23,27 @@ static int store_totals(struct writer *w, const struct counters *cs, const struc
 		if (!c->opened || c->word < 0 || r.data[o] != cs->group_nr[c->group])
 			continue;
 		int rc = writer_counter_total(w, i, r.data[c->word], r.data[o + 1], r.data[o + 2]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* --emulate: the emulated counters' whole-run totals, as the tool wrote
+ * them when the process mfu-record started exited (its threads and the
+ * processes it started, as perf's inherited counters count). None when it
+ * was killed: the totals stay NULL. */
+static int store_emulated_totals(struct session *s)
+{
+	unsigned long long v[MFU_EMU_NPREC * MFU_EMU_NWIDTH + 2];
+	int k = 0;
+
+	if (!s->o.emulate || emulator_totals(&s->emu, s->l.pid, v, ARRAY_SIZE(v)) != 0)
+		return 0;
+	for (int i = 0; i < s->cs.n; i++) {
+		if (!s->cs.c[i].emulated)
+			continue;
+		int rc = k < (int)ARRAY_SIZE(v) ? writer_counter_total(s->d.writer, i, v[k++], UINT64_MAX, 0) : 0;
 		if (rc)
 			return rc;
 	}
@@ -255,6 +277,8 @@ int session_finish(struct session *s)
 		rc = s->d.markers ? markers_finish(s->d.markers) : 0;
 		if (!rc)
 			rc = store_totals(s->d.writer, &s->cs, s->at);
+		if (!rc)
+			rc = store_emulated_totals(s);
 		if (!rc && s->d.intervals) {
 			live_stage(s->live, "attributing the counter readings");
 			/* the counters' final values: the bound for the last boundaries */

@@ -41,6 +41,7 @@
 #include "markers.h"
 #include "util.h"
 #include "dram.h"
+#include "emulate.h"
 #include "intervals.h"
 #include "probe_steps.h"
 #include "py_hook.h"
@@ -129,6 +130,7 @@ struct session {
 	struct lib_probes *lp;  /* uprobes on BLAS functions in the executable, NULL: none */
 	struct live *live;      /* the live line on a terminal */
 	char lp_why[700];       /* why those are not counted, "" if they are (or there are none) */
+	struct emulator emu;    /* --emulate: Valgrind and the FP-op tool */
 };
 
 int choose_peaks(const struct machine *m, const struct options *o, struct peaks *pk);

@@ -171,6 +171,7 @@ struct diff {
 	size_t last; /* the quantity of the previous row: a hint */
 	uint64_t nsteps[2];
 	int compared; /* the quantities hold their verdicts, in order */
+	int emulated[2]; /* the run is emulated (run.emulated): only counts compare */
 	sqlite3 *mem;  /* the private table diff_rows() selects from */
 	char *summary;
 };
@@ -234,11 +235,32 @@ static struct quantity *quantity(struct diff *d, const char *kind, const char *n
 	return q;
 }
 
+/* A step's counted FLOPs (diff.sql's hw_flops rows): counts, not times. */
+static int is_count(const struct quantity *q)
+{
+	return q->rank == KIND_STEP && strncmp(q->name, "hw_flops", 8) == 0;
+}
+
+/* Whether the run in @db is emulated (run.emulated set): 1, 0, or -1 when
+ * it cannot be read. */
+static int run_emulated(sqlite3 *db)
+{
+	sqlite3_stmt *st = NULL;
+	int v = -1;
+
+	if (sqlite3_prepare_v2(db, "SELECT emulated IS NOT NULL FROM run WHERE id = 1", -1, &st, NULL) == SQLITE_OK)
+		v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+	sqlite3_finalize(st);
+	return v;
+}
+
 int diff_read(struct diff *d, int side, sqlite3 *db, char *err, size_t errlen)
 {
 	char *sql = analysis_expand("diff.sql");
 	sqlite3_stmt *st = NULL;
 	int rc;
+
+	d->emulated[side] = run_emulated(db) == 1;
 
 	if (!sql) {
 		strbuf(err, errlen, "analyses/diff.sql is missing from this build or out of memory");
@@ -296,7 +318,7 @@ static void add_zeros(struct diff *d, struct quantity *q)
 /* Mean, interval and verdict of @q. */
 static void compare(struct diff *d, struct quantity *q)
 {
-	int is_time = strcmp(q->name, "mfu") != 0 || q->rank != KIND_STEP;
+	int is_time = !is_count(q) && (strcmp(q->name, "mfu") != 0 || q->rank != KIND_STEP);
 	double base;
 
 	add_zeros(d, q);
@@ -373,7 +395,11 @@ static int say(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
 
 static const char *row_label(const struct quantity *q, char *buf, size_t len)
 {
-	if (q->rank == KIND_STEP)
+	if (is_count(q))
+		snprintf(buf, len, "counted %sFLOPs", strcmp(q->name, "hw_flops_fp64") == 0   ? "fp64 "
+						      : strcmp(q->name, "hw_flops_fp32") == 0 ? "fp32 "
+											  : "");
+	else if (q->rank == KIND_STEP)
 		snprintf(buf, len, "%s", strcmp(q->name, "mfu") == 0 ? "MFU" : "step time");
 	else if (q->rank == KIND_PHASE)
 		snprintf(buf, len, "phase %s", q->name);
@@ -381,6 +407,13 @@ static const char *row_label(const struct quantity *q, char *buf, size_t len)
 		snprintf(buf, len, "%s %.*s", q->kind, (int)(strlen(q->name) > 3 ? strlen(q->name) - 3 : strlen(q->name)),
 			 q->name);
 	return buf;
+}
+
+/* Whether @q is a row of the comparison: with an emulated run, only the
+ * counts are. */
+static int shown(const struct diff *d, const struct quantity *q)
+{
+	return is_count(q) || !(d->emulated[0] || d->emulated[1]);
 }
 
 /* The line above the table: what was compared and what changed. */
@@ -395,10 +428,16 @@ static int summarize(struct diff *d)
 			   d->nsteps[0] ? "NEW" : d->nsteps[1] ? "BASE" : "either run");
 	rc = say(&d->summary, &len, &cap, "%llu base vs %llu new steps at 95%% confidence:",
 		 (unsigned long long)d->nsteps[0], (unsigned long long)d->nsteps[1]);
+	if (!rc && (d->emulated[0] || d->emulated[1]))
+		rc = say(&d->summary, &len, &cap, " %s emulated, so only counted FLOPs are compared (an "
+			 "emulator's times are not the program's);", d->emulated[0] && d->emulated[1] ? "both runs are"
+			 : d->emulated[0] ? "BASE is" : "NEW is");
 	for (size_t i = 0; !rc && i < d->nq; i++) {
 		const struct quantity *q = &d->q[i];
 
 		if (q->s[0].n == 0 && q->s[1].n == 0)
+			continue;
+		if (!shown(d, q))
 			continue;
 		nrows++;
 		if (strncmp(q->verdict, "unknown", 7) == 0) {
@@ -423,7 +462,7 @@ static int summarize(struct diff *d)
 	else if (!rc)
 		rc = say(&d->summary, &len, &cap, "; no significant change elsewhere");
 	if (!rc && nunknown)
-		rc = say(&d->summary, &len, &cap, " (%zu rows unknown: too few steps)", nunknown);
+		rc = say(&d->summary, &len, &cap, " (%zu rows unknown: see their verdicts)", nunknown);
 	if (!rc && (d->nsteps[0] < 10 || d->nsteps[1] < 10) && d->nsteps[0] >= 2 && d->nsteps[1] >= 2)
 		rc = say(&d->summary, &len, &cap, "; few steps: the intervals are wide");
 	if (!rc)
@@ -461,11 +500,12 @@ int diff_rows(struct diff *d, sqlite3_stmt **stmt, char *err, size_t errlen)
 	for (size_t i = 0; i < d->nq; i++) {
 		const struct quantity *q = &d->q[i];
 
-		if (q->s[0].n == 0 && q->s[1].n == 0)
+		if ((q->s[0].n == 0 && q->s[1].n == 0) || !shown(d, q))
 			continue; /* nothing known of it in either run */
 		sqlite3_bind_text(ins, 1, q->kind, -1, SQLITE_STATIC);
 		sqlite3_bind_text(ins, 2, q->name, -1, SQLITE_STATIC);
-		sqlite3_bind_text(ins, 3, q->rank == KIND_STEP && strcmp(q->name, "mfu") == 0 ? "fraction" : "ms", -1,
+		sqlite3_bind_text(ins, 3, is_count(q) ? "FLOPs"
+					  : q->rank == KIND_STEP && strcmp(q->name, "mfu") == 0 ? "fraction" : "ms", -1,
 				  SQLITE_STATIC);
 		sqlite3_bind_int64(ins, 4, (sqlite3_int64)q->s[0].n);
 		sqlite3_bind_int64(ins, 5, (sqlite3_int64)q->s[1].n);

@@ -2,6 +2,7 @@
 #include "analysis.h"
 #include "db.h"
 #include "diff.h"
+#include "emulated.h"
 #include "format.h"
 #include "html.h"
 #include "job.h"
@@ -65,11 +66,12 @@ static void usage(FILE *out)
 	section_list(sections, sizeof(sections));
 	fprintf(out,
 		"usage: " PROG " [--db FILE] [--format FORMAT] [-q] [SECTION...]\n"
+		"       " PROG " --db NATIVE --hw-flops-from EMULATED [SECTION...]\n"
 		"       " PROG " [--db FILE] --trace FILE\n"
 		"       " PROG " --diff BASE NEW [--format FORMAT] [--skip-steps N]\n"
 		"       " PROG " [--db FILE] [--skip-steps N] [-q] --html FILE\n"
-		"       " PROG " --db 'run.*.sqlite' [--db FILE...] [--straggler-threshold PCT]\n"
-		"                  [--rank N] [SECTION...]\n"
+		"       " PROG " --db 'run.*.sqlite' [--db FILE...]\n"
+		"                  [--straggler-threshold PCT] [--rank N] [SECTION...]\n"
 		"       " PROG " merge -o FILE DB...\n"
 		"       " PROG " --list | --sql SECTION | --help | --version\n"
 		"\n"
@@ -108,6 +110,12 @@ static void usage(FILE *out)
 		"                       charts instead of a report: MFU, HFU and MBU per step\n"
 		"                       (zoomable), step time by phase, the waterfall, a\n"
 		"                       roofline, top functions, the run, its peaks and notes\n"
+		"      --hw-flops-from EMULATED\n"
+		"                       take the counted FLOPs (hw_flops, HFU) of each step\n"
+		"                       and phase from EMULATED, a run of the same program\n"
+		"                       under mfu-record --emulate (or on a machine with FP\n"
+		"                       counters), matched by step index: HFU for a machine\n"
+		"                       without a PMU; steps that do not match are said\n"
 		"  -h, --help           show this help\n"
 		"  -V, --version        show the version\n"
 		"\n"
@@ -187,7 +195,7 @@ static void db_error(sqlite3 *db, const char *path, const char *what, const char
  * phase's filter is one coalesce(), not an OR: with an OR SQLite reads the
  * phases through the phase_step index, a random read each (twice as slow
  * on a million-step run); the other indexes stay usable. */
-static int skip_steps_sql(long n, char *buf, size_t len)
+static int skip_steps_sql_from(long n, const char *steps, const char *phases, char *buf, size_t len)
 {
 	return strbuf(buf, len,
 		      "-- mfu-report --skip-steps %ld: TEMP views that shadow the tables (SQLite finds a\n"
@@ -195,12 +203,12 @@ static int skip_steps_sql(long n, char *buf, size_t len)
 		      "-- later steps, their phases (outside steps: by begin time), samples,\n"
 		      "-- off-CPU intervals and counter readings.\n"
 		      "CREATE TEMP VIEW mfu_skip AS SELECT\n"
-		      "  coalesce((SELECT step FROM main.step WHERE complete = 1 ORDER BY step LIMIT 1 OFFSET %ld),\n"
+		      "  coalesce((SELECT step FROM %s WHERE complete = 1 ORDER BY step LIMIT 1 OFFSET %ld),\n"
 		      "           9223372036854775807) AS step,\n"
-		      "  coalesce((SELECT begin_ns FROM main.step WHERE complete = 1 ORDER BY step LIMIT 1 OFFSET %ld),\n"
+		      "  coalesce((SELECT begin_ns FROM %s WHERE complete = 1 ORDER BY step LIMIT 1 OFFSET %ld),\n"
 		      "           9223372036854775807) AS begin_ns;\n"
-		      "CREATE TEMP VIEW step AS SELECT * FROM main.step WHERE step >= (SELECT step FROM mfu_skip);\n"
-		      "CREATE TEMP VIEW phase AS SELECT * FROM main.phase\n"
+		      "CREATE TEMP VIEW step AS SELECT * FROM %s WHERE step >= (SELECT step FROM mfu_skip);\n"
+		      "CREATE TEMP VIEW phase AS SELECT * FROM %s\n"
 		      "  WHERE coalesce(step >= (SELECT step FROM mfu_skip), begin_ns >= (SELECT begin_ns FROM mfu_skip));\n"
 		      "CREATE TEMP VIEW sample AS SELECT * FROM main.sample WHERE time_ns >= (SELECT begin_ns FROM mfu_skip);\n"
 		      "CREATE TEMP VIEW offcpu AS SELECT * FROM main.offcpu WHERE end_ns > (SELECT begin_ns FROM mfu_skip);\n"
@@ -208,24 +216,44 @@ static int skip_steps_sql(long n, char *buf, size_t len)
 		      "  WHERE time_ns >= coalesce((SELECT MAX(time_ns) FROM main.interval_reading\n"
 		      "                             WHERE time_ns <= (SELECT begin_ns FROM mfu_skip)),\n"
 		      "                            (SELECT begin_ns FROM mfu_skip));\n",
-		      n, n, n, n);
+		      n, n, steps, n, steps, n, steps, phases);
+}
+
+static int skip_steps_sql(long n, char *buf, size_t len)
+{
+	return skip_steps_sql_from(n, "main.step", "main.phase", buf, len);
 }
 
 /* --quiet: the notes on counters this machine cannot open, which a virtual
  * machine gives every run the same, are left out everywhere (the notes
  * section, under the tables, on stderr) by a TEMP view that shadows the
- * note table, as --skip-steps shadows the steps. */
-static int quiet_notes(sqlite3 *db, char *err, size_t errlen)
+ * note table, as --skip-steps shadows the steps. --hw-flops-from adds its
+ * own notes (emulated.h) to the view. */
+static int note_view(sqlite3 *db, int quiet, int hw_from, char *err, size_t errlen)
 {
-	return db_exec(db, "CREATE TEMP VIEW note AS SELECT * FROM main.note "
-		       "WHERE kind NOT IN ('missing_counters', 'missing_dram')", err, errlen);
+	char sql[400];
+
+	if (!quiet && !hw_from)
+		return 0;
+	strbuf(sql, sizeof(sql), "CREATE TEMP VIEW note AS SELECT * FROM main.note%s%s", quiet ?
+	       " WHERE kind NOT IN ('missing_counters', 'missing_dram')" : "",
+	       hw_from ? " UNION ALL SELECT id, kind, text FROM temp.mfu_hw_note" : "");
+	return db_exec(db, sql, err, errlen);
 }
 
-static int skip_steps(sqlite3 *db, long n, char *err, size_t errlen)
+/* --skip-steps N; with --hw-flops-from, of the steps and phases that have
+ * the other run's counts. */
+static int skip_steps(sqlite3 *db, long n, int hw_from, char *err, size_t errlen)
 {
 	char sql[2048];
 
-	if (skip_steps_sql(n, sql, sizeof(sql))) {
+	if (!n && !hw_from)
+		return 0;
+	if (!n)
+		return db_exec(db, "CREATE TEMP VIEW step AS SELECT * FROM mfu_hw_step;"
+			       "CREATE TEMP VIEW phase AS SELECT * FROM mfu_hw_phase", err, errlen);
+	if (skip_steps_sql_from(n, hw_from ? "mfu_hw_step" : "main.step", hw_from ? "mfu_hw_phase" : "main.phase",
+				sql, sizeof(sql))) {
 		strbuf(err, errlen, "the --skip-steps SQL does not fit");
 		return -ENOSPC;
 	}
@@ -283,6 +311,7 @@ struct request {
 	const char *html;                /* --html FILE */
 	const char *trace;               /* --trace FILE */
 	const char *diff_base, *diff_new; /* --diff BASE NEW */
+	const char *hw_from;             /* --hw-flops-from FILE */
 	int db_given, format_given;
 	const char **db_args;            /* every --db, in order */
 	size_t ndb;
@@ -298,6 +327,7 @@ enum {
 	OPT_HTML,
 	OPT_STRAGGLER,
 	OPT_RANK,
+	OPT_HW_FROM,
 };
 
 /* Every --db, freed at exit (main returns from many places). */
@@ -325,6 +355,7 @@ static int parse_options(int argc, char **argv, struct request *r)
 		{ "html", required_argument, NULL, OPT_HTML },
 		{ "straggler-threshold", required_argument, NULL, OPT_STRAGGLER },
 		{ "rank", required_argument, NULL, OPT_RANK },
+		{ "hw-flops-from", required_argument, NULL, OPT_HW_FROM },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -365,6 +396,7 @@ static int parse_options(int argc, char **argv, struct request *r)
 		case OPT_TRACE: r->trace = optarg; break;
 		case OPT_DIFF: r->diff_base = optarg; break;
 		case OPT_HTML: r->html = optarg; break;
+		case OPT_HW_FROM: r->hw_from = optarg; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf(PROG " %s\n", MFU_VERSION); return 0;
 		case ':': return bad_usage("option '%s' needs an argument", argv[optind - 1]);
@@ -386,6 +418,17 @@ static int parse_options(int argc, char **argv, struct request *r)
 					 " --db run.0.sqlite %s ...; the job: " PROG " --db 'run.*.sqlite')",
 					 r->trace ? "--trace" : "--html", r->trace ? "--trace" : "--html");
 	}
+	if (r->hw_from && !*r->hw_from)
+		return bad_usage("the --hw-flops-from database name is empty");
+	if (r->hw_from && (r->ndb > 1 || strpbrk(r->path, "*?[")))
+		return bad_usage("--hw-flops-from gives one run the counts of another: give one --db (a "
+				 "job's ranks each: " PROG " --db run.0.sqlite --hw-flops-from emu.0.sqlite)");
+	if (r->hw_from && r->diff_base)
+		return bad_usage("--hw-flops-from does not go with --diff (compare the emulated run's counts "
+				 "with --diff BASE NEW directly)");
+	if (r->hw_from && r->sql_for)
+		return bad_usage("--hw-flops-from does not go with --sql: the SQL reads the step and phase "
+				 "tables as they are");
 	return -1;
 }
 
@@ -599,6 +642,63 @@ fail:
 	return -1;
 }
 
+/* Open @path read-only as a report reads it: an emulated run without its
+ * peaks, the counts of --hw-flops-from (for the report's own database, not
+ * --diff's), the --skip-steps and --quiet views, query_only, one read
+ * transaction. Returns 0, or -1 once the error is said (the connection, if
+ * any, is in *@db to close). */
+static int open_run(const struct request *r, const char *path, sqlite3 **db)
+{
+	int hw_from = r->hw_from && path == r->path;
+	char err[1024];
+	int rc;
+
+	if (db_open_readonly(path, db, err, sizeof(err))) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return -1;
+	}
+	if (emulated_run_view(*db, err, sizeof(err)) < 0) {
+		db_error(*db, path, "cannot read", err);
+		return -1;
+	}
+	if (hw_from && merge_is_merged(*db)) {
+		fprintf(stderr, PROG ": %s is a merged database: --hw-flops-from joins one run's steps to "
+			"another's (give a rank's own database)\n", path);
+		return -1;
+	}
+	if (hw_from) {
+		rc = emulated_hw_from(*db, r->hw_from, err, sizeof(err));
+		if (rc == -EINVAL || rc == -ENOMEM) {
+			fprintf(stderr, PROG ": %s\n", err);
+			return -1;
+		}
+		if (rc) {
+			db_error(*db, r->hw_from, "--hw-flops-from", err);
+			return -1;
+		}
+	}
+	if (skip_steps(*db, r->skip, hw_from, err, sizeof(err))) {
+		db_error(*db, path, "--skip-steps", err);
+		return -1;
+	}
+	if (note_view(*db, r->quiet, hw_from, err, sizeof(err))) {
+		db_error(*db, path, "--quiet", err);
+		return -1;
+	}
+	if (db_exec(*db, "PRAGMA query_only = 1; BEGIN", err, sizeof(err))) {
+		db_error(*db, path, "cannot read", err);
+		return -1;
+	}
+	return 0;
+}
+
+static void close_run(sqlite3 *db)
+{
+	if (db)
+		sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(db);
+}
+
 static int open_run(const struct request *r, const char *path, sqlite3 **db);
 
 static int open_rank(void *ctx, const char *path, sqlite3 **db)
@@ -670,27 +770,13 @@ static int report(const struct request *r)
 	if (!r->html && wants_job(r))
 		return job_report(r);
 
-	if (db_open_readonly(r->path, &db, err, sizeof(err))) {
-		fprintf(stderr, PROG ": %s\n", err);
-		return EXIT_DATA;
-	}
 	/* Nothing in a report writes; make sure of it. One read transaction:
 	 * every section sees the same rows, even while a recording writes (and
 	 * the table format reads each section twice). SQLite's default cache
 	 * and temporary storage measured faster on a 1M-step run than a bigger
 	 * cache or temp_store = MEMORY. */
-	if (r->skip > 0 && skip_steps(db, r->skip, err, sizeof(err))) {
-		db_error(db, r->path, "--skip-steps", err);
+	if (open_run(r, r->path, &db))
 		goto out;
-	}
-	if (r->quiet && quiet_notes(db, err, sizeof(err))) {
-		db_error(db, r->path, "--quiet", err);
-		goto out;
-	}
-	if (db_exec(db, "PRAGMA query_only = 1; BEGIN", err, sizeof(err))) {
-		db_error(db, r->path, "cannot read", err);
-		goto out;
-	}
 	if (merge_is_merged(db)) {
 		/* written by mfu-report merge: the job's report */
 		if (r->html || r->skip > 0) {
@@ -724,39 +810,6 @@ out:
 	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	sqlite3_close(db);
 	return ret;
-}
-
-/* Open @path read-only as a report reads it: the --skip-steps and
- * --quiet views, query_only, one read transaction. Returns 0, or -1 once
- * the error is said (the connection, if any, is in *@db to close). */
-static int open_run(const struct request *r, const char *path, sqlite3 **db)
-{
-	char err[1024];
-
-	if (db_open_readonly(path, db, err, sizeof(err))) {
-		fprintf(stderr, PROG ": %s\n", err);
-		return -1;
-	}
-	if (r->skip > 0 && skip_steps(*db, r->skip, err, sizeof(err))) {
-		db_error(*db, path, "--skip-steps", err);
-		return -1;
-	}
-	if (r->quiet && quiet_notes(*db, err, sizeof(err))) {
-		db_error(*db, path, "--quiet", err);
-		return -1;
-	}
-	if (db_exec(*db, "PRAGMA query_only = 1; BEGIN", err, sizeof(err))) {
-		db_error(*db, path, "cannot read", err);
-		return -1;
-	}
-	return 0;
-}
-
-static void close_run(sqlite3 *db)
-{
-	if (db)
-		sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-	sqlite3_close(db);
 }
 
 /* --trace FILE: the run as trace-event JSON. Returns the exit status. */

@@ -1,5 +1,6 @@
 /* The recap at the end of a recording: mfu-report's summary, on stderr. */
 #include "recap.h"
+#include "emulated.h"
 
 #include "analysis.h"
 #include "db.h"
@@ -70,8 +71,10 @@ int recap_print(const char *path, FILE *out, unsigned verdict_ms, char *err, siz
 		return rc;
 	/* The recorder's own notes (table note) were each said on stderr as
 	 * they came: a TEMP view, found before main.note, leaves them out. */
-	rc = db_exec(db, "CREATE TEMP VIEW note AS SELECT * FROM main.note WHERE 0; "
-		     "PRAGMA query_only = 1; BEGIN", err, errlen);
+	rc = emulated_run_view(db, err, errlen);
+	if (rc >= 0)
+		rc = db_exec(db, "CREATE TEMP VIEW note AS SELECT * FROM main.note WHERE 0; "
+			     "PRAGMA query_only = 1; BEGIN", err, errlen);
 	if (rc)
 		goto out;
 	rc = headline(db, path, verdict_ms, &verdict, err, errlen);

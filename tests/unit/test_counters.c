@@ -258,11 +258,82 @@ static void test_sysfs_events(void)
 	}
 }
 
+/* --emulate: the hardware events give way to one group the emulator fills
+ * (mfu_emulate.h's order), weighted by lanes; user events are refused. */
+static void test_emulated(void)
+{
+	struct counters cs;
+	struct counter_reading a, b;
+	struct counter_delta d;
+	char why[256];
+	uint64_t va[18] = { 0 }, vb[18] = { 0 };
+
+	unsetenv("LIBPFM_FORCE_PMU");
+	CHECK_EQ_INT(counters_plan(&cs, FIX "/sysfs-nopmu", NULL, 0, why, sizeof(why)), 0);
+	CHECK_EQ_INT(counters_plan_emulated(&cs, why, sizeof(why)), 0);
+	CHECK_EQ_INT(cs.n, 4 + 18);
+	CHECK_EQ_INT(cs.ngroups, 2);
+	CHECK_EQ_INT(cs.emulated_group, 1);
+	CHECK_STR(cs.hw_missing, "");
+	const struct counter *c = find(&cs, "emu:fp64_256b");
+	CHECK(c && c->emulated && c->group == 1 && c->col == COL_FLOPS_FP64 && c->weight == 4);
+	c = find(&cs, "emu:fp32_512b");
+	CHECK(c && c->col == COL_FLOPS_FP32 && c->weight == 16);
+	c = find(&cs, "emu:bf16_128b");
+	CHECK(c && c->col == COL_FLOPS_FP16 && c->weight == 8);
+	c = find(&cs, "emu:fp32_scalar");
+	CHECK(c && c->weight == 1);
+	c = find(&cs, "emu:instructions");
+	CHECK(c && c->col == COL_INSTRUCTIONS && c == &cs.c[cs.n - 1]);
+	c = find(&cs, "emu:x87_ops");
+	CHECK(c && c->col == COL_NONE);
+
+	/* the layout: group 0's four software values, then the 18 counts */
+	CHECK(counters_open_self(&cs) >= 0);
+	CHECK_EQ_INT(cs.group_nr[1], 18);
+	CHECK_EQ_INT(cs.group_offset[1], 3 + cs.group_nr[0]);
+	CHECK_EQ_INT(cs.leader[1], 4);
+	CHECK_EQ_INT(cs.c[4].word, cs.group_offset[1] + 3);
+	CHECK_EQ_INT(cs.c[4].fd, -1);
+	for (int i = 0; i < cs.n; i++)
+		if (cs.c[i].fd >= 0)
+			close(cs.c[i].fd);
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	a.ngroups = b.ngroups = 2; /* group 0 unread (nr 0): software values unknown */
+	va[0 * 4 + 2] = 10;   /* fp64 256-bit */
+	vb[0 * 4 + 2] = 110;
+	vb[1 * 4 + 0] = 7;    /* fp32 scalar */
+	vb[1 * 4 + 3] = 3;    /* fp32 512-bit */
+	va[16] = 5;           /* x87 */
+	vb[16] = 9;
+	va[17] = 100;         /* instructions */
+	vb[17] = 1100;
+	put(&a, cs.group_offset[1], 18, 1000, 1000, va);
+	put(&b, cs.group_offset[1], 18, 9000, 9000, vb);
+	counters_delta(&cs, &a, &b, &d);
+	CHECK_NEAR(d.v[COL_FLOPS_FP64], 100 * 4, 0);
+	CHECK_NEAR(d.v[COL_FLOPS_FP32], 7 + 3 * 16, 0);
+	CHECK(d.has[COL_FLOPS_FP16] && d.v[COL_FLOPS_FP16] == 0);
+	CHECK_NEAR(counters_hw_flops(&d), 455, 0);
+	CHECK_NEAR(d.v[COL_INSTRUCTIONS], 1000, 0);
+	CHECK_NEAR(d.hw_fraction, 1, 0);
+	CHECK(!d.has[COL_CPU_NS]);
+
+	/* a user event would count the emulator itself */
+	CHECK_EQ_INT(counters_plan(&cs, FIX "/sysfs-nopmu", NULL, 0, why, sizeof(why)), 0);
+	cs.c[cs.n - 1].kind = "user";
+	CHECK_EQ_INT(counters_plan_emulated(&cs, why, sizeof(why)), -EINVAL);
+	CHECK(strstr(why, "--emulate") != NULL);
+}
+
 int main(void)
 {
 	test_sysfs_events();
 	test_no_pmu();
 	test_encodings();
 	test_delta();
+	test_emulated();
 	return check_status();
 }

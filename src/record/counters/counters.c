@@ -1,4 +1,5 @@
 #include "counters.h"
+#include "emulate/mfu_emulate.h"
 #include "perf_event.h"
 #include "suggest.h"
 #include "uncore.h"
@@ -508,6 +509,50 @@ int counters_plan(struct counters *cs, const char *sysfs, const char *const *use
 	return 0;
 }
 
+int counters_plan_emulated(struct counters *cs, char *why, size_t whylen)
+{
+	static const char *const prec[MFU_EMU_NPREC] = { "fp64", "fp32", "fp16", "bf16" };
+	static const char *const width[MFU_EMU_NWIDTH] = { "scalar", "128b", "256b", "512b" };
+	static const enum counter_col col[MFU_EMU_NPREC] = { COL_FLOPS_FP64, COL_FLOPS_FP32, COL_FLOPS_FP16,
+							    COL_FLOPS_FP16 };
+	struct counter *c;
+	int n = 0;
+
+	for (int i = 0; i < cs->n; i++) {
+		if (strcmp(cs->c[i].kind, "user") == 0) {
+			strbuf(why, whylen, "-e %s does not go with --emulate: under the emulator the "
+			       "hardware counts the emulator's own work, not the program's", cs->c[i].name);
+			return -EINVAL;
+		}
+		if (cs->c[i].group == 0)
+			cs->c[n++] = cs->c[i];
+	}
+	cs->n = n;
+	cs->ngroups = 1;
+	for (int g = 1; g < MRING_MAX_GROUPS; g++)
+		cs->leader[g] = -1;
+	cs->hw_missing[0] = '\0';
+	cs->amx_note[0] = '\0';
+	cs->emulated_group = 1;
+	/* the order of struct mfu_emu_counts: inst[prec][width], then x87 */
+	for (int p = 0; p < MFU_EMU_NPREC; p++) {
+		for (int w = 0; w < MFU_EMU_NWIDTH; w++) {
+			char name[64];
+			strbuf(name, sizeof(name), "emu:%s_%s", prec[p], width[w]);
+			c = add(cs, name, "emulated", "count", 1, col[p], mfu_emu_lanes(p, w));
+			c->emulated = 1;
+			strbuf(c->encoding, sizeof(c->encoding), "valgrind --tool=" MFU_EMU_TOOL);
+		}
+	}
+	c = add(cs, "emu:x87_ops", "emulated", "count", 1, COL_NONE, 0);
+	c->emulated = 1;
+	strbuf(c->encoding, sizeof(c->encoding), "valgrind --tool=" MFU_EMU_TOOL);
+	c = add(cs, "emu:instructions", "emulated", "count", 1, COL_INSTRUCTIONS, 0);
+	c->emulated = 1;
+	strbuf(c->encoding, sizeof(c->encoding), "valgrind --tool=" MFU_EMU_TOOL);
+	return 0;
+}
+
 static void explain(struct counter *c, int err)
 {
 	const char *hint = "";
@@ -537,6 +582,14 @@ static int open_plan(struct counters *cs, pid_t pid, int on_exec)
 
 			if (c->group != g)
 				continue;
+			if (c->emulated) {
+				/* no perf event: libmfu fills the group */
+				c->opened = 1;
+				c->word = (int)(off + 3 + (unsigned)idx++);
+				if (cs->leader[g] < 0)
+					cs->leader[g] = i;
+				continue;
+			}
 			c->attr.size = sizeof(c->attr);
 			c->attr.inherit = 1;
 			c->attr.disabled = on_exec ? 1 : 0;

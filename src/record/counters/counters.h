@@ -44,7 +44,7 @@ enum counter_col {
 
 struct counter {
 	char name[96];          /* task-clock, FP_ARITH_INST_RETIRED:SCALAR_DOUBLE, ... */
-	const char *kind;       /* "software" | "hardware" | "user" */
+	const char *kind;       /* "software" | "hardware" | "user" | "emulated" */
 	const char *unit;       /* "ns" | "count" */
 	char pmu[32];           /* libpfm4 PMU name for hardware events, "" otherwise */
 	int group;              /* 0 .. MRING_MAX_GROUPS-1 */
@@ -58,6 +58,8 @@ struct counter {
 	char encoding[80];      /* "type:config[:config1]" */
 	int fd;                 /* in the recorder: its copy of the fd, else -1 */
 	int word;               /* position of its value in a record's data[], -1 if not opened */
+	int emulated;           /* counted by the FP-op emulator (mfu_emulate.h), not by
+				 * perf: no fd; libmfu fills its group by a client request */
 };
 
 struct counters {
@@ -71,6 +73,8 @@ struct counters {
 	int forced;             /* the PMU comes from LIBPFM_FORCE_PMU, not from this machine */
 	char hw_missing[320];   /* why hardware counters are missing, "" if present */
 	char amx_note[200];     /* set when AMX is present: its FLOPs are not in FP_ARITH */
+	int emulated_group;     /* the group the FP-op emulator fills (--emulate); 0 when
+				 * none (group 0 always holds the software events) */
 };
 
 /* Plan the counters for this machine: the four software events, and when
@@ -82,6 +86,14 @@ struct counters {
  * Returns 0, or -EINVAL with @why set when a user event is unknown. */
 int counters_plan(struct counters *cs, const char *sysfs, const char *const *user, int nuser,
 		  char *why, size_t whylen);
+
+/* --emulate: replace the hardware events of a plan by the FP-op
+ * emulator's counts (mfu_emulate.h), in one group that libmfu fills at every
+ * boundary with a client request: FP_ARITH-style counts per precision and
+ * vector width (FLOP columns, weighted by lanes), x87 operations and the
+ * guest instructions (the instructions column). Returns 0, or -EINVAL with
+ * @why set when the plan has user events (they would count the emulator). */
+int counters_plan_emulated(struct counters *cs, char *why, size_t whylen);
 
 /* In the child, before exec: open every planned counter on the calling
  * process (pid 0, inherit, enable_on_exec), group by group. A counter that

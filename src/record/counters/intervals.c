@@ -76,7 +76,8 @@ static int store(struct intervals *iv, uint64_t time_ns, const struct counter_re
 
 	for (int i = 0; i < cs->n; i++) {
 		const struct counter *c = &cs->c[i];
-		if (!c->opened || c->word < 0)
+		/* the emulator's counts are read inside the target only */
+		if (!c->opened || c->word < 0 || c->emulated)
 			continue;
 		unsigned o = cs->group_offset[c->group];
 		if (r->data[o] != cs->group_nr[c->group])

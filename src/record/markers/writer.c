@@ -273,17 +273,28 @@ int writer_run_rank(struct writer *w, int rank, int size, int local_rank, int lo
 	return rc;
 }
 
-int writer_run_lib_counting(struct writer *w, const char *state)
+/* UPDATE run SET ... = @text (@sql names the column). */
+static int run_set_text(struct writer *w, const char *sql, const char *text)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (sqlite3_prepare_v2(w->db, "UPDATE run SET lib_counting = ? WHERE id = 1", -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return fail(w);
-	sqlite3_bind_text(st, 1, state, -1, SQLITE_STATIC);
+	bind_text_or_null(st, 1, text);
 	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w);
 	sqlite3_finalize(st);
 	return rc;
+}
+
+int writer_run_lib_counting(struct writer *w, const char *state)
+{
+	return run_set_text(w, "UPDATE run SET lib_counting = ? WHERE id = 1", state);
+}
+
+int writer_run_emulated(struct writer *w, const char *engine)
+{
+	return run_set_text(w, "UPDATE run SET emulated = ? WHERE id = 1", engine);
 }
 
 int writer_counters(struct writer *w, const struct counters *cs)
@@ -324,8 +335,13 @@ int writer_counter_total(struct writer *w, int id, uint64_t total, uint64_t enab
 {
 	sqlite3_stmt *st = w->st[S_TOTAL];
 	sqlite3_bind_int64(st, 1, (sqlite3_int64)total);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64)enabled);
-	sqlite3_bind_int64(st, 3, (sqlite3_int64)running);
+	if (enabled == UINT64_MAX) {
+		sqlite3_bind_null(st, 2);
+		sqlite3_bind_null(st, 3);
+	} else {
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)enabled);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)running);
+	}
 	sqlite3_bind_int(st, 4, id);
 	return run_stmt(w, st);
 }

@@ -57,7 +57,10 @@ int writer_run_rank(struct writer *w, int rank, int size, int local_rank, int lo
 		    const char *source, int shared);
 /* run.lib_counting: "on", "off" or "unavailable". */
 int writer_run_lib_counting(struct writer *w, const char *state);
-/* Store the counters' whole-run totals (read by the recorder after the end). */
+/* run.emulated: the engine of an --emulate run (NULL: native). */
+int writer_run_emulated(struct writer *w, const char *engine);
+/* Store the counters' whole-run totals (read by the recorder after the end);
+ * @enabled UINT64_MAX: not timed (the emulator's counts), NULL times. */
 int writer_counter_total(struct writer *w, int id, uint64_t total, uint64_t enabled, uint64_t running);
 int writer_peak(struct writer *w, const char *kind, const char *dtype, const char *scope,
 		double value, const char *source, const char *detail);

@@ -44,7 +44,7 @@ static int send_counters(int sock, const struct counters *cs)
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 
 	for (int i = 0; i < cs->n; i++)
-		if (cs->c[i].opened)
+		if (cs->c[i].opened && !cs->c[i].emulated)
 			fds[nfds++] = cs->c[i].fd;
 	if (nfds) {
 		memset(ctrl, 0, sizeof(ctrl));
@@ -83,7 +83,7 @@ static int recv_counters(int sock, struct counters *cs)
 	}
 	for (int i = 0; i < cs->n; i++) {
 		cs->c[i].fd = -1;
-		if (cs->c[i].opened) {
+		if (cs->c[i].opened && !cs->c[i].emulated) {
 			if (k >= nfds)
 				return -EPROTO;
 			cs->c[i].fd = fds[k++];
@@ -224,12 +224,13 @@ static void child(char *const argv[], int ring_fd, int lib_fd, struct counters *
 
 	snprintf(buf, sizeof(buf), "%d", ring_fd);
 	groups[0] = '\0';
-	/* one item per group, "-" for a group of which nothing opened */
+	/* one item per group, "-" for a group of which nothing opened, "E"
+	 * for the one the FP-op emulator counts (--emulate) */
 	for (int g = 0; g < cs->ngroups; g++) {
 		int li = cs->leader[g];
 		size_t len = strlen(groups);
-		if (li < 0) {
-			snprintf(groups + len, sizeof(groups) - len, "%s-", g ? "," : "");
+		if (li < 0 || cs->c[li].emulated) {
+			snprintf(groups + len, sizeof(groups) - len, "%s%s", g ? "," : "", li < 0 ? "-" : "E");
 			continue;
 		}
 		snprintf(groups + len, sizeof(groups) - len, "%s%d", g ? "," : "", cs->c[li].fd);

@@ -1,4 +1,4 @@
--- mfu database schema, version 7: every table and column in one file.
+-- mfu database schema, version 8: every table and column in one file.
 -- mfu-record applies it to a new database; mfu-report refuses a database
 -- whose PRAGMA user_version is older or newer than this file (no release has
 -- promised migrations yet: when one does, each released version gets its
@@ -6,7 +6,7 @@
 -- Times are CLOCK_MONOTONIC nanoseconds (the clock the markers use) unless a
 -- column says otherwise. docs/schema.md describes every column.
 
-PRAGMA user_version = 7;
+PRAGMA user_version = 8;
 
 -- ---- the run ----------------------------------------------------------
 
@@ -80,7 +80,12 @@ CREATE TABLE run (
   local_size      INTEGER,
   job_id          TEXT,
   rank_source     TEXT,
-  rank_shared     INTEGER
+  rank_shared     INTEGER,
+  -- mfu-record --emulate: the engine that counted the FP operations (e.g.
+  -- "valgrind-3.19.0 --tool=mfufp"); NULL for a native run. An emulated
+  -- run's times are the emulator's (10-50x the program's own), so
+  -- mfu-report shows its counts, not its speed: no MFU, HFU or MBU.
+  emulated        TEXT
 );
 
 -- Every peak the machine model knows for this run (per dtype and scope), with
@@ -99,7 +104,7 @@ CREATE TABLE peak (
 CREATE TABLE counter (
   id      INTEGER PRIMARY KEY,  -- position in the counter groups, from 0
   name    TEXT NOT NULL,        -- task-clock, context-switches, cycles, ...
-  kind    TEXT NOT NULL,        -- software | hardware
+  kind    TEXT NOT NULL,        -- software | hardware | user | emulated
   unit    TEXT NOT NULL,        -- ns | count
   opened  INTEGER NOT NULL,     -- 1 if counting
   reason  TEXT,                 -- why it could not be opened

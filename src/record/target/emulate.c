@@ -1,0 +1,209 @@
+/* mfu-record --emulate: Valgrind and the FP-op counting tool (emulate.h). */
+#include "emulate.h"
+#include "emulate/mfu_emulate.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The recorder runs from its build directory (the build's tool), else
+ * from where it was installed. */
+const char *emulator_libdir(void)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n > 0) {
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			if (strcmp(self, MFU_BUILD_RECORD_DIR) == 0)
+				return MFU_BUILD_EMULATE_DIR;
+		}
+	}
+	return MFU_INSTALLED_EMULATE_DIR;
+}
+
+/* @prog in PATH, into @out. 0 or -ENOENT. */
+static int find_in_path(const char *prog, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+		if (n && strbuf(out, len, "%.*s/%s", (int)n, path, prog) == 0 && access(out, X_OK) == 0)
+			return 0;
+		path += n + (path[n] == ':');
+	}
+	return -ENOENT;
+}
+
+/* "valgrind-3.19.0" from `valgrind --version`, or "valgrind". */
+static void valgrind_version(const char *valgrind, char *out, size_t len)
+{
+	char cmd[PATH_MAX + 32], line[128] = "";
+	FILE *f;
+
+	strbuf(out, len, "valgrind");
+	if (strbuf(cmd, sizeof(cmd), "'%s' --version 2>/dev/null", valgrind) || strchr(valgrind, '\''))
+		return;
+	f = popen(cmd, "r");
+	if (!f)
+		return;
+	if (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strncmp(line, "valgrind-", 9) == 0)
+			strbuf(out, len, "%s", line);
+	}
+	pclose(f);
+}
+
+int emulator_prepare(struct emulator *e, char *const cmd[], uid_t uid, gid_t gid, char *why, size_t whylen)
+{
+	const char *tmp = getenv("TMPDIR");
+	char tool[PATH_MAX + 64], version[64];
+	size_t ncmd = 0;
+	int k = 0;
+
+	memset(e, 0, sizeof(*e));
+	if (find_in_path("valgrind", e->valgrind, sizeof(e->valgrind)) != 0) {
+		strbuf(why, whylen, "--emulate runs the program under Valgrind, which is not installed "
+		       "(apt-get install valgrind)");
+		return -ENOENT;
+	}
+	strbuf(e->libdir, sizeof(e->libdir), "%s", emulator_libdir());
+	strbuf(tool, sizeof(tool), "%s/" MFU_EMU_TOOL "-amd64-linux", e->libdir);
+	if (access(tool, X_OK) != 0) {
+		int err = errno;
+		strbuf(why, whylen, "--emulate needs mfu's Valgrind tool %s, which cannot be run (%s): this "
+		       "mfu was built without Valgrind's headers and libraries (install valgrind and build "
+		       "again), or the tool runs on x86-64 only", tool, strerror(err));
+		return -ENOENT;
+	}
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	if (strbuf(e->dir, sizeof(e->dir), "%s/mfu-emulate.XXXXXX", tmp) || !mkdtemp(e->dir)) {
+		int err = errno;
+		strbuf(why, whylen, "cannot make a directory for the emulator in %s: %s", tmp, strerror(err));
+		e->dir[0] = '\0';
+		return -err;
+	}
+	/* the tool wants an absolute path: every process of the tree, in
+	 * whatever working directory, must name the same files */
+	if (e->dir[0] != '/') {
+		char abs[PATH_MAX];
+		if (!realpath(e->dir, abs) || strbuf(e->dir, sizeof(e->dir), "%s", abs)) {
+			int err = errno ? errno : ENAMETOOLONG;
+			strbuf(why, whylen, "cannot make %s absolute: %s", e->dir, strerror(err));
+			emulator_cleanup(e);
+			return -err;
+		}
+	}
+	if (uid != (uid_t)-1 && chown(e->dir, uid, gid) != 0) {
+		int err = errno;
+		strbuf(why, whylen, "cannot give %s to the target's user: %s", e->dir, strerror(err));
+		emulator_cleanup(e);
+		return -err;
+	}
+	valgrind_version(e->valgrind, version, sizeof(version));
+	strbuf(e->engine, sizeof(e->engine), "%s --tool=" MFU_EMU_TOOL, version);
+	strbuf(e->opt_dir, sizeof(e->opt_dir), "--mfu-dir=%s", e->dir);
+	strbuf(e->opt_out, sizeof(e->opt_out), "--mfu-out=%s/total.%%p", e->dir);
+	while (cmd[ncmd])
+		ncmd++;
+	e->argv = calloc(ncmd + EMULATE_MAX_ARGS + 1, sizeof(char *));
+	if (!e->argv) {
+		emulator_cleanup(e);
+		strbuf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	e->argv[k++] = e->valgrind;
+	e->argv[k++] = (char *)"--tool=" MFU_EMU_TOOL;
+	e->argv[k++] = (char *)"-q";
+	/* the processes the program starts are counted too */
+	e->argv[k++] = (char *)"--trace-children=yes";
+	e->argv[k++] = e->opt_dir;
+	e->argv[k++] = e->opt_out;
+	for (size_t i = 0; i < ncmd; i++)
+		e->argv[k++] = cmd[i];
+	e->argv[k] = NULL;
+	if (setenv("VALGRIND_LIB", e->libdir, 1) != 0) {
+		int err = errno;
+		emulator_cleanup(e);
+		strbuf(why, whylen, "cannot set VALGRIND_LIB: %s", strerror(err));
+		return -err;
+	}
+	return 0;
+}
+
+int emulator_totals(const struct emulator *e, pid_t pid, unsigned long long *counts, size_t n)
+{
+	static const char *const prec[MFU_EMU_NPREC] = { "fp64", "fp32", "fp16", "bf16" };
+	static const char *const width[MFU_EMU_NWIDTH] = { "scalar", "128", "256", "512" };
+	char path[PATH_MAX + 32], line[256];
+	size_t want = MFU_EMU_NPREC * MFU_EMU_NWIDTH + 2, found = 0;
+	FILE *f;
+
+	if (n < want || !e->dir[0])
+		return -EINVAL;
+	if (strbuf(path, sizeof(path), "%s/total.%d", e->dir, (int)pid))
+		return -ENAMETOOLONG;
+	f = fopen(path, "r");
+	if (!f)
+		return -ENOENT;
+	memset(counts, 0, want * sizeof(*counts));
+	while (fgets(line, sizeof(line), f)) {
+		char key[64];
+		unsigned long long v;
+		if (sscanf(line, "%63s %llu", key, &v) != 2)
+			continue;
+		for (int p = 0; p < MFU_EMU_NPREC; p++)
+			for (int w = 0; w < MFU_EMU_NWIDTH; w++) {
+				char name[32];
+				strbuf(name, sizeof(name), "inst_%s_%s", prec[p], width[w]);
+				if (strcmp(key, name) == 0) {
+					counts[p * MFU_EMU_NWIDTH + w] = v;
+					found++;
+				}
+			}
+		if (strcmp(key, "x87_ops") == 0) {
+			counts[want - 2] = v;
+			found++;
+		} else if (strcmp(key, "guest_insns") == 0) {
+			counts[want - 1] = v;
+			found++;
+		}
+	}
+	fclose(f);
+	return found == want ? 0 : -EPROTO;
+}
+
+void emulator_cleanup(struct emulator *e)
+{
+	free(e->argv);
+	e->argv = NULL;
+	if (e->dir[0]) {
+		DIR *d = opendir(e->dir);
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			char path[PATH_MAX + 300];
+			if (de->d_name[0] == '.')
+				continue;
+			if (strbuf(path, sizeof(path), "%s/%s", e->dir, de->d_name) == 0)
+				unlink(path);
+		}
+		if (d)
+			closedir(d);
+		rmdir(e->dir);
+		e->dir[0] = '\0';
+	}
+}
