@@ -15,27 +15,9 @@
 --
 -- Run by hand: sqlite3 -header -column job.sqlite < analyses/ranks.sql
 WITH
-thr AS (SELECT coalesce((SELECT value FROM job_setting WHERE name = 'straggler_threshold'), 0.10) AS t),
-nr AS (SELECT count(*) AS n FROM job_rank),
--- the steps every rank completed, matched by step index
-common AS (SELECT step FROM step WHERE complete = 1 GROUP BY step HAVING count(*) = (SELECT n FROM nr)),
--- each rank's time in each common step, ranked within the step (up: from
--- the fastest, down: from the slowest; ties by rank)
-cs AS MATERIALIZED (
-  SELECT s.rank, s.step, s.wall_ns, s.flops, r.peak_flops,
-         row_number() OVER (PARTITION BY s.step ORDER BY s.wall_ns, s.rank) AS up,
-         row_number() OVER (PARTITION BY s.step ORDER BY s.wall_ns DESC, s.rank) AS down
-  FROM step AS s JOIN run AS r ON r.rank = s.rank
-  WHERE s.complete = 1 AND s.step IN (SELECT step FROM common)),
--- the median of the ranks' times in each step (the mean of the two middle
--- ones for an even number of ranks)
-med AS MATERIALIZED (
-  SELECT cs.step, avg(cs.wall_ns) AS median_ns FROM cs CROSS JOIN nr
-  WHERE cs.up IN ((nr.n + 1) / 2, (nr.n + 2) / 2) GROUP BY cs.step),
--- straggler: more than the threshold slower than the step's median
-fl AS MATERIALIZED (
-  SELECT cs.*, med.median_ns, cs.wall_ns > med.median_ns * (1 + thr.t) AS straggler
-  FROM cs JOIN med ON med.step = cs.step CROSS JOIN thr),
+-- each rank's time in each step every rank completed, the step's median,
+-- straggler or not: the merged database's view job_rank_step
+fl AS MATERIALIZED (SELECT * FROM job_rank_step),
 own AS (SELECT rank, count(*) AS steps FROM step WHERE complete = 1 GROUP BY rank)
 SELECT jr.rank                                            AS rank,
        r.host                                             AS host,

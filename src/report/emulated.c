@@ -53,6 +53,21 @@ static int query_int(sqlite3 *db, const char *sql, long long *v, char *err, size
 	return rc;
 }
 
+/* Run @sql (from sqlite3_mprintf: NULL when it ran out of memory) and free
+ * it. Returns 0, -ENOMEM or -EIO (@err set). */
+static int exec_free(sqlite3 *db, char *sql, char *err, size_t errlen)
+{
+	int rc;
+
+	if (!sql) {
+		strbuf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	rc = db_exec(db, sql, err, errlen);
+	sqlite3_free(sql);
+	return rc ? -EIO : 0;
+}
+
 /* "SELECT <columns of @schema.@table, each as @alias.name, with the
  * counted-FLOP ones from @hw_alias instead when @hw_alias is set, and the
  * peaks NULL when @null_peaks>" into @buf. Generated columns included. */
@@ -114,13 +129,8 @@ int emulated_run_view(sqlite3 *db, char *err, size_t errlen)
 		return rc;
 	sql = sqlite3_mprintf("CREATE TEMP VIEW run AS SELECT %s FROM main.run AS r", cols);
 	free(cols);
-	if (!sql) {
-		strbuf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	rc = db_exec(db, sql, err, errlen);
-	sqlite3_free(sql);
-	return rc ? -EIO : 1;
+	rc = exec_free(db, sql, err, errlen);
+	return rc ? rc : 1;
 }
 
 /* The program a run ran: its command's first word, without the directory
@@ -184,12 +194,9 @@ static int make_views(sqlite3 *db, char *err, size_t errlen)
 			      "LEFT JOIN hwf.step AS e ON e.step = s.step AND e.complete = 1 AND s.complete = 1",
 			      cols);
 	free(cols);
-	if (!sql)
-		goto oom;
-	rc = db_exec(db, sql, err, errlen);
-	sqlite3_free(sql);
+	rc = exec_free(db, sql, err, errlen);
 	if (rc)
-		return -EIO;
+		return rc;
 	rc = column_list(db, "main", "phase", "p", "e", 0, &cols, err, errlen);
 	if (rc)
 		return rc;
@@ -204,14 +211,7 @@ static int make_views(sqlite3 *db, char *err, size_t errlen)
 			      "AND e.mfu_nth = p.mfu_nth AND e.complete = 1 AND p.complete = 1",
 			      cols);
 	free(cols);
-	if (!sql)
-		goto oom;
-	rc = db_exec(db, sql, err, errlen);
-	sqlite3_free(sql);
-	return rc ? -EIO : 0;
-oom:
-	strbuf(err, errlen, "out of memory");
-	return -ENOMEM;
+	return exec_free(db, sql, err, errlen);
 }
 
 /* The notes: where the counts come from, and what did not match. */
@@ -246,35 +246,26 @@ static int make_notes(sqlite3 *db, const char *path, const char *engine, char *e
 		matched < steps ? " (the others'' hfu is unknown)" : "",
 		own ? "they replace the FLOPs this run counted itself" : "cycles, instructions and IPC stay this run's own",
 		beyond);
-	if (!sql)
-		goto oom;
-	rc = db_exec(db, sql, err, errlen);
-	sqlite3_free(sql);
+	rc = exec_free(db, sql, err, errlen);
 	if (rc)
-		return -EIO;
+		return rc;
 	if (phases > pmatched) {
 		sql = sqlite3_mprintf("INSERT INTO mfu_hw_note (id, kind, text) VALUES (1000000001, 'hw_flops_from', "
 				      "'%lld of this run''s %lld complete phases have no match in ' || %Q || ' (no "
 				      "phase of the same name and occurrence in the step of the same index): their hfu "
 				      "is unknown')",
 				      phases - pmatched, phases, path);
-		if (!sql)
-			goto oom;
-		rc = db_exec(db, sql, err, errlen);
-		sqlite3_free(sql);
+		rc = exec_free(db, sql, err, errlen);
 		if (rc)
-			return -EIO;
+			return rc;
 	}
 	return 0;
-oom:
-	strbuf(err, errlen, "out of memory");
-	return -ENOMEM;
 }
 
 int emulated_hw_from(sqlite3 *db, const char *path, char *err, size_t errlen)
 {
 	sqlite3 *other = NULL;
-	char engine[600], *sql;
+	char engine[600];
 	int rc;
 
 	/* what mfu-report says of any database it cannot read */
@@ -284,15 +275,9 @@ int emulated_hw_from(sqlite3 *db, const char *path, char *err, size_t errlen)
 		strbuf(err, errlen, "--hw-flops-from %s", engine);
 		return -EINVAL;
 	}
-	sql = sqlite3_mprintf("ATTACH DATABASE %Q AS hwf", path);
-	if (!sql) {
-		strbuf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	rc = db_exec(db, sql, err, errlen);
-	sqlite3_free(sql);
+	rc = exec_free(db, sqlite3_mprintf("ATTACH DATABASE %Q AS hwf", path), err, errlen);
 	if (rc)
-		return -EIO;
+		return rc;
 	rc = check_source(db, path, engine, sizeof(engine), err, errlen);
 	if (!rc)
 		rc = make_views(db, err, errlen);

@@ -514,6 +514,30 @@ static const char job_tables_sql[] =
 	");\n"
 	"CREATE TABLE main.job_setting (name TEXT PRIMARY KEY, value);\n";
 
+/* job_rank_step: each rank's time in each step every rank completed
+ * (matched by step index), its place among the ranks in that step (up:
+ * from the fastest, down: from the slowest; ties by rank), the step's
+ * median (the mean of the two middle times for an even number of ranks)
+ * and whether it straggled (more than job_setting's threshold above the
+ * median). The job sections (analyses/job*.sql, ranks.sql) read it; so can
+ * SQL users of a merged file. */
+static const char job_view_sql[] =
+	"CREATE VIEW main.job_rank_step AS\n"
+	"WITH thr AS (SELECT coalesce((SELECT value FROM job_setting WHERE name = 'straggler_threshold'), 0.10) AS t),\n"
+	"nr AS (SELECT count(*) AS n FROM job_rank),\n"
+	"common AS (SELECT step FROM step WHERE complete = 1 GROUP BY step HAVING count(*) = (SELECT n FROM nr)),\n"
+	"cs AS MATERIALIZED (\n"
+	"  SELECT s.rank, s.step, s.wall_ns, s.flops, r.peak_flops,\n"
+	"         row_number() OVER (PARTITION BY s.step ORDER BY s.wall_ns, s.rank) AS up,\n"
+	"         row_number() OVER (PARTITION BY s.step ORDER BY s.wall_ns DESC, s.rank) AS down\n"
+	"  FROM step AS s JOIN run AS r ON r.rank = s.rank\n"
+	"  WHERE s.complete = 1 AND s.step IN (SELECT step FROM common)),\n"
+	"med AS MATERIALIZED (\n"
+	"  SELECT cs.step, avg(cs.wall_ns) AS median_ns FROM cs CROSS JOIN nr\n"
+	"  WHERE cs.up IN ((nr.n + 1) / 2, (nr.n + 2) / 2) GROUP BY cs.step)\n"
+	"SELECT cs.*, med.median_ns, cs.wall_ns > med.median_ns * (1 + thr.t) AS straggler\n"
+	"FROM cs JOIN med ON med.step = cs.step CROSS JOIN thr;\n";
+
 static const char job_indexes_sql[] =
 	"CREATE UNIQUE INDEX main.run_rank ON run(rank);\n"
 	"CREATE INDEX main.step_rank ON step(rank, step);\n"
@@ -586,7 +610,8 @@ int merge_write(sqlite3 *out, const struct merge_input *in, size_t n, double thr
 	/* the fraction as text the SQL reads back exactly */
 	strbuf(sql, sizeof(sql), "INSERT INTO main.job_setting VALUES ('straggler_threshold', %.17g)", threshold);
 	if (sqlite3_exec(out, sql, NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_exec(out, job_indexes_sql, NULL, NULL, NULL) != SQLITE_OK)
+	    sqlite3_exec(out, job_indexes_sql, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(out, job_view_sql, NULL, NULL, NULL) != SQLITE_OK)
 		goto sqlfail;
 	rc = run_notes(out, in, ri, n, by_position, err, errlen);
 	if (!rc)
