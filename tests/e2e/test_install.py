@@ -10,13 +10,16 @@ mfu-report and with the installed analyses; a Python program is recorded
 with the installed mfu.py, and a plain one with `--step py:` (the installed
 hook); the man pages render.
 
-Why a real prefix and not `meson install --destdir`: mfu-record finds its
-files (libmfu-libflops.so, the Python hook, libmfu for mfu.py) at paths
-compiled in from --prefix, so a copy staged under DESTDIR would look for
-them where nothing is. Only the installed targets are built (not the tests
-and workloads): about 25 s on 2 CPUs, the whole test about 35 s. Skipped in
-sanitizer builds: it builds its own plain copy, the same check as in the
-normal build's suite."""
+Then the prefix is moved to another directory (as a copy staged with
+`meson install --destdir`, or a tree unpacked elsewhere, is): mfu-record
+finds its files (libmfu-libflops.so, the Python hook and module, libmfu for
+mfu.py, the emulator's tool) relative to itself, and the Python programs
+are recorded again from there, counted and hooked, with --emulate too when
+the tool is installed.
+
+Only the installed targets are built (not the tests and workloads): about
+25 s on 2 CPUs, the whole test about 40 s. Skipped in sanitizer builds: it
+builds its own plain copy, the same check as in the normal build's suite."""
 import glob
 import json
 import os
@@ -213,6 +216,29 @@ class Install(TempDirTest):
         self.run_ok([rec, '-q', '-o', 'plain.sqlite', '--step', 'py:plain.train_step', '--',
                      sys.executable, 'plain.py'], cwd=work, env=env)
         self.assertEqual(self.count(os.path.join(work, 'plain.sqlite'), 'step WHERE complete'), 4)
+
+        # the prefix moved elsewhere: the recorder finds its files next to
+        # itself (the counting library, libmfu for mfu.py, the Python hook)
+        moved = self.path('moved')
+        shutil.move(self.path('prefix'), moved)
+        mv = {k: os.path.join(moved, os.path.relpath(v, self.path('prefix'))) for k, v in d.items()}
+        rec = os.path.join(mv['bindir'], 'mfu-record')
+        menv = dict(env, PYTHONPATH=os.path.join(mv['datadir'], 'mfu', 'python'))
+        p = self.run_ok([rec, '-q', '-o', 'moved.sqlite', '--', sys.executable, 'marked.py'], cwd=work, env=menv)
+        self.assertIn('recording: True', p.stdout)
+        self.assertEqual(self.count(os.path.join(work, 'moved.sqlite'), "run WHERE lib_counting = 'on'"), 1)
+        self.assertEqual(self.count(os.path.join(work, 'moved.sqlite'), 'step WHERE complete'), 3)
+        self.run_ok([rec, '-q', '-o', 'moved_plain.sqlite', '--step', 'py:plain.train_step', '--',
+                     sys.executable, 'plain.py'], cwd=work, env=env)
+        self.assertEqual(self.count(os.path.join(work, 'moved_plain.sqlite'), 'step WHERE complete'), 4)
+        if os.path.isfile(os.path.join(mv['libdir'], 'mfu', 'valgrind', 'mfufp-amd64-linux')) and tool('valgrind'):
+            self.run_ok([rec, '--emulate', '-q', '-o', 'moved_emu.sqlite', '--', sys.executable, 'marked.py'],
+                        cwd=work, env=menv)
+            self.assertEqual(self.count(os.path.join(work, 'moved_emu.sqlite'),
+                                        'step WHERE complete AND hw_flops IS NOT NULL'), 3)
+        else:
+            print('the emulator is not installed: --emulate from the moved prefix not tried', file=sys.stderr)
+        mandir = mv['mandir']
 
         # the man pages render, without a warning
         if not tool('man'):

@@ -1,4 +1,5 @@
 #include "py_hook.h"
+#include "paths.h"
 #include "util.h"
 
 #include <errno.h>
@@ -31,24 +32,12 @@ static int file_exists(const char *dir, const char *name)
 static int python_dir(char *buf, size_t len, int *build_tree)
 {
 	const char *env = getenv("MFU_PYTHON_DIR");
-	char exe[PATH_MAX];
-	ssize_t n;
 
 	*build_tree = 0;
 	if (env && *env)
 		return strbuf(buf, len, "%s", env) ? -ENAMETOOLONG : 0;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		char *slash = strrchr(exe, '/');
-		if (slash)
-			*slash = '\0';
-		if (strcmp(exe, MFU_BUILD_RECORD_DIR) == 0) {
-			*build_tree = 1;
-			return strbuf(buf, len, "%s", MFU_SOURCE_PYTHON_DIR) ? -ENAMETOOLONG : 0;
-		}
-	}
-	return strbuf(buf, len, "%s", MFU_INSTALLED_PYTHON_DIR) ? -ENAMETOOLONG : 0;
+	*build_tree = paths_in_build();
+	return strbuf(buf, len, "%s", paths_get(PATHS_PYTHON)) ? -ENAMETOOLONG : 0;
 }
 
 int py_hook_setup(struct py_hook **out, const struct probe_request *req, int nreq, uid_t owner_uid,

@@ -1,6 +1,7 @@
 /* mfu-record --emulate: Valgrind and the FP-op counting tool (emulate.h). */
 #include "emulate.h"
 #include "emulate/mfu_emulate.h"
+#include "paths.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -11,24 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The recorder runs from its build directory (the build's tool), else
- * from where it was installed. */
 const char *emulator_libdir(void)
 {
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-
-	if (n > 0) {
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			if (strcmp(self, MFU_BUILD_RECORD_DIR) == 0)
-				return MFU_BUILD_EMULATE_DIR;
-		}
-	}
-	return MFU_INSTALLED_EMULATE_DIR;
+	return paths_get(PATHS_EMULATE);
 }
 
 /* @prog in PATH, into @out. 0 or -ENOENT. */

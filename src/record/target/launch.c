@@ -1,5 +1,6 @@
 #include "launch.h"
 #include "libflops.h"
+#include "paths.h"
 #include "util.h"
 
 #include <errno.h>
@@ -112,27 +113,9 @@ static int drop_privileges(const struct launch_creds *c)
 	return 0;
 }
 
-/* The recorder runs from its build directory (the build's files), else
- * from where it was installed. */
-static int from_build_dir(void)
-{
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-
-	if (n <= 0)
-		return 0;
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (!slash)
-		return 0;
-	*slash = '\0';
-	return strcmp(self, MFU_BUILD_RECORD_DIR) == 0;
-}
-
 const char *launch_libflops_path(void)
 {
-	return from_build_dir() ? MFU_BUILD_LIBFLOPS : MFU_INSTALLED_LIBFLOPS;
+	return paths_get(PATHS_LIBFLOPS);
 }
 
 /* Name the libmfu that comes with this recorder for mfu.py, which loads
@@ -141,7 +124,7 @@ const char *launch_libflops_path(void)
  * this one: Python programs then need no LD_LIBRARY_PATH. */
 static void name_own_libmfu(void)
 {
-	const char *lib = from_build_dir() ? MFU_BUILD_LIBMFU : MFU_INSTALLED_LIBMFU;
+	const char *lib = paths_get(PATHS_LIBMFU);
 
 	if (access(lib, R_OK) == 0)
 		setenv("MFU_RECORD_LIBMFU", lib, 1);
