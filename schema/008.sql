@@ -83,7 +83,7 @@ CREATE TABLE run (
   rank_shared     INTEGER,
   -- mfu-record --emulate: the engine that counted the FP operations (e.g.
   -- "valgrind-3.19.0 --tool=mfufp"); NULL for a native run. An emulated
-  -- run's times are the emulator's (10-50x the program's own), so
+  -- run's times are the emulator's (2 to 1,000+ times the program's own), so
   -- mfu-report shows its counts, not its speed: no MFU, HFU or MBU.
   emulated        TEXT
 );

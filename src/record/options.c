@@ -58,7 +58,7 @@ void options_usage(FILE *f)
 		"                          COMMAND; they become MFU's numerator when COMMAND\n"
 		"                          declares no model FLOPs)\n"
 		"      --emulate           count the floating-point operations COMMAND executes\n"
-		"                          in an emulator (Valgrind's mfufp tool, 10-50x\n"
+		"                          in an emulator (Valgrind's mfufp tool, 2-1,000x\n"
 		"                          slower) instead of the PMU, exactly, by precision\n"
 		"                          and vector width, at every step and phase: for\n"
 		"                          machines without FP counters. Its times are the\n"

@@ -686,7 +686,7 @@ static int go(struct session *s)
 		rc = writer_run_emulated(s->d.writer, s->emu.engine);
 		strbuf(note, sizeof(note), "emulated run (%s): the FP operations of every step and phase "
 		       "were counted exactly by an emulator, not by the PMU; its times are the emulator's "
-		       "(10-50x the program's own), so MFU, HFU, MBU and rates are not given: join the "
+		       "(2 to 1,000+ times the program's own), so MFU, HFU, MBU and rates are not given: join the "
 		       "counts to a native run with mfu-report --hw-flops-from", s->emu.engine);
 		if (!rc)
 			rc = writer_note(s->d.writer, "emulated", note);
