@@ -685,7 +685,14 @@ int counters_read_group(const struct counters *cs, int g, int fd, struct counter
 
 	if (fd < 0 || nr == 0)
 		return -EIO;
-	n = read(fd, buf, sizeof(buf));
+	/* ECHILD: a thread the inherited group counts is exiting (its counts
+	 * are being folded into the parent's): transient, read again, as
+	 * libmfu's markers do */
+	for (int tries = 0; tries < 4; tries++) {
+		n = read(fd, buf, sizeof(buf));
+		if (n >= 0 || errno != ECHILD)
+			break;
+	}
 	if (n < (ssize_t)((3 + nr) * sizeof(uint64_t)) || buf[0] != nr)
 		return -EIO;
 	acc->data[o] = nr;
