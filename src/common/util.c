@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -320,4 +321,24 @@ char *json_argv(char *const argv[])
 		return NULL;
 	}
 	return buf;
+}
+
+int path_lookup(const char *prog, char *out, size_t len)
+{
+	const char *env = getenv("PATH"), *p;
+	struct stat st;
+
+	if (strchr(prog, '/')) {
+		if (strbuf(out, len, "%s", prog))
+			return -ENAMETOOLONG;
+		return access(out, X_OK) == 0 ? 0 : -errno;
+	}
+	for (p = env && *env ? env : "/usr/local/bin:/usr/bin:/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+		if (strbuf(out, len, "%.*s/%s", (int)n, n ? p : ".", prog) == 0 && stat(out, &st) == 0 &&
+		    S_ISREG(st.st_mode) && access(out, X_OK) == 0)
+			return 0;
+		p += n + (p[n] == ':');
+	}
+	return -ENOENT;
 }

@@ -57,4 +57,11 @@ int json_append_string(char **buf, size_t *len, size_t *cap, const char *s, size
  * when out of memory. */
 char *json_argv(char *const argv[]);
 
+/* The program execvp() would run for @prog, into @out: @prog itself when it
+ * has a '/', else the first executable regular file of that name in PATH
+ * (default /usr/local/bin:/usr/bin:/bin; an empty entry is "."). Returns 0,
+ * or -errno: ENOENT when none is found, EACCES when @prog is not
+ * executable. */
+int path_lookup(const char *prog, char *out, size_t len);
+
 #endif

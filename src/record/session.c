@@ -244,6 +244,17 @@ int session_plan(struct session *s)
 
 	if (sudo_creds(&s->o, &s->creds) != 0)
 		return 2;
+	if (s->o.emulate) {
+		/* before the database: nothing is left behind when Valgrind, the
+		 * tool or the command is missing */
+		rc = emulator_prepare(&s->emu, s->o.argv, s->creds.drop ? s->creds.uid : (uid_t)-1,
+				      s->creds.drop ? s->creds.gid : (gid_t)-1, err, sizeof(err));
+		if (rc) {
+			fprintf(stderr, PROG ": %s\n", err);
+			/* as for a native run: 127 not found, 126 not executable */
+			return !s->emu.command_missing ? 125 : rc == -ENOENT ? 127 : 126;
+		}
+	}
 	struct probe_request ureq[PROBE_STEPS_MAX_REQUESTS];
 	int nureq = 0;
 	for (int i = 0; i < s->o.nreq; i++)
@@ -437,14 +448,6 @@ static int start_target(struct session *s)
 		return s->exit_code;
 	}
 
-	if (s->o.emulate) {
-		rc = emulator_prepare(&s->emu, s->o.argv, s->creds.drop ? s->creds.uid : (uid_t)-1,
-				      s->creds.drop ? s->creds.gid : (gid_t)-1, err, sizeof(err));
-		if (rc) {
-			fprintf(stderr, PROG ": %s\n", err);
-			return s->exit_code;
-		}
-	}
 	if (!s->attached) {
 		rc = launch_prepare(&s->l, s->o.emulate ? s->emu.argv : s->o.argv, s->ring_fd, s->lf_fd, &s->cs,
 				    &s->old, &s->creds, err, sizeof(err));

@@ -249,6 +249,18 @@ static int make_notes(sqlite3 *db, const char *path, const char *engine, char *e
 	rc = exec_free(db, sql, err, errlen);
 	if (rc)
 		return rc;
+	/* the same program with other arguments (fewer steps, say) is the
+	 * usual case, but other arguments can mean other work per step (a
+	 * Python interpreter running another script): say so */
+	sql = sqlite3_mprintf("INSERT INTO mfu_hw_note (id, kind, text) "
+			      "SELECT 1000000002, 'hw_flops_from', 'the two runs'' commands differ (this one: ' || "
+			      "m.command || '; ' || %Q || ': ' || h.command || '): the counts are right for this run''s "
+			      "steps only if each step does the same work in both' "
+			      "FROM main.run AS m, hwf.run AS h WHERE m.id = 1 AND h.id = 1 AND m.command <> h.command",
+			      path);
+	rc = exec_free(db, sql, err, errlen);
+	if (rc)
+		return rc;
 	if (phases > pmatched) {
 		sql = sqlite3_mprintf("INSERT INTO mfu_hw_note (id, kind, text) VALUES (1000000001, 'hw_flops_from', "
 				      "'%lld of this run''s %lld complete phases have no match in ' || %Q || ' (no "

@@ -23,13 +23,15 @@ rounds, with the smallest and largest.
 """
 import json
 import os
-import platform
 import random
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import machine  # noqa: E402
 
 build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else 'build')
 rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
@@ -38,14 +40,6 @@ record = os.path.join(build, 'src/record/mfu-record')
 wl = os.path.join(build, 'tests/workloads')
 KERNELS = ('scalar_fp64', 'sse_fp64', 'avx256', 'fma_packed')
 env = dict(os.environ, VALGRIND_LIB=libdir, OPENBLAS_NUM_THREADS='1', MFU_NO_CALIBRATE='1')
-
-
-def cpu_model():
-    with open('/proc/cpuinfo') as f:
-        for line in f:
-            if line.startswith('model name'):
-                return line.split(':', 1)[1].strip()
-    return platform.processor()
 
 
 def prefix(conf, tmp):
@@ -95,7 +89,7 @@ def main():
             if conf != 'bare':
                 ratios.setdefault((prog, conf), []).append(t / got[(prog, 'bare')])
 
-    print('machine: %s, %d CPUs, Linux %s, %d rounds' % (cpu_model(), os.cpu_count(), platform.release(), rounds))
+    print(machine('%d rounds' % rounds))
     print('| program | bare | none / bare | mfufp / bare | mfufp / none | record / bare |')
     print('| --- | --- | --- | --- | --- | --- |')
     progs = [k for k in KERNELS] + ['dgemm 256^3', 'emu_steps (command)']

@@ -20,7 +20,6 @@ The figure per size is the median over the rounds of ns per call, and of
 libopenblas.a.
 """
 import os
-import platform
 import random
 import re
 import shutil
@@ -28,6 +27,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import machine  # noqa: E402
 
 build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else 'build')
 rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
@@ -72,14 +74,6 @@ int main(void)
 '''
 
 
-def cpu_model():
-    with open('/proc/cpuinfo') as f:
-        for line in f:
-            if line.startswith('model name'):
-                return line.split(':', 1)[1].strip()
-    return platform.processor()
-
-
 def main():
     if os.geteuid() != 0:
         sys.exit('bench_lib_probes: needs root (uprobes)')
@@ -108,8 +102,7 @@ def main():
         # the probes did count: the calls of the last probes run, all of them
         out = subprocess.run(['sqlite3', os.path.join(tmp, 'p.sqlite'),
                               "SELECT lib_counting FROM run"], stdout=subprocess.PIPE, text=True).stdout.strip()
-    print('machine: %s, %d CPUs, Linux %s, %d rounds, lib_counting %s' % (cpu_model(), os.cpu_count(),
-                                                                          platform.release(), rounds, out))
+    print(machine('%d rounds, lib_counting %s' % (rounds, out)))
     print('| cblas_sgemm | bare | no-count | probes | probes - no-count |')
     print('| --- | --- | --- | --- | --- |')
     for n in (4, 16, 64):

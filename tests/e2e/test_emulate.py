@@ -123,6 +123,8 @@ class Emulate(TempDirTest):
                 self.assertIsNone(s['hw_flops'])
                 self.assertIsNone(s['hfu'])
         self.assertIn('3 of this run\'s 5 complete steps have them', p.stderr)
+        # other arguments (--steps 3 against 5) are said, not refused
+        self.assertIn("the two runs' commands differ", p.stderr)
         # the native database itself is unchanged
         self.assertIsNone(query(native, 'SELECT max(hw_flops) AS m FROM step')[0]['m'])
         # with --skip-steps the cut applies to the joined steps
@@ -150,6 +152,15 @@ class Emulate(TempDirTest):
             p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
             self.assertEqual(p.returncode, 2, p.stderr)
             self.assertIn(what, p.stderr)
+            self.assertFalse(os.path.exists(self.path('x.sqlite')))
+        # a command that is not there: as without --emulate, exit 127 (126
+        # not executable), one line, no database left
+        for cmd, code in (('./no-such-program', 127), (self.path('not-executable'), 126)):
+            if code == 126:
+                open(cmd, 'w').close()
+            p = record(['--emulate', '-q', '-o', self.path('x.sqlite')], [cmd], cwd=self.dir)
+            self.assertEqual(p.returncode, code, p.stderr)
+            self.assertIn("cannot run '%s'" % cmd, p.stderr)
             self.assertFalse(os.path.exists(self.path('x.sqlite')))
         # another program's counts are refused
         native, _ = self.rec('native.sqlite', emulate=False, steps=2)

@@ -1,6 +1,11 @@
 /* Checked parsing and JSON string escaping. */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "util.h"
@@ -126,8 +131,51 @@ static void test_array_grow(void)
 	free(v);
 }
 
+/* path_lookup() finds what execvp() would run: a file in PATH that is
+ * regular and executable, a name with a '/' as it is. */
+static void test_path_lookup(void)
+{
+	char dir[] = "/tmp/mfu-path-XXXXXX", file[PATH_MAX], out[PATH_MAX], path[PATH_MAX * 2 + 8];
+	const char *old = getenv("PATH");
+	char *saved = old ? strdup(old) : NULL;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(file, sizeof(file), "%s/prog", dir);
+	f = fopen(file, "w");
+	CHECK(f != NULL);
+	if (f)
+		fclose(f);
+	/* in PATH but not executable: not found, as execvp would say */
+	snprintf(path, sizeof(path), "/nonexistent:%s", dir);
+	setenv("PATH", path, 1);
+	CHECK_EQ_INT(path_lookup("prog", out, sizeof(out)), -ENOENT);
+	chmod(file, 0755);
+	CHECK_EQ_INT(path_lookup("prog", out, sizeof(out)), 0);
+	CHECK_STR(out, file);
+	/* a directory of that name comes first: skipped */
+	snprintf(path, sizeof(path), "%s/sub", dir);
+	mkdir(path, 0755);
+	CHECK_EQ_INT(path_lookup("sub", out, sizeof(out)), -ENOENT);
+	/* with a '/': the name itself */
+	CHECK_EQ_INT(path_lookup(file, out, sizeof(out)), 0);
+	CHECK_STR(out, file);
+	CHECK_EQ_INT(path_lookup("./no-such-program", out, sizeof(out)), -ENOENT);
+	/* too long for @out */
+	CHECK_EQ_INT(path_lookup(file, out, 4), -ENAMETOOLONG);
+	rmdir(path);
+	unlink(file);
+	rmdir(dir);
+	if (saved)
+		setenv("PATH", saved, 1);
+	else
+		unsetenv("PATH");
+	free(saved);
+}
+
 int main(void)
 {
+	test_path_lookup();
 	test_array_grow();
 	test_interp();
 	test_parse();

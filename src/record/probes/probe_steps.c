@@ -172,25 +172,7 @@ int probe_steps_program(const char *argv0, char *buf, size_t len)
 	char path[PATH_MAX], line[PATH_MAX];
 	int rc;
 
-	if (strchr(argv0, '/')) {
-		rc = strbuf(path, sizeof(path), "%s", argv0) ? -ENAMETOOLONG : 0;
-		if (!rc && access(path, X_OK) != 0)
-			rc = -errno;
-	} else {
-		const char *env = getenv("PATH");
-		const char *p = env && *env ? env : "/usr/local/bin:/usr/bin:/bin";
-		rc = -ENOENT;
-		while (*p) {
-			size_t n = strcspn(p, ":");
-			struct stat st;
-			if (snprintf(path, sizeof(path), "%.*s/%s", (int)n, n ? p : ".", argv0) < (int)sizeof(path) &&
-			    stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0) {
-				rc = 0;
-				break;
-			}
-			p += n + (p[n] == ':');
-		}
-	}
+	rc = path_lookup(argv0, path, sizeof(path));
 	if (rc)
 		return rc;
 	/* a script runs its interpreter: that is where the probes are */

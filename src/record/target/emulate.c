@@ -12,27 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *emulator_libdir(void)
-{
-	return paths_get(PATHS_EMULATE);
-}
-
-/* @prog in PATH, into @out. 0 or -ENOENT. */
-static int find_in_path(const char *prog, char *out, size_t len)
-{
-	const char *path = getenv("PATH");
-
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		size_t n = strcspn(path, ":");
-		if (n && strbuf(out, len, "%.*s/%s", (int)n, path, prog) == 0 && access(out, X_OK) == 0)
-			return 0;
-		path += n + (path[n] == ':');
-	}
-	return -ENOENT;
-}
-
 /* "valgrind-3.19.0" from `valgrind --version`, or "valgrind". */
 static void valgrind_version(const char *valgrind, char *out, size_t len)
 {
@@ -61,12 +40,18 @@ int emulator_prepare(struct emulator *e, char *const cmd[], uid_t uid, gid_t gid
 	int k = 0;
 
 	memset(e, 0, sizeof(*e));
-	if (find_in_path("valgrind", e->valgrind, sizeof(e->valgrind)) != 0) {
+	int rc = path_lookup(cmd[0], tool, sizeof(tool));
+	if (rc) {
+		strbuf(why, whylen, "cannot run '%s': %s", cmd[0], strerror(-rc));
+		e->command_missing = 1;
+		return rc;
+	}
+	if (path_lookup("valgrind", e->valgrind, sizeof(e->valgrind)) != 0) {
 		strbuf(why, whylen, "--emulate runs the program under Valgrind, which is not installed "
 		       "(apt-get install valgrind)");
 		return -ENOENT;
 	}
-	strbuf(e->libdir, sizeof(e->libdir), "%s", emulator_libdir());
+	strbuf(e->libdir, sizeof(e->libdir), "%s", paths_get(PATHS_EMULATE));
 	strbuf(tool, sizeof(tool), "%s/" MFU_EMU_TOOL "-amd64-linux", e->libdir);
 	if (access(tool, X_OK) != 0) {
 		int err = errno;

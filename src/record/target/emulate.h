@@ -21,13 +21,15 @@ struct emulator {
 	char opt_dir[PATH_MAX + 16];
 	char opt_out[PATH_MAX + 16];
 	char **argv;             /* Valgrind, its options, then the command */
+	int command_missing;     /* emulator_prepare failed because of the command */
 };
 
-/* Find Valgrind (in PATH) and the tool (next to this recorder: its
- * build's, else the installed one), make the private directory (owned by
+/* Find the command (as execvp would: Valgrind would start and then fail
+ * to), Valgrind (in PATH) and the tool (paths.h), make the private directory (owned by
  * @uid/@gid when they are not -1: the target runs as that user), and build
  * argv for @cmd. Returns 0, or -errno with @why set (what is missing and
- * how to get it). */
+ * how to get it; command_missing set when it is the command: -ENOENT not
+ * found, else not executable). */
 int emulator_prepare(struct emulator *e, char *const cmd[], uid_t uid, gid_t gid, char *why, size_t whylen);
 
 /* The target's whole-run counts, as the tool wrote them when the process
@@ -39,8 +41,5 @@ int emulator_totals(const struct emulator *e, pid_t pid, unsigned long long *cou
 
 /* Remove the private directory and free argv. */
 void emulator_cleanup(struct emulator *e);
-
-/* The directory the tool is in (VALGRIND_LIB) for this recorder. */
-const char *emulator_libdir(void);
 
 #endif
