@@ -167,6 +167,7 @@ struct run_info {
 	long long rank; /* from run.rank; has_rank 0: none */
 	int has_rank;
 	char *program, *command, *job_id;
+	char *emulated; /* run.emulated: the engine, NULL for a native run */
 	long long world_size;
 	int has_world;
 };
@@ -177,6 +178,7 @@ static void infos_free(struct run_info *ri, size_t n)
 		free(ri[i].program);
 		free(ri[i].command);
 		free(ri[i].job_id);
+		free(ri[i].emulated);
 	}
 	free(ri);
 }
@@ -190,7 +192,7 @@ static char *col_dup(sqlite3_stmt *st, int i)
 static int read_info(const struct merge_input *in, struct run_info *ri, char *err, size_t errlen)
 {
 	sqlite3_stmt *st = NULL;
-	int rc;
+	int rc, emu_lost;
 
 	if (merge_is_merged(in->db)) {
 		strbuf(err, errlen, "%s is a merged database (mfu-report merge): merge the ranks' own databases",
@@ -198,7 +200,8 @@ static int read_info(const struct merge_input *in, struct run_info *ri, char *er
 		return -EINVAL;
 	}
 	if (sqlite3_prepare_v2(in->db,
-			       "SELECT rank, world_size, job_id, json_extract(command, '$[0]'), command FROM run WHERE id = 1",
+			       "SELECT rank, world_size, job_id, json_extract(command, '$[0]'), command, emulated "
+			       "FROM main.run WHERE id = 1",
 			       -1, &st, NULL) != SQLITE_OK) {
 		strbuf(err, errlen, "%s: %s", in->path, sqlite3_errmsg(in->db));
 		return -EIO;
@@ -217,8 +220,10 @@ static int read_info(const struct merge_input *in, struct run_info *ri, char *er
 	ri->job_id = col_dup(st, 2);
 	ri->program = col_dup(st, 3);
 	ri->command = col_dup(st, 4);
+	ri->emulated = col_dup(st, 5);
+	emu_lost = sqlite3_column_type(st, 5) != SQLITE_NULL && !ri->emulated;
 	sqlite3_finalize(st);
-	if (!ri->program || !ri->command) {
+	if (!ri->program || !ri->command || emu_lost) {
 		strbuf(err, errlen, "%s: out of memory or no command in the run table", in->path);
 		return -ENOMEM;
 	}
@@ -336,6 +341,13 @@ static int run_notes(sqlite3 *out, const struct merge_input *in, const struct ru
 			rc = add_note(out, "merge_jobs", text, err, errlen);
 			break;
 		}
+	}
+	if (!rc && ri[0].emulated) {
+		strbuf(text, sizeof(text),
+		       "the ranks ran under the emulator (%s): the job's step times, spread and stragglers are how "
+		       "the emulator ran them, not the program; job_mfu is unknown; the counted FLOPs are exact",
+		       ri[0].emulated);
+		rc = add_note(out, "merge_emulated", text, err, errlen);
 	}
 	if (!rc && ri[0].has_world && ri[0].world_size != (long long)n) {
 		strbuf(text, sizeof(text), "the job had %lld ranks and %zu %s merged: the job's numbers are for these only",
@@ -519,15 +531,18 @@ static const char job_tables_sql[] =
  * from the fastest, down: from the slowest; ties by rank), the step's
  * median (the mean of the two middle times for an even number of ranks)
  * and whether it straggled (more than job_setting's threshold above the
- * median). The job sections (analyses/job*.sql, ranks.sql) read it; so can
- * SQL users of a merged file. */
+ * median). An emulated rank's peak is NULL here: its times are the
+ * emulator's, no rate of them is the program's. The job sections
+ * (analyses/job*.sql, ranks.sql) read it; so can SQL users of a merged
+ * file. */
 static const char job_view_sql[] =
 	"CREATE VIEW main.job_rank_step AS\n"
 	"WITH thr AS (SELECT coalesce((SELECT value FROM job_setting WHERE name = 'straggler_threshold'), 0.10) AS t),\n"
 	"nr AS (SELECT count(*) AS n FROM job_rank),\n"
 	"common AS (SELECT step FROM step WHERE complete = 1 GROUP BY step HAVING count(*) = (SELECT n FROM nr)),\n"
 	"cs AS MATERIALIZED (\n"
-	"  SELECT s.rank, s.step, s.wall_ns, s.flops, r.peak_flops,\n"
+	"  SELECT s.rank, s.step, s.wall_ns, s.flops,\n"
+	"         CASE WHEN r.emulated IS NULL THEN r.peak_flops END AS peak_flops,\n"
 	"         row_number() OVER (PARTITION BY s.step ORDER BY s.wall_ns, s.rank) AS up,\n"
 	"         row_number() OVER (PARTITION BY s.step ORDER BY s.wall_ns DESC, s.rank) AS down\n"
 	"  FROM step AS s JOIN run AS r ON r.rank = s.rank\n"
@@ -569,6 +584,17 @@ int merge_write(sqlite3 *out, const struct merge_input *in, size_t n, double thr
 		if (strcmp(ri[i].program, ri[0].program) != 0) {
 			strbuf(err, errlen, "cannot merge runs of different programs: %s ran %s, %s ran %s", in[0].path,
 			       ri[0].program, in[i].path, ri[i].program);
+			rc = -EINVAL;
+		}
+	}
+	for (size_t i = 1; i < n && !rc; i++) {
+		if (!ri[i].emulated != !ri[0].emulated) {
+			size_t e = ri[0].emulated ? 0 : i, nat = ri[0].emulated ? i : 0;
+			strbuf(err, errlen,
+			       "cannot merge an emulated run with a native one: %s ran under the emulator (%s), %s "
+			       "natively; an emulated rank's times are the emulator's (merge the native ranks, and give "
+			       "each its counts with --hw-flops-from)",
+			       in[e].path, ri[e].emulated, in[nat].path);
 			rc = -EINVAL;
 		}
 	}

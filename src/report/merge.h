@@ -51,7 +51,8 @@ struct merge_input {
  * in @in (a note says so). Notes on the merge (rank IS NULL in the note
  * table): ranks by position, different step counts, arguments, job ids or
  * a world size other than @n. Refuses (-EINVAL, @err says why) runs of
- * different programs (run.command's argv[0]), a rank found twice, and an
+ * different programs (run.command's argv[0]), emulated runs with native
+ * ones (run.emulated), a rank found twice, and an
  * input that is itself a merged database. Returns 0, -EINVAL, -ENOMEM, or
  * -EIO with SQLite's message in @err. */
 int merge_write(sqlite3 *out, const struct merge_input *in, size_t n, double threshold, char *err,

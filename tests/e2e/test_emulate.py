@@ -142,6 +142,37 @@ class Emulate(TempDirTest):
         self.assertEqual(names, ['hw_flops', 'hw_flops_fp64', 'hw_flops_fp32'])
         self.assertIn('no significant change', lines[1])
 
+    def test_merged_emulated_ranks_give_counts_not_speed(self):
+        a, info = self.rec('a.sqlite', steps=3)
+        b, _ = self.rec('b.sqlite', steps=3)
+        native, _ = self.rec('n.sqlite', emulate=False, steps=3)
+        job = self.path('job.sqlite')
+        p = report('merge', '-o', job, a, b)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn('ran under the emulator', p.stderr)
+        # the merged file keeps the ranks' raw rows (peaks included); its
+        # shared view gives an emulated rank no peak
+        self.assertEqual(len(query(job, 'SELECT peak_flops FROM run WHERE peak_flops IS NOT NULL')),
+                         len(query(a, 'SELECT 1 FROM run WHERE peak_flops IS NOT NULL')) * 2)
+        self.assertEqual(query(job, 'SELECT count(peak_flops) AS n FROM job_rank_step')[0]['n'], 0)
+        for args in (['--db', a, '--db', b], ['--db', job]):
+            p = report(*args, '-f', 'json', 'summary', 'ranks')
+            self.assertEqual(p.returncode, 0, p.stderr)
+            out = json.loads(p.stdout)
+            summary = out['summary'][0] if isinstance(out, dict) else out[0]
+            self.assertIsNone(summary['job_mfu'], summary)
+            self.assertEqual(summary['steps'], 3)
+            for r in (out['ranks'] if isinstance(out, dict) else out[1]):
+                self.assertIsNone(r['mfu'], r)
+            self.assertIn('ran under the emulator', p.stderr)
+        # an emulated rank and a native one are not one job
+        for args in (['--db', a, '--db', native], ['merge', '-o', self.path('x.sqlite'), native, a]):
+            p = report(*args)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn('cannot merge an emulated run with a native one', p.stderr)
+            self.assertIn(a, p.stderr)
+        self.assertFalse(os.path.exists(self.path('x.sqlite')))
+
     def test_refusals(self):
         for extra, what in ((['-F', '100'], '-F does not go with --emulate'),
                             (['--step', 'main'], '--step and --phase do not go with --emulate'),
