@@ -15,7 +15,10 @@
 --                    if none (docs/metrics.md, "Jobs of several ranks")
 --   peak_flops       the ranks' peaks summed (FLOP/s); peak_source the
 --                    source they share, or 'mixed: ...'; peak_bw likewise
---   job_flops        the ranks' MFU numerators summed over the steps
+--   job_flops        the ranks' MFU numerators summed over the steps (NULL
+--                    if a rank has none in a step)
+--   job_hw_flops     the ranks' counted FLOPs (PMU or --emulate) summed over
+--                    the steps (NULL if a rank has none in a step)
 --   mean_spread, max_spread   the steps' max/median step time
 --   slowest_rank     the rank that was the slowest in the most steps
 --                    (ties: the longer total time, then the lower rank);
@@ -37,7 +40,8 @@ fl AS MATERIALIZED (SELECT * FROM job_rank_step),
 per AS MATERIALIZED (
   SELECT step, max(wall_ns) AS max_ns, max(median_ns) AS median_ns, sum(straggler) AS nstraggler,
          count(flops) = count(*) AND count(peak_flops) = count(*) AS known,
-         sum(flops) AS flops, sum(peak_flops) AS peak
+         count(flops) = count(*) AS flops_known, count(hw_flops) = count(*) AS hw_known,
+         sum(flops) AS flops, sum(hw_flops) AS hw_flops, sum(peak_flops) AS peak
   FROM fl GROUP BY step),
 byrank AS (
   SELECT rank, sum(down = 1) AS slowest, sum(straggler) AS straggler, sum(wall_ns) AS wall_ns
@@ -71,7 +75,8 @@ SELECT
   rr.dtype                                                     AS dtype,
   (SELECT sum(CASE WHEN known THEN flops END) / sum(CASE WHEN known THEN max_ns / 1e9 * peak END)
    FROM per)                                                   AS job_mfu,
-  (SELECT CASE WHEN count(*) > 0 AND sum(known) = count(*) THEN sum(flops) END FROM per) AS job_flops,
+  (SELECT CASE WHEN count(*) > 0 AND sum(flops_known) = count(*) THEN sum(flops) END FROM per) AS job_flops,
+  (SELECT CASE WHEN count(*) > 0 AND sum(hw_known) = count(*) THEN sum(hw_flops) END FROM per) AS job_hw_flops,
   (SELECT avg(max_ns) FROM per) / 1e6                          AS mean_step_ms,
   (SELECT avg(max_ns * 1.0 / nullif(median_ns, 0)) FROM per)   AS mean_spread,
   (SELECT max(max_ns * 1.0 / nullif(median_ns, 0)) FROM per)   AS max_spread,

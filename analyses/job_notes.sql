@@ -10,6 +10,7 @@
 --   the ranks' notes the note table of every rank, each text once with
 --                    the ranks that have it ("every rank: ...")
 --   job_peak         the peak job_mfu divides by: the ranks' peaks summed
+--                    (none for emulated ranks: merge_emulated says why)
 --   job_mfu          why the job MFU is unknown (ranks without an MFU
 --                    numerator or a peak)
 --   impossible       a step's job MFU above 100% (alert)
@@ -45,6 +46,8 @@ lines(ord, sub, kind, text, missing, alert) AS (
                    || (SELECT group_concat(rank, ', ') FROM run WHERE peak_flops IS NULL) END,
          count(peak_flops) < count(*), 0
   FROM run
+  -- emulated ranks: the merge's own note says why there is no job_mfu
+  WHERE NOT EXISTS (SELECT 1 FROM run WHERE emulated IS NOT NULL) HAVING count(*) > 0
   UNION ALL
   SELECT 4, 0, 'job_mfu',
          'job_mfu is unknown in ' || count(*) || ' of ' || (SELECT count(*) FROM per)

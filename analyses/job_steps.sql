@@ -12,6 +12,8 @@
 --                  median, space-separated; straggler_count their number
 --   job_flops      the ranks' MFU numerators summed (step.flops: model
 --                  FLOPs declared, else library FLOPs); NULL if a rank has none
+--   job_hw_flops   the ranks' counted FLOPs summed (step.hw_flops: the PMU's
+--                  or the emulator's); NULL if a rank has none
 --   job_peak_flops the ranks' peaks summed (FLOP/s; run.peak_flops)
 --   job_mfu        job_flops / (max_ms / 1e3 * job_peak_flops): the work of
 --                  every rank over the job's capacity while the slowest rank
@@ -32,6 +34,7 @@ SELECT step,
        sum(straggler)                                     AS straggler_count,
        group_concat(CASE WHEN straggler THEN rank END, ' ') AS stragglers,
        CASE WHEN count(flops) = count(*) THEN sum(flops) END AS job_flops,
+       CASE WHEN count(hw_flops) = count(*) THEN sum(hw_flops) END AS job_hw_flops,
        CASE WHEN count(peak_flops) = count(*) THEN sum(peak_flops) END AS job_peak_flops,
        CASE WHEN count(flops) = count(*) AND count(peak_flops) = count(*)
             THEN sum(flops) / (max(wall_ns) / 1e9 * sum(peak_flops)) END AS job_mfu

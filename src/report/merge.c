@@ -526,8 +526,9 @@ static const char job_tables_sql[] =
 	");\n"
 	"CREATE TABLE main.job_setting (name TEXT PRIMARY KEY, value);\n";
 
-/* job_rank_step: each rank's time in each step every rank completed
- * (matched by step index), its place among the ranks in that step (up:
+/* job_rank_step: each rank's time, MFU numerator (flops) and counted
+ * FLOPs (hw_flops) in each step every rank completed (matched by step
+ * index), its place among the ranks in that step (up:
  * from the fastest, down: from the slowest; ties by rank), the step's
  * median (the mean of the two middle times for an even number of ranks)
  * and whether it straggled (more than job_setting's threshold above the
@@ -541,7 +542,7 @@ static const char job_view_sql[] =
 	"nr AS (SELECT count(*) AS n FROM job_rank),\n"
 	"common AS (SELECT step FROM step WHERE complete = 1 GROUP BY step HAVING count(*) = (SELECT n FROM nr)),\n"
 	"cs AS MATERIALIZED (\n"
-	"  SELECT s.rank, s.step, s.wall_ns, s.flops,\n"
+	"  SELECT s.rank, s.step, s.wall_ns, s.flops, s.hw_flops,\n"
 	"         CASE WHEN r.emulated IS NULL THEN r.peak_flops END AS peak_flops,\n"
 	"         row_number() OVER (PARTITION BY s.step ORDER BY s.wall_ns, s.rank) AS up,\n"
 	"         row_number() OVER (PARTITION BY s.step ORDER BY s.wall_ns DESC, s.rank) AS down\n"

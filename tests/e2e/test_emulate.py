@@ -162,9 +162,14 @@ class Emulate(TempDirTest):
             summary = out['summary'][0] if isinstance(out, dict) else out[0]
             self.assertIsNone(summary['job_mfu'], summary)
             self.assertEqual(summary['steps'], 3)
+            # the counts, exact: two ranks, three steps each
+            self.assertEqual(summary['job_hw_flops'], 2 * 3 * info['step_flops'])
+            self.assertEqual(summary['job_flops'], 2 * 3 * info['step_flops'])
             for r in (out['ranks'] if isinstance(out, dict) else out[1]):
                 self.assertIsNone(r['mfu'], r)
             self.assertIn('ran under the emulator', p.stderr)
+            # the peaks are known, only hidden: no note says otherwise
+            self.assertNotIn('no FLOP/s peak is known', p.stderr)
         # an emulated rank and a native one are not one job
         for args in (['--db', a, '--db', native], ['merge', '-o', self.path('x.sqlite'), native, a]):
             p = report(*args)

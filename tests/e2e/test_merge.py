@@ -124,6 +124,13 @@ class Merge(unittest.TestCase):
         self.assertAlmostEqual(s['job_mfu'] / overall, 1, delta=1e-9)
         for row in out['job_steps']:
             self.assertAlmostEqual(row['job_mfu'] / per[row['step']], 1, delta=1e-9)
+        # every step is common here: job_flops is both ranks' declared FLOPs
+        declared = 0.0
+        for path in (self.r0, self.r1):
+            con = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
+            declared += con.execute('SELECT sum(model_flops) FROM step WHERE complete = 1').fetchone()[0]
+            con.close()
+        self.assertAlmostEqual(s['job_flops'] / declared, 1, delta=1e-12)
         # at the slowest rank's pace the job does less than at each rank's own
         self.assertLess(s['job_mfu'], s['mfu'])
         self.assertLessEqual(s['job_mfu'], 1)
