@@ -231,12 +231,18 @@ static int skip_steps_sql(long n, char *buf, size_t len)
  * own notes (emulated.h) to the view. */
 static int note_view(sqlite3 *db, int quiet, int hw_from, char *err, size_t errlen)
 {
-	char sql[400];
+	char sql[800];
 
 	if (!quiet && !hw_from)
 		return 0;
-	strbuf(sql, sizeof(sql), "CREATE TEMP VIEW note AS SELECT * FROM main.note%s%s", quiet ?
-	       " WHERE kind NOT IN ('missing_counters', 'missing_dram')" : "",
+	/* with --hw-flops-from, this run's own "counters missing" note would
+	 * call unknown what the other run supplies: it says so */
+	strbuf(sql, sizeof(sql),
+	       "CREATE TEMP VIEW note AS SELECT id, kind, %s AS text FROM main.note%s%s",
+	       hw_from ? "CASE WHEN kind = 'missing_counters' THEN text || ' (in this run: --hw-flops-from "
+			 "gives the counted FLOPs and HFU of the steps and phases it matches)' ELSE text END" :
+			 "text",
+	       quiet ? " WHERE kind NOT IN ('missing_counters', 'missing_dram')" : "",
 	       hw_from ? " UNION ALL SELECT id, kind, text FROM temp.mfu_hw_note" : "");
 	return db_exec(db, sql, err, errlen);
 }

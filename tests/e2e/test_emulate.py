@@ -123,6 +123,9 @@ class Emulate(TempDirTest):
                 self.assertIsNone(s['hw_flops'])
                 self.assertIsNone(s['hfu'])
         self.assertIn('3 of this run\'s 5 complete steps have them', p.stderr)
+        # this run's own "no PMU" note, if any, says the counts come from the other
+        if query(native, "SELECT 1 FROM note WHERE kind = 'missing_counters'"):
+            self.assertIn('--hw-flops-from gives the counted FLOPs and HFU', p.stderr)
         # other arguments (--steps 3 against 5) are said, not refused
         self.assertIn("the two runs' commands differ", p.stderr)
         # the native database itself is unchanged
