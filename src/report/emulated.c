@@ -70,7 +70,8 @@ static int exec_free(sqlite3 *db, char *sql, char *err, size_t errlen)
 
 /* "SELECT <columns of @schema.@table, each as @alias.name, with the
  * counted-FLOP ones from @hw_alias instead when @hw_alias is set, and the
- * peaks NULL when @null_peaks>" into @buf. Generated columns included. */
+ * peaks NULL when @null_peaks (their sources then begin 'not used
+ * (emulated run): ')>" into @buf. Generated columns included. */
 static int column_list(sqlite3 *db, const char *schema, const char *table, const char *alias,
 		       const char *hw_alias, int null_peaks, char **buf, char *err, size_t errlen)
 {
@@ -92,6 +93,10 @@ static int column_list(sqlite3 *db, const char *schema, const char *table, const
 			continue; /* a virtual table's hidden column */
 		if (null_peaks && (strcmp(name, "peak_flops") == 0 || strcmp(name, "peak_bw") == 0))
 			strbuf(item, sizeof(item), "%sNULL AS %s", n ? ", " : "", name);
+		else if (null_peaks && (strcmp(name, "peak_flops_source") == 0 || strcmp(name, "peak_bw_source") == 0))
+			/* the peak is hidden, its source says why */
+			strbuf(item, sizeof(item), "%s'not used (emulated run): ' || %s.%s AS %s", n ? ", " : "",
+			       alias, name, name);
 		else if (hw_alias && is_hw_col(name))
 			strbuf(item, sizeof(item), "%s%s.%s AS %s", n ? ", " : "", hw_alias, name, name);
 		else

@@ -88,6 +88,12 @@ class Emulate(TempDirTest):
         self.assertTrue(summary['emulated'].startswith('valgrind'))
         for k in ('mfu', 'hfu', 'mbu', 'e2e_mfu', 'model_flops_per_s', 'hw_flops_per_s', 'model_bytes_per_s'):
             self.assertIsNone(summary[k], k)
+        # the peaks are hidden, and their sources say so
+        for k in ('peak_flops', 'peak_bw'):
+            self.assertIsNone(summary[k], k)
+        for k in ('peak_source', 'peak_bw_source'):
+            if summary[k] is not None:
+                self.assertTrue(summary[k].startswith('not used (emulated run): '), summary[k])
         for s in steps:
             for k in ('mfu', 'hfu', 'model_flops_per_s', 'hw_flops_per_s'):
                 self.assertIsNone(s[k], k)
