@@ -1,7 +1,10 @@
 -- job_verdict: the line above the job summary for people: the common
--- steps, the slowest rank, the stragglers and the job MFU. The at-sign-
+-- steps, the slowest rank, the stragglers and the job MFU (after a word
+-- that the ranks were emulated, if they were). The at-sign-
 -- wrapped name stands for analyses/job.sql.
-SELECT CASE WHEN j.steps IS NULL OR j.steps = 0 THEN
+SELECT CASE WHEN EXISTS (SELECT 1 FROM run WHERE emulated IS NOT NULL)
+            THEN 'Emulated ranks (their times are the emulator''s): ' ELSE '' END ||
+       CASE WHEN j.steps IS NULL OR j.steps = 0 THEN
          j.ranks || CASE WHEN j.ranks = 1 THEN ' rank' ELSE ' ranks' END
          || ', no step completed by every rank: nothing to compare.'
        ELSE

@@ -179,6 +179,9 @@ class Emulate(TempDirTest):
             self.assertIn('ran under the emulator', p.stderr)
             # the peaks are known, only hidden: no note says otherwise
             self.assertNotIn('no FLOP/s peak is known', p.stderr)
+        p = report('--db', a, '--db', b, 'summary')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("Emulated ranks (their times are the emulator's): 2 ranks, 3 common steps", p.stdout)
         # an emulated rank and a native one are not one job
         for args in (['--db', a, '--db', native], ['merge', '-o', self.path('x.sqlite'), native, a]):
             p = report(*args)
