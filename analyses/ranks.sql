@@ -10,7 +10,8 @@
 --   straggler_steps  in how many it was a straggler (more than the
 --                    threshold above the step's median; job_setting)
 --   mfu              its own MFU over those steps: sum(flops) /
---                    (sum(wall) x its peak), at its own pace
+--                    (sum(wall) x its peak), at its own pace (the peak
+--                    from job_rank_step: none for an emulated rank)
 --   peak_flops, peak_source  the rank's peak (FLOP/s) and where it came from
 --
 -- Run by hand: sqlite3 -header -column job.sqlite < analyses/ranks.sql
@@ -27,7 +28,7 @@ SELECT jr.rank                                            AS rank,
        avg(fl.wall_ns - fl.median_ns) / 1e6               AS mean_lag_ms,
        coalesce(sum(fl.down = 1), 0)                      AS slowest_steps,
        coalesce(sum(fl.straggler), 0)                     AS straggler_steps,
-       sum(fl.flops) / (sum(CASE WHEN fl.flops IS NOT NULL THEN fl.wall_ns END) / 1e9 * r.peak_flops) AS mfu,
+       sum(fl.flops) / (sum(CASE WHEN fl.flops IS NOT NULL THEN fl.wall_ns END) / 1e9 * max(fl.peak_flops)) AS mfu,
        r.peak_flops                                       AS peak_flops,
        r.peak_flops_source                                AS peak_source,
        r.ncpu                                             AS ncpu,

@@ -9,6 +9,7 @@ loops (tests/workloads/emu_steps.c), whose FLOPs are known by construction.
 """
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import unittest
@@ -164,6 +165,18 @@ class Emulate(TempDirTest):
         self.assertEqual(len(query(job, 'SELECT peak_flops FROM run WHERE peak_flops IS NOT NULL')),
                          len(query(a, 'SELECT 1 FROM run WHERE peak_flops IS NOT NULL')) * 2)
         self.assertEqual(query(job, 'SELECT count(peak_flops) AS n FROM job_rank_step')[0]['n'], 0)
+        # the sections' SQL run by hand on the merged file (no report views):
+        # still no MFU of the emulator's times
+        for section, col in (('ranks', 'mfu'), ('job', 'job_mfu'), ('job', 'mfu'), ('job_steps', 'job_mfu')):
+            sql = report('--sql', section).stdout
+            con = sqlite3.connect(job)
+            cur = con.execute(sql)
+            names = [d[0] for d in cur.description]
+            rows = [dict(zip(names, r)) for r in cur.fetchall()]
+            con.close()
+            self.assertTrue(rows, section)
+            for r in rows:
+                self.assertIsNone(r[col], (section, r))
         for args in (['--db', a, '--db', b], ['--db', job]):
             p = report(*args, '-f', 'json', 'summary', 'ranks')
             self.assertEqual(p.returncode, 0, p.stderr)
