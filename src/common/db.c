@@ -8,7 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+/* SQLite 3.31 and later refuse a symlink at the database path itself. */
+#ifdef SQLITE_OPEN_NOFOLLOW
+#define DB_OPEN_NOFOLLOW SQLITE_OPEN_NOFOLLOW
+#else
+#define DB_OPEN_NOFOLLOW 0
+#endif
 
 const struct mfu_embedded *embedded_find(const struct mfu_embedded *files, const char *name)
 {
@@ -59,14 +67,71 @@ static int exec_schema_part(sqlite3 *db, const char *text, int deferred, char *e
 	return rc;
 }
 
+#define DB_RETRY_MS 50
+
+/* PRAGMA journal_mode=DELETE: 0, -EBUSY (another connection holds the
+ * file: still in WAL mode) or -EIO. */
+static int journal_mode_delete(sqlite3 *db, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode=DELETE", -1, &st, NULL);
+	int err_code;
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	err_code = sqlite3_errcode(db) & 0xff;
+	if (rc == SQLITE_ROW) {
+		const char *mode = (const char *)sqlite3_column_text(st, 0);
+		/* an unchanged mode, without an error, is a busy file too */
+		rc = mode && strcmp(mode, "delete") == 0 ? 0 : -EBUSY;
+		if (rc)
+			strbuf(err, errlen, "database is locked");
+	} else {
+		strbuf(err, errlen, "%s", sqlite3_errmsg(db));
+		rc = err_code == SQLITE_BUSY || err_code == SQLITE_LOCKED ? -EBUSY : -EIO;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int db_finish(sqlite3 *db, char *err, size_t errlen)
 {
+	int rc;
+
 	for (const struct mfu_embedded *f = mfu_schema_files; f->name; f++) {
-		int rc = exec_schema_part(db, f->text, 1, err, errlen);
+		rc = exec_schema_part(db, f->text, 1, err, errlen);
 		if (rc)
 			return rc;
 	}
-	return db_exec(db, "PRAGMA journal_mode=DELETE", err, errlen);
+	/* Leaving WAL mode takes the file for itself, and SQLite does not
+	 * call the busy handler for it: a reader's open transaction fails it
+	 * at once, so wait here as the busy timeout would. */
+	for (int waited_ms = 0;; waited_ms += DB_RETRY_MS) {
+		rc = journal_mode_delete(db, err, errlen);
+		if (rc != -EBUSY || waited_ms >= DB_BUSY_TIMEOUT_MS)
+			return rc;
+		nanosleep(&(struct timespec){ .tv_nsec = DB_RETRY_MS * 1000000L }, NULL);
+	}
+}
+
+int db_check_side_files(const char *path, char *err, size_t errlen)
+{
+	static const char *const sfx[] = { "-wal", "-shm", "-journal" };
+	char side[4096];
+	struct stat st;
+
+	for (size_t i = 0; i < ARRAY_SIZE(sfx); i++) {
+		if (strbuf(side, sizeof(side), "%s%s", path, sfx[i])) {
+			strbuf(err, errlen, "%s: path too long", path);
+			return -ENAMETOOLONG;
+		}
+		if (lstat(side, &st) == 0 && S_ISLNK(st.st_mode)) {
+			strbuf(err, errlen, "%s is a symbolic link: SQLite keeps a side file of %s there and "
+			       "follows no link; remove it, or write to another file", side, path);
+			return -ELOOP;
+		}
+	}
+	return 0;
 }
 
 int db_create(const char *path, sqlite3 **out, char *err, size_t errlen)
@@ -74,9 +139,14 @@ int db_create(const char *path, sqlite3 **out, char *err, size_t errlen)
 	struct stat st;
 	sqlite3 *db = NULL;
 	char old[4096];
-	int fd, rc;
+	int fd, rc, moved = 0;
 
 	*out = NULL;
+	/* before anything is moved or made: SQLite would refuse the link
+	 * only once the file exists, and leave it behind */
+	rc = db_check_side_files(path, err, errlen);
+	if (rc)
+		return rc;
 	if (lstat(path, &st) == 0) {
 		if (S_ISDIR(st.st_mode)) {
 			strbuf(err, errlen, "%s is a directory", path);
@@ -91,6 +161,7 @@ int db_create(const char *path, sqlite3 **out, char *err, size_t errlen)
 			strbuf(err, errlen, "cannot keep the existing %s as %s: %s", path, old, strerror(-rc));
 			return rc;
 		}
+		moved = 1;
 		/* SQLite's side files belong to the old database; drop them. */
 		for (const char *sfx = "-wal"; sfx; sfx = strcmp(sfx, "-wal") == 0 ? "-shm" : NULL) {
 			char side[4096];
@@ -103,15 +174,18 @@ int db_create(const char *path, sqlite3 **out, char *err, size_t errlen)
 	if (fd < 0) {
 		rc = -errno;
 		strbuf(err, errlen, "cannot create %s: %s", path, strerror(-rc));
-		return rc;
+		goto put_back;
 	}
 	close(fd);
 
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | DB_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
 		strbuf(err, errlen, "cannot open %s: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
 		rc = -EIO;
 		goto fail;
 	}
+	/* a reader (mfu-report, sqlite3) holding the file must not fail a
+	 * commit, or the finish, at once */
+	sqlite3_busy_timeout(db, DB_BUSY_TIMEOUT_MS);
 	rc = db_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", err, errlen);
 	if (rc)
 		goto fail;
@@ -133,7 +207,12 @@ int db_create(const char *path, sqlite3 **out, char *err, size_t errlen)
 	*out = db;
 	return 0;
 fail:
+	/* no half-made file under the name: the one made here goes */
 	sqlite3_close(db);
+	unlink(path);
+put_back:
+	if (moved)
+		rename(old, path);
 	return rc;
 }
 

@@ -8,16 +8,33 @@
 /* The newest schema version this build knows (the highest schema/NNN.sql). */
 int db_schema_version(void);
 
-/* Create a new database at @path with the current schema, in WAL mode.
- * An existing file at @path is first renamed to "@path.old" (like perf);
- * the new file is created with O_EXCL|O_NOFOLLOW, so a planted symlink is not
- * followed. Returns 0 or -errno / -EPROTO with a message in @err. */
+/* How long a connection that writes waits for another process that holds
+ * the file (a reader's transaction, sqlite3's) before it fails with
+ * SQLITE_BUSY. */
+#define DB_BUSY_TIMEOUT_MS 10000
+
+/* Refuse SQLite's side files of @path (@path-wal, -shm, -journal) that are
+ * symbolic links: SQLite opens them with O_NOFOLLOW and would fail once
+ * the database exists, a stub left behind. Returns 0 or -ELOOP (or
+ * -ENAMETOOLONG) with one line in @err naming the link. */
+int db_check_side_files(const char *path, char *err, size_t errlen);
+
+/* Create a new database at @path with the current schema, in WAL mode,
+ * with a busy timeout of DB_BUSY_TIMEOUT_MS. Side files that are symlinks
+ * are refused first (db_check_side_files), before anything is made. An
+ * existing file at @path is then renamed to "@path.old" (like perf); the
+ * new file is created with O_EXCL|O_NOFOLLOW, so a planted symlink is not
+ * followed. On failure nothing made here is left (the old file is put
+ * back). Returns 0 or -errno / -EPROTO with a message in @err. */
 int db_create(const char *path, sqlite3 **out, char *err, size_t errlen);
 
 /* Finish a database made by db_create(): run the deferred part of the
  * schema (after the "-- @deferred" line: indexes that would slow down
  * ingest) and switch to a rollback journal, so that readers of the finished
- * file need no -wal/-shm files and create none. Returns 0 or -EIO. */
+ * file need no -wal/-shm files and create none. The switch waits (the busy
+ * timeout) for readers to let go of the file. Returns 0 or -EIO, -EBUSY
+ * when another process still held the file (the file is complete, in WAL
+ * mode). */
 int db_finish(sqlite3 *db, char *err, size_t errlen);
 
 /* Open an existing mfu database read-only. Fails, creating nothing, when the

@@ -347,6 +347,13 @@ int job_merge_main(int argc, char **argv)
 		fprintf(stderr, PROG " merge: %s\n", err);
 		return rc == -EEXIST ? 2 : 1;
 	}
+	/* a reader of the merged file would meet SQLite's side files there,
+	 * and SQLite follows no link: said now, before anything is made */
+	if (db_check_side_files(outpath, err, sizeof(err))) {
+		fprintf(stderr, PROG " merge: %s\n", err);
+		merge_paths_free(paths, n);
+		return 1;
+	}
 	if (stat(outpath, &so) == 0) {
 		for (size_t i = 0; i < n; i++) {
 			struct stat si;

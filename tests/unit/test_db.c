@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -143,6 +144,107 @@ static void test_symlink(void)
 	CHECK_EQ_INT(db_create(dir, &db, err, sizeof(err)), -EISDIR);
 }
 
+/* Stale side files that are links (issue 22): refused with one line naming
+ * the link, before anything is made or moved; the links stay as they were. */
+static void test_side_file_links(void)
+{
+	static const char *const sfx[] = { "-wal", "-shm", "-journal" };
+	sqlite3 *db = NULL;
+	char err[512], name[64], side[64];
+	struct stat st;
+
+	write_file(path("victim2"), "keep", 4);
+	for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		for (int existing = 0; existing < 2; existing++) {
+			snprintf(name, sizeof(name), "side%zu%d.sqlite", i, existing);
+			snprintf(side, sizeof(side), "%s%s", name, sfx[i]);
+			if (existing)
+				write_file(path(name), "old", 3);
+			CHECK_EQ_INT(symlink(path("victim2"), path(side)), 0);
+			int before = count_files();
+			CHECK_EQ_INT(db_create(path(name), &db, err, sizeof(err)), -ELOOP);
+			CHECK(db == NULL);
+			CHECK(strstr(err, side) != NULL && strstr(err, "symbolic link") != NULL);
+			CHECK(strchr(err, '\n') == NULL);
+			CHECK_EQ_INT(count_files(), before); /* nothing made, nothing moved */
+			CHECK_EQ_INT(lstat(path(name), &st), existing ? 0 : -1);
+			CHECK_EQ_INT(stat(path("victim2"), &st), 0);
+			CHECK_EQ_INT(st.st_size, 4);
+			CHECK_EQ_INT(db_check_side_files(path(name), err, sizeof(err)), -ELOOP);
+			unlink(path(side));
+			CHECK_EQ_INT(db_check_side_files(path(name), err, sizeof(err)), 0);
+		}
+	}
+}
+
+struct reader {
+	sqlite3 *db;
+	int release_fd; /* the reader lets go when this becomes readable */
+};
+
+static void *hold_then_release(void *arg)
+{
+	struct reader *r = arg;
+	char c;
+	if (read(r->release_fd, &c, 1) != 1)
+		perror("read");
+	/* most likely after the finish's first try */
+	usleep(200000);
+	sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(r->db);
+	r->db = NULL;
+	return NULL;
+}
+
+/* A reader holds the file (an open read transaction) when the recorder
+ * finishes: leaving WAL mode waits for it (SQLite would fail at once, the
+ * busy handler notwithstanding) and succeeds once it goes away; a reader that
+ * never does makes db_finish say -EBUSY, the file complete in WAL mode. */
+static void test_finish_waits_for_a_reader(void)
+{
+	struct reader r = { 0 };
+	sqlite3 *db, *ro;
+	sqlite3_stmt *st;
+	pthread_t t;
+	char err[512];
+	int fds[2];
+	struct stat sb;
+
+	CHECK_EQ_INT(db_create(path("busy.sqlite"), &db, err, sizeof(err)), 0);
+	CHECK_EQ_INT(db_exec(db, "INSERT INTO run (id, mfu_version, command, start_unix_ns, start_ns, dtype, state) "
+			     "VALUES (1, 'x', '[]', 0, 0, 'fp32', 'complete')", err, sizeof(err)), 0);
+	CHECK_EQ_INT(sqlite3_open_v2(path("busy.sqlite"), &r.db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	CHECK_EQ_INT(sqlite3_exec(r.db, "BEGIN; SELECT count(*) FROM run", NULL, NULL, NULL), SQLITE_OK);
+	CHECK_EQ_INT(pipe(fds), 0);
+	r.release_fd = fds[0];
+	CHECK_EQ_INT(pthread_create(&t, NULL, hold_then_release, &r), 0);
+	/* the reader still holds the file when the finish starts, and lets
+	 * go while it waits */
+	CHECK_EQ_INT(sqlite3_exec(db, "SELECT 1", NULL, NULL, NULL), SQLITE_OK);
+	CHECK_EQ_INT(write(fds[1], "x", 1), 1);
+	CHECK_EQ_INT(db_finish(db, err, sizeof(err)), 0);
+	pthread_join(t, NULL);
+	sqlite3_close(db);
+	CHECK(stat(path("busy.sqlite-wal"), &sb) != 0);
+	CHECK_EQ_INT(sqlite3_open_v2(path("busy.sqlite"), &ro, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	CHECK_EQ_INT(sqlite3_prepare_v2(ro, "PRAGMA journal_mode", -1, &st, NULL), SQLITE_OK);
+	CHECK_EQ_INT(sqlite3_step(st), SQLITE_ROW);
+	CHECK_STR((const char *)sqlite3_column_text(st, 0), "delete");
+	sqlite3_finalize(st);
+	sqlite3_close(ro);
+	close(fds[0]);
+	close(fds[1]);
+
+	/* one that never lets go: -EBUSY after the timeout, still WAL */
+	CHECK_EQ_INT(db_create(path("held.sqlite"), &db, err, sizeof(err)), 0);
+	CHECK_EQ_INT(sqlite3_open_v2(path("held.sqlite"), &ro, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	CHECK_EQ_INT(sqlite3_exec(ro, "BEGIN; SELECT count(*) FROM run", NULL, NULL, NULL), SQLITE_OK);
+	CHECK_EQ_INT(db_finish(db, err, sizeof(err)), -EBUSY);
+	CHECK(strstr(err, "locked") != NULL);
+	sqlite3_close(ro);
+	sqlite3_close(db);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
@@ -151,6 +253,8 @@ int main(void)
 	test_checks();
 	test_refusals();
 	test_symlink();
+	test_side_file_links();
+	test_finish_waits_for_a_reader();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
