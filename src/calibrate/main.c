@@ -14,6 +14,7 @@
 
 #include "flops.h"
 #include "machine.h"
+#include "asuser.h"
 #include "profile.h"
 #include "stream.h"
 #include "team.h"
@@ -566,13 +567,30 @@ static int save_profile(const struct calibration *c, const struct options *o)
 		snprintf(p->detail, sizeof(p->detail), "core clock %.2f GHz: a chain of dependent adds (one per "
 			 "cycle) timed %s on CPU %d", clock / 1e9, when, c->cpus[0]);
 	}
-	err = profile_save(o->profile, &c->m, peaks, n, why, sizeof(why));
+	/* Under sudo the profile is the invoking user's, made as them: root's
+	 * files in their cache would be unreadable to their own runs, and
+	 * root would follow their links (docs/calibrate.md). */
+	struct asuser u;
+	struct asuser_saved sv;
+	char user_path[4096];
+	const char *file = o->profile;
+	if (asuser_from_sudo(&u) != 0)
+		memset(&u, 0, sizeof(u));
+	if (!file && u.active && profile_user_path(u.uid, user_path, sizeof(user_path)) == 0)
+		file = user_path;
+	err = asuser_enter(&u, &sv);
+	if (err) {
+		fprintf(stderr, PROG ": cannot save the profile as uid %d: %s\n", (int)u.uid, strerror(-err));
+		return err;
+	}
+	err = profile_save(file, &c->m, peaks, n, why, sizeof(why));
+	asuser_leave(&sv);
 	if (err) {
 		fprintf(stderr, PROG ": cannot save the profile: %s\n", why);
 		return err;
 	}
-	if (o->profile)
-		strbuf(path, sizeof(path), "%s", o->profile);
+	if (file)
+		strbuf(path, sizeof(path), "%s", file);
 	else if (profile_default_path(path, sizeof(path)))
 		strbuf(path, sizeof(path), "the default profile");
 	fprintf(stderr, PROG ": saved the profile to %s\n", path);

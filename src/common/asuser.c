@@ -54,6 +54,18 @@ int asuser_from_sudo(struct asuser *u)
 	return asuser_init(u, (uid_t)uid, (gid_t)gid, pw ? pw->pw_name : NULL);
 }
 
+static const struct asuser *owner;
+
+void asuser_set_owner(const struct asuser *u)
+{
+	owner = u;
+}
+
+const struct asuser *asuser_owner(void)
+{
+	return owner;
+}
+
 uid_t asuser_uid(const struct asuser *u)
 {
 	return u && u->active ? u->uid : geteuid();

@@ -72,6 +72,13 @@ void asuser_leave(struct asuser_saved *sv);
  * before exec. NULL or inactive: nothing. Returns 0 or -errno. */
 int asuser_become(const struct asuser *u);
 
+/* The user whose paths this process touches (mfu-record under sudo: the
+ * target's user), for modules deep below the command line (the
+ * checkpointer's connection, symbol files, JIT maps, pattern files); NULL
+ * until set, and then too: act as we are. @u must outlive its use. */
+void asuser_set_owner(const struct asuser *u);
+const struct asuser *asuser_owner(void);
+
 /* open(@path, @flags, @mode) as @u. Returns the fd or -errno. */
 int asuser_open(const struct asuser *u, const char *path, int flags, mode_t mode);
 

@@ -109,6 +109,31 @@ int profile_default_path(char *buf, size_t len)
 	return strbuf(buf, len, "%s/.cache/mfu/profile-%s.sqlite", home, host) ? -ENAMETOOLONG : 0;
 }
 
+/* @dir is an absolute path to a directory @uid owns. */
+static int owned_dir(const char *dir, uid_t uid)
+{
+	struct stat st;
+
+	return dir && dir[0] == '/' && stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == uid;
+}
+
+int profile_user_path(uid_t uid, char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	struct passwd *pw;
+	char host[256];
+
+	host_name(host, sizeof(host), 1);
+	if (uid != 0 && owned_dir(xdg, uid))
+		return strbuf(buf, len, "%s/mfu/profile-%s.sqlite", xdg, host) ? -ENAMETOOLONG : 0;
+	if (uid != 0 && owned_dir(home, uid))
+		return strbuf(buf, len, "%s/.cache/mfu/profile-%s.sqlite", home, host) ? -ENAMETOOLONG : 0;
+	pw = getpwuid(uid);
+	if (!pw || !pw->pw_dir || pw->pw_dir[0] != '/')
+		return -ENOENT;
+	return strbuf(buf, len, "%s/.cache/mfu/profile-%s.sqlite", pw->pw_dir, host) ? -ENAMETOOLONG : 0;
+}
+
 static int resolve(const char *path, char *buf, size_t len, char *why, size_t whylen)
 {
 	int err;

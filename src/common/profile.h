@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "machine.h"
 
@@ -39,6 +40,16 @@ struct profile_peak {
  * a cluster's nodes share). Returns 0, -ENOENT (no home
  * directory) or -ENAMETOOLONG. */
 int profile_default_path(char *buf, size_t len);
+
+/* The default profile path of user @uid when a process running as root
+ * acts for them (mfu-record or mfu-calibrate under sudo), from an
+ * environment that may be either's (sudo -E keeps the user's HOME):
+ * $XDG_CACHE_HOME/mfu/ or $HOME/.cache/mfu/ when that directory is one
+ * @uid owns, else .cache/mfu/ in @uid's home directory from the password
+ * database. For @uid 0, root's own: its home directory from the password
+ * database, whatever HOME says. The file name is profile_default_path()'s.
+ * Returns 0, -ENOENT (no home directory) or -ENAMETOOLONG. */
+int profile_user_path(uid_t uid, char *buf, size_t len);
 
 /* Replace the profile at @path (NULL = the default) with @m's identity and
  * the @n measurements of @peaks. Missing directories are created with mode

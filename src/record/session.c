@@ -5,14 +5,36 @@
  */
 #include "session_impl.h"
 
-/* How many profile rows apply to @m (its CPU identity and CPU set); @why
- * says why none do. An unreadable profile counts as none. */
-static int count_profile(const struct options *o, const struct machine *m, char *why, size_t len)
+/* profile_load of the profile at @path (NULL: the default) as the user
+ * whose files the recording touches (asuser.h): under sudo the profile is
+ * in the invoking user's cache, and a link planted there reaches no more
+ * than they could read. */
+static int load_profile(const char *path, const struct machine *m, struct profile_peak *pp, int *n,
+			char *why, size_t len)
+{
+	struct asuser_saved sv;
+	int rc = asuser_enter(asuser_owner(), &sv);
+
+	if (rc) {
+		snprintf(why, len, "cannot act as uid %d to read the profile: %s", (int)asuser_uid(asuser_owner()),
+			 strerror(-rc));
+		*n = 0;
+		return rc;
+	}
+	rc = profile_load(path, m, pp, PROFILE_MAX_PEAKS, n, why, len);
+	asuser_leave(&sv);
+	return rc;
+}
+
+/* How many rows of the profile at @path (NULL: the default) apply to @m
+ * (its CPU identity and CPU set); @why says why none do. An unreadable
+ * profile counts as none. */
+static int count_profile(const char *path, const struct machine *m, char *why, size_t len)
 {
 	struct profile_peak pp[PROFILE_MAX_PEAKS];
 	int n = 0, rc;
 
-	rc = profile_load(o->profile, m, pp, PROFILE_MAX_PEAKS, &n, why, len);
+	rc = load_profile(path, m, pp, &n, why, len);
 	return rc < 0 && rc != -ENOSPC ? 0 : n;
 }
 
@@ -21,22 +43,26 @@ static int count_profile(const struct options *o, const struct machine *m, char 
  * measured, the default profile, no applicable profile yet): a spec row
  * can be wrong by 3x (a VM that masks its CPU model, a TSC rate taken for
  * the clock), and only a measurement shows it. Before the target starts,
- * so the two do not share the CPUs. */
-static void calibrate_first(const struct options *o, const struct machine *m)
+ * so the two do not share the CPUs. @o->profile is the profile path
+ * (explicit: no calibration), @path the default one when it is resolved
+ * here (under sudo), else "". */
+static void calibrate_first(const struct options *o, const struct machine *m, const char *path)
 {
-	char why[512], prog[PATH_MAX], path[PATH_MAX];
+	char why[512], prog[PATH_MAX], shown[PATH_MAX];
 
 	if (o->no_calibrate || o->profile || o->peak_mode == PEAKS_SPEC ||
 	    (o->peak_flops > 0 && o->peak_bw > 0) || o->list_events)
 		return;
-	if (count_profile(o, m, why, sizeof(why)) > 0)
+	if (count_profile(path[0] ? path : NULL, m, why, sizeof(why)) > 0)
 		return;
 	peaks_calibrate_program(prog, sizeof(prog));
-	if (profile_default_path(path, sizeof(path)) != 0)
-		snprintf(path, sizeof(path), "the default profile");
+	if (path[0])
+		snprintf(shown, sizeof(shown), "%s", path);
+	else if (profile_default_path(shown, sizeof(shown)) != 0)
+		snprintf(shown, sizeof(shown), "the default profile");
 	fprintf(stderr, PROG ": this machine has not been calibrated yet (%s): measuring its peaks once "
-		"with '%s --quick' (a few seconds; saved in %s; --no-calibrate skips it)\n", why, prog, path);
-	if (peaks_calibrate(prog, NULL, why, sizeof(why)) != 0)
+		"with '%s --quick' (a few seconds; saved in %s; --no-calibrate skips it)\n", why, prog, shown);
+	if (peaks_calibrate(prog, path[0] ? path : NULL, asuser_owner(), why, sizeof(why)) != 0)
 		fprintf(stderr, PROG ": calibration failed: %s; using the spec peaks\n", why);
 }
 
@@ -54,7 +80,7 @@ int choose_peaks(const struct machine *m, const struct options *o, struct peaks 
 	char why[512] = "";
 	int n = 0, rc, err;
 
-	err = profile_load(o->profile, m, pp, PROFILE_MAX_PEAKS, &n, why, sizeof(why));
+	err = load_profile(o->profile, m, pp, &n, why, sizeof(why));
 	if (err < 0 && err != -ENOSPC)
 		n = 0;
 	rc = peaks_choose(pk, m, &rq, pp, n, why);
@@ -244,11 +270,21 @@ int session_plan(struct session *s)
 
 	if (sudo_creds(&s->o, &s->creds) != 0)
 		return 2;
+	/* Under sudo the target's user owns what the recording makes and
+	 * touches in their places (asuser.h). */
+	if (s->creds.drop)
+		asuser_init(&s->owner, s->creds.uid, s->creds.gid, s->creds.user[0] ? s->creds.user : NULL);
+	asuser_set_owner(&s->owner);
+	/* ... and the profile is theirs too (with --as-root, root's own):
+	 * sudo -E leaves the user's HOME, where root's calibration would
+	 * leave root's files and follow the user's links */
+	if (!s->o.profile && geteuid() == 0 && getenv("SUDO_UID") &&
+	    profile_user_path(asuser_uid(&s->owner), s->profile, sizeof(s->profile)) != 0)
+		s->profile[0] = '\0';
 	if (s->o.emulate) {
 		/* before the database: nothing is left behind when Valgrind, the
 		 * tool or the command is missing */
-		rc = emulator_prepare(&s->emu, s->o.argv, s->creds.drop ? s->creds.uid : (uid_t)-1,
-				      s->creds.drop ? s->creds.gid : (gid_t)-1, err, sizeof(err));
+		rc = emulator_prepare(&s->emu, s->o.argv, &s->owner, err, sizeof(err));
 		if (rc) {
 			fprintf(stderr, PROG ": %s\n", err);
 			/* as for a native run: 127 not found, 126 not executable */
@@ -262,8 +298,7 @@ int session_plan(struct session *s)
 			ureq[nureq++] = s->o.req[i];
 	if (nureq < s->o.nreq) {
 		char why[600];
-		rc = py_hook_setup(&s->pyhook, s->o.req, s->o.nreq, s->creds.drop ? s->creds.uid : (uid_t)-1,
-				   s->creds.drop ? s->creds.gid : (gid_t)-1, why, sizeof(why));
+		rc = py_hook_setup(&s->pyhook, s->o.req, s->o.nreq, &s->owner, why, sizeof(why));
 		if (rc) {
 			fprintf(stderr, PROG ": %s\n", why);
 			return 125;
@@ -303,7 +338,9 @@ int session_plan(struct session *s)
 			}
 		}
 	}
-	calibrate_first(&s->o, &s->m);
+	calibrate_first(&s->o, &s->m, s->profile);
+	if (!s->o.profile && s->profile[0])
+		s->o.profile = s->profile;
 	if (s->o.pid) {
 		/* before the database: a process that cannot be joined leaves none */
 		rc = attach_open(&s->at, s->o.pid, &s->cs, err, sizeof(err));
@@ -338,17 +375,25 @@ static int start_database(struct session *s)
 {
 	char err[512];
 	struct stat lst;
+	struct asuser_saved sv;
 	int rc;
 
+	/* Under sudo the user makes the file, as they would without sudo: in
+	 * a directory they may write, theirs, and a link or a swapped
+	 * directory there reaches nothing of root's (asuser.h). */
+	rc = asuser_enter(&s->owner, &sv);
+	if (rc) {
+		fprintf(stderr, PROG ": cannot act as uid %d to create %s: %s\n", (int)s->owner.uid, s->o.output,
+			strerror(-rc));
+		return s->exit_code;
+	}
 	s->had_old = lstat(s->o.output, &lst) == 0;
 	rc = db_create(s->o.output, &s->db, err, sizeof(err));
+	asuser_leave(&sv);
 	if (rc) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return s->exit_code;
 	}
-	/* under sudo the user gets the file, as they would without sudo */
-	if (s->creds.drop && chown(s->o.output, s->creds.uid, s->creds.gid) < 0)
-		fprintf(stderr, PROG ": cannot give %s to uid %d: %s\n", s->o.output, (int)s->creds.uid, strerror(errno));
 	rc = writer_open(&s->d.writer, s->db, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, PROG ": %s: %s\n", s->o.output, err);
@@ -644,13 +689,18 @@ static int go(struct session *s)
 		s->d.intervals = NULL;
 		writer_close(s->d.writer);
 		s->d.writer = NULL;
+		struct asuser_saved sv;
+		int as = asuser_enter(&s->owner, &sv);
 		sqlite3_close(s->db);
 		s->db = NULL;
-		unlink(s->o.output);
-		if (s->had_old) {
-			char old_path[PATH_MAX];
-			if (strbuf(old_path, sizeof(old_path), "%s.old", s->o.output) == 0)
-				rename(old_path, s->o.output);
+		if (!as) {
+			unlink(s->o.output);
+			if (s->had_old) {
+				char old_path[PATH_MAX];
+				if (strbuf(old_path, sizeof(old_path), "%s.old", s->o.output) == 0)
+					rename(old_path, s->o.output);
+			}
+			asuser_leave(&sv);
 		}
 		return s->exit_code;
 	}
@@ -758,6 +808,25 @@ int session_start(struct session *s)
 }
 
 
+/* db_finish() failed: one line. A file another process held open is
+ * complete but not in its finished form, and nothing said so before:
+ * mfu-record's own failure, 125. (A disk that filled up was said when it
+ * did, and the status stays the target's.) */
+static void finish_failed(struct session *s, int rc, const char *err)
+{
+	if (rc == -EBUSY) {
+		fprintf(stderr, PROG ": cannot finish %s: another process held it open for %d s (%s), so it "
+			"is left in WAL mode: the recording is complete; keep %s-wal beside it, or run "
+			"sqlite3 %s 'PRAGMA journal_mode=DELETE' once nothing reads it\n", s->o.output,
+			DB_BUSY_TIMEOUT_MS / 1000, err, s->o.output, s->o.output);
+		s->exit_code = 125;
+	} else {
+		fprintf(stderr, PROG ": cannot finish %s: %s\n", s->o.output, err);
+	}
+	s->recap = 0;
+}
+
+
 int session_end(struct session *s, int rc)
 {
 	char err[512];
@@ -777,12 +846,21 @@ int session_end(struct session *s, int rc)
 	intervals_free(s->d.intervals);
 	markers_free(s->d.markers);
 	writer_close(s->d.writer);
-	if (s->db) {
+	/* the file is the user's: finishing it (which removes the -wal and
+	 * -shm files) and reading it back happen as them (asuser.h) */
+	struct asuser_saved sv;
+	int as = asuser_enter(&s->owner, &sv);
+	if (s->db && as) {
+		fprintf(stderr, PROG ": cannot act as uid %d to finish %s: %s\n", (int)s->owner.uid,
+			s->o.output, strerror(-as));
+		s->recap = 0;
+		s->exit_code = 125;
+	} else if (s->db) {
 		live_stage(s->live, "building the indexes");
-		if (db_finish(s->db, err, sizeof(err)) != 0) {
+		int frc = db_finish(s->db, err, sizeof(err));
+		if (frc) {
 			live_clear(s->live);
-			fprintf(stderr, PROG ": cannot finish %s: %s\n", s->o.output, err);
-			s->recap = 0;
+			finish_failed(s, frc, err);
 		}
 		sqlite3_close(s->db);
 	}
@@ -795,10 +873,12 @@ int session_end(struct session *s, int rc)
 	s->live = NULL;
 	if (s->recap) {
 		fputc('\n', stderr);
-		if (recap_print(s->o.output, stderr, RECAP_VERDICT_MS, err, sizeof(err)) != 0)
+		if (!as && recap_print(s->o.output, stderr, RECAP_VERDICT_MS, err, sizeof(err)) != 0)
 			fprintf(stderr, PROG ": cannot summarize %s: %s\n", s->o.output, err);
 		fputs(s->closing, stderr);
 	}
+	if (!as)
+		asuser_leave(&sv);
 	if (s->ring != MAP_FAILED)
 		munmap(s->ring, s->ring_size);
 	if (s->ring_fd >= 0)
@@ -811,6 +891,7 @@ int session_end(struct session *s, int rc)
 		close(s->sfd);
 	free(s->cmd);
 	emulator_cleanup(&s->emu);
+	asuser_set_owner(NULL);
 	exit_code = s->exit_code;
 	free(s);
 	return exit_code;

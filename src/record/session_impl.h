@@ -27,6 +27,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include "asuser.h"
 #include "attach.h"
 #include "checkpointer.h"
 #include "counters.h"
@@ -117,6 +118,11 @@ struct session {
 	int exit_status, exit_signal, interrupted, had_old;
 	struct markers_sink sink;
 	struct launch_creds creds;
+	struct asuser owner;    /* the target's user under sudo: the output, the hook's and
+				 * emulator's directories, JIT maps, the profile are theirs
+				 * (inactive: ours; asuser_owner() while the session lives) */
+	char profile[PATH_MAX]; /* under sudo the profile read and calibrated into (the
+				 * user's, or root's own with --as-root), "": the default */
 	struct py_hook *pyhook;
 	struct attach *at;
 	struct checkpointer *ckpt;

@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pwd.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -344,6 +345,49 @@ static void test_default_path(void)
 	CHECK_EQ_INT(profile_default_path(buf, 8), -ENAMETOOLONG);
 }
 
+/* The profile of the user a root process acts for (sudo): their XDG cache
+ * or HOME when it is a directory of theirs, else their home directory from
+ * the password database; for root, root's own home whatever HOME says. */
+static void test_user_path(void)
+{
+	char buf[600], want[600], host[256], name[300];
+	struct passwd *root = getpwuid(0);
+	uid_t uid = 4242;
+
+	CHECK_EQ_INT(gethostname(host, sizeof(host)), 0);
+	for (char *c = host; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '.' && *c != '_' && *c != '-')
+			*c = '_';
+	snprintf(name, sizeof(name), "profile-%s.sqlite", host);
+	mkdir(path("uhome"), 0755);
+	mkdir(path("uxdg"), 0755);
+	if (geteuid() == 0) {
+		CHECK_EQ_INT(chown(path("uhome"), uid, uid), 0);
+		CHECK_EQ_INT(chown(path("uxdg"), uid, uid), 0);
+		setenv("XDG_CACHE_HOME", path("uxdg"), 1);
+		setenv("HOME", path("uhome"), 1);
+		CHECK_EQ_INT(profile_user_path(uid, buf, sizeof(buf)), 0);
+		snprintf(want, sizeof(want), "%s/mfu/%s", path("uxdg"), name);
+		CHECK_STR(buf, want);
+		unsetenv("XDG_CACHE_HOME");
+		CHECK_EQ_INT(profile_user_path(uid, buf, sizeof(buf)), 0);
+		snprintf(want, sizeof(want), "%s/.cache/mfu/%s", path("uhome"), name);
+		CHECK_STR(buf, want);
+	}
+	/* HOME not theirs (plain sudo sets root's): not used; a uid without
+	 * an entry in the password database has no profile path */
+	setenv("HOME", dir, 1);
+	CHECK_EQ_INT(profile_user_path(uid, buf, sizeof(buf)), getpwuid(uid) ? 0 : -ENOENT);
+	/* root: its own home, whatever HOME (the user's, kept by sudo -E) says */
+	if (root && root->pw_dir[0] == '/') {
+		setenv("HOME", path("uhome"), 1);
+		CHECK_EQ_INT(profile_user_path(0, buf, sizeof(buf)), 0);
+		snprintf(want, sizeof(want), "%s/.cache/mfu/%s", root->pw_dir, name);
+		CHECK_STR(buf, want);
+	}
+	unsetenv("HOME");
+}
+
 int main(void)
 {
 	char cmd[256];
@@ -356,6 +400,7 @@ int main(void)
 	test_identity();
 	test_missing_and_bad_files();
 	test_default_path();
+	test_user_path();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", dir);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pwd.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdint.h>
@@ -19,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "asuser.h"
 #include "check.h"
 #include "symbols.h"
 #include "util.h"
@@ -300,6 +302,76 @@ static void test_kernel(void)
 	CHECK_EQ_INT(symbols_resolve(s, getpid(), (uint64_t)-128, &si), -ENOENT);
 	CHECK_EQ_INT(si.kind, SYMBOL_UNKNOWN);
 	symbols_free(s);
+}
+
+/* /tmp/perf-PID.map is anyone's to plant: a symlink there (to a file of
+ * root's, say), a file of another user's, or, read as the target's user,
+ * a file they cannot read, names nothing (issue 22). */
+static void test_jit_map_planted(void)
+{
+	char path[64], secret[] = "/tmp/mfu-test-jit-XXXXXX", file[PATH_MAX];
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *code = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t base = ptr_addr(code);
+	struct passwd *pw = getpwnam("nobody");
+	struct asuser nobody;
+	struct symbols *s;
+	struct symbol_info si;
+	FILE *f;
+
+	CHECK(code != MAP_FAILED && mkdtemp(secret) != NULL);
+	if (code == MAP_FAILED)
+		return;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	snprintf(file, sizeof(file), "%s/map", secret);
+	f = fopen(file, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fprintf(f, "%llx 40 secret_name\n", (unsigned long long)base);
+	fclose(f);
+	chmod(file, 0600);
+
+	/* a symlink at the name: not followed */
+	unlink(path);
+	CHECK_EQ_INT(symlink(file, path), 0);
+	CHECK_EQ_INT(symbols_new(&s), 0);
+	CHECK_EQ_INT(symbols_add_proc_maps(s, getpid()), 0);
+	CHECK_EQ_INT(symbols_resolve(s, getpid(), base + 0x10, &si), -ENOENT);
+	CHECK_STR(si.name, "[unknown]");
+	symbols_free(s);
+	unlink(path);
+
+	/* another user's file: not the JIT's (as perf decides) */
+	CHECK_EQ_INT(link(file, path) == 0 || rename(file, path) == 0 ? 0 : -1, 0);
+	unlink(file);
+	if (geteuid() == 0) {
+		CHECK_EQ_INT(chown(path, 12345, 12345), 0);
+		CHECK_EQ_INT(symbols_new(&s), 0);
+		CHECK_EQ_INT(symbols_add_proc_maps(s, getpid()), 0);
+		CHECK_EQ_INT(symbols_resolve(s, getpid(), base + 0x10, &si), -ENOENT);
+		symbols_free(s);
+		CHECK_EQ_INT(chown(path, 0, 0), 0);
+	}
+	/* read as the target's user (mfu-record under sudo): root's 0600 file
+	 * stays closed; as root (no owner) it is read */
+	if (geteuid() == 0 && pw) {
+		asuser_init(&nobody, pw->pw_uid, pw->pw_gid, pw->pw_name);
+		asuser_set_owner(&nobody);
+		CHECK_EQ_INT(symbols_new(&s), 0);
+		CHECK_EQ_INT(symbols_add_proc_maps(s, getpid()), 0);
+		CHECK_EQ_INT(symbols_resolve(s, getpid(), base + 0x10, &si), -ENOENT);
+		symbols_free(s);
+		asuser_set_owner(NULL);
+	}
+	CHECK_EQ_INT(symbols_new(&s), 0);
+	CHECK_EQ_INT(symbols_add_proc_maps(s, getpid()), 0);
+	CHECK_EQ_INT(symbols_resolve(s, getpid(), base + 0x10, &si), 0);
+	CHECK_STR(si.name, "secret_name");
+	symbols_free(s);
+	unlink(path);
+	rmdir(secret);
+	munmap(code, page);
 }
 
 /* JIT: anonymous executable memory, named through /tmp/perf-PID.map. */
@@ -634,6 +706,7 @@ int main(void)
 	test_vdso();
 	test_kernel();
 	test_jit();
+	test_jit_map_planted();
 	test_missing();
 	test_exited();
 	test_sharing();

@@ -293,7 +293,8 @@ void peaks_calibrate_program(char *buf, size_t len)
 	snprintf(buf, len, "mfu-calibrate");
 }
 
-int peaks_calibrate(const char *program, const char *profile, char *why, size_t len)
+int peaks_calibrate(const char *program, const char *profile, const struct asuser *as, char *why,
+		    size_t len)
 {
 	const char *argv[6];
 	int argc = 0, status, err, devnull;
@@ -320,6 +321,12 @@ int peaks_calibrate(const char *program, const char *profile, char *why, size_t 
 			dup2(devnull, STDOUT_FILENO);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		err = asuser_become(as);
+		if (err) {
+			fprintf(stderr, "mfu-record: cannot become uid %d to calibrate: %s\n", (int)as->uid,
+				strerror(-err));
+			_exit(126);
+		}
 		execvp(program, (char *const *)argv);
 		fprintf(stderr, "mfu-record: cannot run %s: %s\n", program, strerror(errno));
 		_exit(127);

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "machine.h"
+#include "asuser.h"
 #include "profile.h"
 
 #define PEAKS_MAX_ROWS 96
@@ -75,8 +76,11 @@ int peaks_choose(struct peaks *p, const struct machine *m, const struct peaks_re
 void peaks_calibrate_program(char *buf, size_t len);
 
 /* Run `mfu-calibrate --quick --profile PATH` (PATH NULL: its default) with
- * its table output discarded and its warnings on our stderr. Returns 0, or
+ * its table output discarded and its warnings on our stderr, as user @as
+ * (NULL or inactive: as we are; under sudo the invoking user, whose cache
+ * the profile goes to: nothing of root's lands there). Returns 0, or
  * -errno / -ECHILD (it failed) with the reason in @why. */
-int peaks_calibrate(const char *program, const char *profile, char *why, size_t len);
+int peaks_calibrate(const char *program, const char *profile, const struct asuser *as, char *why,
+		    size_t len);
 
 #endif

@@ -1,5 +1,7 @@
 /* The checkpointer thread: WAL -> database file, off the recorder's loop. */
 #include "checkpointer.h"
+#include "asuser.h"
+#include "db.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -20,7 +22,14 @@ static void *run(void *arg)
 {
 	struct checkpointer *c = arg;
 	struct timespec until;
+	struct asuser_saved sv;
 
+	/* This thread touches nothing but the output, which is the user's:
+	 * the -wal file its connection opens on first use is opened as them
+	 * (asuser.h; per thread). Failing that, no checkpoints: the rows stay
+	 * safe in the -wal. */
+	if (asuser_enter(asuser_owner(), &sv) != 0)
+		return NULL;
 	pthread_mutex_lock(&c->lock);
 	while (!c->stop) {
 		clock_gettime(CLOCK_MONOTONIC, &until);
@@ -46,6 +55,7 @@ static void *run(void *arg)
 		pthread_mutex_lock(&c->lock);
 	}
 	pthread_mutex_unlock(&c->lock);
+	asuser_leave(&sv);
 	return NULL;
 }
 
@@ -60,11 +70,20 @@ int checkpointer_start(struct checkpointer **out, const char *path, uint64_t int
 	if (!c)
 		return -ENOMEM;
 	c->interval_ns = interval_ns;
-	if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	struct asuser_saved sv;
+	err = asuser_enter(asuser_owner(), &sv);
+	if (err) {
+		free(c);
+		return err;
+	}
+	err = sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+	asuser_leave(&sv);
+	if (err != SQLITE_OK) {
 		sqlite3_close(c->db);
 		free(c);
 		return -EIO;
 	}
+	sqlite3_busy_timeout(c->db, DB_BUSY_TIMEOUT_MS);
 	/* No fsync of the database file at each checkpoint: the copy is for a
 	 * recorder killed (the page cache keeps it), not for a power cut, and a
 	 * flush every 2 s would stall the disk under the writer's commits. */

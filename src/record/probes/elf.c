@@ -24,9 +24,12 @@ int elf_file_open(const char *path, struct elf_file *f, char *why, size_t whylen
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
 	elf_version(EV_CURRENT);
-	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a file the user named or their program mapped: read as them
+	 * (asuser.h), so a link reaches nothing of root's */
+	f->fd = asuser_open(asuser_owner(), path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
 	if (f->fd < 0) {
-		err = -errno;
+		err = f->fd;
+		f->fd = -1;
 		probes_why(why, whylen, "cannot open %s: %s", path, strerror(-err));
 		goto out;
 	}

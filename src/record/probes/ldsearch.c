@@ -75,7 +75,7 @@ static int elf_compatible(const char *path, unsigned char cls, unsigned machine)
 {
 	unsigned char id[EI_NIDENT + 4];
 	uint16_t m;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ok;
+	int fd = asuser_open(asuser_owner(), path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0), ok;
 	struct stat st;
 
 	if (fd < 0)

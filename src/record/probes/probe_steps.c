@@ -175,8 +175,12 @@ int probe_steps_program(const char *argv0, char *buf, size_t len)
 	rc = path_lookup(argv0, path, sizeof(path));
 	if (rc)
 		return rc;
-	/* a script runs its interpreter: that is where the probes are */
-	FILE *f = fopen(path, "r");
+	/* a script runs its interpreter: that is where the probes are (read
+	 * as the user who runs it, asuser.h) */
+	int fd = asuser_open(asuser_owner(), path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (fd >= 0 && !f)
+		close(fd);
 	if (f && fgets(line, sizeof(line), f) && line[0] == '#' && line[1] == '!') {
 		char *interp = line + 2, *arg;
 		interp += strspn(interp, " \t");
@@ -249,7 +253,7 @@ static void near_functions(const struct probe_steps *ps, const char *name, char 
 		return;
 	suggest_init(&sg, name);
 	for (size_t i = 0; i < ps->nseen; i++) {
-		int fd = open(ps->seen[i], O_RDONLY | O_CLOEXEC);
+		int fd = asuser_open(asuser_owner(), ps->seen[i], O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
 		Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
 		Elf_Scn *scn = NULL;
 

@@ -7,6 +7,7 @@
 #define MFU_PROBE_STEPS_IMPL_H
 
 #include "probe_steps.h"
+#include "asuser.h"
 #include "procmaps.h"
 #include "idmap.h"
 #include "perf_ring.h"

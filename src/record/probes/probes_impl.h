@@ -15,6 +15,7 @@
 #define MFU_PROBES_IMPL_H
 
 #include "probes.h"
+#include "asuser.h"
 #include "perf_ring.h"
 #include "symbols.h"
 #include "util.h"

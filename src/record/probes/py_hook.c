@@ -18,7 +18,11 @@ struct py_hook {
 	int n;
 	char dir[PATH_MAX];    /* private directory of the status file */
 	char status[PATH_MAX];
+	const struct asuser *owner; /* whose directory it is */
 };
+
+/* The status file's lines are short; a hostile one stops here. */
+#define STATUS_MAX_BYTES (64 << 20)
 
 static int file_exists(const char *dir, const char *name)
 {
@@ -40,13 +44,49 @@ static int python_dir(char *buf, size_t len, int *build_tree)
 	return strbuf(buf, len, "%s", paths_get(PATHS_PYTHON)) ? -ENAMETOOLONG : 0;
 }
 
-int py_hook_setup(struct py_hook **out, const struct probe_request *req, int nreq, uid_t owner_uid,
-		  gid_t owner_gid, char *why, size_t whylen)
+/* mkdtemp and the empty status file, as @h->owner. Returns 0 or -errno
+ * with @why set. */
+static int make_status(struct py_hook *h, char *why, size_t whylen)
+{
+	const char *tmp = getenv("TMPDIR");
+	struct asuser_saved sv;
+	int rc, fd;
+
+	rc = asuser_enter(h->owner, &sv);
+	if (rc) {
+		strbuf(why, whylen, "cannot act as uid %d for the Python hook's status: %s",
+		       (int)asuser_uid(h->owner), strerror(-rc));
+		return rc;
+	}
+	if (strbuf(h->dir, sizeof(h->dir), "%s/mfu-py-XXXXXX", tmp && *tmp ? tmp : "/tmp") || !mkdtemp(h->dir)) {
+		rc = errno ? -errno : -ENAMETOOLONG;
+		strbuf(why, whylen, "cannot create a directory for the Python hook's status: %s", strerror(-rc));
+		h->dir[0] = '\0';
+		goto out;
+	}
+	strbuf(h->status, sizeof(h->status), "%s/status", h->dir);
+	fd = open(h->status, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		rc = -errno;
+		strbuf(why, whylen, "cannot create %s: %s", h->status, strerror(-rc));
+		h->status[0] = '\0';
+		rmdir(h->dir);
+		h->dir[0] = '\0';
+		goto out;
+	}
+	close(fd);
+out:
+	asuser_leave(&sv);
+	return rc;
+}
+
+int py_hook_setup(struct py_hook **out, const struct probe_request *req, int nreq,
+		  const struct asuser *owner, char *why, size_t whylen)
 {
 	struct py_hook *h;
 	char pydir[PATH_MAX], path[PATH_MAX], lines[MAX_PY * 600];
 	size_t llen = 0;
-	int build_tree, rc, fd;
+	int build_tree, rc;
 
 	*out = NULL;
 	h = calloc(1, sizeof(*h));
@@ -74,30 +114,12 @@ int py_hook_setup(struct py_hook **out, const struct probe_request *req, int nre
 		free(h);
 		return rc;
 	}
-	/* the status file, in a directory of our own that the target's user
-	 * may write to */
-	const char *tmp = getenv("TMPDIR");
-	if (strbuf(h->dir, sizeof(h->dir), "%s/mfu-py-XXXXXX", tmp && *tmp ? tmp : "/tmp") || !mkdtemp(h->dir)) {
-		rc = -errno;
-		strbuf(why, whylen, "cannot create a directory for the Python hook's status: %s", strerror(errno));
+	/* the status file, in a directory of the target's user: they write
+	 * it, we read it */
+	h->owner = owner;
+	rc = make_status(h, why, whylen);
+	if (rc) {
 		free(h);
-		return rc ? rc : -EIO;
-	}
-	strbuf(h->status, sizeof(h->status), "%s/status", h->dir);
-	fd = open(h->status, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		rc = -errno;
-		strbuf(why, whylen, "cannot create %s: %s", h->status, strerror(-rc));
-		rmdir(h->dir);
-		free(h);
-		return rc;
-	}
-	close(fd);
-	if ((int)owner_uid >= 0 && (chown(h->dir, owner_uid, owner_gid) != 0 ||
-				    chown(h->status, owner_uid, owner_gid) != 0)) {
-		rc = -errno;
-		strbuf(why, whylen, "cannot give %s to uid %d: %s", h->dir, (int)owner_uid, strerror(-rc));
-		py_hook_free(h);
 		return rc;
 	}
 
@@ -130,12 +152,19 @@ int py_hook_setup(struct py_hook **out, const struct probe_request *req, int nre
 
 void py_hook_free(struct py_hook *h)
 {
+	struct asuser_saved sv;
+
 	if (!h)
 		return;
-	if (h->status[0])
-		unlink(h->status);
-	if (h->dir[0])
-		rmdir(h->dir);
+	/* as the owner: the directory is theirs, and whatever they put at
+	 * its path is not root's to remove */
+	if (asuser_enter(h->owner, &sv) == 0) {
+		if (h->status[0])
+			unlink(h->status);
+		if (h->dir[0])
+			rmdir(h->dir);
+		asuser_leave(&sv);
+	}
 	free(h);
 }
 
@@ -157,8 +186,18 @@ int py_hook_finish(struct py_hook *h, sqlite3 *db, char *note, size_t notelen, c
 	if (notelen)
 		note[0] = '\0';
 	memset(res, 0, sizeof(res));
-	f = fopen(h->status, "r");
-	while (f && fgets(line, sizeof(line), f)) {
+	/* The target's user may have replaced the file by a link to one of
+	 * root's, a FIFO, or a huge file: read as them, a regular file of
+	 * theirs, bounded. */
+	int fd = asuser_open_file(h->owner, h->status, STATUS_MAX_BYTES, NULL);
+	f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (fd >= 0 && !f)
+		close(fd);
+	if (!f)
+		strbuf(errors, sizeof(errors), "its status file %s could not be read (%s)", h->status,
+		       strerror(fd < 0 ? -fd : errno));
+	for (size_t total = 0; f && total < STATUS_MAX_BYTES && fgets(line, sizeof(line), f);) {
+		total += strlen(line);
 		char word[16], rest[1800] = "";
 		int pid, idx, off = 0;
 		line[strcspn(line, "\n")] = '\0';

@@ -1,4 +1,9 @@
 #include "sampler_impl.h"
+#include "asuser.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 
 
@@ -40,9 +45,22 @@ static int add_pattern(struct sampler *s, const char *src, char *why, size_t why
 static int load_pattern_file(struct sampler *s, const char *path, int must_exist, char *why, size_t whylen)
 {
 	char line[1024];
-	FILE *f = fopen(path, "r");
+	struct stat st;
+	/* under sudo the user's file (their HOME, or named by them): read as
+	 * them (asuser.h), so a link reaches nothing of root's; a FIFO is no
+	 * pattern file and must not hang the recorder */
+	int fd = asuser_open(asuser_owner(), path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+	FILE *f = NULL;
 	int rc = 0, n = 0;
 
+	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		fd = -EINVAL;
+	}
+	if (fd >= 0 && !(f = fdopen(fd, "r")))
+		close(fd);
+	if (fd < 0)
+		errno = -fd;
 	if (!f) {
 		/* the default file is optional: missing, or not ours to read
 		 * (HOME still pointing at root's under setpriv or su) */

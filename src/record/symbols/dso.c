@@ -1,5 +1,6 @@
 /* Files: identity, symbol and line tables, lookups (symbols_impl.h). */
 #include "symbols_impl.h"
+#include "asuser.h"
 
 /* ---- DSOs: identity ---- */
 
@@ -286,9 +287,13 @@ static int dso_read_file(struct symbols *s, struct dso *d)
 	Elf *elf;
 	int fd, n, err;
 
-	fd = open(d->path, O_RDONLY | O_CLOEXEC);
+	/* A path the target mapped: under sudo its user may have swapped it
+	 * for a link to a root-only binary since. Opened as them (asuser.h):
+	 * no symbol leaves a file they could not read. */
+	fd = asuser_open(asuser_owner(), d->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
 	if (fd < 0) {
-		err = -errno;
+		err = fd;
+		fd = -1;
 		goto out;
 	}
 	if (fstat(fd, &st) < 0) {
@@ -296,6 +301,10 @@ static int dso_read_file(struct symbols *s, struct dso *d)
 		goto out;
 	}
 	/* replaced since it was mapped: its symbols would be lies */
+	if (!S_ISREG(st.st_mode)) {
+		err = -ENOEXEC;
+		goto out;
+	}
 	if (d->stated && !same_file(d, &st)) {
 		err = -ESTALE;
 		goto out;

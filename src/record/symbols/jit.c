@@ -1,5 +1,9 @@
 /* JIT code, from /tmp/perf-PID.map (symbols_impl.h). */
 #include "symbols_impl.h"
+#include "asuser.h"
+
+/* A JIT's map grows with the code it made; beyond this it is not one. */
+#define PERFMAP_MAX_BYTES ((off_t)1 << 30)
 
 /* ---- JIT: /tmp/perf-PID.map ---- */
 
@@ -24,9 +28,16 @@ static int perfmap_read(struct symbols *s, struct proc *p)
 
 	p->perfmap_read = true;
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)p->pid);
-	f = fopen(path, "re");
-	if (!f)
+	/* /tmp is everyone's: a link planted at the name, a FIFO, another
+	 * user's file are not the JIT's map. Read as the target's user
+	 * (asuser.h), a regular file of theirs (or root's), as perf does. */
+	int fd = asuser_open_file(asuser_owner(), path, PERFMAP_MAX_BYTES, NULL);
+	f = fd >= 0 ? fdopen(fd, "re") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return 0;
+	}
 	p->perfmap_path = pool_strdup(&s->pool, path);
 	if (!p->perfmap_path) {
 		err = -ENOMEM;

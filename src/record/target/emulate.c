@@ -32,7 +32,42 @@ static void valgrind_version(const char *valgrind, char *out, size_t len)
 	pclose(f);
 }
 
-int emulator_prepare(struct emulator *e, char *const cmd[], uid_t uid, gid_t gid, char *why, size_t whylen)
+/* The private directory under @tmp, as e->owner: made by mkdtemp, its
+ * path absolute. Returns 0 or -errno with @why set. */
+static int make_dir(struct emulator *e, const char *tmp, char *why, size_t whylen)
+{
+	struct asuser_saved sv;
+	int err = asuser_enter(e->owner, &sv);
+
+	if (err) {
+		strbuf(why, whylen, "cannot act as uid %d for the emulator's directory: %s",
+		       (int)asuser_uid(e->owner), strerror(-err));
+		return err;
+	}
+	if (strbuf(e->dir, sizeof(e->dir), "%s/mfu-emulate.XXXXXX", tmp) || !mkdtemp(e->dir)) {
+		err = errno ? -errno : -ENAMETOOLONG;
+		strbuf(why, whylen, "cannot make a directory for the emulator in %s: %s", tmp, strerror(-err));
+		e->dir[0] = '\0';
+		goto out;
+	}
+	/* the tool wants an absolute path: every process of the tree, in
+	 * whatever working directory, must name the same files */
+	if (e->dir[0] != '/') {
+		char abs[PATH_MAX];
+		if (!realpath(e->dir, abs) || strbuf(e->dir, sizeof(e->dir), "%s", abs)) {
+			err = errno ? -errno : -ENAMETOOLONG;
+			strbuf(why, whylen, "cannot make %s absolute: %s", e->dir, strerror(-err));
+			rmdir(e->dir);
+			e->dir[0] = '\0';
+		}
+	}
+out:
+	asuser_leave(&sv);
+	return err;
+}
+
+int emulator_prepare(struct emulator *e, char *const cmd[], const struct asuser *owner, char *why,
+		     size_t whylen)
 {
 	const char *tmp = getenv("TMPDIR");
 	char tool[PATH_MAX + 64], version[64];
@@ -62,29 +97,10 @@ int emulator_prepare(struct emulator *e, char *const cmd[], uid_t uid, gid_t gid
 	}
 	if (!tmp || !*tmp)
 		tmp = "/tmp";
-	if (strbuf(e->dir, sizeof(e->dir), "%s/mfu-emulate.XXXXXX", tmp) || !mkdtemp(e->dir)) {
-		int err = errno;
-		strbuf(why, whylen, "cannot make a directory for the emulator in %s: %s", tmp, strerror(err));
-		e->dir[0] = '\0';
-		return -err;
-	}
-	/* the tool wants an absolute path: every process of the tree, in
-	 * whatever working directory, must name the same files */
-	if (e->dir[0] != '/') {
-		char abs[PATH_MAX];
-		if (!realpath(e->dir, abs) || strbuf(e->dir, sizeof(e->dir), "%s", abs)) {
-			int err = errno ? errno : ENAMETOOLONG;
-			strbuf(why, whylen, "cannot make %s absolute: %s", e->dir, strerror(err));
-			emulator_cleanup(e);
-			return -err;
-		}
-	}
-	if (uid != (uid_t)-1 && chown(e->dir, uid, gid) != 0) {
-		int err = errno;
-		strbuf(why, whylen, "cannot give %s to the target's user: %s", e->dir, strerror(err));
-		emulator_cleanup(e);
-		return -err;
-	}
+	e->owner = owner;
+	rc = make_dir(e, tmp, why, whylen);
+	if (rc)
+		return rc;
 	valgrind_version(e->valgrind, version, sizeof(version));
 	strbuf(e->engine, sizeof(e->engine), "%s --tool=" MFU_EMU_TOOL, version);
 	strbuf(e->opt_dir, sizeof(e->opt_dir), "--mfu-dir=%s", e->dir);
@@ -128,9 +144,15 @@ int emulator_totals(const struct emulator *e, pid_t pid, unsigned long long *cou
 		return -EINVAL;
 	if (strbuf(path, sizeof(path), "%s/total.%d", e->dir, (int)pid))
 		return -ENAMETOOLONG;
-	f = fopen(path, "r");
-	if (!f)
-		return -ENOENT;
+	/* written by the tool inside the target, as its user, in their
+	 * directory: read as them, a regular file of theirs (asuser.h) */
+	int fd = asuser_open_file(e->owner, path, 1 << 20, NULL);
+	f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return fd == -ENOENT ? -ENOENT : -EPROTO;
+	}
 	memset(counts, 0, want * sizeof(*counts));
 	while (fgets(line, sizeof(line), f)) {
 		char key[64];
@@ -160,9 +182,13 @@ int emulator_totals(const struct emulator *e, pid_t pid, unsigned long long *cou
 
 void emulator_cleanup(struct emulator *e)
 {
+	struct asuser_saved sv;
+
 	free(e->argv);
 	e->argv = NULL;
-	if (e->dir[0]) {
+	/* as the owner: the directory is theirs, and a link they put at its
+	 * path must not lead root's unlink() into another directory */
+	if (e->dir[0] && asuser_enter(e->owner, &sv) == 0) {
 		DIR *d = opendir(e->dir);
 		struct dirent *de;
 		while (d && (de = readdir(d))) {
@@ -176,5 +202,6 @@ void emulator_cleanup(struct emulator *e)
 			closedir(d);
 		rmdir(e->dir);
 		e->dir[0] = '\0';
+		asuser_leave(&sv);
 	}
 }
