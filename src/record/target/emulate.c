@@ -9,27 +9,45 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
-/* "valgrind-3.19.0" from `valgrind --version`, or "valgrind". */
-static void valgrind_version(const char *valgrind, char *out, size_t len)
+/* "valgrind-3.19.0" from `valgrind --version`, or "valgrind". Valgrind is
+ * found in PATH, which under sudo -E is the user's: it runs as @owner
+ * (asuser.h), as the target will, never as root. */
+static void valgrind_version(const char *valgrind, const struct asuser *owner, char *out, size_t len)
 {
-	char cmd[PATH_MAX + 32], line[128] = "";
-	FILE *f;
+	char line[128] = "";
+	int fds[2], status;
+	ssize_t n = 0, r;
+	pid_t pid;
 
 	strbuf(out, len, "valgrind");
-	if (strbuf(cmd, sizeof(cmd), "'%s' --version 2>/dev/null", valgrind) || strchr(valgrind, '\''))
+	if (pipe2(fds, O_CLOEXEC) != 0)
 		return;
-	f = popen(cmd, "r");
-	if (!f)
-		return;
-	if (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (strncmp(line, "valgrind-", 9) == 0)
-			strbuf(out, len, "%s", line);
+	pid = fork();
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		dup2(fds[1], STDOUT_FILENO);
+		if (devnull >= 0)
+			dup2(devnull, STDERR_FILENO);
+		if (asuser_become(owner) == 0)
+			execl(valgrind, valgrind, "--version", (char *)NULL);
+		_exit(127);
 	}
-	pclose(f);
+	close(fds[1]);
+	while (pid > 0 && n < (ssize_t)sizeof(line) - 1 &&
+	       ((r = read(fds[0], line + n, sizeof(line) - 1 - (size_t)n)) > 0 || (r < 0 && errno == EINTR)))
+		n += r > 0 ? r : 0;
+	close(fds[0]);
+	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	line[n] = '\0';
+	line[strcspn(line, "\n")] = '\0';
+	if (strncmp(line, "valgrind-", 9) == 0)
+		strbuf(out, len, "%s", line);
 }
 
 /* The private directory under @tmp, as e->owner: made by mkdtemp, its
@@ -101,7 +119,7 @@ int emulator_prepare(struct emulator *e, char *const cmd[], const struct asuser 
 	rc = make_dir(e, tmp, why, whylen);
 	if (rc)
 		return rc;
-	valgrind_version(e->valgrind, version, sizeof(version));
+	valgrind_version(e->valgrind, owner, version, sizeof(version));
 	strbuf(e->engine, sizeof(e->engine), "%s --tool=" MFU_EMU_TOOL, version);
 	strbuf(e->opt_dir, sizeof(e->opt_dir), "--mfu-dir=%s", e->dir);
 	strbuf(e->opt_out, sizeof(e->opt_out), "--mfu-out=%s/total.%%p", e->dir);
