@@ -2,6 +2,9 @@
 #include "marker_ring.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 static inline struct mring_record *slot(void *mem, uint64_t pos)
@@ -107,66 +110,162 @@ void mring_publish(struct mring_record *r, uint64_t pos)
 	__atomic_store_n(&r->seq, pos + 1, __ATOMIC_RELEASE);
 }
 
-const struct mring_record *mring_peek(void *mem)
+/* ---- the consumer: nothing read from the shared memory is trusted ---- */
+
+int mring_consumer_init(struct mring_consumer *c, void *mem, size_t size, uint64_t nslots)
 {
-	struct mring_header *h = mem;
-	uint64_t t = __atomic_load_n(&h->tail, __ATOMIC_RELAXED);
-	struct mring_record *r = slot(mem, t);
-	if (__atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) != t + 1)
-		return NULL;
-	return r;
+	memset(c, 0, sizeof(*c));
+	if (nslots == 0 || (nslots & (nslots - 1)) != 0 ||
+	    nslots > (SIZE_MAX - sizeof(struct mring_header)) / sizeof(struct mring_record) ||
+	    mring_size(nslots) > size || mring_check(mem, size) != 0 ||
+	    ((const struct mring_header *)mem)->nslots != nslots)
+		return -EINVAL;
+	c->h = mem;
+	/* the slots follow the header as this recorder lays it out, not where
+	 * the shared header_size says */
+	c->slots = (struct mring_record *)((char *)mem + sizeof(struct mring_header));
+	c->nslots = nslots;
+	c->mask = nslots - 1;
+	memcpy(&c->ref, mem, offsetof(struct mring_header, head));
+	return 0;
 }
 
-void mring_release(void *mem)
+static int tampered(struct mring_consumer *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int tampered(struct mring_consumer *c, const char *fmt, ...)
 {
-	struct mring_header *h = mem;
-	uint64_t t = __atomic_load_n(&h->tail, __ATOMIC_RELAXED);
-	struct mring_record *r = slot(mem, t);
+	va_list ap;
+
+	if (!c->tampered) {
+		c->tampered = 1;
+		va_start(ap, fmt);
+		vsnprintf(c->why, sizeof(c->why), fmt, ap);
+		va_end(ap);
+	}
+	return -EPROTO;
+}
+
+int mring_consumer_check(struct mring_consumer *c)
+{
+	struct mring_header now;
+	uint64_t lost;
+
+	if (c->tampered)
+		return -EPROTO;
+	/* one copy, then compare: the fields may change under the reads */
+	memcpy(&now, c->h, offsetof(struct mring_header, head));
+	if (now.magic != c->ref.magic || now.version != c->ref.version)
+		return tampered(c, "the ring header's magic or version changed (magic %#llx, version %u)",
+				(unsigned long long)now.magic, now.version);
+	if (now.header_size != c->ref.header_size || now.record_size != c->ref.record_size)
+		return tampered(c, "the ring header's sizes changed (header %u bytes, record %u; created as %u and %u)",
+				now.header_size, now.record_size, c->ref.header_size, c->ref.record_size);
+	if (now.nslots != c->ref.nslots)
+		return tampered(c, "the ring header's slot count changed to %llu (created with %llu)",
+				(unsigned long long)now.nslots, (unsigned long long)c->ref.nslots);
+	if (now.ngroups != c->ref.ngroups || memcmp(now.group_nr, c->ref.group_nr, sizeof(now.group_nr)) ||
+	    memcmp(now.group_offset, c->ref.group_offset, sizeof(now.group_offset)))
+		return tampered(c, "the ring header's counter group layout changed (%u groups; created with %u)",
+				now.ngroups, c->ref.ngroups);
+	/* producers add to it while this reads: one atomic load, never a
+	 * copy that could tear */
+	lost = __atomic_load_n(&c->h->lost, __ATOMIC_ACQUIRE);
+	if (lost < c->lost_seen)
+		return tampered(c, "the ring header's lost count went down, from %llu to %llu",
+				(unsigned long long)c->lost_seen, (unsigned long long)lost);
+	c->lost_seen = lost;
+	return 0;
+}
+
+/* Read the head and check it against the private tail: producers claim
+ * positions below it, and at most a ring ahead of the consumer (a slot is
+ * claimed only once the consumer freed it a lap before). */
+static int read_head(struct mring_consumer *c, uint64_t *head)
+{
+	uint64_t hd = __atomic_load_n(&c->h->head, __ATOMIC_ACQUIRE);
+
+	if (hd < c->tail || hd - c->tail > c->nslots)
+		return tampered(c, "the ring's head (%llu) is impossible: the recorder had read up to %llu "
+				"of a ring of %llu slots", (unsigned long long)hd, (unsigned long long)c->tail,
+				(unsigned long long)c->nslots);
+	if (hd < c->head_seen)
+		return tampered(c, "the ring's head went back, from %llu to %llu",
+				(unsigned long long)c->head_seen, (unsigned long long)hd);
+	c->head_seen = hd;
+	*head = hd;
+	return 0;
+}
+
+/* Free the slot at the read position and move on. */
+static void advance(struct mring_consumer *c, struct mring_record *r)
+{
 	/* a hole left in this slot next lap must not name this record's writer */
 	r->pid = 0;
 	r->tid = 0;
-	__atomic_store_n(&r->seq, t + h->nslots, __ATOMIC_RELEASE);
-	__atomic_store_n(&h->tail, t + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->seq, c->tail + c->nslots, __ATOMIC_RELEASE);
+	c->tail++;
+	/* for the producers' sake only: never read back */
+	__atomic_store_n(&c->h->tail, c->tail, __ATOMIC_RELEASE);
 }
 
-uint64_t mring_pending(const void *mem)
+int mring_consumer_read(struct mring_consumer *c, struct mring_record *out)
 {
-	const struct mring_header *h = mem;
-	return __atomic_load_n(&h->head, __ATOMIC_ACQUIRE) -
-	       __atomic_load_n(&h->tail, __ATOMIC_ACQUIRE);
-}
+	struct mring_record *r;
+	uint64_t t = c->tail, hd;
 
-int mring_skip_hole(void *mem)
-{
-	struct mring_header *h = mem;
-	if (mring_pending(mem) == 0)
-		return 0;
-	uint64_t t = __atomic_load_n(&h->tail, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&slot(mem, t)->seq, __ATOMIC_ACQUIRE) == t + 1)
-		return 0; /* published after all */
-	__atomic_fetch_add(&h->lost, 1, __ATOMIC_RELAXED);
-	slot(mem, t)->pid = 0;
-	slot(mem, t)->tid = 0;
-	__atomic_store_n(&slot(mem, t)->seq, t + h->nslots, __ATOMIC_RELEASE);
-	__atomic_store_n(&h->tail, t + 1, __ATOMIC_RELEASE);
+	if (c->tampered)
+		return -EPROTO;
+	r = &c->slots[t & c->mask];
+	if (__atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) != t + 1) {
+		/* none (yet): a drain ends here, so each one looks at the
+		 * header once at least */
+		return mring_consumer_check(c) || read_head(c, &hd) ? -EPROTO : 0;
+	}
+	/* A published record was claimed: the head is past it. Looked at
+	 * again only when the read position catches up with the last head
+	 * seen, with the header's fixed fields (once per catch-up, not per
+	 * record: the header's lines stay where the producers use them). */
+	if (t >= c->head_seen) {
+		if (mring_consumer_check(c) || read_head(c, &hd))
+			return -EPROTO;
+		if (hd <= t)
+			return tampered(c, "a record was published at position %llu, which no producer claimed "
+					"(head %llu)", (unsigned long long)t, (unsigned long long)hd);
+	}
+	memcpy(out, r, sizeof(*out));
+	advance(c, r);
 	return 1;
 }
 
-void mring_hole_owner(const void *mem, int32_t *pid, int32_t *tid)
+int mring_consumer_skip_hole(struct mring_consumer *c, int32_t *pid, int32_t *tid)
 {
-	const struct mring_header *h = mem;
-	uint64_t t = __atomic_load_n(&h->tail, __ATOMIC_RELAXED);
-	const struct mring_record *r = slot((void *)mem, t);
+	struct mring_record *r;
+	uint64_t hd;
 
 	*pid = *tid = 0;
-	if (mring_pending(mem) == 0 || __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) == t + 1)
-		return;
+	if (mring_consumer_check(c) || read_head(c, &hd))
+		return -EPROTO;
+	/* nothing pending; or a whole ring of holes skipped already: no
+	 * producer can leave more than that once none runs, so a producer
+	 * still claiming slots cannot keep the consumer here */
+	if (hd == c->tail || c->holes >= c->nslots)
+		return 0;
+	r = &c->slots[c->tail & c->mask];
+	if (__atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) == c->tail + 1)
+		return 0; /* published after all */
 	*pid = __atomic_load_n(&r->pid, __ATOMIC_RELAXED);
 	*tid = __atomic_load_n(&r->tid, __ATOMIC_RELAXED);
+	c->holes++;
+	advance(c, r);
+	return 1;
 }
 
-uint64_t mring_lost(const void *mem)
+uint64_t mring_consumer_lost(struct mring_consumer *c)
 {
-	const struct mring_header *h = mem;
-	return __atomic_load_n(&h->lost, __ATOMIC_ACQUIRE);
+	uint64_t n;
+
+	if (!c->tampered)
+		(void)mring_consumer_check(c); /* refreshes lost_seen */
+	if (__builtin_add_overflow(c->lost_seen, c->holes, &n) || n > INT64_MAX)
+		n = INT64_MAX;
+	return n;
 }

@@ -7,13 +7,14 @@
  * sequence number; a producer claims position p with one compare-and-swap on
  * `head` when slot p's sequence says it is free, writes the record, then
  * publishes it by storing p + 1 in the slot's sequence. The consumer reads
- * slot `tail` when its sequence is tail + 1, then frees it by storing
- * tail + nslots. A producer never waits: if the ring is full it counts the
+ * the slot at its position t when its sequence is t + 1, then frees it by
+ * storing t + nslots (it keeps t to itself, and writes it to `tail` only
+ * for others to see: struct mring_consumer below). A producer never waits: if the ring is full it counts the
  * record in `lost` and returns; the thread's next published record carries
  * MRING_F_AFTER_LOSS, so the recorder knows which thread lost records where
  * (docs/reliability.md). A producer killed between claim and publish
  * leaves a hole that the consumer counts as lost once the target has gone;
- * the slot names the claiming thread (mring_hole_owner()).
+ * the slot names the claiming thread (mring_consumer_skip_hole()).
  *
  * Everything here crosses a process boundary: the header and record carry a
  * magic, a version and their sizes, and tests/unit/test_marker_ring.c pins
@@ -143,21 +144,62 @@ struct mring_record *mring_claim(void *mem, uint64_t *pos);
 struct mring_record *mring_claim_uncounted(void *mem, uint64_t *pos);
 void mring_publish(struct mring_record *r, uint64_t pos);
 
-/* Consumer: the next published record, or NULL if none is ready. The record
- * stays valid until mring_release(). */
-const struct mring_record *mring_peek(void *mem);
-void mring_release(void *mem);
+/*
+ * The consumer (mfu-record). The target can write every byte of the shared
+ * memory, header included, at any time: the consumer trusts nothing there
+ * but the bytes of one record at a time, and those only as a copy it then
+ * checks. Its geometry (where the slots are, how many, the record size)
+ * and its read position live in struct mring_consumer, in the recorder's
+ * own memory, set when the recorder created the ring; every slot address
+ * is the private position masked by the private slot count. The header's
+ * tail is written for the producers' sake and never read back.
+ *
+ * A header that changed (magic, version, sizes, slot count, counter
+ * groups), a head that cannot be (behind the private tail, or more than a
+ * ring ahead of it, or short of a record published there) or a lost count
+ * that went down is tampering: the consumer says why once and reads
+ * nothing more (mring_consumer_read() returns -EPROTO from then on).
+ */
+struct mring_consumer {
+	struct mring_header *h;      /* the shared header: never trusted */
+	struct mring_record *slots;  /* slot 0, from the private geometry */
+	uint64_t nslots, mask;       /* private: as created */
+	uint64_t tail;               /* private: the next position to read */
+	uint64_t head_seen;          /* the latest plausible head read */
+	uint64_t lost_seen;          /* the header's lost count last read */
+	uint64_t holes;              /* unpublished slots skipped (lost) */
+	struct mring_header ref;     /* the header's fixed fields as created */
+	int tampered;
+	char why[200];               /* what was tampered with, once it was */
+};
 
-/* Consumer: positions claimed but not yet read (published or not). */
-uint64_t mring_pending(const void *mem);
-/* Consumer, once no producer can be running: skip one unpublished slot at
- * the tail; returns 1 if one was skipped (it counts as lost), else 0. */
-int mring_skip_hole(void *mem);
-/* Consumer, before mring_skip_hole(): the process and thread that claimed
- * the unpublished slot at the tail (a producer writes them first thing
- * after the claim; the consumer clears them when it frees a slot), or 0 and
- * 0 when it died before writing them or nothing is pending. */
-void mring_hole_owner(const void *mem, int32_t *pid, int32_t *tid);
-uint64_t mring_lost(const void *mem);
+/* Start consuming the ring of @nslots slots that the recorder itself just
+ * initialised at @mem (@size bytes mapped), before any other process could
+ * write it: the geometry and the header's fixed fields are taken from it
+ * then, and checked against @nslots and @size. Returns 0, or -EINVAL. */
+int mring_consumer_init(struct mring_consumer *c, void *mem, size_t size, uint64_t nslots);
+
+/* Copy the next published record into @out and free its slot. Returns 1,
+ * 0 when none is published at the read position (yet), or -EPROTO once the
+ * ring was tampered with (c->why says how; nothing is read any more). */
+int mring_consumer_read(struct mring_consumer *c, struct mring_record *out);
+
+/* Check the header against what the consumer knows, as reading does now
+ * and then: 0, or -EPROTO (tampered, c->why). */
+int mring_consumer_check(struct mring_consumer *c);
+
+/* Once no producer should be running: skip the slot at the read position
+ * if it was claimed and never published (a writer killed inside a marker),
+ * counting it lost. Writes who claimed it to @pid and @tid (a producer
+ * writes them first thing after its claim, the consumer clears them when
+ * it frees a slot; 0 and 0 when unknown). Returns 1 if a slot was skipped,
+ * 0 if there is none to skip (nothing pending, it was published after all,
+ * or a whole ring of holes was skipped already), -EPROTO if tampered. */
+int mring_consumer_skip_hole(struct mring_consumer *c, int32_t *pid, int32_t *tid);
+
+/* Records lost: those the producers counted (read from the header, which
+ * only grows; its last value before any tampering) plus the holes skipped.
+ * At most INT64_MAX. */
+uint64_t mring_consumer_lost(struct mring_consumer *c);
 
 #endif

@@ -285,7 +285,7 @@ static void emit(uint8_t kind, const char *name, double a, double b)
 		return;
 	}
 	/* who claimed it, first: a hole left by a writer killed before the
-	 * publish names its thread (mring_hole_owner()) */
+	 * publish names its thread (mring_consumer_skip_hole()) */
 	r->pid = g_pid;
 	r->tid = t_tid;
 	/* a loss notice bounds no interval: no counters (a thread leaving may

@@ -2,22 +2,50 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/random.h>
+#include <time.h>
 
 struct idmap_slot {
 	uint64_t key;
 	int value; /* -1: empty */
 };
 
-static size_t slot_of(uint64_t x, size_t cap)
+/* Some keys come from another process (the pids and tids in a target's
+ * marker records): with a mix fixed in the code, a target could pick ids
+ * that all land in one run of slots and make every lookup linear. The mix
+ * takes a seed the target cannot know, drawn once per process. */
+static uint64_t seed(void)
+{
+	static uint64_t s;
+
+	if (!s) {
+		uint64_t v = 0;
+		if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v)) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			v = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^ (uint64_t)(uintptr_t)&v;
+		}
+		s = v | 1;
+	}
+	return s;
+}
+
+uint64_t idmap_mix(uint64_t x)
 {
 	/* splitmix64's finalizer: keys that differ in a few bits (aligned
 	 * addresses, consecutive ids) land far apart */
+	x ^= seed();
 	x ^= x >> 30;
 	x *= 0xbf58476d1ce4e5b9ULL;
 	x ^= x >> 27;
 	x *= 0x94d049bb133111ebULL;
 	x ^= x >> 31;
-	return (size_t)x & (cap - 1);
+	return x;
+}
+
+static size_t slot_of(uint64_t x, size_t cap)
+{
+	return (size_t)idmap_mix(x) & (cap - 1);
 }
 
 static int grow(struct idmap *m)

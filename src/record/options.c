@@ -106,6 +106,11 @@ void options_usage(FILE *f)
 		"                          interpolated from\n"
 		"      --ring-records N    marker ring capacity in records (default 32768, a\n"
 		"                          power of two, 576 bytes each)\n"
+		"      --max-procs N       keep step state for at most N processes at once\n"
+		"                          (default 4096); markers of more are dropped, counted\n"
+		"                          and noted\n"
+		"      --max-threads N     keep phase state for at most N threads at once\n"
+		"                          (default 65536); as --max-procs\n"
 		"      --on-error ACTION   when the database cannot be written (disk full...):\n"
 		"                          'continue' (default) lets COMMAND run on unrecorded,\n"
 		"                          'kill' stops it with SIGTERM\n"
@@ -233,6 +238,8 @@ static void set_defaults(struct options *o)
 	o->output = "run.sqlite";
 	o->dtype = "fp32";
 	o->ring_records = 32768;
+	o->max_procs = MARKERS_MAX_PROCS;
+	o->max_threads = MARKERS_MAX_THREADS;
 	o->freq = 1000;
 	o->dram_ms = 10;
 	o->interval_ms = 10;
@@ -242,7 +249,8 @@ static void set_defaults(struct options *o)
 
 enum { OPT_DTYPE = 256, OPT_PEAK_FLOPS, OPT_PEAK_BW, OPT_RING, OPT_VERSION, OPT_LIST, OPT_ON_ERROR,
        OPT_AS_ROOT, OPT_COMPUTE, OPT_COMPUTE_FILE, OPT_DISPATCH, OPT_DRAM_MS, OPT_PEAK, OPT_PROFILE, OPT_STEP,
-       OPT_PHASE, OPT_DURATION, OPT_NO_CALIBRATE, OPT_NO_LIB_FLOPS, OPT_EMULATE };
+       OPT_PHASE, OPT_DURATION, OPT_NO_CALIBRATE, OPT_NO_LIB_FLOPS, OPT_EMULATE, OPT_MAX_PROCS,
+       OPT_MAX_THREADS };
 
 /* The value options that take a number, a word or a spec. Returns 0, or -1
  * once the bad value is said. */
@@ -275,6 +283,13 @@ static int parse_value(int c, const char *arg, struct options *o)
 		if (ranged_u64(arg, 64, 1u << 24, 1, "--ring-records", "a power of two from 64 to 16777216", &v))
 			return -1;
 		o->ring_records = v;
+		return 0;
+	case OPT_MAX_PROCS:
+	case OPT_MAX_THREADS:
+		if (ranged_u64(arg, 1, 1u << 24, 0, c == OPT_MAX_PROCS ? "--max-procs" : "--max-threads",
+			       "a whole number from 1 to 16777216", &v))
+			return -1;
+		*(c == OPT_MAX_PROCS ? &o->max_procs : &o->max_threads) = (size_t)v;
 		return 0;
 	case 'F':
 		if (ranged_u64(arg, 0, 100000, 0, "-F", "a frequency in Hz from 0 to 100000", &v))
@@ -357,6 +372,8 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "peak-flops", required_argument, NULL, OPT_PEAK_FLOPS },
 		{ "peak-bw", required_argument, NULL, OPT_PEAK_BW },
 		{ "ring-records", required_argument, NULL, OPT_RING },
+		{ "max-procs", required_argument, NULL, OPT_MAX_PROCS },
+		{ "max-threads", required_argument, NULL, OPT_MAX_THREADS },
 		{ "event", required_argument, NULL, 'e' },
 		{ "list-events", no_argument, NULL, OPT_LIST },
 		{ "on-error", required_argument, NULL, OPT_ON_ERROR },

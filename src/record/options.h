@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "counters.h"
+#include "markers.h"
 #include "peaks.h"
 #include "probe_steps.h"
 #include "rank.h"
@@ -21,6 +22,8 @@ struct options {
 	const char *dtype;
 	double peak_flops, peak_bw;
 	uint64_t ring_records;
+	size_t max_procs;      /* --max-procs: processes with markers state at once */
+	size_t max_threads;    /* --max-threads: threads with markers state at once */
 	int quiet;
 	int list_events;
 	int as_root;

@@ -403,6 +403,14 @@ static int start_database(struct session *s)
 }
 
 
+/* Fix the size of a memfd shared with the target: the target holds the fd,
+ * and a ring or region it shrank would kill the recorder with SIGBUS at
+ * its next read. */
+static int seal_size(int fd)
+{
+	return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0 ? -errno : 0;
+}
+
 /* The region in which the counting library, preloaded into the target,
  * counts library calls (libflops.h). Without it the recording goes on, and
  * lf_why says why library FLOPs are unknown. */
@@ -425,8 +433,8 @@ static void start_libflops(struct session *s)
 		       "cannot be read (%s); reinstall mfu", lib, strerror(errno));
 		return;
 	}
-	s->lf_fd = memfd_create("mfu-libflops", MFD_CLOEXEC);
-	if (s->lf_fd < 0 || ftruncate(s->lf_fd, (off_t)size) < 0 ||
+	s->lf_fd = memfd_create("mfu-libflops", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (s->lf_fd < 0 || ftruncate(s->lf_fd, (off_t)size) < 0 || seal_size(s->lf_fd) < 0 ||
 	    (mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, s->lf_fd, 0)) == MAP_FAILED) {
 		strbuf(s->lf_why, sizeof(s->lf_why), "library calls are not counted: cannot share %zu bytes "
 		       "with the target (%s)", size, strerror(errno));
@@ -478,8 +486,8 @@ static int start_target(struct session *s)
 
 	start_libflops(s);
 	s->ring_size = mring_size(s->o.ring_records);
-	s->ring_fd = s->attached ? -1 : memfd_create("mfu-marker-ring", MFD_CLOEXEC);
-	if (!s->attached && (s->ring_fd < 0 || ftruncate(s->ring_fd, (off_t)s->ring_size) < 0 ||
+	s->ring_fd = s->attached ? -1 : memfd_create("mfu-marker-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (!s->attached && (s->ring_fd < 0 || ftruncate(s->ring_fd, (off_t)s->ring_size) < 0 || seal_size(s->ring_fd) < 0 ||
 	    (s->ring = mmap(NULL, s->ring_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, s->ring_fd, 0)) == MAP_FAILED)) {
 		fprintf(stderr, PROG ": cannot create the marker ring (%zu bytes): %s\n", s->ring_size, strerror(errno));
 		return s->exit_code;
@@ -504,6 +512,13 @@ static int start_target(struct session *s)
 	start_lib_probes(s);
 	if (!s->attached && mring_init(s->ring, s->o.ring_records, (uint32_t)s->cs.ngroups, s->cs.group_nr) != 0) {
 		fprintf(stderr, PROG ": the counters' readings do not fit a marker record: use fewer -e events\n");
+		launch_abort(&s->l);
+		return s->exit_code;
+	}
+	/* The consumer's geometry, now: the child waits for the go in our own
+	 * code, so nothing but the recorder has written the ring yet. */
+	if (!s->attached && mring_consumer_init(&s->d.ring_c, s->ring, s->ring_size, s->o.ring_records) != 0) {
+		fprintf(stderr, PROG ": cannot read the marker ring it made\n");
 		launch_abort(&s->l);
 		return s->exit_code;
 	}
@@ -773,11 +788,12 @@ static int go(struct session *s)
 		record_failed(&s->d, rc, writer_error(s->d.writer));
 
 	s->sink = (struct markers_sink){ .ctx = s, .step = on_step, .phase = on_phase, .anomaly = on_anomaly };
-	s->d.ring = s->attached ? NULL : s->ring;
+	s->d.ring = s->attached ? NULL : &s->d.ring_c;
 	s->d.markers = markers_new(&s->cs, &s->sink);
-	if (!s->d.markers) {
+	if (!s->d.markers)
 		record_failed(&s->d, -ENOMEM, "out of memory");
-	}
+	else
+		markers_set_limits(s->d.markers, s->o.max_procs, s->o.max_threads);
 	for (int i = 0; s->d.markers && i < s->o.nreq; i++)
 		if (!s->o.req[i].phase && !s->o.req[i].python)
 			markers_set_probe_steps(s->d.markers);

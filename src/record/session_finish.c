@@ -137,6 +137,13 @@ static int store_end_notes(struct session *s, uint64_t lost)
 		say(s, PROG ": note: %s\n", note);
 		rc = writer_note(s->d.writer, "step_source", note);
 	}
+	for (int k = 0; !rc && s->d.markers && k < 2; k++) {
+		char note[512];
+		if (markers_limits_note(s->d.markers, k, note, sizeof(note))) {
+			say(s, PROG ": note: %s\n", note);
+			rc = writer_note(s->d.writer, k ? "too_many_threads" : "too_many_processes", note);
+		}
+	}
 	if (!rc && lost) {
 		char note[256];
 		strbuf(note, sizeof(note), "%llu marker records were lost (the marker ring was full); "
@@ -237,16 +244,29 @@ int session_finish(struct session *s)
 
 	live_stage(s->live, "reading the last records");
 	/* Final drain; slots claimed but never published (a writer killed
-	 * mid-record, or a child process still running) count as lost. */
+	 * mid-record, or a child process still running) count as lost. A
+	 * child still marking could keep this going: at most two rings' worth
+	 * of records is read here, and a ring's worth of holes skipped. */
 	if (s->d.markers && s->d.ring) {
+		uint64_t budget = 2 * s->d.ring->nslots;
 		int32_t hole_pid, hole_tid;
-		drain_ring(&s->d);
-		while (mring_hole_owner(s->ring, &hole_pid, &hole_tid), mring_skip_hole(s->ring)) {
+		int k;
+
+		budget -= drain_ring(&s->d, budget, UINT64_MAX);
+		while (!s->d.ring_stopped && (k = mring_consumer_skip_hole(s->d.ring, &hole_pid, &hole_tid)) != 0) {
+			if (k < 0) {
+				ring_tampered(&s->d);
+				break;
+			}
 			int hrc = s->d.failed ? 0 : markers_lost_hole(s->d.markers, hole_pid, hole_tid);
 			if (hrc)
 				record_failed(&s->d, hrc, hrc == -ENOMEM ? "out of memory" : writer_error(s->d.writer));
-			drain_ring(&s->d);
+			budget -= drain_ring(&s->d, budget, UINT64_MAX);
 		}
+		/* the lost count read last may show tampering too */
+		(void)mring_consumer_lost(s->d.ring);
+		if (s->d.ring->tampered)
+			ring_tampered(&s->d);
 	}
 	if (!s->attached && !s->cw.settled)
 		cpu_watch_peaks(&s->d, &s->cw, &s->o, &s->pk, s->d.records ? "the target's, read when it ended (its steps ran "
@@ -273,7 +293,7 @@ int session_finish(struct session *s)
 		}
 	}
 	if (!s->d.failed) {
-		uint64_t lost = s->attached ? 0 : mring_lost(s->ring);
+		uint64_t lost = s->d.ring ? mring_consumer_lost(s->d.ring) : 0;
 		rc = s->d.markers ? markers_finish(s->d.markers) : 0;
 		if (!rc)
 			rc = store_totals(s->d.writer, &s->cs, s->at);
@@ -326,8 +346,8 @@ int session_finish(struct session *s)
 		/* Try to leave the reason in the file; with a full disk this
 		 * may fail too, and the file still holds what was committed. */
 		writer_rollback(s->d.writer);
-		if (writer_run_end(s->d.writer, end_ns, s->exit_status, s->exit_signal, s->attached ? 0 : mring_lost(s->ring),
-				   "failed") == 0)
+		if (writer_run_end(s->d.writer, end_ns, s->exit_status, s->exit_signal,
+				   s->d.ring ? mring_consumer_lost(s->d.ring) : 0, "failed") == 0)
 			writer_commit(s->d.writer);
 		say(s, PROG ": %s holds what was recorded before the failure; %llu marker records "
 			"after it were not stored\n", s->o.output, (unsigned long long)s->d.dropped);

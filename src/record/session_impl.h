@@ -10,6 +10,7 @@
 #define MFU_RECORD_SESSION_IMPL_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
@@ -66,7 +67,10 @@ struct drain {
 	struct dram *dram;
 	struct intervals *intervals;
 	struct probe_steps *probes;
-	void *ring;
+	struct mring_consumer *ring; /* the marker ring's consumer (NULL: none) */
+	struct mring_consumer ring_c;
+	int ring_stopped;      /* tampered with: not read any more */
+	uint64_t last_commit_ns;
 	struct markers *markers;
 	struct writer *writer;
 	int failed; /* the database stopped accepting rows */
@@ -141,7 +145,8 @@ struct session {
 
 int choose_peaks(const struct machine *m, const struct options *o, struct peaks *pk);
 void cpu_watch_peaks(struct drain *d, struct cpu_watch *cw, const struct options *o, struct peaks *pk, const char *source);
-int drain_ring(struct drain *d);
+uint64_t drain_ring(struct drain *d, uint64_t max, uint64_t deadline_ns);
+void ring_tampered(struct drain *d);
 void on_exec_map(void *ctx, pid_t pid, const char *path);
 void on_task(void *ctx, pid_t pid, pid_t tid, int exited);
 int probe_boundary(void *ctx, const struct mring_record *r);

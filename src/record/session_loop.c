@@ -18,23 +18,59 @@ void record_failed(struct drain *d, int rc, const char *what)
 }
 
 
-/* Move every published record from the ring into the database. */
-int drain_ring(struct drain *d)
+/* The target wrote its marker ring's header where it must not (or
+ * something impossible): say so once, in an anomaly, a note and on
+ * stderr, and read the ring no more. The recording goes on without the
+ * markers and finishes as usual. */
+void ring_tampered(struct drain *d)
 {
-	const struct mring_record *r;
-	int n = 0;
+	char note[512];
+	int rc = 0;
 
-	while ((r = mring_peek(d->ring))) {
-		if (!d->failed) {
-			int rc = markers_feed(d->markers, r);
-			if (rc)
-				record_failed(d, rc, rc == -ENOMEM ? "out of memory" : writer_error(d->writer));
-		}
+	if (d->ring_stopped)
+		return;
+	d->ring_stopped = 1;
+	strbuf(note, sizeof(note), "the target tampered with its marker ring (%s): the recorder stopped "
+	       "reading it after %llu records; steps and phases after that are missing", d->ring->why,
+	       (unsigned long long)d->ring->tail);
+	live_clear(d->live);
+	fprintf(stderr, PROG ": %s\n", note);
+	if (d->failed)
+		return;
+	if (d->markers)
+		rc = markers_ring_tampered(d->markers, d->ring);
+	if (!rc)
+		rc = writer_note(d->writer, "ring_tampered", note);
+	if (rc)
+		record_failed(d, rc, writer_error(d->writer));
+}
+
+
+/* Move the ring's published records into the database: until none is
+ * published, @max were read, or the clock passes @deadline_ns (the loop's
+ * next commit: a burst that keeps the ring full must not hold the commits
+ * back). Returns the records read. */
+uint64_t drain_ring(struct drain *d, uint64_t max, uint64_t deadline_ns)
+{
+	struct markers_drained r;
+	uint64_t n = 0;
+
+	while (d->ring && !d->ring_stopped && n < max) {
+		markers_drain(d->failed ? NULL : d->markers, d->ring, max - n, deadline_ns, &r);
+		n += r.read;
+		d->records += r.records;
 		if (d->failed)
+			d->dropped += r.read;
+		if (r.tampered) {
+			ring_tampered(d);
+		} else if (r.err) {
+			/* the record that failed is not stored either; the rest
+			 * is read and dropped, so the target never blocks */
 			d->dropped++;
-		d->records += r->kind != MRING_LOSS; /* a thread's loss notice is no marker */
-		mring_release(d->ring);
-		n++;
+			record_failed(d, r.err, r.err == -ENOMEM ? "out of memory" : writer_error(d->writer));
+			continue;
+		}
+		break;
 	}
 	return n;
 }
@@ -209,12 +245,11 @@ static void cpu_watch_poll(struct drain *d, struct cpu_watch *cw, const struct o
  * until a signal or --duration). */
 int session_run(struct session *s)
 {
-	uint64_t last_commit;
 	int rc;
 
 	s->cw = (struct cpu_watch){ .used = s->m, .settled = s->attached };
-	last_commit = now_ns();
-	s->live = live_new(stderr, !s->o.quiet, last_commit);
+	s->d.last_commit_ns = now_ns();
+	s->live = live_new(stderr, !s->o.quiet, s->d.last_commit_ns);
 	s->d.live = s->live;
 	if (checkpointer_start(&s->ckpt, s->o.output, CHECKPOINT_INTERVAL_NS) != 0)
 		fprintf(stderr, PROG ": note: cannot start the checkpointer: %s holds the rows only with "
@@ -223,7 +258,7 @@ int session_run(struct session *s)
 		struct pollfd pfd[2] = { { .fd = s->sfd, .events = POLLIN },
 					 { .fd = s->attached ? attach_pidfd(s->at) : -1, .events = POLLIN } };
 		struct signalfd_siginfo si;
-		int drained = s->d.markers && s->d.ring ? drain_ring(&s->d) : 0;
+		uint64_t drained = s->d.markers ? drain_ring(&s->d, UINT64_MAX, s->d.last_commit_ns + COMMIT_INTERVAL_NS) : 0;
 		if (s->d.dram && !s->d.failed) {
 			int e = dram_sample(s->d.dram, s->db, now_ns(), 0);
 			if (e)
@@ -239,7 +274,7 @@ int session_run(struct session *s)
 			if (n < 0)
 				record_failed(&s->d, n, "cannot store samples");
 			else
-				drained += n;
+				drained += (uint64_t)n;
 		}
 		if (s->lp && !s->d.failed) {
 			int e = lib_probes_drain(s->lp, s->db);
@@ -249,11 +284,11 @@ int session_run(struct session *s)
 		if (s->d.probes) {
 			int n = probe_steps_drain(s->d.probes, 0);
 			if (n > 0)
-				drained += n;
+				drained += (uint64_t)n;
 		}
 		if (!s->attached)
 			cpu_watch_poll(&s->d, &s->cw, &s->o, &s->pk, s->l.pid, now_ns(), 0);
-		live_tick(s->live, now_ns(), s->pk.flops, s->pk.bw, s->d.ring ? mring_lost(s->d.ring) : 0);
+		live_tick(s->live, now_ns(), s->pk.flops, s->pk.bw, s->d.ring ? mring_consumer_lost(s->d.ring) : 0);
 
 		/* A busy ring is drained again at once; an idle one every 5 ms,
 		 * or at the pace of the counter readings when -I is shorter. */
@@ -287,11 +322,11 @@ int session_run(struct session *s)
 					break;
 			}
 		}
-		if (!s->d.failed && now_ns() - last_commit >= COMMIT_INTERVAL_NS) {
-			rc = writer_commit(s->d.writer);
+		if (now_ns() - s->d.last_commit_ns >= COMMIT_INTERVAL_NS) {
+			rc = s->d.failed ? 0 : writer_commit(s->d.writer);
 			if (rc)
 				record_failed(&s->d, rc, writer_error(s->d.writer));
-			last_commit = now_ns();
+			s->d.last_commit_ns = now_ns();
 		}
 
 	}

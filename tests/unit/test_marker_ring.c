@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "check.h"
@@ -33,12 +34,39 @@ static void test_layout(void)
 	CHECK_EQ_INT(offsetof(struct mring_header, tail), 128);
 }
 
+/* Exactly mring_size() bytes on the heap: AddressSanitizer sees any
+ * access past the ring. */
 static void *new_ring(uint64_t nslots)
 {
 	static const uint8_t nr[2] = { 4, 3 };
 	void *mem = calloc(1, mring_size(nslots));
 	CHECK_EQ_INT(mring_init(mem, nslots, 2, nr), 0);
 	return mem;
+}
+
+/* A ring and the recorder's consumer of it. */
+static void *new_consumed(uint64_t nslots, struct mring_consumer *c)
+{
+	void *mem = new_ring(nslots);
+	CHECK_EQ_INT(mring_consumer_init(c, mem, mring_size(nslots), nslots), 0);
+	return mem;
+}
+
+static uint64_t pending(const void *mem, const struct mring_consumer *c)
+{
+	return ((const struct mring_header *)mem)->head - c->tail;
+}
+
+static void publish(void *mem, int32_t pid, uint64_t time_ns)
+{
+	uint64_t pos;
+	struct mring_record *r = mring_claim(mem, &pos);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	r->pid = pid;
+	r->time_ns = time_ns;
+	mring_publish(r, pos);
 }
 
 static void test_check(void)
@@ -69,81 +97,118 @@ static void test_check(void)
 	free(mem);
 }
 
+static void test_consumer_init(void)
+{
+	struct mring_consumer c;
+	void *mem = new_ring(8);
+
+	CHECK_EQ_INT(mring_consumer_init(&c, mem, mring_size(8), 8), 0);
+	CHECK_EQ_INT(mring_consumer_init(&c, mem, mring_size(8), 16), -EINVAL); /* not as made */
+	CHECK_EQ_INT(mring_consumer_init(&c, mem, mring_size(8) - 1, 8), -EINVAL);
+	CHECK_EQ_INT(mring_consumer_init(&c, mem, mring_size(8), 6), -EINVAL);
+	CHECK_EQ_INT(mring_consumer_init(&c, mem, mring_size(8), 0), -EINVAL);
+	CHECK_EQ_INT(mring_consumer_init(&c, mem, SIZE_MAX, (uint64_t)1 << 62), -EINVAL);
+	free(mem);
+}
+
 static void test_fifo_and_full(void)
 {
-	void *mem = new_ring(8);
+	struct mring_consumer c;
+	void *mem = new_consumed(8, &c);
+	struct mring_record out;
 	uint64_t pos;
 
 	for (int round = 0; round < 3; round++) {
-		for (int i = 0; i < 8; i++) {
-			struct mring_record *r = mring_claim(mem, &pos);
-			CHECK(r != NULL);
-			if (!r)
-				return;
-			r->time_ns = (uint64_t)(round * 100 + i);
-			mring_publish(r, pos);
-		}
+		for (int i = 0; i < 8; i++)
+			publish(mem, 1, (uint64_t)(round * 100 + i));
 		/* full: the next claims fail and are counted */
 		CHECK(mring_claim(mem, &pos) == NULL);
 		CHECK(mring_claim(mem, &pos) == NULL);
-		CHECK_EQ_INT(mring_lost(mem), (uint64_t)(2 * (round + 1)));
-		CHECK_EQ_INT(mring_pending(mem), 8);
+		CHECK_EQ_INT(mring_consumer_lost(&c), (uint64_t)(2 * (round + 1)));
+		CHECK_EQ_INT(pending(mem, &c), 8);
 		for (int i = 0; i < 8; i++) {
-			const struct mring_record *r = mring_peek(mem);
-			CHECK(r != NULL);
-			if (r)
-				CHECK_EQ_INT(r->time_ns, (uint64_t)(round * 100 + i));
-			mring_release(mem);
+			CHECK_EQ_INT(mring_consumer_read(&c, &out), 1);
+			CHECK_EQ_INT(out.time_ns, (uint64_t)(round * 100 + i));
 		}
-		CHECK(mring_peek(mem) == NULL);
+		CHECK_EQ_INT(mring_consumer_read(&c, &out), 0);
+		/* the tail is published for the producers */
+		CHECK_EQ_INT(((struct mring_header *)mem)->tail, c.tail);
 	}
+	CHECK(!c.tampered);
 	free(mem);
 }
 
 static void test_hole(void)
 {
-	void *mem = new_ring(8);
+	struct mring_consumer c;
+	void *mem = new_consumed(8, &c);
+	struct mring_record out;
 	uint64_t p0, p1;
 	int32_t pid, tid;
-	mring_hole_owner(mem, &pid, &tid);
-	CHECK_EQ_INT(pid, 0); /* nothing pending */
+
+	CHECK_EQ_INT(mring_consumer_skip_hole(&c, &pid, &tid), 0); /* nothing pending */
+	CHECK_EQ_INT(pid, 0);
 	struct mring_record *a = mring_claim(mem, &p0); /* claimed, never published */
 	struct mring_record *b = mring_claim(mem, &p1);
 	a->pid = 7; /* a writer names itself first thing after the claim */
 	a->tid = 8;
+	b->time_ns = 42;
 	mring_publish(b, p1);
-	CHECK(mring_peek(mem) == NULL); /* blocked behind the hole */
-	mring_hole_owner(mem, &pid, &tid);
+	CHECK_EQ_INT(mring_consumer_read(&c, &out), 0); /* blocked behind the hole */
+	CHECK_EQ_INT(mring_consumer_skip_hole(&c, &pid, &tid), 1);
 	CHECK_EQ_INT(pid, 7);
 	CHECK_EQ_INT(tid, 8);
-	CHECK_EQ_INT(mring_skip_hole(mem), 1);
-	CHECK_EQ_INT(mring_lost(mem), 1);
-	CHECK(mring_peek(mem) == b);
-	mring_release(mem);
-	CHECK_EQ_INT(mring_skip_hole(mem), 0);
+	CHECK_EQ_INT(mring_consumer_lost(&c), 1);
+	CHECK_EQ_INT(mring_consumer_skip_hole(&c, &pid, &tid), 0); /* published: no hole */
+	CHECK_EQ_INT(mring_consumer_read(&c, &out), 1);
+	CHECK_EQ_INT(out.time_ns, 42);
+	CHECK_EQ_INT(mring_consumer_skip_hole(&c, &pid, &tid), 0);
 	/* the next lap's hole in those slots names nobody stale */
 	for (int i = 0; i < 8; i++) { /* positions 2..9: a whole lap */
-		struct mring_record *r = mring_claim(mem, &p0);
-		CHECK(r != NULL);
-		if (!r)
-			break;
-		r->pid = 99;
-		mring_publish(r, p0);
-		mring_peek(mem);
-		mring_release(mem);
+		publish(mem, 99, 0);
+		CHECK_EQ_INT(mring_consumer_read(&c, &out), 1);
 	}
 	CHECK(mring_claim(mem, &p0) != NULL); /* position 10: slot 2 again, a hole */
 	CHECK_EQ_INT(p0, 10);
-	mring_hole_owner(mem, &pid, &tid);
+	CHECK_EQ_INT(mring_consumer_skip_hole(&c, &pid, &tid), 1);
 	CHECK_EQ_INT(pid, 0);
 	CHECK_EQ_INT(tid, 0);
+	CHECK(!c.tampered);
+	free(mem);
+}
+
+/* Hole skipping ends: a whole ring of holes at most, even with a producer
+ * that goes on claiming (a child process still running at the end), and
+ * never from a shared tail put past the head (it spun towards 2^64). */
+static void test_hole_skip_capped(void)
+{
+	struct mring_consumer c;
+	void *mem = new_consumed(8, &c);
+	struct mring_header *h = mem;
+	int32_t pid, tid;
+	uint64_t pos;
+	int skipped = 0;
+
+	h->tail = h->head + 1; /* the old consumer's tail: not read any more */
+	CHECK_EQ_INT(mring_consumer_skip_hole(&c, &pid, &tid), 0);
+	CHECK(!c.tampered);
+	for (int i = 0; i < 100; i++) {
+		mring_claim(mem, &pos); /* claimed, never published */
+		int k = mring_consumer_skip_hole(&c, &pid, &tid);
+		CHECK(k >= 0);
+		skipped += k > 0;
+	}
+	CHECK_EQ_INT(skipped, 8);
+	CHECK_EQ_INT(c.holes, 8);
+	CHECK(!c.tampered);
 	free(mem);
 }
 
 /* A loss notice (MRING_LOSS) is no marker: a full ring does not count it. */
 static void test_uncounted(void)
 {
-	void *mem = new_ring(8);
+	struct mring_consumer c;
+	void *mem = new_consumed(8, &c);
 	uint64_t pos;
 	for (int i = 0; i < 8; i++) {
 		struct mring_record *r = mring_claim_uncounted(mem, &pos);
@@ -152,10 +217,149 @@ static void test_uncounted(void)
 			mring_publish(r, pos);
 	}
 	CHECK(mring_claim_uncounted(mem, &pos) == NULL);
-	CHECK_EQ_INT(mring_lost(mem), 0);
+	CHECK_EQ_INT(mring_consumer_lost(&c), 0);
 	CHECK(mring_claim(mem, &pos) == NULL);
-	CHECK_EQ_INT(mring_lost(mem), 1);
+	CHECK_EQ_INT(mring_consumer_lost(&c), 1);
 	free(mem);
+}
+
+/* What a hostile target can write into the header, one case per row: the
+ * consumer stays inside the ring (ASan: the ring is a heap block of
+ * exactly its size), reads what was published before, and then says the
+ * ring was tampered with (why names the field), or, for the shared tail,
+ * which it never reads, goes on as if nothing happened. */
+enum field { F_MAGIC, F_VERSION, F_HDRSIZE, F_RECSIZE, F_NSLOTS, F_NGROUPS, F_GROUP_NR, F_GROUP_OFF,
+	     F_HEAD, F_TAIL, F_LOST, F_SEQ };
+
+static const struct hostile {
+	int line;
+	enum field field;
+	uint64_t value;         /* F_HEAD, F_TAIL: added to the head */
+	int tampered;
+	const char *why;        /* a word of c.why */
+} hostile[] = {
+	{ __LINE__, F_MAGIC, 0, 1, "magic" },
+	{ __LINE__, F_VERSION, MRING_VERSION + 1, 1, "version" },
+	{ __LINE__, F_HDRSIZE, 0xffffffff, 1, "sizes" },
+	{ __LINE__, F_HDRSIZE, 0, 1, "sizes" },
+	{ __LINE__, F_RECSIZE, 1, 1, "sizes" },
+	{ __LINE__, F_NSLOTS, 0, 1, "slot count" },
+	{ __LINE__, F_NSLOTS, (uint64_t)1 << 30, 1, "slot count" },
+	{ __LINE__, F_NSLOTS, UINT64_MAX, 1, "slot count" },
+	{ __LINE__, F_NGROUPS, 200, 1, "group" },
+	{ __LINE__, F_GROUP_NR, 255, 1, "group" },
+	{ __LINE__, F_GROUP_OFF, 250, 1, "group" },
+	{ __LINE__, F_HEAD, (uint64_t)1 << 40, 1, "head" },   /* far ahead */
+	{ __LINE__, F_HEAD, 9, 1, "head" },                   /* more than a ring ahead */
+	{ __LINE__, F_HEAD, (uint64_t)-3, 1, "head" },        /* behind what was read */
+	{ __LINE__, F_TAIL, 1, 0, NULL },                     /* tail = head + 1: ignored */
+	{ __LINE__, F_TAIL, (uint64_t)1 << 63, 0, NULL },
+	{ __LINE__, F_LOST, 0, 1, "lost" },                   /* the lost count went down */
+	{ __LINE__, F_SEQ, 0, 1, "no producer claimed" },     /* published past the head */
+};
+
+static void test_hostile_headers(void)
+{
+	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		const struct hostile *t = &hostile[i];
+		struct mring_consumer c;
+		void *mem = new_consumed(8, &c);
+		struct mring_header *h = mem;
+		struct mring_record out;
+		uint64_t pos;
+		int rc, n = 0;
+
+		/* 3 records read, 3 published and waiting, one loss counted */
+		for (int k = 0; k < 6; k++)
+			publish(mem, 5, (uint64_t)k);
+		for (int k = 0; k < 3; k++)
+			CHECK_ROW(mring_consumer_read(&c, &out) == 1, t->line);
+		h->lost = 2;
+		CHECK_ROW(mring_consumer_lost(&c) == 2, t->line);
+		switch (t->field) {
+		case F_MAGIC: h->magic = t->value; break;
+		case F_VERSION: h->version = (uint32_t)t->value; break;
+		case F_HDRSIZE: h->header_size = (uint32_t)t->value; break;
+		case F_RECSIZE: h->record_size = (uint32_t)t->value; break;
+		case F_NSLOTS: h->nslots = t->value; break;
+		case F_NGROUPS: h->ngroups = (uint32_t)t->value; break;
+		case F_GROUP_NR: h->group_nr[1] = (uint8_t)t->value; break;
+		case F_GROUP_OFF: h->group_offset[1] = (uint8_t)t->value; break;
+		case F_HEAD: h->head += t->value; break;
+		case F_TAIL: h->tail = h->head + t->value; break;
+		case F_LOST: h->lost = t->value; break;
+		case F_SEQ: {
+			/* slot 6 (not claimed: head is 6) says it holds position 6 */
+			struct mring_record *s6 = (struct mring_record *)((char *)mem + sizeof(*h)) + 6;
+			s6->seq = 7;
+			break;
+		}
+		}
+		/* reads until none: what was published before the change, until
+		 * the consumer looks at the header again (at the head it saw) */
+		while ((rc = mring_consumer_read(&c, &out)) == 1 && n < 100)
+			n++;
+		CHECK_ROW(n <= 3, t->line);
+		if (t->tampered) {
+			CHECK_ROW(rc == -EPROTO && c.tampered, t->line);
+			CHECK_ROW(t->why && strstr(c.why, t->why) != NULL, t->line);
+			if (!strstr(c.why, t->why ? t->why : ""))
+				fprintf(stderr, "  why: %s\n", c.why);
+			/* and nothing more, whatever comes */
+			CHECK_ROW(mring_consumer_read(&c, &out) == -EPROTO, t->line);
+			int32_t pid, tid;
+			CHECK_ROW(mring_consumer_skip_hole(&c, &pid, &tid) == -EPROTO, t->line);
+			/* the lost count stays what it was before */
+			CHECK_ROW(mring_consumer_lost(&c) == 2, t->line);
+		} else {
+			CHECK_ROW(rc == 0 && n == 3 && !c.tampered, t->line);
+			/* the recorder's tail is what the header shows again */
+			CHECK_ROW(h->tail == 6, t->line);
+			CHECK_ROW(mring_claim(mem, &pos) != NULL, t->line);
+		}
+		free(mem);
+	}
+}
+
+/* Random bytes over the header (and over slots' sequence numbers) between
+ * reads: never a read outside the ring, never a loop. */
+static void test_random_headers(void)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	int tampered = 0;
+
+	for (int round = 0; round < 2000; round++) {
+		struct mring_consumer c;
+		void *mem = new_consumed(16, &c);
+		unsigned char *hb = mem;
+		struct mring_record out;
+		int32_t pid, tid;
+
+		for (int k = 0; k < 10; k++)
+			publish(mem, 5, (uint64_t)k);
+		for (int step = 0; step < 8; step++) {
+			/* a few random bytes anywhere in the header */
+			for (int b = 0; b < 4; b++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				hb[x % sizeof(struct mring_header)] = (unsigned char)(x >> 32);
+			}
+			/* and a slot's sequence number */
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			struct mring_record *slot = (struct mring_record *)(hb + sizeof(struct mring_header)) + (x % 16);
+			slot->seq = (x >> 8) % 64;
+			for (int n = 0; n < 64 && mring_consumer_read(&c, &out) == 1; n++)
+				;
+			for (int n = 0; n < 64 && mring_consumer_skip_hole(&c, &pid, &tid) == 1; n++)
+				;
+			(void)mring_consumer_lost(&c);
+		}
+		CHECK(c.tail <= 10 + 16 + 16 * 8 * 2);
+		CHECK(c.holes <= 16);
+		tampered += c.tampered;
+		free(mem);
+	}
+	/* nearly every round hits a checked field */
+	CHECK(tampered > 1000);
 }
 
 #define PRODUCERS 4
@@ -183,7 +387,9 @@ static void *producer(void *arg)
 
 static void test_concurrent(void)
 {
-	void *mem = new_ring(1024);
+	struct mring_consumer c;
+	void *mem = new_consumed(1024, &c);
+	struct mring_record out;
 	pthread_t t[PRODUCERS];
 	struct prod p[PRODUCERS];
 	uint64_t last[PRODUCERS], got = 0, written = 0;
@@ -197,35 +403,32 @@ static void test_concurrent(void)
 	/* consume while they produce; each producer's records arrive in order */
 	uint64_t seen_first[PRODUCERS] = { 0 };
 	while (!done) {
-		const struct mring_record *r;
-		while ((r = mring_peek(mem))) {
-			int id = r->pid;
+		while (mring_consumer_read(&c, &out) == 1) {
+			int id = out.pid;
 			if (id < 0 || id >= PRODUCERS) {
 				order_ok = 0;
 			} else {
-				if (seen_first[id] && r->time_ns <= last[id])
+				if (seen_first[id] && out.time_ns <= last[id])
 					order_ok = 0;
 				seen_first[id] = 1;
-				last[id] = r->time_ns;
+				last[id] = out.time_ns;
 			}
 			got++;
-			mring_release(mem);
 		}
 		done = __atomic_load_n(&finished, __ATOMIC_ACQUIRE) == PRODUCERS;
 		if (done) {
 			for (int i = 0; i < PRODUCERS; i++)
 				pthread_join(t[i], NULL);
-			while ((r = mring_peek(mem))) {
+			while (mring_consumer_read(&c, &out) == 1)
 				got++;
-				mring_release(mem);
-			}
 		}
 	}
 	for (int i = 0; i < PRODUCERS; i++)
 		written += p[i].written;
 	CHECK(order_ok);
 	CHECK_EQ_INT(got, written);
-	CHECK_EQ_INT(written + mring_lost(mem), (uint64_t)PRODUCERS * PER_PRODUCER);
+	CHECK_EQ_INT(written + mring_consumer_lost(&c), (uint64_t)PRODUCERS * PER_PRODUCER);
+	CHECK(!c.tampered); /* honest producers never look like tampering */
 	free(mem);
 }
 
@@ -233,9 +436,13 @@ int main(void)
 {
 	test_layout();
 	test_check();
+	test_consumer_init();
 	test_fifo_and_full();
 	test_hole();
+	test_hole_skip_capped();
 	test_uncounted();
+	test_hostile_headers();
+	test_random_headers();
 	test_concurrent();
 	return check_status();
 }

@@ -1,6 +1,9 @@
 /* The markers state machine: pairing, counter deltas, and every misuse
  * becoming an anomaly row (fed records directly, no recorder). */
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -499,6 +502,229 @@ static void test_out_of_order(void)
 	markers_free(m);
 }
 
+
+/* Counts of anomalies by kind, beyond the MAXROWS the rows keep. */
+struct tally {
+	uint64_t steps, phases, anomalies, capped_procs, capped_threads, implausible, lost_rows;
+	char last_cap[512];
+	char last_lost[512];
+};
+
+static int tally_step(void *ctx, const struct interval_row *r)
+{
+	(void)r;
+	((struct tally *)ctx)->steps++;
+	return 0;
+}
+
+static int tally_phase(void *ctx, const struct interval_row *r)
+{
+	(void)r;
+	((struct tally *)ctx)->phases++;
+	return 0;
+}
+
+static int tally_anomaly(void *ctx, const struct anomaly_row *r)
+{
+	struct tally *t = ctx;
+	t->anomalies++;
+	if (!strcmp(r->kind, "too_many_processes") || !strcmp(r->kind, "too_many_threads")) {
+		*(r->kind[9] == 'p' ? &t->capped_procs : &t->capped_threads) += 1;
+		snprintf(t->last_cap, sizeof(t->last_cap), "%s", r->detail);
+	}
+	if (!strcmp(r->kind, "implausible_model"))
+		t->implausible++;
+	if (!strcmp(r->kind, "records_lost")) {
+		t->lost_rows++;
+		snprintf(t->last_lost, sizeof(t->last_lost), "%s", r->detail);
+	}
+	return 0;
+}
+
+static struct markers *mk_tally(struct tally *t)
+{
+	struct markers_sink sink = { t, tally_step, tally_phase, tally_anomaly };
+	memset(t, 0, sizeof(*t));
+	return markers_new(&cs, &sink);
+}
+
+/* Forged pids and tids (a target writing its own records) cannot grow the
+ * recorder: at most --max-procs processes and --max-threads threads hold
+ * state; the records of more are dropped, counted and said once each. */
+static void test_caps(void)
+{
+	struct tally t;
+	struct markers *m = mk_tally(&t);
+	char note[512];
+
+	markers_set_limits(m, 4, 8);
+	/* 10 processes begin a step: 4 are kept, 6 records dropped */
+	for (int pid = 1; pid <= 10; pid++)
+		feed(m, rec(MRING_STEP_BEGIN, pid, pid, 1000 + (uint64_t)pid, NULL));
+	/* their ends: the 4 pair, the 6 are ends without a begin (misuse as
+	 * far as anyone can tell: their begin was dropped, which the note says) */
+	for (int pid = 1; pid <= 10; pid++)
+		feed(m, rec(MRING_STEP_END, pid, pid, 2000 + (uint64_t)pid, NULL));
+	CHECK_EQ_INT(t.steps, 4);
+	CHECK(markers_limits_note(m, 0, note, sizeof(note)) == 1);
+	CHECK(strstr(note, "6 marker records were dropped") != NULL);
+	CHECK(strstr(note, "--max-procs 4") != NULL);
+	CHECK(markers_limits_note(m, 1, note, sizeof(note)) == 0);
+	/* the 4 are idle now: new processes take their places (after a few
+	 * records, the purge's retry interval) */
+	for (int i = 0; i < 8; i++)
+		feed(m, rec(MRING_STEP_MODEL, 99, 99, 3000, NULL)); /* no step: anomalies */
+	for (int pid = 11; pid <= 14; pid++)
+		feed(m, rec(MRING_STEP_BEGIN, pid, pid, 4000, NULL));
+	for (int pid = 11; pid <= 14; pid++)
+		feed(m, rec(MRING_STEP_END, pid, pid, 5000, NULL));
+	CHECK_EQ_INT(t.steps, 8);
+
+	/* 1,000 forged threads each begin a phase: 8 are kept */
+	for (int tid = 100; tid < 1100; tid++)
+		feed(m, rec(MRING_PHASE_BEGIN, 1, tid, 6000, "forged"));
+	CHECK(markers_thread_slots(m) <= 64);
+	CHECK(markers_limits_note(m, 1, note, sizeof(note)) == 1);
+	CHECK(strstr(note, "992 marker records were dropped") != NULL);
+	CHECK(strstr(note, "--max-threads 8") != NULL);
+	/* ends and models of threads never seen make no slot */
+	for (int tid = 2000; tid < 3000; tid++)
+		feed(m, rec(MRING_PHASE_END, 1, tid, 7000, "forged"));
+	CHECK(markers_thread_slots(m) <= 64);
+	CHECK_EQ_INT(markers_finish(m), 0);
+	CHECK_EQ_INT(t.capped_procs, 1);
+	CHECK_EQ_INT(t.capped_threads, 1);
+	CHECK(strstr(t.last_cap, "992 marker records") != NULL);
+	CHECK_EQ_INT(t.phases, 8); /* the kept ones, open at exit */
+	markers_free(m);
+
+	/* many real processes, each once: found by hash, paired right */
+	m = mk_tally(&t);
+	for (int pid = 1; pid <= 3000; pid++)
+		feed(m, rec(MRING_STEP_BEGIN, pid, pid, (uint64_t)pid, NULL));
+	for (int pid = 3000; pid >= 1; pid--)
+		feed(m, rec(MRING_STEP_END, pid, pid, 10000 + (uint64_t)pid, NULL));
+	CHECK_EQ_INT(markers_finish(m), 0);
+	CHECK_EQ_INT(t.steps, 3000);
+	CHECK_EQ_INT(t.anomalies, 0);
+	markers_free(m);
+}
+
+/* Losses told by forged threads: one row per thread up to --max-threads,
+ * the rest summed in one. */
+static void test_losses_capped(void)
+{
+	struct tally t;
+	struct markers *m = mk_tally(&t);
+
+	markers_set_limits(m, 4, 16);
+	for (int tid = 1; tid <= 500; tid++) {
+		struct mring_record r = rec(MRING_LOSS, 1, tid, 1000, NULL);
+		r.flags = MRING_F_AFTER_LOSS | MRING_F_LOST_PHASE;
+		r.lost = 3;
+		feed(m, r);
+	}
+	CHECK_EQ_INT(markers_finish(m), 0);
+	CHECK_EQ_INT(t.lost_rows, 17);
+	CHECK(strstr(t.last_lost, "threads beyond the 16 listed (--max-threads) dropped 1452 marker records "
+				  "in 484 bursts") != NULL);
+	markers_free(m);
+}
+
+/* Declared values no machine can reach are kept, and flagged once per
+ * step or phase, so that the report can call the MFU impossible. */
+static void test_implausible_model(void)
+{
+	struct tally t;
+	struct rows rs;
+	struct markers *m = mk(&rs);
+	struct mring_record r;
+
+	(void)t;
+	feed(m, rec(MRING_STEP_BEGIN, 10, 10, 1000, NULL));
+	r = rec(MRING_STEP_MODEL, 10, 10, 1100, NULL);
+	r.a = 1e300;
+	r.b = 1e300;
+	feed(m, r);
+	feed(m, r); /* twice: one anomaly */
+	feed(m, rec(MRING_STEP_END, 10, 10, 2000, NULL));
+	/* below the bound, but the sum is above: flagged when it passes */
+	feed(m, rec(MRING_STEP_BEGIN, 10, 10, 3000, NULL));
+	feed(m, rec(MRING_PHASE_BEGIN, 10, 10, 3100, "big"));
+	r = rec(MRING_PHASE_MODEL, 10, 10, 3200, NULL);
+	r.a = 6e29;
+	r.b = NAN;
+	feed(m, r);
+	CHECK_EQ_INT(rs.nanom, 1);
+	feed(m, r);
+	feed(m, rec(MRING_PHASE_END, 10, 10, 3300, "big"));
+	r = rec(MRING_STEP_MODEL, 10, 10, 3400, NULL);
+	r.a = 1e29; /* plausible: nothing said */
+	r.b = 1e12;
+	feed(m, r);
+	feed(m, rec(MRING_STEP_END, 10, 10, 4000, NULL));
+	CHECK_EQ_INT(markers_finish(m), 0);
+	CHECK_EQ_INT(rs.nanom, 2);
+	CHECK_STR(rs.anom[0], "implausible_model");
+	CHECK_EQ_INT(rs.anom_step[0], 0);
+	CHECK(strstr(rs.anom_detail[0], "step's declared model FLOPs") != NULL);
+	CHECK_STR(rs.anom[1], "implausible_model");
+	CHECK_EQ_INT(rs.anom_step[1], 1);
+	CHECK(strstr(rs.anom_detail[1], "phase's") != NULL);
+	CHECK_EQ_INT(rs.nsteps, 2);
+	CHECK_NEAR(rs.steps[0].model_flops, 2e300, 1e286); /* stored as declared */
+	CHECK_NEAR(rs.steps[1].model_flops, 1e29, 1e15);
+	CHECK_NEAR(rs.phases[0].model_flops, 1.2e30, 1e16);
+	markers_free(m);
+}
+
+/* markers_drain(): what the recorder's loop runs. Reads through the
+ * consumer, yields at the deadline (a burst must not hold the commits
+ * back), stops at @max, and stops for good when the ring is tampered. */
+static void test_drain(void)
+{
+	static const uint8_t nr[2] = { 2, 2 };
+	const uint64_t nslots = 2048;
+	struct tally t;
+	struct markers *m = mk_tally(&t);
+	struct mring_consumer c;
+	struct markers_drained d;
+	void *mem = calloc(1, mring_size(nslots));
+	uint64_t pos;
+
+	CHECK_EQ_INT(mring_init(mem, nslots, 2, nr), 0);
+	CHECK_EQ_INT(mring_consumer_init(&c, mem, mring_size(nslots), nslots), 0);
+	for (int i = 0; i < 2000; i++) {
+		struct mring_record *r = mring_claim(mem, &pos);
+		*r = rec(i % 2 ? MRING_PHASE_END : MRING_PHASE_BEGIN, 1, 1, 1000 + (uint64_t)i, "p");
+		mring_publish(r, pos);
+	}
+	/* a deadline already passed: one clock look's worth, then yield */
+	CHECK_EQ_INT(markers_drain(m, &c, UINT64_MAX, 1, &d), 0);
+	CHECK(d.yielded);
+	CHECK_EQ_INT(d.read, MARKERS_DRAIN_CLOCK_EVERY);
+	CHECK_EQ_INT(markers_drain(m, &c, 100, UINT64_MAX, &d), 0);
+	CHECK_EQ_INT(d.read, 100);
+	CHECK(!d.yielded);
+	/* dropped (the database failed): read, not fed */
+	CHECK_EQ_INT(markers_drain(NULL, &c, 4, UINT64_MAX, &d), 0);
+	CHECK_EQ_INT(d.read, 4);
+	CHECK_EQ_INT(markers_drain(m, &c, UINT64_MAX, UINT64_MAX, &d), 0);
+	CHECK_EQ_INT(d.read, 2000 - MARKERS_DRAIN_CLOCK_EVERY - 104);
+	CHECK_EQ_INT(d.records, d.read);
+	CHECK(!d.tampered);
+	CHECK_EQ_INT(t.phases, 998); /* 1000 pairs, 2 of them among the four dropped */
+	/* tampered: said by the consumer, then no more reading */
+	((struct mring_header *)mem)->nslots = (uint64_t)1 << 40;
+	CHECK_EQ_INT(markers_drain(m, &c, UINT64_MAX, UINT64_MAX, &d), 0);
+	CHECK(d.tampered);
+	CHECK_EQ_INT(d.read, 0);
+	CHECK_EQ_INT(markers_ring_tampered(m, &c), 0);
+	CHECK_EQ_INT(t.anomalies, 1); /* ring_tampered */
+	markers_free(m);
+	free(mem);
+}
+
 int main(void)
 {
 	test_thread_churn();
@@ -511,5 +737,9 @@ int main(void)
 	test_processes_and_threads();
 	test_loss_is_not_misuse();
 	test_hole();
+	test_caps();
+	test_losses_capped();
+	test_implausible_model();
+	test_drain();
 	return check_status();
 }

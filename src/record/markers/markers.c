@@ -1,4 +1,5 @@
 #include "markers.h"
+#include "idmap.h"
 #include "util.h"
 
 #include <errno.h>
@@ -17,6 +18,7 @@ struct open_phase {
 	uint64_t begin_ns;
 	int has_model;
 	double flops, bytes;
+	int implausible;        /* its model values passed MODEL_IMPLAUSIBLE (said once) */
 	int probe;              /* begun by a probe: no counter reading */
 	struct counter_reading begin;
 };
@@ -39,6 +41,7 @@ struct proc {
 	uint64_t begin_ns;
 	int has_model;
 	double flops, bytes;
+	int implausible;
 	int probe;
 	struct counter_reading begin;
 	int debt;               /* 1: a step end without a begin is explained by
@@ -56,12 +59,30 @@ struct loss {
 	uint64_t explained;     /* unmatched boundaries the loss explains */
 };
 
+/* A table at its cap is purged of idle entries (a process with no step
+ * open, a thread with no phase open, owing nothing), but a purge that finds
+ * nothing to free is not tried again before this many more records: a
+ * stream of new ids costs O(1) per record, never O(cap). */
+#define PURGE_EVERY(max) ((max) / 4 + 1)
+
+/* What a table refused: the records of processes or threads it had no room
+ * for, and when the first was refused. */
+struct capped {
+	uint64_t records;
+	uint64_t first_ns;
+	uint64_t retry_at;      /* m->fed at which a purge may be tried again */
+};
+
 struct markers {
 	const struct counters *cs;
 	struct markers_sink sink;
-	struct proc *procs;
-	int nprocs;
-	size_t cap_procs;
+	struct proc *procs;     /* the processes, any order */
+	size_t nprocs, cap_procs;
+	struct idmap proc_idx;  /* pid -> index in procs */
+	size_t max_procs, max_threads;
+	struct capped procs_capped, threads_capped;
+	uint64_t fed;           /* records fed */
+	int refused;            /* REFUSED_*: of the record being fed */
 	struct thread *threads; /* open-addressing hash on tid */
 	size_t nthreads, cap_threads;
 	int64_t next_step;
@@ -71,8 +92,10 @@ struct markers {
 	int probe_steps;        /* steps come from probes (--step): the program's
 				 * own step markers are left out */
 	uint64_t ignored_step_markers;
-	struct loss *losses;    /* one per thread that lost records */
+	struct loss *losses;    /* one per thread that lost records, at most max_threads */
 	size_t nlosses, cap_losses, last_loss;
+	struct idmap loss_idx;  /* pid << 32 | tid -> index in losses */
+	struct loss loss_other; /* the losses of threads beyond max_threads */
 	uint64_t unowned_holes; /* records lost by writers that died unnamed */
 	uint64_t last_ns;       /* the latest record's time */
 };
@@ -84,6 +107,8 @@ struct markers *markers_new(const struct counters *cs, const struct markers_sink
 		return NULL;
 	m->cs = cs;
 	m->sink = *sink;
+	m->max_procs = MARKERS_MAX_PROCS;
+	m->max_threads = MARKERS_MAX_THREADS;
 	m->cap_threads = 64;
 	m->threads = calloc(m->cap_threads, sizeof(*m->threads));
 	if (!m->threads) {
@@ -101,7 +126,9 @@ void markers_free(struct markers *m)
 		free(m->threads[i].stack);
 	free(m->threads);
 	free(m->procs);
+	idmap_fini(&m->proc_idx);
 	free(m->losses);
+	idmap_fini(&m->loss_idx);
 	free(m);
 }
 
@@ -144,14 +171,73 @@ static int anomaly(struct markers *m, const struct mring_record *r, const char *
 	return m->sink.anomaly ? m->sink.anomaly(m->sink.ctx, &row) : 0;
 }
 
-static struct proc *proc_get(struct markers *m, int32_t pid)
+void markers_set_limits(struct markers *m, size_t max_procs, size_t max_threads)
 {
-	for (int i = 0; i < m->nprocs; i++)
-		if (m->procs[i].pid == pid)
-			return &m->procs[i];
-	if (array_grow(&m->procs, &m->cap_procs, (size_t)m->nprocs + 1, sizeof(*m->procs)))
+	m->max_procs = max_procs ? max_procs : 1;
+	m->max_threads = max_threads ? max_threads : 1;
+}
+
+/* The record being fed needed a process (REFUSED_PROC) or a thread
+ * (REFUSED_THREAD) that the table had no room for: what it would have
+ * told is dropped, and markers_feed() counts it once per table. */
+#define REFUSED_PROC 1
+#define REFUSED_THREAD 2
+
+static int refuse(struct markers *m, int which)
+{
+	m->refused |= which;
+	return 0;
+}
+
+static struct proc *proc_find(struct markers *m, int32_t pid)
+{
+	int i = idmap_get(&m->proc_idx, (uint64_t)(uint32_t)pid);
+	return i < 0 ? NULL : &m->procs[i];
+}
+
+/* Drop the processes that hold nothing (no step open, no loss to explain)
+ * and index the rest again. */
+static int procs_purge(struct markers *m)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i].open || m->procs[i].debt)
+			m->procs[n++] = m->procs[i];
+	m->nprocs = n;
+	idmap_fini(&m->proc_idx);
+	for (size_t i = 0; i < n; i++)
+		if (idmap_put(&m->proc_idx, (uint64_t)(uint32_t)m->procs[i].pid, (int)i))
+			return -ENOMEM;
+	return 0;
+}
+
+/* The process @pid, made when new. NULL with *err -ENOMEM, or with *err 0
+ * when the table is full (max_procs processes hold an open step or a
+ * loss to explain): the caller drops the record (refuse()). */
+static struct proc *proc_get(struct markers *m, int32_t pid, int *err)
+{
+	struct proc *p = proc_find(m, pid);
+
+	*err = 0;
+	if (p)
+		return p;
+	if (m->nprocs >= m->max_procs) {
+		if (m->fed < m->procs_capped.retry_at)
+			return NULL;
+		if ((*err = procs_purge(m)))
+			return NULL;
+		if (m->nprocs >= m->max_procs) {
+			m->procs_capped.retry_at = m->fed + PURGE_EVERY(m->max_procs);
+			return NULL;
+		}
+	}
+	if (array_grow(&m->procs, &m->cap_procs, m->nprocs + 1, sizeof(*m->procs)) ||
+	    idmap_put(&m->proc_idx, (uint64_t)(uint32_t)pid, (int)m->nprocs)) {
+		*err = -ENOMEM;
 		return NULL;
-	struct proc *p = &m->procs[m->nprocs++];
+	}
+	p = &m->procs[m->nprocs++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	return p;
@@ -159,7 +245,8 @@ static struct proc *proc_get(struct markers *m, int32_t pid)
 
 static size_t tid_hash(int32_t tid, size_t cap)
 {
-	return ((uint32_t)tid * 2654435761u) & (cap - 1);
+	/* seeded: a target cannot forge tids that share one run of slots */
+	return (size_t)idmap_mix((uint32_t)tid) & (cap - 1);
 }
 
 /* Rehash the thread table into @ncap slots, dropping the threads with no
@@ -202,27 +289,58 @@ static int threads_grow(struct markers *m)
 	return threads_rehash(m, live * 4 >= m->cap_threads ? m->cap_threads * 2 : m->cap_threads);
 }
 
-/* The thread @tid (of @pid): a tid reused by another process is a new thread. */
-static struct thread *thread_get(struct markers *m, int32_t pid, int32_t tid)
+/* The slot of thread @tid (0 stands as -1): the one holding it, or the
+ * empty one where it would go. */
+static struct thread *thread_slot(struct markers *m, int32_t tid)
 {
-	size_t h;
+	size_t h = tid_hash(tid, m->cap_threads);
 
-	if (tid == 0)
-		tid = -1; /* 0 marks an empty slot */
-	if ((m->nthreads + 1) * 2 > m->cap_threads && threads_grow(m))
-		return NULL;
-	h = tid_hash(tid, m->cap_threads);
 	while (m->threads[h].tid && m->threads[h].tid != tid)
 		h = (h + 1) & (m->cap_threads - 1);
-	struct thread *t = &m->threads[h];
-	if (!t->tid) {
-		t->tid = tid;
-		t->pid = pid;
-		m->nthreads++;
-	} else if (t->pid != pid) {
+	return &m->threads[h];
+}
+
+/* The thread @tid (of @pid) if it is known, else NULL (nothing is made:
+ * an end or a model with nothing open needs no slot). A tid reused by
+ * another process is a new thread: no debt carries over. */
+static struct thread *thread_find(struct markers *m, int32_t pid, int32_t tid)
+{
+	struct thread *t = thread_slot(m, tid ? tid : -1);
+
+	if (!t->tid)
+		return NULL;
+	if (t->pid != pid)
 		t->debt = 0; /* another process's loss explains nothing here */
-	}
 	t->pid = pid;
+	return t;
+}
+
+/* The thread @tid of @pid, made when new. NULL with *err -ENOMEM, or with
+ * *err 0 when the table is full (max_threads threads hold open phases or
+ * a loss to explain): the caller drops the record (refuse()). */
+static struct thread *thread_get(struct markers *m, int32_t pid, int32_t tid, int *err)
+{
+	struct thread *t = thread_find(m, pid, tid);
+
+	*err = 0;
+	if (t)
+		return t;
+	if (m->nthreads >= m->max_threads) {
+		if (m->fed < m->threads_capped.retry_at)
+			return NULL;
+		if ((*err = threads_rehash(m, m->cap_threads)))
+			return NULL;
+		if (m->nthreads >= m->max_threads) {
+			m->threads_capped.retry_at = m->fed + PURGE_EVERY(m->max_threads);
+			return NULL;
+		}
+	}
+	if ((m->nthreads + 1) * 2 > m->cap_threads && (*err = threads_grow(m)))
+		return NULL;
+	t = thread_slot(m, tid ? tid : -1); /* again: a rehash moved the slots */
+	t->tid = tid ? tid : -1;
+	t->pid = pid;
+	m->nthreads++;
 	return t;
 }
 
@@ -265,6 +383,21 @@ static void add_model(int *has, double *flops, double *bytes, const struct mring
 		*has |= MODEL_BYTES;
 		*bytes += r->b;
 	}
+}
+
+/* A declared total above MODEL_IMPLAUSIBLE is kept as declared but cannot
+ * be a step's or phase's work on any machine: one anomaly per interval,
+ * so that the report can say its MFU is impossible rather than print it. */
+static int check_plausible(struct markers *m, const struct mring_record *r, int *flagged, double flops,
+			   double bytes, int64_t step, const char *what)
+{
+	if (*flagged || !(flops > MODEL_IMPLAUSIBLE || bytes > MODEL_IMPLAUSIBLE))
+		return 0;
+	*flagged = 1;
+	return anomaly(m, r, "implausible_model", step,
+		       "the %s's declared model FLOPs %g and bytes %g: above %g, no machine does that much "
+		       "in one %s; kept as declared, so its MFU and MBU are impossible", what, flops, bytes,
+		       MODEL_IMPLAUSIBLE, what);
 }
 
 /* Boundaries of one interval from two sources (the marker ring and probe
@@ -347,18 +480,35 @@ static int emit_phase(struct markers *m, struct thread *t, int idx, const struct
 	return m->sink.phase ? m->sink.phase(m->sink.ctx, &row) : 0;
 }
 
+static uint64_t loss_key(int32_t pid, int32_t tid)
+{
+	return (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid;
+}
+
+/* What thread @tid of @pid lost: one entry per thread, up to max_threads
+ * of them; the losses of threads beyond that are summed in loss_other
+ * (forged ids must not grow the recorder). NULL on -ENOMEM. */
 static struct loss *loss_get(struct markers *m, int32_t pid, int32_t tid, uint64_t time_ns)
 {
-	/* few threads lose records, and one burst tells of itself many times
-	 * in a row: the last one found first */
+	struct loss *l;
+	int i;
+
+	/* one burst tells of itself many times in a row: the last one first */
 	if (m->last_loss < m->nlosses && m->losses[m->last_loss].pid == pid && m->losses[m->last_loss].tid == tid)
 		return &m->losses[m->last_loss];
-	for (size_t i = 0; i < m->nlosses; i++)
-		if (m->losses[i].pid == pid && m->losses[i].tid == tid)
-			return &m->losses[m->last_loss = i];
-	if (array_grow(&m->losses, &m->cap_losses, m->nlosses + 1, sizeof(*m->losses)))
+	i = idmap_get(&m->loss_idx, loss_key(pid, tid));
+	if (i >= 0)
+		return &m->losses[m->last_loss = (size_t)i];
+	if (m->nlosses >= m->max_threads) {
+		l = &m->loss_other;
+		if (!l->bursts && !l->explained)
+			l->first_ns = time_ns;
+		return l;
+	}
+	if (array_grow(&m->losses, &m->cap_losses, m->nlosses + 1, sizeof(*m->losses)) ||
+	    idmap_put(&m->loss_idx, loss_key(pid, tid), (int)m->nlosses))
 		return NULL;
-	struct loss *l = &m->losses[m->last_loss = m->nlosses++];
+	l = &m->losses[m->last_loss = m->nlosses++];
 	memset(l, 0, sizeof(*l));
 	l->pid = pid;
 	l->tid = tid;
@@ -406,9 +556,9 @@ static int on_loss(struct markers *m, const struct mring_record *r, unsigned kin
 	l->bursts++;
 	l->records += n;
 	if (kinds & MRING_F_LOST_PHASE) {
-		struct thread *t = thread_get(m, r->pid, r->tid);
+		struct thread *t = thread_get(m, r->pid, r->tid, &err);
 		if (!t)
-			return -ENOMEM;
+			return err ? err : refuse(m, REFUSED_THREAD);
 		uint64_t debt = (uint64_t)t->debt + (uint64_t)t->depth + n;
 		t->debt = debt < MAX_DEPTH ? (int)debt : MAX_DEPTH;
 		for (; t->depth > 0; t->depth--) {
@@ -419,9 +569,9 @@ static int on_loss(struct markers *m, const struct mring_record *r, unsigned kin
 		}
 	}
 	if ((kinds & MRING_F_LOST_STEP) && !m->probe_steps) {
-		struct proc *p = proc_get(m, r->pid);
+		struct proc *p = proc_get(m, r->pid, &err);
 		if (!p)
-			return -ENOMEM;
+			return err ? err : refuse(m, REFUSED_PROC);
 		p->debt = 1;
 		p->debt_tid = r->tid;
 		if (p->open) {
@@ -441,11 +591,11 @@ static int on_loss(struct markers *m, const struct mring_record *r, unsigned kin
 
 static int on_step_begin(struct markers *m, const struct mring_record *r)
 {
-	struct proc *p = proc_get(m, r->pid);
 	int err;
+	struct proc *p = proc_get(m, r->pid, &err);
 
 	if (!p)
-		return -ENOMEM;
+		return err ? err : refuse(m, REFUSED_PROC);
 	if (p->open) {
 		err = anomaly(m, r, "step_begin_while_open", p->step,
 			      "step %lld was still open when a new step began; it is kept as incomplete",
@@ -463,6 +613,7 @@ static int on_step_begin(struct markers *m, const struct mring_record *r)
 	p->begin_ns = r->time_ns;
 	p->has_model = 0;
 	p->flops = p->bytes = 0;
+	p->implausible = 0;
 	p->probe = m->probe;
 	counters_reading_from_record(&p->begin, r);
 	return 0;
@@ -470,14 +621,13 @@ static int on_step_begin(struct markers *m, const struct mring_record *r)
 
 static int on_step_end(struct markers *m, const struct mring_record *r)
 {
-	struct proc *p = proc_get(m, r->pid);
-	if (!p)
-		return -ENOMEM;
-	if (!p->open && p->debt) {
+	struct proc *p = proc_find(m, r->pid);
+
+	if (p && !p->open && p->debt) {
 		p->debt = 0;
 		return explained(m, r->pid, p->debt_tid, r->time_ns);
 	}
-	if (!p->open)
+	if (!p || !p->open)
 		return anomaly(m, r, "step_end_without_begin", -1,
 			       "mfu_step_end() with no open step in process %d; ignored", (int)r->pid);
 	return emit_step(m, p, r);
@@ -485,42 +635,48 @@ static int on_step_end(struct markers *m, const struct mring_record *r)
 
 static int on_step_model(struct markers *m, const struct mring_record *r)
 {
-	struct proc *p = proc_get(m, r->pid);
+	struct proc *p = proc_find(m, r->pid);
 	int bad;
 
-	if (!p)
-		return -ENOMEM;
-	if (!p->open && p->debt)
+	if (p && !p->open && p->debt)
 		return explained(m, r->pid, p->debt_tid, r->time_ns);
-	if (!p->open)
+	if (!p || !p->open)
 		return anomaly(m, r, "model_outside_step", -1,
 			       "mfu_step_model(%g, %g) with no open step; ignored", r->a, r->b);
 	bad = check_model(m, r, p->step);
 	if (bad)
 		return bad < 0 ? bad : 0;
 	add_model(&p->has_model, &p->flops, &p->bytes, r);
-	return 0;
+	return check_plausible(m, r, &p->implausible, p->flops, p->bytes, p->step, "step");
 }
 
 static int push_phase(struct markers *m, struct thread *t, const struct mring_record *r,
 		      const char *name)
 {
-	struct proc *p = proc_get(m, r->pid);
+	const struct proc *p = proc_find(m, r->pid);
+	int64_t step = p && p->open ? p->step : -1;
 
-	if (!p)
-		return -ENOMEM;
 	if (t->depth >= MAX_DEPTH)
-		return anomaly(m, r, "phase_too_deep", p->open ? p->step : -1,
+		return anomaly(m, r, "phase_too_deep", step,
 			       "phase '%s' would nest deeper than %d; ignored", name, MAX_DEPTH);
+	/* most threads nest a level or two: start small (a target's forged
+	 * thread ids each cost this much, up to --max-threads of them) */
+	if (!t->cap) {
+		t->stack = malloc(sizeof(*t->stack));
+		if (!t->stack)
+			return -ENOMEM;
+		t->cap = 1;
+	}
 	if (array_grow(&t->stack, &t->cap, (size_t)t->depth + 1, sizeof(*t->stack)))
 		return -ENOMEM;
 	struct open_phase *op = &t->stack[t->depth++];
 	op->id = m->next_phase++;
-	op->step = p->open ? p->step : -1;
+	op->step = step;
 	strbuf(op->name, sizeof(op->name), "%s", name);
 	op->begin_ns = r->time_ns;
 	op->has_model = 0;
 	op->flops = op->bytes = 0;
+	op->implausible = 0;
 	op->probe = m->probe;
 	counters_reading_from_record(&op->begin, r);
 	return 0;
@@ -528,12 +684,12 @@ static int push_phase(struct markers *m, struct thread *t, const struct mring_re
 
 static int on_phase_begin(struct markers *m, const struct mring_record *r)
 {
-	struct thread *t = thread_get(m, r->pid, r->tid);
 	const char *name = (r->flags & MRING_F_NULL_NAME) ? "(null)" : r->name;
-	int err = 0;
+	int err;
+	struct thread *t = thread_get(m, r->pid, r->tid, &err);
 
 	if (!t)
-		return -ENOMEM;
+		return err ? err : refuse(m, REFUSED_THREAD);
 	if (r->flags & MRING_F_NULL_NAME)
 		err = anomaly(m, r, "phase_null_name", -1, "mfu_phase_begin(NULL): recorded as '(null)'");
 	else if (r->flags & MRING_F_NAME_TRUNCATED)
@@ -544,16 +700,14 @@ static int on_phase_begin(struct markers *m, const struct mring_record *r)
 
 static int on_phase_end(struct markers *m, const struct mring_record *r)
 {
-	struct thread *t = thread_get(m, r->pid, r->tid);
+	struct thread *t = thread_find(m, r->pid, r->tid);
 	int idx, err;
 
-	if (!t)
-		return -ENOMEM;
-	if (t->depth == 0 && t->debt > 0) {
+	if (t && t->depth == 0 && t->debt > 0) {
 		t->debt--;
 		return explained(m, r->pid, r->tid, r->time_ns);
 	}
-	if (t->depth == 0)
+	if (!t || t->depth == 0)
 		return anomaly(m, r, "phase_end_without_begin", -1,
 			       "mfu_phase_end('%s') with no open phase in thread %d; ignored",
 			       (r->flags & MRING_F_NULL_NAME) ? "(null)" : r->name, (int)r->tid);
@@ -591,14 +745,12 @@ static int on_phase_end(struct markers *m, const struct mring_record *r)
 
 static int on_phase_model(struct markers *m, const struct mring_record *r)
 {
-	struct thread *t = thread_get(m, r->pid, r->tid);
+	struct thread *t = thread_find(m, r->pid, r->tid);
 	int bad;
 
-	if (!t)
-		return -ENOMEM;
-	if (t->depth == 0 && t->debt > 0)
+	if (t && t->depth == 0 && t->debt > 0)
 		return explained(m, r->pid, r->tid, r->time_ns);
-	if (t->depth == 0)
+	if (!t || t->depth == 0)
 		return anomaly(m, r, "model_outside_phase", -1,
 			       "mfu_phase_model(%g, %g) with no open phase in thread %d; ignored",
 			       r->a, r->b, (int)r->tid);
@@ -607,7 +759,7 @@ static int on_phase_model(struct markers *m, const struct mring_record *r)
 	if (bad)
 		return bad < 0 ? bad : 0;
 	add_model(&op->has_model, &op->flops, &op->bytes, r);
-	return 0;
+	return check_plausible(m, r, &op->implausible, op->flops, op->bytes, op->step, "phase");
 }
 
 void markers_set_probe_steps(struct markers *m)
@@ -628,15 +780,8 @@ int markers_feed_probe(struct markers *m, const struct mring_record *rec)
 	return rc;
 }
 
-int markers_feed(struct markers *m, const struct mring_record *rec)
+static int feed(struct markers *m, const struct mring_record *r)
 {
-	/* The record lies in memory the target writes: work on a copy whose
-	 * name surely ends inside it (a name without its NUL, or one changed
-	 * while we read it, would make every string use run past the record). */
-	struct mring_record copy = *rec;
-	const struct mring_record *r = &copy;
-
-	copy.name[sizeof(copy.name) - 1] = '\0';
 	if (r->time_ns > m->last_ns)
 		m->last_ns = r->time_ns;
 	if (r->flags & MRING_F_AFTER_LOSS) {
@@ -671,20 +816,90 @@ int markers_feed(struct markers *m, const struct mring_record *rec)
 	}
 }
 
+static void count_refused(struct capped *c, uint64_t time_ns)
+{
+	if (!c->records++)
+		c->first_ns = time_ns;
+}
+
+/* Feed @r, a copy no other process can change. */
+static int feed_copy(struct markers *m, struct mring_record *r)
+{
+	int err;
+
+	/* its name surely ends inside it: a name without its NUL would make
+	 * every string use run past the record */
+	r->name[sizeof(r->name) - 1] = '\0';
+	m->refused = 0;
+	err = feed(m, r);
+	m->fed++;
+	if (m->refused & REFUSED_PROC)
+		count_refused(&m->procs_capped, r->time_ns);
+	if (m->refused & REFUSED_THREAD)
+		count_refused(&m->threads_capped, r->time_ns);
+	return err;
+}
+
+int markers_feed(struct markers *m, const struct mring_record *rec)
+{
+	/* The record may lie in memory the target writes, and change while it
+	 * is read: work on a copy. */
+	struct mring_record copy = *rec;
+
+	return feed_copy(m, &copy);
+}
+
+int markers_ring_tampered(struct markers *m, const struct mring_consumer *c)
+{
+	struct mring_record when = { .time_ns = m->last_ns };
+	return anomaly(m, &when, "ring_tampered", -1, "%s: the recorder stopped reading the marker ring "
+		       "there (after %llu records); the steps and phases before are kept, and what was open "
+		       "then is kept as incomplete", c->why, (unsigned long long)c->tail);
+}
+
+int markers_drain(struct markers *m, struct mring_consumer *c, uint64_t max, uint64_t deadline_ns,
+		  struct markers_drained *out)
+{
+	struct mring_record r;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	while (out->read < max) {
+		/* the clock only now and then: a record costs about a
+		 * microsecond, a clock read some 20 ns */
+		if (deadline_ns != UINT64_MAX && out->read % MARKERS_DRAIN_CLOCK_EVERY == 0 && out->read &&
+		    now_ns() >= deadline_ns) {
+			out->yielded = 1;
+			break;
+		}
+		rc = mring_consumer_read(c, &r);
+		if (rc == 0)
+			break;
+		if (rc < 0) {
+			out->tampered = 1;
+			break;
+		}
+		out->read++;
+		out->records += r.kind != MRING_LOSS; /* a thread's loss notice is no marker */
+		/* r is the consumer's copy already: no other */
+		if (m && (out->err = feed_copy(m, &r)))
+			break;
+	}
+	return out->err;
+}
+
 void markers_cancel(struct markers *m, int32_t pid, int32_t tid, const char *name)
 {
 	if (!name) {
-		for (int i = 0; i < m->nprocs; i++) {
-			struct proc *p = &m->procs[i];
-			if (p->pid != pid || !p->open || p->tid != tid)
-				continue;
-			p->open = 0;
-			if (p->step == m->next_step - 1)
-				m->next_step--; /* no gap in the step numbers */
-		}
+		struct proc *p = proc_find(m, pid);
+		if (!p || !p->open || p->tid != tid)
+			return;
+		p->open = 0;
+		if (p->step == m->next_step - 1)
+			m->next_step--; /* no gap in the step numbers */
 		return;
 	}
-	struct thread *t = thread_get(m, pid, tid);
+	struct thread *t = thread_find(m, pid, tid);
 	if (!t || t->depth == 0 || strcmp(t->stack[t->depth - 1].name, name) != 0)
 		return;
 	if (t->stack[t->depth - 1].id == m->next_phase - 1)
@@ -724,6 +939,19 @@ static int report_losses(struct markers *m)
 		if (err)
 			return err;
 	}
+	if (m->loss_other.bursts || m->loss_other.explained) {
+		struct loss *l = &m->loss_other;
+		struct mring_record fake = { .time_ns = l->first_ns };
+		err = anomaly(m, &fake, "records_lost", -1,
+			      "threads beyond the %zu listed (--max-threads) dropped %llu marker records in %llu "
+			      "bursts; kept as incomplete across them: %llu steps, %llu phases; %llu unmatched "
+			      "boundaries after them explained by the loss, not misuse", m->max_threads,
+			      (unsigned long long)l->records, (unsigned long long)l->bursts,
+			      (unsigned long long)l->steps, (unsigned long long)l->phases,
+			      (unsigned long long)l->explained);
+		if (err)
+			return err;
+	}
 	if (m->unowned_holes) {
 		struct mring_record fake = { .time_ns = m->last_ns };
 		err = anomaly(m, &fake, "records_lost", -1,
@@ -736,10 +964,36 @@ static int report_losses(struct markers *m)
 	return 0;
 }
 
+int markers_limits_note(const struct markers *m, int threads, char *buf, size_t len)
+{
+	const struct capped *c = threads ? &m->threads_capped : &m->procs_capped;
+
+	if (!c->records)
+		return 0;
+	if (threads)
+		strbuf(buf, len, "%llu marker records were dropped because %zu threads already had phases open "
+		       "or a loss to explain (mfu-record --max-threads %zu): the phases of further threads "
+		       "are missing; raise --max-threads if the program really runs that many at once",
+		       (unsigned long long)c->records, m->max_threads, m->max_threads);
+	else
+		strbuf(buf, len, "%llu marker records were dropped because %zu processes already had a step "
+		       "open or a loss to explain (mfu-record --max-procs %zu): the steps of further "
+		       "processes are missing; raise --max-procs if the program really runs that many at once",
+		       (unsigned long long)c->records, m->max_procs, m->max_procs);
+	return 1;
+}
+
 int markers_finish(struct markers *m)
 {
+	char note[512];
 	int err = report_losses(m);
 
+	for (int k = 0; !err && k < 2; k++) {
+		if (markers_limits_note(m, k, note, sizeof(note))) {
+			struct mring_record fake = { .time_ns = k ? m->threads_capped.first_ns : m->procs_capped.first_ns };
+			err = anomaly(m, &fake, k ? "too_many_threads" : "too_many_processes", -1, "%s", note);
+		}
+	}
 	if (err)
 		return err;
 
@@ -757,7 +1011,7 @@ int markers_finish(struct markers *m)
 			t->depth--;
 		}
 	}
-	for (int i = 0; i < m->nprocs; i++) {
+	for (size_t i = 0; i < m->nprocs; i++) {
 		struct proc *p = &m->procs[i];
 		if (!p->open)
 			continue;

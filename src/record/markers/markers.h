@@ -19,6 +19,23 @@
 #define MODEL_FLOPS 1
 #define MODEL_BYTES 2
 
+/* A step's or phase's declared model FLOPs or bytes above this are kept
+ * but flagged (anomaly implausible_model): the largest training runs total
+ * about 1e26 FLOPs, and a CPU that did 1e30 in one step would need some
+ * 1e17 s at 1e13 FLOP/s (docs/metrics.md). */
+#define MODEL_IMPLAUSIBLE 1e30
+
+/* How many processes and threads the markers keep state for at once (a
+ * step open, phases open, a loss to explain): records that need one more
+ * are dropped and counted (markers_limits_note()), so that forged pids and
+ * tids cannot grow the recorder without bound. mfu-record --max-procs and
+ * --max-threads set them (markers_set_limits()). */
+#define MARKERS_MAX_PROCS 4096
+#define MARKERS_MAX_THREADS 65536
+
+/* markers_drain() reads the clock every this many records. */
+#define MARKERS_DRAIN_CLOCK_EVERY 256
+
 struct interval_row {
 	int64_t id;             /* step number, or phase id */
 	int64_t step;           /* for phases: the step open at begin, -1 if none */
@@ -59,8 +76,42 @@ struct markers;
 struct markers *markers_new(const struct counters *cs, const struct markers_sink *sink);
 void markers_free(struct markers *m);
 
-/* Process one record. Returns 0, or the first non-zero sink return / -ENOMEM. */
+/* At most @max_procs processes and @max_threads threads tracked at once
+ * (defaults MARKERS_MAX_PROCS and MARKERS_MAX_THREADS; 0 counts as 1). */
+void markers_set_limits(struct markers *m, size_t max_procs, size_t max_threads);
+
+/* Process one record (a copy is made first: @r may lie in memory the
+ * target writes). Returns 0, or the first non-zero sink return / -ENOMEM. */
 int markers_feed(struct markers *m, const struct mring_record *r);
+
+/* What one markers_drain() did. */
+struct markers_drained {
+	uint64_t read;          /* records read from the ring */
+	uint64_t records;       /* of them markers (loss notices are none) */
+	int yielded;            /* stopped at the deadline, not empty */
+	int tampered;           /* the ring was tampered with: read no more */
+	int err;                /* a markers_feed() error */
+};
+
+/* Read the ring's published records through the consumer @c, oldest
+ * first, and feed each to @m (NULL: read and drop them, the database
+ * having failed), until none is published, @max were read, the clock
+ * passed @deadline_ns (CLOCK_MONOTONIC, looked at every
+ * MARKERS_DRAIN_CLOCK_EVERY records; UINT64_MAX: never), a feed failed,
+ * or the ring turned out tampered with (then markers_ring_tampered()
+ * says so, and nothing more is read). Returns 0 or the feed's error;
+ * @out says what happened. The recorder's loop and its fuzzer
+ * (tests/fuzz/fuzz_ring.c) both read the ring through this. */
+int markers_drain(struct markers *m, struct mring_consumer *c, uint64_t max, uint64_t deadline_ns,
+		  struct markers_drained *out);
+
+/* The ring_tampered anomaly: how the consumer @c found the ring tampered
+ * with (c->why). Returns 0 or the sink's error. */
+int markers_ring_tampered(struct markers *m, const struct mring_consumer *c);
+
+/* The note for records dropped at the process (@threads 0) or thread (1)
+ * cap, into @buf: 1 if there were any, else 0. */
+int markers_limits_note(const struct markers *m, int threads, char *buf, size_t len);
 
 /* Process a boundary taken by a probe (probe_steps.h): like markers_feed,
  * but the record carries no counter reading (ngroups 0) and the intervals
