@@ -182,6 +182,28 @@ class ForgedIds(TempDirTest):
                     self.assertLess(mib, 400, mode)
 
 
+class ForgedValues(TempDirTest):
+    def test_values_the_database_would_refuse(self):
+        # a phase across 2^63 ns (negative in SQLite's signed integers: the
+        # CHECK end_ns >= begin_ns failed and the recording stopped, state
+        # failed) and library-call counts that went down (a negative
+        # lib_calls); then 3 honest steps
+        db = self.path('run.sqlite')
+        p = subprocess.run([prog('MFU_RECORD'), '-q', '-o', db, '-F', '0', '--', hostile(), 'forge-values'],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        no_sanitizer_report(self, p.stderr)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn('cannot write', p.stderr)
+        self.assertEqual(query(db, 'SELECT state FROM run')[0]['state'], 'complete')
+        bad = query(db, "SELECT detail FROM anomaly WHERE kind = 'bad_record'")
+        self.assertEqual(len(bad), 1)
+        self.assertIn('past 2^63 ns', bad[0]['detail'])
+        steps = query(db, 'SELECT step, complete, lib_calls, lib_flops FROM step ORDER BY step')
+        self.assertEqual(len(steps), 4)
+        self.assertEqual((steps[0]['complete'], steps[0]['lib_calls'], steps[0]['lib_flops']), (1, None, None))
+        self.assertEqual([s['complete'] for s in steps[1:]], [1, 1, 1])
+
+
 class BurstCommits(TempDirTest):
     """A burst that keeps a 1M-record ring from ever emptying must not hold
     the commits back: kill -9 of the recorder during it loses only what was

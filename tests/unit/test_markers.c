@@ -632,7 +632,8 @@ static void test_losses_capped(void)
 }
 
 /* Declared values no machine can reach are kept, and flagged once per
- * step or phase, so that the report can call the MFU impossible. */
+ * step or phase, so that the report can call the MFU impossible; times
+ * no marker writes are refused. */
 static void test_implausible_model(void)
 {
 	struct tally t;
@@ -675,6 +676,17 @@ static void test_implausible_model(void)
 	CHECK_NEAR(rs.steps[0].model_flops, 2e300, 1e286); /* stored as declared */
 	CHECK_NEAR(rs.steps[1].model_flops, 1e29, 1e15);
 	CHECK_NEAR(rs.phases[0].model_flops, 1.2e30, 1e16);
+	markers_free(m);
+
+	/* a time past 2^63 ns would be negative in the database (whose CHECK
+	 * on end >= begin then stopped the recording): refused */
+	m = mk(&rs);
+	feed(m, rec(MRING_PHASE_BEGIN, 10, 10, (uint64_t)INT64_MAX - 5, "odd"));
+	feed(m, rec(MRING_PHASE_END, 10, 10, (uint64_t)INT64_MAX + 5, "odd"));
+	CHECK_EQ_INT(rs.nanom, 1);
+	CHECK_STR(rs.anom[0], "bad_record");
+	CHECK(strstr(rs.anom_detail[0], "past 2^63 ns") != NULL);
+	CHECK_EQ_INT(rs.nphases, 0);
 	markers_free(m);
 }
 

@@ -19,6 +19,9 @@
  *                            thread ids straight into the ring; exit 0
  *   hostile forge-pids N     the same with N distinct process ids and
  *                            step begins
+ *   hostile forge-values     records with values no marker writes (a time
+ *                            past 2^63 ns, library-call counts going down),
+ *                            then 3 honest steps; exit 0
  * After tampering it calls no marker: libmfu in this process trusts the
  * header it has just broken.
  */
@@ -183,6 +186,55 @@ static void forge(long n, int tids)
 	wait_drained();
 }
 
+/* One record straight into the ring (waiting for room). */
+static void put(const struct mring_record *src)
+{
+	struct mring_record *r;
+	uint64_t pos;
+
+	while (!(r = mring_claim_uncounted(h, &pos)))
+		sleep_ms(1);
+	memcpy((char *)r + sizeof(r->seq), (const char *)src + sizeof(src->seq), sizeof(*r) - sizeof(r->seq));
+	mring_publish(r, pos);
+}
+
+/* Records whose values no honest marker writes, each of which the
+ * database would refuse as it stood (a time past 2^63 ns turns negative
+ * in SQLite's signed integers; library-call counts that went down): the
+ * recording must go on. */
+static void forge_values(void)
+{
+	struct mring_record r;
+	int32_t pid = (int32_t)getpid();
+
+	memset(&r, 0, sizeof(r));
+	r.pid = r.tid = pid;
+	strcpy(r.name, "odd");
+	r.name_len = 3;
+	/* a phase across 2^63 ns */
+	r.kind = MRING_PHASE_BEGIN;
+	r.time_ns = (uint64_t)INT64_MAX - 5;
+	put(&r);
+	r.kind = MRING_PHASE_END;
+	r.time_ns = (uint64_t)INT64_MAX + 5;
+	put(&r);
+	/* a step whose library-call counters went down */
+	r.kind = MRING_STEP_BEGIN;
+	r.time_ns = now();
+	r.flags = MRING_F_LIB;
+	r.lib[0] = 10;
+	r.lib[1] = 1000;
+	put(&r);
+	r.kind = MRING_STEP_END;
+	r.time_ns = now();
+	r.lib[0] = 5;
+	r.lib[1] = 10;
+	put(&r);
+	wait_drained();
+	/* and honest steps after them */
+	steps(3);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2 || map_ring() != 0)
@@ -208,10 +260,14 @@ int main(int argc, char **argv)
 		pthread_join(t, NULL);
 		return 3;
 	}
+	if (!strcmp(argv[1], "forge-values")) {
+		forge_values();
+		return 0;
+	}
 	if ((!strcmp(argv[1], "forge-tids") || !strcmp(argv[1], "forge-pids")) && argc == 3) {
 		forge(atol(argv[2]), argv[1][6] == 't');
 		return 0;
 	}
-	fprintf(stderr, "usage: hostile scribble FIELD | burst-magic | forge-tids N | forge-pids N\n");
+	fprintf(stderr, "usage: hostile scribble FIELD | burst-magic | forge-tids N | forge-pids N | forge-values\n");
 	return 2;
 }

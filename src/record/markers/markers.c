@@ -782,6 +782,13 @@ int markers_feed_probe(struct markers *m, const struct mring_record *rec)
 
 static int feed(struct markers *m, const struct mring_record *r)
 {
+	/* The database's integers are signed: a time past 2^63 ns (292 years
+	 * of uptime: no marker writes one) would turn negative there and
+	 * break the order of begin and end that a CHECK insists on. */
+	if (r->time_ns > INT64_MAX)
+		return anomaly(m, r, "bad_record", -1, "marker record of kind %u at time %llu ns, past 2^63 ns "
+			       "(no marker writes that: a damaged or forged record); ignored", (unsigned)r->kind,
+			       (unsigned long long)r->time_ns);
 	if (r->time_ns > m->last_ns)
 		m->last_ns = r->time_ns;
 	if (r->flags & MRING_F_AFTER_LOSS) {

@@ -470,7 +470,9 @@ static int bind_counters(sqlite3_stmt *st, int i, const struct interval_row *row
  * generated column: the declared model FLOPs, else these). */
 static int bind_lib(sqlite3_stmt *st, int i, const struct interval_row *row)
 {
-	int known = row->complete && row->d.has_lib;
+	/* calls only grow: a difference past 2^63 (counts that went down,
+	 * in a region the target can write) is no count */
+	int known = row->complete && row->d.has_lib && row->d.lib[0] <= INT64_MAX;
 	double total = 0;
 
 	for (int k = 1; k < MRING_LIB_WORDS; k++)
@@ -499,7 +501,7 @@ static int write_lib_calls(struct writer *w, const struct interval_row *row)
 	static struct libflops_snap a, b; /* 2 KiB each: not on the stack */
 	sqlite3_stmt *st = w->st[S_LIB_CALL];
 
-	if (!w->lf || !row->complete || !row->d.has_lib || !row->d.lib[0])
+	if (!w->lf || !row->complete || !row->d.has_lib || !row->d.lib[0] || row->d.lib[0] > INT64_MAX)
 		return 0;
 	if (libflops_snapshot_read(w->lf, row->lib_snap_begin, &a) ||
 	    libflops_snapshot_read(w->lf, row->lib_snap_end, &b) || a.pid != b.pid) {
@@ -508,8 +510,8 @@ static int write_lib_calls(struct writer *w, const struct interval_row *row)
 	}
 	for (unsigned f = 0; f < libflops_nfuncs; f++) {
 		uint64_t calls = b.f[f].calls - a.f[f].calls;
-		if (!calls)
-			continue;
+		if (!calls || calls > INT64_MAX)
+			continue; /* none; or counts that went down: no count */
 		sqlite3_bind_int64(st, 1, row->id);
 		sqlite3_bind_text(st, 2, libflops_funcs[f].name, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 3, libflops_prec_name(libflops_funcs[f].prec), -1, SQLITE_STATIC);
