@@ -158,6 +158,14 @@ class ForgedIds(TempDirTest):
         # the 1,000 kept are phases open at the end
         self.assertEqual(query(db, "SELECT count(*) AS n FROM phase WHERE name = 'forged'")[0]['n'], 1000)
         self.assertEqual(query(db, "SELECT state FROM run")[0]['state'], 'complete')
+        # each thread nesting 64 deep: the open phases of all threads are
+        # capped too, at 2 x --max-threads
+        db = self.path('deep.sqlite')
+        rc, err = self.record(db, ['--max-threads', '1000', '--', hostile(), 'forge-tids', '4000', '64'])
+        no_sanitizer_report(self, err)
+        self.assertEqual(rc, 0, err)
+        self.check_capped(db, 'too_many_threads', 4000 * 64 - 2000, '--max-threads 1000')
+        self.assertEqual(query(db, "SELECT count(*) AS n FROM phase WHERE name = 'forged'")[0]['n'], 2000)
 
     def test_forged_process_ids(self):
         db = self.path('run.sqlite')
@@ -170,16 +178,22 @@ class ForgedIds(TempDirTest):
     def test_default_caps_bound_memory(self):
         # 300,000 forged thread ids took 1.47 GB before the caps (about 4.9 KB
         # each), 300,000 process ids a minute of CPU in a linear search
-        for mode, kind, cap in (('forge-tids', 'too_many_threads', 65536), ('forge-pids', 'too_many_processes', 4096)):
-            with self.subTest(mode=mode):
-                db = self.path('%s.sqlite' % mode)
-                mib, err = self.rss_mib(db, ['--', hostile(), mode, '300000'])
+        cases = [(['forge-tids', '300000'], 'too_many_threads', 300000 - 65536),
+                 (['forge-pids', '300000'], 'too_many_processes', 300000 - 4096)]
+        if not SANITIZED:
+            # 65,536 threads 64 deep would hold 2.5 GB of open phases; 4.2M
+            # records take about 3 s (too long under ASan)
+            cases.append((['forge-tids', '65536', '64'], 'too_many_threads', 65536 * 64 - 2 * 65536))
+        for args, kind, dropped in cases:
+            with self.subTest(args=args):
+                db = self.path('%s.sqlite' % '-'.join(args))
+                mib, err = self.rss_mib(db, ['-I', '0', '--', hostile()] + args)
                 no_sanitizer_report(self, err)
-                self.check_capped(db, kind, 300000 - cap, '%d' % cap)
+                self.check_capped(db, kind, dropped, '--max-')
                 # the target maps the 18 MiB ring too; ASan's shadow memory
                 # makes the figure meaningless in the sanitizer build
                 if not SANITIZED:
-                    self.assertLess(mib, 400, mode)
+                    self.assertLess(mib, 400, args)
 
 
 class ForgedValues(TempDirTest):

@@ -598,6 +598,28 @@ static void test_caps(void)
 	CHECK_EQ_INT(t.phases, 8); /* the kept ones, open at exit */
 	markers_free(m);
 
+	/* open phases of all threads together: at most 2 x --max-threads
+	 * (64 at least, one whole stack): 8 threads 10 deep is 80 */
+	m = mk_tally(&t);
+	markers_set_limits(m, 4, 8);
+	for (int tid = 1; tid <= 8; tid++)
+		for (int d = 0; d < 10; d++)
+			feed(m, rec(MRING_PHASE_BEGIN, 1, tid, 100 + (uint64_t)d, "p"));
+	CHECK(markers_limits_note(m, 1, note, sizeof(note)) == 1);
+	CHECK(strstr(note, "16 marker records were dropped") != NULL);
+	CHECK(strstr(note, "64 phases were open at once") != NULL);
+	/* one thread alone may still nest 64 deep once the others are done */
+	for (int tid = 1; tid <= 8; tid++)
+		for (int d = 0; d < 10; d++)
+			feed(m, rec(MRING_PHASE_END, 1, tid, 200 + (uint64_t)d, "p"));
+	for (int d = 0; d < 64; d++)
+		feed(m, rec(MRING_PHASE_BEGIN, 1, 9, 300 + (uint64_t)d, "q"));
+	CHECK(markers_limits_note(m, 1, note, sizeof(note)) == 1);
+	CHECK(strstr(note, "16 marker records were dropped") != NULL);
+	CHECK_EQ_INT(markers_finish(m), 0);
+	CHECK_EQ_INT(t.phases, 64 + 64);
+	markers_free(m);
+
 	/* many real processes, each once: found by hash, paired right */
 	m = mk_tally(&t);
 	for (int pid = 1; pid <= 3000; pid++)

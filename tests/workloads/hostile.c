@@ -15,8 +15,9 @@
  *                            claimed made to look published), random
  *   hostile burst-magic      one thread marks steps flat out while the
  *                            main one clears the magic 100 ms in; exit 3
- *   hostile forge-tids N     write N phase-begin records with N distinct
- *                            thread ids straight into the ring; exit 0
+ *   hostile forge-tids N [D] write N phase-begin records with N distinct
+ *                            thread ids straight into the ring (D nested
+ *                            ones each, default 1); exit 0
  *   hostile forge-pids N     the same with N distinct process ids and
  *                            step begins
  *   hostile forge-values     records with values no marker writes (a time
@@ -161,27 +162,31 @@ static void *marker_thread(void *arg)
 }
 
 /* N records straight into the ring, each from a thread (@tids) or a
- * process (else) of its own. Waits for room: the recorder drains. */
-static void forge(long n, int tids)
+ * process (else) of its own, @depth of them each (phases nested in a
+ * thread, step begins in a process). Waits for room: the recorder
+ * drains. */
+static void forge(long n, int tids, int depth)
 {
 	int32_t pid = (int32_t)getpid();
 
 	for (long i = 0; i < n; i++) {
-		struct mring_record *r;
-		uint64_t pos;
+		for (int d = 0; d < depth; d++) {
+			struct mring_record *r;
+			uint64_t pos;
 
-		while (!(r = mring_claim_uncounted(h, &pos)))
-			sleep_ms(1);
-		memset((char *)r + sizeof(r->seq), 0, sizeof(*r) - sizeof(r->seq));
-		r->pid = tids ? pid : (int32_t)(4000000 + i);
-		r->tid = tids ? (int32_t)(4000000 + i) : r->pid;
-		r->kind = tids ? MRING_PHASE_BEGIN : MRING_STEP_BEGIN;
-		r->time_ns = now();
-		if (tids) {
-			strcpy(r->name, "forged");
-			r->name_len = 6;
+			while (!(r = mring_claim_uncounted(h, &pos)))
+				sleep_ms(1);
+			memset((char *)r + sizeof(r->seq), 0, sizeof(*r) - sizeof(r->seq));
+			r->pid = tids ? pid : (int32_t)(4000000 + i);
+			r->tid = tids ? (int32_t)(4000000 + i) : r->pid;
+			r->kind = tids ? MRING_PHASE_BEGIN : MRING_STEP_BEGIN;
+			r->time_ns = now();
+			if (tids) {
+				strcpy(r->name, "forged");
+				r->name_len = 6;
+			}
+			mring_publish(r, pos);
 		}
-		mring_publish(r, pos);
 	}
 	wait_drained();
 }
@@ -264,10 +269,10 @@ int main(int argc, char **argv)
 		forge_values();
 		return 0;
 	}
-	if ((!strcmp(argv[1], "forge-tids") || !strcmp(argv[1], "forge-pids")) && argc == 3) {
-		forge(atol(argv[2]), argv[1][6] == 't');
+	if ((!strcmp(argv[1], "forge-tids") || !strcmp(argv[1], "forge-pids")) && (argc == 3 || argc == 4)) {
+		forge(atol(argv[2]), argv[1][6] == 't', argc == 4 ? atoi(argv[3]) : 1);
 		return 0;
 	}
-	fprintf(stderr, "usage: hostile scribble FIELD | burst-magic | forge-tids N | forge-pids N | forge-values\n");
+	fprintf(stderr, "usage: hostile scribble FIELD | burst-magic | forge-tids N [D] | forge-pids N | forge-values\n");
 	return 2;
 }

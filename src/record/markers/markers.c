@@ -85,6 +85,7 @@ struct markers {
 	int refused;            /* REFUSED_*: of the record being fed */
 	struct thread *threads; /* open-addressing hash on tid */
 	size_t nthreads, cap_threads;
+	size_t open_phases;     /* of all threads */
 	int64_t next_step;
 	int64_t next_phase;
 	uint64_t anomalies;
@@ -169,6 +170,14 @@ static int anomaly(struct markers *m, const struct mring_record *r, const char *
 	va_end(ap);
 	m->anomalies++;
 	return m->sink.anomaly ? m->sink.anomaly(m->sink.ctx, &row) : 0;
+}
+
+/* Open phases of all threads at once: two per thread of the cap on
+ * average, and a whole stack for one (about 600 bytes each). */
+static size_t max_open_phases(const struct markers *m)
+{
+	size_t n = 2 * m->max_threads;
+	return n > MAX_DEPTH ? n : MAX_DEPTH;
 }
 
 void markers_set_limits(struct markers *m, size_t max_procs, size_t max_threads)
@@ -342,6 +351,20 @@ static struct thread *thread_get(struct markers *m, int32_t pid, int32_t tid, in
 	t->pid = pid;
 	m->nthreads++;
 	return t;
+}
+
+/* Close the innermost phase of @t (its row is out). A thread back at no
+ * phase keeps a stack of two at most: forged threads that each nested deep
+ * once must not keep that much. */
+static void pop(struct markers *m, struct thread *t)
+{
+	t->depth--;
+	m->open_phases--;
+	if (t->depth == 0 && t->cap > 2) {
+		free(t->stack);
+		t->stack = NULL;
+		t->cap = 0;
+	}
 }
 
 static void fill_delta(struct markers *m, const struct counter_reading *a,
@@ -561,10 +584,11 @@ static int on_loss(struct markers *m, const struct mring_record *r, unsigned kin
 			return err ? err : refuse(m, REFUSED_THREAD);
 		uint64_t debt = (uint64_t)t->debt + (uint64_t)t->depth + n;
 		t->debt = debt < MAX_DEPTH ? (int)debt : MAX_DEPTH;
-		for (; t->depth > 0; t->depth--) {
+		while (t->depth > 0) {
 			err = emit_phase(m, t, t->depth - 1, NULL);
 			if (err)
 				return err;
+			pop(m, t);
 			l->phases++;
 		}
 	}
@@ -659,6 +683,10 @@ static int push_phase(struct markers *m, struct thread *t, const struct mring_re
 	if (t->depth >= MAX_DEPTH)
 		return anomaly(m, r, "phase_too_deep", step,
 			       "phase '%s' would nest deeper than %d; ignored", name, MAX_DEPTH);
+	/* each thread may nest 64 deep, but not all of them at once: the
+	 * open phases of all threads together are capped too */
+	if (m->open_phases >= max_open_phases(m))
+		return refuse(m, REFUSED_THREAD);
 	/* most threads nest a level or two: start small (a target's forged
 	 * thread ids each cost this much, up to --max-threads of them) */
 	if (!t->cap) {
@@ -670,6 +698,7 @@ static int push_phase(struct markers *m, struct thread *t, const struct mring_re
 	if (array_grow(&t->stack, &t->cap, (size_t)t->depth + 1, sizeof(*t->stack)))
 		return -ENOMEM;
 	struct open_phase *op = &t->stack[t->depth++];
+	m->open_phases++;
 	op->id = m->next_phase++;
 	op->step = step;
 	strbuf(op->name, sizeof(op->name), "%s", name);
@@ -736,10 +765,10 @@ static int on_phase_end(struct markers *m, const struct mring_record *r)
 			err = emit_phase(m, t, t->depth - 1, NULL);
 		if (err)
 			return err;
-		t->depth--;
+		pop(m, t);
 	}
 	err = emit_phase(m, t, idx, r);
-	t->depth--;
+	pop(m, t);
 	return err;
 }
 
@@ -911,7 +940,7 @@ void markers_cancel(struct markers *m, int32_t pid, int32_t tid, const char *nam
 		return;
 	if (t->stack[t->depth - 1].id == m->next_phase - 1)
 		m->next_phase--;
-	t->depth--;
+	pop(m, t);
 }
 
 int markers_lost_hole(struct markers *m, int32_t pid, int32_t tid)
@@ -979,9 +1008,10 @@ int markers_limits_note(const struct markers *m, int threads, char *buf, size_t 
 		return 0;
 	if (threads)
 		strbuf(buf, len, "%llu marker records were dropped because %zu threads already had phases open "
-		       "or a loss to explain (mfu-record --max-threads %zu): the phases of further threads "
-		       "are missing; raise --max-threads if the program really runs that many at once",
-		       (unsigned long long)c->records, m->max_threads, m->max_threads);
+		       "or a loss to explain, or %zu phases were open at once (mfu-record --max-threads %zu): "
+		       "the phases of further threads are missing; raise --max-threads if the program really "
+		       "runs that many at once", (unsigned long long)c->records, m->max_threads,
+		       max_open_phases(m), m->max_threads);
 	else
 		strbuf(buf, len, "%llu marker records were dropped because %zu processes already had a step "
 		       "open or a loss to explain (mfu-record --max-procs %zu): the steps of further "
@@ -1015,7 +1045,7 @@ int markers_finish(struct markers *m)
 				err = emit_phase(m, t, t->depth - 1, NULL);
 			if (err)
 				return err;
-			t->depth--;
+			pop(m, t);
 		}
 	}
 	for (size_t i = 0; i < m->nprocs; i++) {
