@@ -266,7 +266,7 @@ class BurstCommits(TempDirTest):
                     while time.monotonic() < t0 + when:
                         samples.append((time.monotonic(), self.u64(ring, self.TAIL)))
                         time.sleep(0.02)
-                    kill_at = time.monotonic()
+                    samples.append((time.monotonic(), self.u64(ring, self.TAIL)))
                     rec.kill()
                     rec.wait()
                 finally:
@@ -281,11 +281,21 @@ class BurstCommits(TempDirTest):
                 ring.close()
                 phases = query(db, 'SELECT count(*) AS n FROM phase')[0]['n']
                 self.assertEqual(query(db, 'SELECT state FROM run')[0]['state'], 'recording')
-                self.assertGreater(phases, 0)
-                # what the recorder had read 0.75 s (three commit intervals,
-                # room for a busy machine) before the kill is in the file
-                read = max([t for s, t in samples if s <= kill_at - 0.75] or [0])
-                self.assertGreaterEqual(phases, read // 2 - 1, (read, phases))
+                # What the recorder had read at a sample is in the file once
+                # a commit was due (0.25 s later) and the recorder read more
+                # than 256 records after that: it looks at the clock every
+                # 256 records and commits before it reads on. This holds
+                # however busy the host (a starved recorder reads less,
+                # and the check then says less), and the commit before
+                # this series fails it (no commit while the ring is full).
+                read = 0
+                for t, tail in samples:
+                    later = [tl for t2, tl in samples if t2 >= t + 0.27]
+                    if later and later[-1] > later[0] + 300:
+                        read = max(read, tail)
+                self.assertGreaterEqual(phases, read // 2 - 1, (when, read, phases, samples[-1]))
+                if read:
+                    self.assertGreater(phases, 0)
 
 
 if __name__ == '__main__':
