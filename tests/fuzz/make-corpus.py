@@ -123,6 +123,69 @@ def markers_seeds():
     ])
 
 
+# ---- fuzz_ring: slot count, caps, then operations on the shared ring ----
+
+OP_W, OP_S, OP_P, OP_R, OP_D, OP_H, OP_L, OP_C = range(8)
+HDR_NSLOTS, HDR_HEAD, HDR_TAIL, HDR_MAGIC, HDR_SIZES, HDR_GROUPS = 24, 64, 128, 0, 12, 48
+
+
+def ring_in(nslots_log2, procs, threads, *ops):
+    """fuzz_ring's input: nslots = 2 << nslots_log2, the caps (1 + n)."""
+    return bytes([nslots_log2, procs - 1, threads - 1]) + b''.join(ops)
+
+
+def op_p(kind, pid=1, tid=1, t=1, flags=0, ab=0x1b):
+    # ab: flops model_values[ab % 8], bytes model_values[(ab >> 3) % 8]
+    return bytes([OP_P, kind - 1, flags, pid, tid, t, ab])
+
+
+def op_w(off, data):
+    return bytes([OP_W, off, len(data)]) + data
+
+
+def op_d(n=0):
+    return bytes([OP_D, n])
+
+
+def q(v):
+    return struct.pack('<Q', v % (1 << 64))
+
+
+def ring_seeds():
+    step = [op_p(STEP_BEGIN, t=1), op_p(STEP_MODEL, t=2), op_p(PHASE_BEGIN, t=3), op_p(PHASE_END, t=4),
+            op_p(STEP_END, t=5)]
+    yield 'honest', ring_in(3, 4, 8, *step, op_d())
+    # a ring of 2 slots drained as it fills, lapping it many times
+    yield 'laps', ring_in(0, 2, 2, *[op_p(k, t=i + 1) + op_d(1) for i, k in
+                                   enumerate([STEP_BEGIN, PHASE_BEGIN, PHASE_END, STEP_END] * 6)])
+    # a writer killed inside a marker: a hole, skipped at the end
+    yield 'hole', ring_in(2, 4, 8, op_p(STEP_BEGIN), bytes([OP_C, 1]), op_p(STEP_END, t=9))
+    # the header's fixed fields changed between reads
+    yield 'nslots_changed', ring_in(2, 4, 8, *step[:2], op_d(), op_w(HDR_NSLOTS, q(1 << 30)), *step[2:], op_d())
+    yield 'sizes_changed', ring_in(2, 4, 8, *step[:2], op_d(), op_w(HDR_SIZES, b'\xff\xff\xff\xff'), *step[2:])
+    yield 'magic_changed', ring_in(2, 4, 8, op_w(HDR_MAGIC, b'\0' * 8), *step, op_d())
+    yield 'groups_changed', ring_in(2, 4, 8, *step[:3], op_d(2), op_w(HDR_GROUPS, bytes([250] * 16)), *step[3:], op_d())
+    # head far ahead, behind, and the shared tail past the head
+    yield 'head_far', ring_in(2, 4, 8, *step, bytes([OP_H]) + q(1 << 40), op_d())
+    yield 'head_back', ring_in(2, 4, 8, *step, op_d(2), bytes([OP_H]) + q(-1), op_d())
+    yield 'tail_ahead', ring_in(2, 4, 8, *step[:2], op_d(), op_w(HDR_TAIL, q(3)), *step[2:], op_d())
+    # the lost count going down
+    yield 'lost_down', ring_in(2, 4, 8, bytes([OP_L]) + q(7), *step, bytes([OP_L]) + q(3), op_d())
+    # a slot made to look published beyond the head
+    yield 'seq_forged', ring_in(2, 4, 8, *step, op_d(), bytes([OP_S, 1]) + q(7), op_d())
+    # a raw record at the head's slot, published with its own seq
+    yield 'raw_record', ring_in(2, 4, 8, bytes([OP_R]) + q(1)[:8] + mrec(PHASE_BEGIN, 1, 1, 10, b'raw')[8:],
+                                op_d())
+    # forged pids and tids past small caps
+    yield 'caps', ring_in(4, 1, 1, *[op_p(STEP_BEGIN, pid=p, tid=p) for p in range(4)],
+                          *[op_p(PHASE_BEGIN, pid=0, tid=t, t=2) for t in range(5)], op_d())
+    # declared values no machine reaches
+    yield 'implausible', ring_in(2, 4, 8, op_p(STEP_BEGIN), op_p(STEP_MODEL, ab=0x2d), op_p(STEP_END), op_d())
+    # records that tell of a loss
+    yield 'loss', ring_in(2, 4, 8, op_p(PHASE_BEGIN), op_p(PHASE_END, flags=F_AFTER_LOSS | F_LOST_PHASE),
+                          op_p(LOSS, flags=F_AFTER_LOSS | F_LOST_STEP), op_d())
+
+
 # ---- fuzz_perf_record: sample_type (u64), flags (u8), header, body ----
 
 S_IP, S_TID, S_TIME, S_ADDR, S_READ, S_CALLCHAIN, S_ID, S_CPU, S_PERIOD, S_STREAM_ID = \
@@ -279,7 +342,7 @@ def usdt_seeds():
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), 'corpus')
-    gens = {'fuzz_markers': markers_seeds, 'fuzz_perf_record': perf_seeds,
+    gens = {'fuzz_markers': markers_seeds, 'fuzz_ring': ring_seeds, 'fuzz_perf_record': perf_seeds,
             'fuzz_alias': alias_seeds, 'fuzz_usdt': usdt_seeds}
     for target, gen in gens.items():
         d = os.path.join(out, target)
