@@ -158,14 +158,17 @@ void mring_publish(struct mring_record *r, uint64_t pos);
  * groups), a head that cannot be (behind the private tail, or more than a
  * ring ahead of it, or short of a record published there) or a lost count
  * that went down is tampering: the consumer says why once and reads
- * nothing more (mring_consumer_read() returns -EPROTO from then on).
+ * nothing more (mring_consumer_read() returns -EPROTO from then on). It
+ * looks when a read finds nothing published (the end of each drain) and
+ * every MRING_CHECK_EVERY records in between.
  */
+#define MRING_CHECK_EVERY 4096 /* a power of two */
 struct mring_consumer {
 	struct mring_header *h;      /* the shared header: never trusted */
 	struct mring_record *slots;  /* slot 0, from the private geometry */
 	uint64_t nslots, mask;       /* private: as created */
 	uint64_t tail;               /* private: the next position to read */
-	uint64_t head_seen;          /* the latest plausible head read */
+	uint64_t head_seen;          /* the latest plausible head read (it only grows) */
 	uint64_t lost_seen;          /* the header's lost count last read */
 	uint64_t holes;              /* unpublished slots skipped (lost) */
 	struct mring_header ref;     /* the header's fixed fields as created */

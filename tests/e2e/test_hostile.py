@@ -43,7 +43,7 @@ class RingTampering(TempDirTest):
         'head_far': 'head',
         'head_back': 'head',
         'lost_down': 'lost count',
-        'seq': 'no producer claimed',
+        'seq': 'head',
         'random': '',
     }
 

@@ -255,7 +255,7 @@ static const struct hostile {
 	{ __LINE__, F_TAIL, 1, 0, NULL },                     /* tail = head + 1: ignored */
 	{ __LINE__, F_TAIL, (uint64_t)1 << 63, 0, NULL },
 	{ __LINE__, F_LOST, 0, 1, "lost" },                   /* the lost count went down */
-	{ __LINE__, F_SEQ, 0, 1, "no producer claimed" },     /* published past the head */
+	{ __LINE__, F_SEQ, 0, 1, "head" },                    /* published past the head */
 };
 
 static void test_hostile_headers(void)
@@ -295,11 +295,12 @@ static void test_hostile_headers(void)
 			break;
 		}
 		}
-		/* reads until none: what was published before the change, until
-		 * the consumer looks at the header again (at the head it saw) */
+		/* reads until none: what was published before the change (and
+		 * the forged record of F_SEQ), until the consumer looks at the
+		 * header again, when it finds nothing more */
 		while ((rc = mring_consumer_read(&c, &out)) == 1 && n < 100)
 			n++;
-		CHECK_ROW(n <= 3, t->line);
+		CHECK_ROW(n <= 3 + (t->field == F_SEQ), t->line);
 		if (t->tampered) {
 			CHECK_ROW(rc == -EPROTO && c.tampered, t->line);
 			CHECK_ROW(t->why && strstr(c.why, t->why) != NULL, t->line);
@@ -319,6 +320,43 @@ static void test_hostile_headers(void)
 		}
 		free(mem);
 	}
+}
+
+/* A ring that never empties is still looked at, every MRING_CHECK_EVERY
+ * records; a record published at one of those positions where no producer
+ * claimed is caught there. */
+static void test_checked_during_a_burst(void)
+{
+	struct mring_consumer c;
+	void *mem = new_consumed(8, &c);
+	struct mring_header *h = mem;
+	struct mring_record out;
+
+	/* a producer that keeps up: the ring never looks empty */
+	for (uint64_t i = 0; i < 2 * MRING_CHECK_EVERY; i++) {
+		publish(mem, 1, i);
+		if (mring_consumer_read(&c, &out) != 1)
+			break;
+		if (i == 100)
+			h->version = 77;
+	}
+	CHECK(c.tampered);
+	CHECK(strstr(c.why, "version") != NULL);
+	CHECK_EQ_INT(c.tail, MRING_CHECK_EVERY); /* stopped at the first look after it */
+	free(mem);
+
+	mem = new_consumed(8, &c);
+	h = mem;
+	for (uint64_t i = 0; i < MRING_CHECK_EVERY; i++) {
+		publish(mem, 1, i);
+		CHECK_EQ_INT(mring_consumer_read(&c, &out), 1);
+	}
+	/* position MRING_CHECK_EVERY made to look published, unclaimed */
+	struct mring_record *s0 = (struct mring_record *)((char *)mem + sizeof(*h)) + (MRING_CHECK_EVERY & 7);
+	s0->seq = MRING_CHECK_EVERY + 1;
+	CHECK_EQ_INT(mring_consumer_read(&c, &out), -EPROTO);
+	CHECK(strstr(c.why, "no producer claimed") != NULL);
+	free(mem);
 }
 
 /* Random bytes over the header (and over slots' sequence numbers) between
@@ -442,6 +480,7 @@ int main(void)
 	test_hole_skip_capped();
 	test_uncounted();
 	test_hostile_headers();
+	test_checked_during_a_burst();
 	test_random_headers();
 	test_concurrent();
 	return check_status();
