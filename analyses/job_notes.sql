@@ -58,7 +58,7 @@ lines(ord, sub, kind, text, missing, alert) AS (
   FROM per WHERE job_mfu IS NULL HAVING count(*) > 0 AND (SELECT count(peak_flops) = count(*) FROM run)
   UNION ALL
   SELECT 5, 0, 'impossible',
-         count(*) || ' steps have a job MFU above 100% (up to ' || printf('%.1f%%', 100 * max(job_mfu))
+         count(*) || ' steps have a job MFU above 100% (up to ' || CASE WHEN max(job_mfu) > 100 THEN 'above 10000%' ELSE printf('%.1f%%', 100 * max(job_mfu)) END
          || '): a peak too low or model FLOPs declared too high', 0, 1
   FROM per WHERE job_mfu > 1 HAVING count(*) > 0
   UNION ALL

@@ -17,9 +17,9 @@ SELECT CASE WHEN EXISTS (SELECT 1 FROM run WHERE emulated IS NOT NULL)
                  ELSE '; stragglers (more than ' || printf('%g', 100 * j.straggler_threshold)
                       || '% above the median step time), rank (steps): ' || j.stragglers END
          || CASE WHEN j.job_mfu IS NOT NULL
-                 THEN '; job MFU ' || printf('%.2f%%', 100 * j.job_mfu)
+                 THEN '; job MFU ' || CASE WHEN j.job_mfu > 100 THEN 'impossible (above 10000%)' ELSE printf('%.2f%%', 100 * j.job_mfu) END
                       || CASE WHEN j.mfu IS NOT NULL
-                              THEN ' (' || printf('%.2f%%', 100 * j.mfu) || ' at each rank''s own pace)'
+                              THEN ' (' || CASE WHEN j.mfu > 100 THEN 'impossible' ELSE printf('%.2f%%', 100 * j.mfu) END || ' at each rank''s own pace)'
                               ELSE '' END
                  ELSE '' END
          || '.'

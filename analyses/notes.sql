@@ -294,7 +294,8 @@ lines(ord, sub, kind, text, missing, alert) AS (
   UNION ALL
   SELECT 9, i.ord, 'impossible',
          printf('%d', i.n) || CASE i.n WHEN 1 THEN ' step has ' ELSE ' steps have ' END || i.what
-         || ' above 100% (the highest ' || printf('%.0f', i.worst * 100) || '%, step ' || i.at
+         || ' above 100% (the highest ' || CASE WHEN i.worst > 100 THEN 'above 10000' ELSE printf('%.0f', i.worst * 100) END
+         || '%, step ' || i.at
          || '): impossible, so '
          || CASE i.what WHEN 'MBU' THEN 'the bandwidth peak (' || coalesce(r.peak_bw_source, 'source not recorded')
                                         || ') is too low for this machine or the declared bytes are too high'
@@ -320,7 +321,8 @@ lines(ord, sub, kind, text, missing, alert) AS (
   UNION ALL
   SELECT 9, 4 + CASE p.what WHEN 'MFU' THEN 1 WHEN 'HFU' THEN 2 ELSE 3 END, 'impossible',
          printf('%d', p.n) || CASE p.n WHEN 1 THEN ' phase has ' ELSE ' phases have ' END || p.what
-         || ' above 100% (the highest ' || printf('%.0f', p.worst * 100) || '%, phase ' || quote(p.name)
+         || ' above 100% (the highest ' || CASE WHEN p.worst > 100 THEN 'above 10000' ELSE printf('%.0f', p.worst * 100) END
+         || '%, phase ' || quote(p.name)
          || '): impossible, so '
          || CASE p.what WHEN 'MBU' THEN 'the bandwidth peak is too low or the declared bytes are too high'
                         WHEN 'HFU' THEN 'the FLOP peak is too low'

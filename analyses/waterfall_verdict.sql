@@ -1,8 +1,12 @@
 -- The one-line verdict above the waterfall section (at-sign-wrapped names stand for those sections' queries).
 -- Idle capacity is off-CPU (idle) plus spinning in synchronization (sync).
 -- A share or an efficiency above 100% cannot be: it is never printed
--- without saying which class is likely undercounted.
-WITH w AS (SELECT * FROM (@waterfall@) WHERE step IS NULL),
+-- without saying which class is likely undercounted; above 10000% (declared
+-- FLOPs such as 1e300) it is "impossible", not 300 digits.
+WITH w AS (SELECT *, CASE WHEN mfu > 100 THEN 'impossible (above 10000%)' ELSE printf('%.1f%%', 100.0 * mfu) END AS mfu_pct,
+                  CASE WHEN compute_efficiency > 100 THEN 'impossible (above 10000%)'
+                       ELSE printf('%.1f%%', 100.0 * compute_efficiency) END AS eff_pct
+           FROM (@waterfall@) WHERE step IS NULL),
 why AS (SELECT CASE WHEN w.unclassified > 0.05
                     THEN printf(' %.0f%% of capacity is unclassified code (neither a known compute kernel nor a runtime layer): if it is your math, name it with --compute ''REGEX'' and record again.', 100.0 * w.unclassified)
                     ELSE '' END AS hint FROM w)
@@ -15,10 +19,10 @@ SELECT CASE
   WHEN w.mfu IS NULL THEN printf('Of the CPUs'' capacity, %.0f%% was idle, %.0f%% sync wait, %.0f%% kernel, %.0f%% dispatch, %.0f%% unclassified and %.0f%% compute; MFU is unknown (no declared model FLOPs or no peak).',
        100.0 * w.idle, 100.0 * w.sync, 100.0 * w.kernel, 100.0 * w.dispatch, 100.0 * w.unclassified, 100.0 * w.compute)
   WHEN w.compute_efficiency IS NULL
-    THEN printf('MFU %.1f%%, but no sample was in a known compute kernel, so the compute share and the kernels'' efficiency are unknown (%d samples).', 100.0 * w.mfu, w.samples)
+    THEN printf('MFU %s, but no sample was in a known compute kernel, so the compute share and the kernels'' efficiency are unknown (%d samples).', w.mfu_pct, w.samples)
          || (SELECT hint FROM why)
-  ELSE printf('MFU %.1f%% = compute share %.1f%% x compute-kernel efficiency %.1f%%; the largest loss is %s.',
-       100.0 * w.mfu, 100.0 * w.compute, 100.0 * w.compute_efficiency,
+  ELSE printf('MFU %s = compute share %.1f%% x compute-kernel efficiency %s; the largest loss is %s.',
+       w.mfu_pct, 100.0 * w.compute, w.eff_pct,
        CASE max(w.idle + w.sync, w.kernel, w.dispatch, w.unclassified, w.compute * max(1 - w.compute_efficiency, 0))
             WHEN w.idle + w.sync THEN CASE WHEN w.sync > 0.005
                  THEN printf('idle capacity (%.0f%%: %.0f%% off-CPU, %.0f%% spinning in synchronization waits)', 100.0 * (w.idle + w.sync), 100.0 * w.idle, 100.0 * w.sync)

@@ -10,6 +10,12 @@
 
 #define OBUF_SIZE (1 << 16)
 
+/* A utilization above this (10,000%) is printed as "impossible" in table
+ * and markdown: no peak is 100 times too low, so the declared work is
+ * absurd (a target's mfu_step_model(1e300, 1e300)), and its digits would
+ * only fill the column. csv and json keep the number. */
+#define UTIL_ABSURD 100.0
+
 /* How table and markdown show a column: its header (with the unit) and how
  * to print its numbers. csv and json print the column name and the value as
  * it is (fractions, milliseconds, plain FLOPs). */
@@ -19,7 +25,8 @@ enum style {
 	STYLE_MS,    /* milliseconds, 3 decimals (microseconds) */
 	STYLE_PCT,   /* a fraction shown as a percentage with 2 decimals */
 	STYLE_UTIL,  /* a utilization: as STYLE_PCT, and a "!" above 100%, which
-		      * cannot be true (a peak too low, declared work too high) */
+		      * cannot be true (a peak too low, declared work too high);
+		      * "impossible" above UTIL_ABSURD */
 	STYLE_ENG,   /* FLOPs, bytes: engineering notation, 1.23 G */
 	STYLE_RATIO, /* 2 decimals */
 	STYLE_TEXT,
@@ -357,6 +364,15 @@ static int columns_init(struct format *f, sqlite3_stmt *stmt)
 	return 0;
 }
 
+/* "%.6g" of @v into @buf (FMT_NUM_MAX bytes); returns the length written. */
+static size_t fmt_g6(char *buf, double v)
+{
+	int n = isfinite(v) ? snprintf(buf, FMT_NUM_MAX, "%.6g", v)
+			    : snprintf(buf, FMT_NUM_MAX, "%s", isnan(v) ? "nan" : v < 0 ? "-inf" : "inf");
+
+	return n < 0 ? 0 : (size_t)n < FMT_NUM_MAX ? (size_t)n : FMT_NUM_MAX - 1;
+}
+
 /* Format cell @i of the current row for table/markdown into f->cell.
  * Returns the display width or -ENOMEM. */
 static long cell_human(struct format *f, sqlite3_stmt *stmt, int i, int markdown)
@@ -394,6 +410,13 @@ static long cell_human(struct format *f, sqlite3_stmt *stmt, int i, int markdown
 		case STYLE_MS: n = fmt_fixed(num, v, 3); break;
 		case STYLE_PCT: n = fmt_fixed(num, v * 100, 2); break;
 		case STYLE_UTIL:
+			if (v > UTIL_ABSURD) {
+				/* digits of 1e300 % would only say the input is
+				 * absurd; the notes say why (notes.sql: impossible) */
+				memcpy(num, "impossible", sizeof("impossible"));
+				n = strlen(num);
+				break;
+			}
 			n = fmt_fixed(num, v * 100, 2);
 			if (v > 1 && n + 1 < sizeof(num))
 				num[n++] = '!';
@@ -401,10 +424,9 @@ static long cell_human(struct format *f, sqlite3_stmt *stmt, int i, int markdown
 		case STYLE_RATIO: n = fmt_fixed(num, v, 2); break;
 		case STYLE_ENG: n = format_eng(num, sizeof(num), v); break;
 		case STYLE_AUTO:
-			n = v == floor(v) && fabs(v) < 9e15 ? fmt_fixed(num, v, 0)
-							    : (size_t)snprintf(num, sizeof(num), "%.6g", v);
+			n = v == floor(v) && fabs(v) < 9e15 ? fmt_fixed(num, v, 0) : fmt_g6(num, v);
 			break;
-		default: n = (size_t)snprintf(num, sizeof(num), "%.6g", v); break;
+		default: n = fmt_g6(num, v); break;
 		}
 	}
 	if (buf_append(&f->cell, &f->cell_len, &f->cell_cap, num, n))

@@ -62,12 +62,15 @@ void format_free(struct format *fmt);
 
 /* Shortest-ish decimal text of a finite double that reads back (strtod) as
  * exactly @v: a plain decimal when at most 9 fraction digits do, else
- * printf's "%.17g". Writes at most 32 bytes plus NUL into @buf; returns the
- * length. Non-finite values give "inf", "-inf" or "nan". */
+ * printf's "%.17g". Writes at most 31 bytes plus NUL into @buf (32 bytes
+ * always hold it); returns the length written. Non-finite values give
+ * "inf", "-inf" or "nan". */
 size_t format_double(char *buf, double v);
 
 /* @v in engineering notation with three significant digits and an SI
- * prefix, e.g. 1234567 -> "1.23 M" (k, M, G, T, P, E). Returns the length. */
+ * prefix, e.g. 1234567 -> "1.23 M" (k, M, G, T, P, E); beyond E in
+ * scientific notation ("1e+300"). Writes at most @len - 1 bytes plus NUL
+ * (cut short only when @len < 32) and returns the length written. */
 size_t format_eng(char *buf, size_t len, double v);
 
 /* How the table format heads and prints column @name: its header with the

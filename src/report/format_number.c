@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,15 +72,53 @@ static size_t fmt_scaled(char *buf, int neg, uint64_t i, int dec)
 	return k;
 }
 
+/* snprintf that returns what it wrote: at most @len - 1 bytes, never the
+ * length it would have liked (which a caller copying that many bytes out of
+ * @buf would read past its end). */
+static size_t bounded(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static size_t bounded(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (len == 0)
+		return 0;
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		buf[0] = '\0';
+		return 0;
+	}
+	return (size_t)n < len ? (size_t)n : len - 1;
+}
+
+/* "nan", "inf" or "-inf" (printf may say "-nan"). */
+static size_t fmt_nonfinite(char *buf, double v)
+{
+	return bounded(buf, FMT_NUM_MAX, "%s", isnan(v) ? "nan" : v < 0 ? "-inf" : "inf");
+}
+
 /* printf("%.*f", dec, v) without printf's cost (a 1M-row table formats
- * millions of numbers); rounding of exact ties may differ in the last digit. */
+ * millions of numbers); rounding of exact ties may differ in the last digit.
+ * From 1e15 on, where a double's integer digits stop being all significant
+ * and a declared 1e300 would take 300 of them, 6 significant digits in
+ * scientific notation ("1.23457e+20"): a bounded number that does not lie. */
 size_t fmt_fixed(char *buf, double v, int dec)
 {
 	double s;
 	uint64_t i;
 
-	if (!isfinite(v) || fabs(v) * pow10_d[dec] >= 9e15)
-		return (size_t)snprintf(buf, 64, "%.*f", dec, v);
+	if (dec < 0)
+		dec = 0;
+	if (dec > FMT_FIXED_MAX_DEC)
+		dec = FMT_FIXED_MAX_DEC;
+	if (!isfinite(v))
+		return fmt_nonfinite(buf, v);
+	if (fabs(v) >= 1e15)
+		return bounded(buf, FMT_NUM_MAX, "%.6g", v);
+	if (fabs(v) * pow10_d[dec] >= 9e15)
+		return bounded(buf, FMT_NUM_MAX, "%.*f", dec, v);
 	s = fabs(v) * pow10_d[dec] + 0.5;
 	i = (uint64_t)s;
 	return fmt_scaled(buf, v < 0 && i != 0, i, dec);
@@ -171,7 +210,7 @@ static size_t fmt_g17(char *buf, double v)
 		}
 	}
 	if (!ok)
-		return (size_t)snprintf(buf, 40, "%.17g", v);
+		return bounded(buf, FMT_NUM_MAX, "%.17g", v);
 	d = (uint64_t)n;
 	for (int i = 16; i >= 0; i--) {
 		digits[i] = (char)('0' + d % 10);
@@ -216,12 +255,13 @@ size_t format_double(char *buf, double v)
 	uint64_t i;
 	int dec;
 
-	if (isnan(v))
-		return (size_t)sprintf(buf, "nan");
-	if (isinf(v))
-		return (size_t)sprintf(buf, v < 0 ? "-inf" : "inf");
-	if (a == 0)
-		return (size_t)sprintf(buf, "0");
+	if (!isfinite(v))
+		return fmt_nonfinite(buf, v);
+	if (a == 0) {
+		buf[0] = '0';
+		buf[1] = '\0';
+		return 1;
+	}
 	/* A plain decimal with at most 9 fraction digits when one reads back as
 	 * exactly v: milliseconds from nanoseconds, FLOP counts. i and 10^dec are
 	 * exact doubles, so i / 10^dec rounds like strtod does. The product
@@ -246,23 +286,33 @@ size_t format_double(char *buf, double v)
 size_t format_eng(char *buf, size_t len, double v)
 {
 	static const char *const prefix[] = { "", " k", " M", " G", " T", " P", " E" };
+	char tmp[FMT_NUM_MAX + 8];
 	double a = fabs(v);
 	size_t n;
 	int p = 0;
 
-	if (!isfinite(v) || len < 48)
-		return (size_t)snprintf(buf, len, "%g", v);
-	if (a < 1000) {
-		if (a == floor(a))
-			return fmt_fixed(buf, v, 0);
-		return (size_t)snprintf(buf, len, "%.3g", v);
+	if (len == 0)
+		return 0;
+	if (!isfinite(v)) {
+		n = fmt_nonfinite(tmp, v);
+	} else if (a < 1000) {
+		n = a == floor(a) ? fmt_fixed(tmp, v, 0) : bounded(tmp, sizeof(tmp), "%.3g", v);
+	} else if (a >= 999.5e18) {
+		/* beyond E (1e18): no prefix left, and 300 digits are no
+		 * engineering notation: "1e+300" */
+		n = bounded(tmp, sizeof(tmp), "%.3g", v);
+	} else {
+		while (a >= 999.5 && p < 6) {
+			a /= 1000;
+			p++;
+		}
+		n = fmt_fixed(tmp, v < 0 ? -a : a, a < 9.995 ? 2 : a < 99.95 ? 1 : 0);
+		memcpy(tmp + n, prefix[p], strlen(prefix[p]) + 1);
+		n += strlen(prefix[p]);
 	}
-	while (a >= 999.5 && p < 6) {
-		a /= 1000;
-		p++;
-	}
-	n = fmt_fixed(buf, v < 0 ? -a : a, a < 9.995 ? 2 : a < 99.95 ? 1 : 0);
-	memcpy(buf + n, prefix[p], strlen(prefix[p]) + 1);
-	return n + strlen(prefix[p]);
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, tmp, n);
+	buf[n] = '\0';
+	return n;
 }
-

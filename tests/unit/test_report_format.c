@@ -1,7 +1,9 @@
 /* mfu-report's output formats: number text, escaping, format names. */
 #include "check.h"
 #include "format.h"
+#include "format_impl.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -343,6 +345,250 @@ static void test_empty_rows_left_out(void)
 	sqlite3_close(db);
 }
 
+/* ---- bounded numbers (issue 22: a declared 1e300 printed ~250 bytes of
+ * stack) ---- */
+
+/* A number printer's output: its length is what it returned, within its
+ * buffer, and it reads back as @v (within @rel relative or @abs absolute),
+ * or is exactly @want when given. */
+static void check_number(int line, const char *what, const char *buf, size_t n, size_t bufsize, double v,
+			 const char *want, double rel, double abs)
+{
+	char *end;
+	double back;
+
+	CHECK_ROW(n == strlen(buf), line);
+	CHECK_ROW(n < bufsize, line);
+	if (want) {
+		CHECK_ROW(strcmp(buf, want) == 0, line);
+		if (strcmp(buf, want))
+			fprintf(stderr, "  %s(%.17g): got '%s' want '%s'\n", what, v, buf, want);
+		return;
+	}
+	back = strtod(buf, &end);
+	CHECK_ROW(end != buf, line);
+	if (isnan(v)) {
+		CHECK_ROW(isnan(back), line);
+	} else if (isinf(v)) {
+		CHECK_ROW(back == v, line);
+	} else {
+		CHECK_ROW(fabs(back - v) <= fmax(rel * fabs(v), abs), line);
+		if (!(fabs(back - v) <= fmax(rel * fabs(v), abs)))
+			fprintf(stderr, "  %s(%.17g): got '%s'\n", what, v, buf);
+	}
+}
+
+static void test_fixed_bounded(void)
+{
+	static const struct {
+		int line;
+		double v;
+		int dec;
+		const char *want;
+	} rows[] = {
+		{ __LINE__, 0, 3, "0.000" },
+		{ __LINE__, 1.5, 3, "1.500" },
+		{ __LINE__, -1.5, 2, "-1.50" },
+		{ __LINE__, -0.0001, 2, "0.00" },          /* no "-0.00" */
+		{ __LINE__, 123456.789, 0, "123457" },
+		{ __LINE__, 999999999999.999, 3, "999999999999.999" },
+		{ __LINE__, 99999999999999.9, 3, "99999999999999.906" }, /* printf's digits, as before */
+		{ __LINE__, 999999999999999.0, 0, "999999999999999" },
+		{ __LINE__, 1e15, 3, "1e+15" },            /* from here: 6 significant digits */
+		{ __LINE__, -1234567890123456789.0, 2, "-1.23457e+18" },
+		{ __LINE__, 1e300, 3, "1e+300" },
+		{ __LINE__, 1e302, 2, "1e+302" },          /* a 1e300 MFU in percent */
+		{ __LINE__, -DBL_MAX, 3, "-1.79769e+308" },
+		{ __LINE__, DBL_MIN, 3, "0.000" },
+		{ __LINE__, 5e-324, 2, "0.00" },
+		{ __LINE__, INFINITY, 3, "inf" },
+		{ __LINE__, -INFINITY, 0, "-inf" },
+		{ __LINE__, NAN, 2, "nan" },
+		{ __LINE__, -NAN, 2, "nan" },
+		{ __LINE__, 0.123456789012, 99, "0.123456789" }, /* decimals capped at 9 */
+		{ __LINE__, 2.5, -4, "3" },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char buf[FMT_NUM_MAX + 16];
+		size_t n;
+
+		memset(buf, 'X', sizeof(buf));
+		n = fmt_fixed(buf, rows[i].v, rows[i].dec);
+		check_number(rows[i].line, "fmt_fixed", buf, n, FMT_NUM_MAX, rows[i].v, rows[i].want, 0, 0);
+		/* nothing past the NUL, nothing past FMT_NUM_MAX */
+		for (size_t k = FMT_NUM_MAX; k < sizeof(buf); k++)
+			CHECK_ROW(buf[k] == 'X', rows[i].line);
+	}
+}
+
+static void test_eng_bounded(void)
+{
+	static const struct {
+		int line;
+		double v;
+		size_t len;
+		const char *want;
+	} rows[] = {
+		{ __LINE__, 999.5e18, 64, "1e+21" },
+		{ __LINE__, 5e20, 64, "500 E" },
+		{ __LINE__, 999.4e18, 64, "999 E" },
+		{ __LINE__, 1e300, 64, "1e+300" },
+		{ __LINE__, -1.234e300, 64, "-1.23e+300" },
+		{ __LINE__, 1e-300, 64, "1e-300" },
+		{ __LINE__, -0.0042, 64, "-0.0042" },
+		{ __LINE__, INFINITY, 64, "inf" },
+		{ __LINE__, -INFINITY, 64, "-inf" },
+		{ __LINE__, NAN, 64, "nan" },
+		/* a short buffer: cut, never past it, and the length says so */
+		{ __LINE__, 1234567, 4, "1.2" },
+		{ __LINE__, 1e300, 3, "1e" },
+		{ __LINE__, 1e300, 1, "" },
+		{ __LINE__, 12, 2, "1" },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char buf[80];
+		size_t n;
+
+		memset(buf, 'X', sizeof(buf));
+		n = format_eng(buf, rows[i].len, rows[i].v);
+		check_number(rows[i].line, "format_eng", buf, n, rows[i].len, rows[i].v, rows[i].want, 0, 0);
+		for (size_t k = rows[i].len; k < sizeof(buf); k++)
+			CHECK_ROW(buf[k] == 'X', rows[i].line);
+	}
+	CHECK_EQ_INT(format_eng(NULL, 0, 1e300), 0);
+}
+
+/* Every double, every number of decimals: what each printer returns is what
+ * it wrote, inside FMT_NUM_MAX, and reads back as the value. */
+static void test_numbers_bounded_random(void)
+{
+	int bad = 0;
+
+	for (int i = 0; i < 400000; i++) {
+		uint64_t bits = rng();
+		char buf[FMT_NUM_MAX + 16];
+		size_t n;
+		double v;
+		int dec = (int)(bits % 13) - 1;
+
+		if (i % 2)
+			memcpy(&v, &bits, sizeof(v));                          /* any double */
+		else
+			v = ldexp((double)(bits >> 11), (int)(bits % 120) - 60); /* near the 1e15 edge too */
+		memset(buf, 'X', sizeof(buf));
+		n = fmt_fixed(buf, v, dec);
+		if (n != strlen(buf) || n >= FMT_NUM_MAX || buf[FMT_NUM_MAX] != 'X') {
+			if (bad++ < 10)
+				fprintf(stderr, "  fmt_fixed(%.17g, %d): %zu bytes '%s'\n", v, dec, n, buf);
+			continue;
+		}
+		if (isfinite(v)) {
+			int d = dec < 0 ? 0 : dec > FMT_FIXED_MAX_DEC ? FMT_FIXED_MAX_DEC : dec;
+			double back = strtod(buf, NULL);
+			/* fixed: half a unit of the last decimal (and the double's own
+			 * 16 digits); scientific: 6 significant digits */
+			double tol = fabs(v) >= 1e15 ? 5e-6 * fabs(v) : 0.5 * pow(10, -d) + 4e-16 * fabs(v);
+			if (!(fabs(back - v) <= tol * 1.000001)) {
+				if (bad++ < 10)
+					fprintf(stderr, "  fmt_fixed(%.17g, %d) = '%s'\n", v, dec, buf);
+			}
+		}
+		memset(buf, 'X', sizeof(buf));
+		n = format_double(buf, v);
+		if (n != strlen(buf) || n >= FMT_NUM_MAX || (isfinite(v) && strtod(buf, NULL) != v)) {
+			if (bad++ < 10)
+				fprintf(stderr, "  format_double(%.17g) = '%s'\n", v, buf);
+		}
+		for (size_t len = 1; len <= 40; len += 13) {
+			memset(buf, 'X', sizeof(buf));
+			n = format_eng(buf, len, v);
+			if (n != strlen(buf) || n >= len || buf[len] != 'X') {
+				if (bad++ < 10)
+					fprintf(stderr, "  format_eng(%.17g, %zu) = '%s'\n", v, len, buf);
+			}
+		}
+	}
+	CHECK_EQ_INT(bad, 0);
+}
+
+/* Run @sql (one statement; @text bound to ?1 if not NULL) through format
+ * @kind and return the malloc'd output. */
+static char *run_format(sqlite3 *db, enum format_kind kind, const char *sql, const char *text, size_t textlen,
+			int single_row)
+{
+	char err[128], *out = NULL;
+	size_t outlen = 0;
+	sqlite3_stmt *st = NULL;
+	struct format *f = NULL;
+	FILE *mem = open_memstream(&out, &outlen);
+
+	CHECK(mem && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK);
+	if (text)
+		sqlite3_bind_text(st, 1, text, (int)textlen, SQLITE_STATIC);
+	CHECK(format_new(kind, mem, 1, &f) == 0);
+	CHECK(format_section(f, "s", st, single_row, err, sizeof(err)) == 0);
+	CHECK(format_end(f) == 0);
+	format_free(f);
+	sqlite3_finalize(st);
+	fclose(mem);
+	return out;
+}
+
+/* A declared 1e300 FLOPs through every cell style of the human formats:
+ * bounded, readable numbers, and an MFU that says it is impossible. */
+static void test_absurd_values_in_cells(void)
+{
+	static const char *const sql =
+		"SELECT 1e300 AS model_flops, 1e300 / 1e-3 AS model_flops_per_s, 1e298 AS mfu, 50.0 AS hfu,"
+		" -1e300 AS wall_ms, 1e300 AS share, 1e300 AS ipc, 1e300 AS steps, 1e-300 AS count,"
+		" -9e18 AS page_faults, 1.5 AS mbu, 100.5 AS dram_bw_util";
+	static const struct {
+		const char *label, *value;
+	} want[] = {
+		{ "model FLOP", "1e+300" },
+		{ "model FLOP/s", "1e+303" },
+		{ "MFU %", "impossible" },
+		{ "HFU %", "5000.00!" },      /* above 100%: flagged, still a number */
+		{ "wall ms", "-1e+300" },
+		{ "share %", "1e+302" },
+		{ "IPC", "1e+300" },
+		{ "steps", "1e+300" },
+		{ "count", "1e-300" },
+		{ "page faults", "-9e+18" },
+		{ "MBU %", "150.00!" },
+		{ "DRAM BW %", "impossible" },
+	};
+	sqlite3 *db = NULL;
+
+	CHECK(sqlite3_open(":memory:", &db) == SQLITE_OK);
+	for (int md = 0; db && md < 2; md++) {
+		for (int single = 0; single < 2; single++) {
+			char *out = run_format(db, md ? FORMAT_MARKDOWN : FORMAT_TABLE, sql, NULL, 0, single);
+
+			CHECK(out && strlen(out) < 2000);
+			for (size_t i = 0; out && i < sizeof(want) / sizeof(want[0]); i++) {
+				CHECK(strstr(out, want[i].value) != NULL);
+				if (!strstr(out, want[i].value))
+					fprintf(stderr, "  %s: want '%s' in:\n%s\n", want[i].label, want[i].value, out);
+			}
+			/* only printable text: no byte of anything else */
+			for (const char *c = out; c && *c; c++)
+				CHECK(*c == '\n' || (*c >= 0x20 && *c < 0x7f));
+			free(out);
+		}
+	}
+	/* csv and json keep the numbers, in full */
+	{
+		char *out = run_format(db, FORMAT_CSV, "SELECT 1e298 AS mfu, -1e300 AS wall_ms", NULL, 0, 0);
+		CHECK(out && strcmp(out, "mfu,wall_ms\n9.9999999999999996e+297,-1.0000000000000001e+300\n") == 0);
+		free(out);
+	}
+	sqlite3_close(db);
+}
+
+
 static void test_parse(void)
 {
 	enum format_kind k;
@@ -368,5 +614,9 @@ int main(void)
 	test_sanitize();
 	test_parse();
 	test_empty_rows_left_out();
+	test_fixed_bounded();
+	test_eng_bounded();
+	test_numbers_bounded_random();
+	test_absurd_values_in_cells();
 	return check_status();
 }
