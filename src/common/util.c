@@ -281,9 +281,13 @@ int json_append_string(char **buf, size_t *len, size_t *cap, const char *str, si
 			esc[1] = (char)cp;
 			plen = 2;
 			piece = esc;
-		} else if (cp < 0x20 || cp == 0x7f || cp == 0x2028 || cp == 0x2029) {
-			/* controls, and the line separators JavaScript will not
-			 * take raw in a string */
+		} else if (cp < 0x20 || cp == 0x7f || cp == 0x2028 || cp == 0x2029 || (cp >= 0x80 && cp <= 0x9f) ||
+			   (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e ||
+			   cp == 0x200f) {
+			/* controls, the line separators JavaScript will not take
+			 * raw in a string, and what a terminal would obey or use
+			 * to hide text: C1 controls (U+009B is CSI) and the
+			 * bidirectional overrides; the same text once decoded */
 			piece = esc;
 			switch (cp) {
 			case '\n': plen = (size_t)sprintf(esc, "\\n"); break;

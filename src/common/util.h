@@ -49,7 +49,8 @@ int buf_append(char **buf, size_t *len, size_t *cap, const char *s, size_t n);
  * in *@cp, or 0 when it is not valid UTF-8 (overlong, surrogate, cut). */
 size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
 /* Append @n bytes at @s to *@buf (as buf_append) as a quoted JSON string:
- * quotes, backslashes and controls escaped, U+2028/9 too, and bytes that
+ * quotes, backslashes and controls (C0, DEL, C1, the bidirectional
+ * overrides) escaped, U+2028/9 too, and bytes that
  * are not UTF-8 replaced by U+FFFD. The one JSON string writer (mfu-report,
  * mfu-calibrate, the run's argv). Returns 0 or -ENOMEM. */
 int json_append_string(char **buf, size_t *len, size_t *cap, const char *s, size_t n);

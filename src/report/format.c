@@ -224,6 +224,7 @@ struct format {
 	struct column *cols;
 	size_t ncols;
 	size_t olen;
+	int raw;           /* csv: text as stored (format_set_raw) */
 	char *verdict;     /* printed under the next section's title (people's formats) */
 	char obuf[OBUF_SIZE];
 };
@@ -464,22 +465,27 @@ static void section_title(struct format *f, const char *name)
 	}
 }
 
+void format_set_raw(struct format *f, int raw)
+{
+	f->raw = raw;
+}
+
 int format_set_verdict(struct format *f, const char *text)
 {
+	size_t len = 0, cap = 0;
+
 	free(f->verdict);
 	f->verdict = NULL;
 	if (!text || !*text)
 		return 0;
-	f->verdict = strdup(text);
-	if (!f->verdict)
+	/* the text holds names from the database: escaped as a cell is (no
+	 * control bytes, bidirectional overrides or invalid UTF-8; no markup
+	 * in markdown) */
+	if (format_sanitize(&f->verdict, &len, &cap, (const unsigned char *)text, strlen(text),
+			    f->kind == FORMAT_MARKDOWN) < 0) {
+		free(f->verdict);
+		f->verdict = NULL;
 		return -ENOMEM;
-	/* the text holds names from the database: no control bytes, and no
-	 * markup in markdown */
-	for (char *c = f->verdict; *c; c++) {
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			*c = '?';
-		else if (f->kind == FORMAT_MARKDOWN && (*c == '|' || *c == '*' || *c == '_' || *c == '`' || *c == '<'))
-			*c = ' ';
 	}
 	return 0;
 }
@@ -604,24 +610,83 @@ static int section_fields(struct format *f, const char *name, sqlite3_stmt *stmt
 
 /* RFC 4180: a field with a comma, quote, CR or LF is quoted and its quotes
  * doubled. Other control bytes are quoted too, so that no reader splits on
- * them. */
-static void csv_field(struct format *f, const unsigned char *s, size_t n)
+ * them (only --raw writes any: otherwise csv_text escaped them). @guard: a
+ * "'" goes first, inside the quotes. */
+static void csv_field(struct format *f, const unsigned char *s, size_t n, int guard)
 {
 	int quote = 0;
 
 	for (size_t i = 0; i < n && !quote; i++)
 		quote = s[i] == ',' || s[i] == '"' || s[i] < 0x20 || s[i] == 0x7f;
+	if (quote)
+		out_char(f, '"');
+	if (guard)
+		out_char(f, '\'');
 	if (!quote) {
 		out_write(f, (const char *)s, n);
 		return;
 	}
-	out_char(f, '"');
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '"')
 			out_char(f, '"');
 		out_char(f, (char)s[i]);
 	}
 	out_char(f, '"');
+}
+
+/* @s (@n bytes) is a plain decimal number, "-1.5", "+2", "3e-7": text a
+ * spreadsheet reads as that number, not a formula. */
+static int plain_number(const unsigned char *s, size_t n)
+{
+	size_t i = 0, digits = 0;
+
+	if (i < n && (s[i] == '+' || s[i] == '-'))
+		i++;
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+		digits++;
+	if (i < n && s[i] == '.')
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			digits++;
+	if (!digits)
+		return 0;
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		size_t e = 0;
+
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			i++;
+		for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			e++;
+		if (!e)
+			return 0;
+	}
+	return i == n;
+}
+
+int format_csv_guarded(const unsigned char *s, size_t n)
+{
+	/* OWASP's list (CSV injection): = + - @, and TAB and CR, which csv
+	 * text never starts with once escaped ("\t", "\r") */
+	return n > 0 && (s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@' || s[0] == '\t' ||
+			 s[0] == '\r') && !plain_number(s, n);
+}
+
+/* A text cell of csv: escaped as the table escapes it (control bytes, C1
+ * and bidirectional controls, bytes that are not UTF-8, and '\\'), so a
+ * terminal shows it and cannot be driven by it; and a "'" before text a
+ * spreadsheet would run as a formula. --raw: the bytes as stored. */
+static int csv_text(struct format *f, const unsigned char *s, size_t n)
+{
+	if (f->raw) {
+		csv_field(f, s, n, 0);
+		return 0;
+	}
+	f->cell_len = 0;
+	if (format_sanitize(&f->cell, &f->cell_len, &f->cell_cap, s, n, 0) < 0)
+		return -ENOMEM;
+	csv_field(f, (const unsigned char *)f->cell, f->cell_len,
+		  format_csv_guarded((const unsigned char *)f->cell, f->cell_len));
+	return 0;
 }
 
 /* The value of a cell as csv or json wants it: numbers in full precision. */
@@ -656,10 +721,8 @@ static int cell_machine(struct format *f, sqlite3_stmt *stmt, int i)
 
 		if (!s)
 			s = (const unsigned char *)"";
-		if (!json) {
-			csv_field(f, s, len);
-			return 0;
-		}
+		if (!json)
+			return csv_text(f, s, len);
 		f->cell_len = 0;
 		if (json_append_string(&f->cell, &f->cell_len, &f->cell_cap, (const char *)s, len))
 			return -ENOMEM;
@@ -678,7 +741,8 @@ static int section_csv(struct format *f, sqlite3_stmt *stmt, char *err, size_t e
 	for (size_t i = 0; i < f->ncols; i++) {
 		if (i)
 			out_char(f, ',');
-		csv_field(f, (const unsigned char *)f->cols[i].name, strlen(f->cols[i].name));
+		if (csv_text(f, (const unsigned char *)f->cols[i].name, strlen(f->cols[i].name)))
+			return -ENOMEM;
 	}
 	out_char(f, '\n');
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {

@@ -53,9 +53,21 @@ int format_notes(struct format *fmt, sqlite3_stmt *stmt, int missing_only, char 
 int format_end(struct format *fmt);
 
 /* A one-line verdict to print under the next section's title in the table
- * and markdown formats (ignored in csv and json). Control bytes are
- * replaced. Returns 0 or -ENOMEM. */
+ * and markdown formats (ignored in csv and json), escaped as a cell
+ * (format_sanitize). Returns 0 or -ENOMEM. */
 int format_set_verdict(struct format *fmt, const char *text);
+
+/* csv only: @raw = 1 writes text cells byte for byte as stored (RFC 4180
+ * quoting only), for programs; by default (0) csv text is escaped as in
+ * the table format and formula-leading text gets a "'"
+ * (format_csv_guarded). Other formats ignore it. */
+void format_set_raw(struct format *fmt, int raw);
+
+/* 1 if csv text @s (@n bytes, already escaped) gets a "'" in front, so that
+ * a spreadsheet shows it instead of running it: it begins with '=', '+',
+ * '-', '@', TAB or CR and is not a plain decimal number ("-1.5", "+2e3"
+ * stay numbers). */
+int format_csv_guarded(const unsigned char *s, size_t n);
 
 /* Free @fmt; NULL is fine. Does not close the FILE. */
 void format_free(struct format *fmt);

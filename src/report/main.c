@@ -65,10 +65,10 @@ static void usage(FILE *out)
 
 	section_list(sections, sizeof(sections));
 	fprintf(out,
-		"usage: " PROG " [--db FILE] [--format FORMAT] [-q] [SECTION...]\n"
+		"usage: " PROG " [--db FILE] [--format FORMAT] [--raw] [-q] [SECTION...]\n"
 		"       " PROG " --db NATIVE --hw-flops-from EMULATED [SECTION...]\n"
 		"       " PROG " [--db FILE] --trace FILE\n"
-		"       " PROG " --diff BASE NEW [--format FORMAT] [--skip-steps N]\n"
+		"       " PROG " --diff BASE NEW [--format FORMAT] [--raw] [--skip-steps N]\n"
 		"       " PROG " [--db FILE] [--skip-steps N] [-q] --html FILE\n"
 		"       " PROG " --db 'run.*.sqlite' [--db FILE...]\n"
 		"                  [--straggler-threshold PCT] [--rank N] [SECTION...]\n"
@@ -81,7 +81,12 @@ static void usage(FILE *out)
 		"                       quoted glob ('run.*.sqlite'): the ranks of a job,\n"
 		"                       merged by step index (summary and notes show the job,\n"
 		"                       other sections the slowest rank; docs/ranks.md)\n"
-		"  -f, --format FORMAT  " FORMAT_NAMES " (default table)\n"
+		"  -f, --format FORMAT  " FORMAT_NAMES " (default table); csv escapes\n"
+		"                       control bytes as table does (\\x1b, \\n, \\\\) and puts a\n"
+		"                       ' before text that starts with = + - @ (not before\n"
+		"                       numbers), so terminals and spreadsheets are safe\n"
+		"      --raw            with --format csv: text byte for byte as stored\n"
+		"                       (RFC 4180 quoting only), for programs\n"
 		"  -k, --skip-steps N   leave out the first N complete steps (warm-up)\n"
 		"                       everywhere: their phases, samples and gaps too;\n"
 		"                       with --sql, the views that do it come first\n"
@@ -314,6 +319,7 @@ struct request {
 	const struct analysis *sections[32];
 	size_t nsections;
 	int list, skip, quiet;
+	int raw;                         /* --raw: csv text as stored */
 	const char *html;                /* --html FILE */
 	const char *trace;               /* --trace FILE */
 	const char *diff_base, *diff_new; /* --diff BASE NEW */
@@ -334,6 +340,7 @@ enum {
 	OPT_STRAGGLER,
 	OPT_RANK,
 	OPT_HW_FROM,
+	OPT_RAW,
 };
 
 /* Every --db, freed at exit (main returns from many places). */
@@ -362,6 +369,7 @@ static int parse_options(int argc, char **argv, struct request *r)
 		{ "straggler-threshold", required_argument, NULL, OPT_STRAGGLER },
 		{ "rank", required_argument, NULL, OPT_RANK },
 		{ "hw-flops-from", required_argument, NULL, OPT_HW_FROM },
+		{ "raw", no_argument, NULL, OPT_RAW },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -403,6 +411,7 @@ static int parse_options(int argc, char **argv, struct request *r)
 		case OPT_DIFF: r->diff_base = optarg; break;
 		case OPT_HTML: r->html = optarg; break;
 		case OPT_HW_FROM: r->hw_from = optarg; break;
+		case OPT_RAW: r->raw = 1; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf(PROG " %s\n", MFU_VERSION); return 0;
 		case ':': return bad_usage("option '%s' needs an argument", argv[optind - 1]);
@@ -411,6 +420,8 @@ static int parse_options(int argc, char **argv, struct request *r)
 	}
 	if (format_parse(r->format_name, &r->kind))
 		return bad_usage("unknown format '%s' (formats: " FORMAT_NAMES ")", r->format_name);
+	if (r->raw && r->kind != FORMAT_CSV)
+		return bad_usage("--raw goes with --format csv (csv text byte for byte, unescaped)");
 	if (!*r->path)
 		return bad_usage("the database name is empty");
 	if (r->ndb == 0)
@@ -757,6 +768,7 @@ static int job_report(const struct request *r)
 		fprintf(stderr, PROG ": out of memory\n");
 		goto out;
 	}
+	format_set_raw(fmt, r->raw);
 	if (write_sections(&jr, NULL, fmt) == 0 && write_notes(&jr, NULL, fmt) == 0)
 		ret = 0;
 out:
@@ -809,6 +821,7 @@ static int report(const struct request *r)
 		fprintf(stderr, PROG ": out of memory\n");
 		goto out;
 	}
+	format_set_raw(fmt, r->raw);
 	if (write_sections(r, db, fmt) == 0 && write_notes(r, db, fmt) == 0)
 		ret = 0;
 out:
@@ -876,6 +889,7 @@ static int write_diff(const struct request *r)
 		fprintf(stderr, PROG ": out of memory\n");
 		goto out;
 	}
+	format_set_raw(fmt, r->raw);
 	for (int side = 0; side < 2; side++) {
 		rc = diff_read(d, side, db[side], err, sizeof(err));
 		if (rc) {

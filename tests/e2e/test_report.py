@@ -791,9 +791,21 @@ class CsvTest(ReportTest):
                     self.assertEqual(float(cell), float(js[k]), k)   # full precision
 
     def test_quoting(self):
+        # csv escapes control bytes as the table does (the newline too) and
+        # quotes by RFC 4180
         r = self.run_report('--format', 'csv', 'phases')
         text = r.stdout.decode()
-        self.assertIn('"a,""b""\nc"', text)          # RFC 4180
+        self.assertIn('"a,""b""\\nc"', text)
+        self.assertNotIn('\x1b', text)
+        rows = list(csv.reader(io.StringIO(text)))
+        names = [row[0] for row in rows[1:]]
+        self.assertIn('a,"b"\\nc', names)
+        self.assertIn('x|y\\x1b[31m\\ttab\\\\z', names)
+        for row in rows:
+            self.assertEqual(len(row), len(PHASE_COLUMNS))
+        # --raw: the names byte for byte, RFC 4180 quoting only
+        text = self.run_report('--format', 'csv', '--raw', 'phases').stdout.decode()
+        self.assertIn('"a,""b""\nc"', text)
         rows = list(csv.reader(io.StringIO(text)))
         names = [row[0] for row in rows[1:]]
         self.assertIn(ODD_NAME, names)

@@ -515,7 +515,7 @@ static void test_numbers_bounded_random(void)
 
 /* Run @sql (one statement; @text bound to ?1 if not NULL) through format
  * @kind and return the malloc'd output. */
-static char *run_format(sqlite3 *db, enum format_kind kind, const char *sql, const char *text, size_t textlen,
+static char *run_format(sqlite3 *db, enum format_kind kind, int raw, const char *sql, const char *text, size_t textlen,
 			int single_row)
 {
 	char err[128], *out = NULL;
@@ -528,6 +528,7 @@ static char *run_format(sqlite3 *db, enum format_kind kind, const char *sql, con
 	if (text)
 		sqlite3_bind_text(st, 1, text, (int)textlen, SQLITE_STATIC);
 	CHECK(format_new(kind, mem, 1, &f) == 0);
+	format_set_raw(f, raw);
 	CHECK(format_section(f, "s", st, single_row, err, sizeof(err)) == 0);
 	CHECK(format_end(f) == 0);
 	format_free(f);
@@ -565,7 +566,7 @@ static void test_absurd_values_in_cells(void)
 	CHECK(sqlite3_open(":memory:", &db) == SQLITE_OK);
 	for (int md = 0; db && md < 2; md++) {
 		for (int single = 0; single < 2; single++) {
-			char *out = run_format(db, md ? FORMAT_MARKDOWN : FORMAT_TABLE, sql, NULL, 0, single);
+			char *out = run_format(db, md ? FORMAT_MARKDOWN : FORMAT_TABLE, 0, sql, NULL, 0, single);
 
 			CHECK(out && strlen(out) < 2000);
 			for (size_t i = 0; out && i < sizeof(want) / sizeof(want[0]); i++) {
@@ -581,10 +582,107 @@ static void test_absurd_values_in_cells(void)
 	}
 	/* csv and json keep the numbers, in full */
 	{
-		char *out = run_format(db, FORMAT_CSV, "SELECT 1e298 AS mfu, -1e300 AS wall_ms", NULL, 0, 0);
+		char *out = run_format(db, FORMAT_CSV, 0, "SELECT 1e298 AS mfu, -1e300 AS wall_ms", NULL, 0, 0);
 		CHECK(out && strcmp(out, "mfu,wall_ms\n9.9999999999999996e+297,-1.0000000000000001e+300\n") == 0);
 		free(out);
 	}
+	sqlite3_close(db);
+}
+
+/* ---- csv for terminals and spreadsheets (issue 22) ---- */
+
+static void test_csv_text(void)
+{
+	static const struct {
+		int line;
+		const char *in;
+		size_t n;
+		const char *want;     /* the csv field */
+		const char *want_raw; /* with --raw */
+	} rows[] = {
+		{ __LINE__, "forward", 7, "forward", "forward" },
+		{ __LINE__, "", 0, "", "" },
+		/* terminal escapes: shown, not obeyed */
+		{ __LINE__, "\x1b]0;pwned\x07", 10, "\\x1b]0;pwned\\x07", "\"\x1b]0;pwned\x07\"" },
+		{ __LINE__, "ok\rgone", 7, "ok\\rgone", "\"ok\rgone\"" },
+		{ __LINE__, "a\nb", 3, "a\\nb", "\"a\nb\"" },
+		{ __LINE__, "c1\xc2\x9b" "2J", 6, "c1\\u009b2J", "c1\xc2\x9b" "2J" },
+		{ __LINE__, "rtl\xe2\x80\xae" "x", 7, "rtl\\u202ex", "rtl\xe2\x80\xae" "x" },
+		{ __LINE__, "bad\xff", 4, "bad\\xff", "bad\xff" },
+		{ __LINE__, "nul\0x", 5, "nul\\x00x", "\"nul\0x\"" },
+		{ __LINE__, "back\\slash", 10, "back\\\\slash", "back\\slash" },
+		{ __LINE__, "caf\xc3\xa9", 5, "caf\xc3\xa9", "caf\xc3\xa9" },
+		/* RFC 4180 quoting */
+		{ __LINE__, "a,\"b\"", 5, "\"a,\"\"b\"\"\"", "\"a,\"\"b\"\"\"" },
+		/* formulas: a ' in front (OWASP), inside the quotes */
+		{ __LINE__, "=HYPERLINK(\"http://x\",\"y\")", 26, "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"",
+		  "\"=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"" },
+		{ __LINE__, "=1+1", 4, "'=1+1", "=1+1" },
+		{ __LINE__, "+1+2", 4, "'+1+2", "+1+2" },
+		{ __LINE__, "-2+3", 4, "'-2+3", "-2+3" },
+		{ __LINE__, "@SUM(A1)", 8, "'@SUM(A1)", "@SUM(A1)" },
+		{ __LINE__, "=cmd|' /C calc'!A0", 18, "'=cmd|' /C calc'!A0", "=cmd|' /C calc'!A0" },
+		{ __LINE__, "-", 1, "'-", "-" },
+		{ __LINE__, "--x", 3, "'--x", "--x" },
+		{ __LINE__, "-inf", 4, "'-inf", "-inf" },
+		{ __LINE__, "\t=1+1", 5, "\\t=1+1", "\"\t=1+1\"" },  /* escaped: starts with '\' */
+		{ __LINE__, "\r=1+1", 5, "\\r=1+1", "\"\r=1+1\"" },
+		/* text that is a plain number stays a number */
+		{ __LINE__, "-1.5", 4, "-1.5", "-1.5" },
+		{ __LINE__, "+2", 2, "+2", "+2" },
+		{ __LINE__, "-3e-7", 5, "-3e-7", "-3e-7" },
+		{ __LINE__, "-.5", 3, "-.5", "-.5" },
+		{ __LINE__, "-1e", 3, "'-1e", "-1e" },
+		{ __LINE__, "-1.5.2", 6, "'-1.5.2", "-1.5.2" },
+		/* not at the start: left alone */
+		{ __LINE__, "a=1+1", 5, "a=1+1", "a=1+1" },
+		{ __LINE__, " =1+1", 5, " =1+1", " =1+1" },
+	};
+	sqlite3 *db = NULL;
+
+	CHECK(sqlite3_open(":memory:", &db) == SQLITE_OK);
+	for (size_t i = 0; db && i < sizeof(rows) / sizeof(rows[0]); i++) {
+		for (int raw = 0; raw < 2; raw++) {
+			const char *w = raw ? rows[i].want_raw : rows[i].want;
+			char want[128], *out;
+			size_t wlen = strlen(w);
+
+			/* a NUL in the raw output: compare as bytes */
+			if (raw && memchr(rows[i].in, '\0', rows[i].n))
+				wlen = rows[i].n + 2;
+			memcpy(want, "name\n", 5);
+			memcpy(want + 5, w, wlen);
+			memcpy(want + 5 + wlen, "\n", 2);
+			out = run_format(db, FORMAT_CSV, raw, "SELECT ?1 AS name", rows[i].in, rows[i].n, 0);
+			CHECK_ROW(out && memcmp(out, want, wlen + 7) == 0, rows[i].line);
+			if (!out || memcmp(out, want, wlen + 7))
+				fprintf(stderr, "  raw %d: got '%s' want '%s'\n", raw, out ? out : "", want);
+			free(out);
+		}
+	}
+	sqlite3_close(db);
+}
+
+/* Numbers are never guarded: a negative number stays a number in csv, and
+ * the table and json are unchanged. */
+static void test_csv_numbers_stay_numbers(void)
+{
+	sqlite3 *db = NULL;
+	char *out;
+
+	CHECK(sqlite3_open(":memory:", &db) == SQLITE_OK);
+	out = run_format(db, FORMAT_CSV, 0,
+			 "SELECT -1.5 AS a, -2 AS b, -1e300 AS c, '-1.5' AS d, '-2+3' AS e, '=A1' AS \"=f\"", NULL, 0, 0);
+	CHECK(out && strcmp(out, "a,b,c,d,e,'=f\n-1.5,-2,-1.0000000000000001e+300,-1.5,'-2+3,'=A1\n") == 0);
+	if (out && strcmp(out, "a,b,c,d,e,'=f\n-1.5,-2,-1.0000000000000001e+300,-1.5,'-2+3,'=A1\n"))
+		fprintf(stderr, "  got '%s'\n", out);
+	free(out);
+	out = run_format(db, FORMAT_JSON, 0, "SELECT -1.5 AS a, '=A1' AS b, '\x1b' AS c", NULL, 0, 0);
+	CHECK(out && strcmp(out, "[\n{\"a\":-1.5,\"b\":\"=A1\",\"c\":\"\\u001b\"}\n]\n") == 0);
+	free(out);
+	CHECK(format_csv_guarded((const unsigned char *)"=", 1));
+	CHECK(!format_csv_guarded((const unsigned char *)"", 0));
+	CHECK(!format_csv_guarded((const unsigned char *)"-0", 2));
 	sqlite3_close(db);
 }
 
@@ -618,5 +716,7 @@ int main(void)
 	test_eng_bounded();
 	test_numbers_bounded_random();
 	test_absurd_values_in_cells();
+	test_csv_text();
+	test_csv_numbers_stay_numbers();
 	return check_status();
 }

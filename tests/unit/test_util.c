@@ -79,6 +79,11 @@ static void test_json_string(void)
 		{ __LINE__, "bad\xff\xfe", 5, "\"bad\\ufffd\\ufffd\"" },
 		{ __LINE__, "caf\xc3\xa9", 5, "\"caf\xc3\xa9\"" },
 		{ __LINE__, "ls\xe2\x80\xa8", 5, "\"ls\\u2028\"" },
+		/* what a terminal obeys or uses to hide text: C1 (U+009B CSI), bidi */
+		{ __LINE__, "c1\xc2\x9b" "2J", 6, "\"c1\\u009b2J\"" },
+		{ __LINE__, "rtl\xe2\x80\xae" "x", 7, "\"rtl\\u202ex\"" },
+		{ __LINE__, "iso\xe2\x81\xa6" "x", 7, "\"iso\\u2066x\"" },
+		{ __LINE__, "nbsp\xc2\xa0", 6, "\"nbsp\xc2\xa0\"" },
 		{ __LINE__, "", 0, "\"\"" },
 	};
 
