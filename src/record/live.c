@@ -122,12 +122,18 @@ static void fmt_time(char *buf, size_t len, double ns)
 		strbuf(buf, len, "%.3g s", ns / 1e9);
 }
 
-/* " MFU 12.3%" from @num over @ns at @peak, or "" when unknown. */
+/* " MFU 12.3%" from @num over @ns at @peak, or "" when unknown; above
+ * 10,000% (a target declaring 1e300 FLOPs) "impossible", as mfu-report
+ * says, rather than digits cut at @len. */
 static void fmt_util(char *buf, size_t len, const char *what, double num, double ns, double peak)
 {
+	double u = ns > 0 && peak > 0 ? num / (ns / 1e9 * peak) : NAN;
+
 	buf[0] = '\0';
-	if (ns > 0 && peak > 0)
-		strbuf(buf, len, ", %s %.1f%%", what, 100.0 * num / (ns / 1e9 * peak));
+	if (u > 100)
+		strbuf(buf, len, ", %s impossible", what);
+	else if (isfinite(u))
+		strbuf(buf, len, ", %s %.1f%%", what, 100.0 * u);
 }
 
 static void term_size(const struct live *l, int *rows, int *cols)

@@ -141,8 +141,14 @@ int diff_welch(const struct diff_stats *base, const struct diff_stats *new_, dou
 		out->df = INFINITY;
 		return 0;
 	}
-	/* Welch-Satterthwaite */
-	out->df = se2 * se2 / (vb * vb / (double)(base->n - 1) + vn * vn / (double)(new_->n - 1));
+	/* Welch-Satterthwaite, the variances scaled by the larger: squared as
+	 * they are, those of a declared 1e150 overflow to inf / inf, and the
+	 * NaN interval read as "no significant change" */
+	{
+		double m = vb > vn ? vb : vn, b = vb / m, n = vn / m;
+
+		out->df = (b + n) * (b + n) / (b * b / (double)(base->n - 1) + n * n / (double)(new_->n - 1));
+	}
 	t = diff_t_quantile(1 - (1 - level) / 2, out->df);
 	out->lo = out->d - t * sqrt(se2);
 	out->hi = out->d + t * sqrt(se2);
@@ -345,7 +351,9 @@ static void compare(struct diff *d, struct quantity *q)
 	}
 	if (q->verdict)
 		return;
-	if (q->ci.lo > 0)
+	if (!isfinite(q->ci.lo) || !isfinite(q->ci.hi))
+		q->verdict = "unknown (values too large to compare)";
+	else if (q->ci.lo > 0)
 		q->verdict = is_time ? "slower" : "higher";
 	else if (q->ci.hi < 0)
 		q->verdict = is_time ? "faster" : "lower";
@@ -391,6 +399,15 @@ static int say(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
 	if (n < 0)
 		return -EINVAL;
 	return buf_append(buf, len, cap, line, strnlen(line, sizeof(line) - 1));
+}
+
+/* A change as a signed percentage, "+12.3%", into @buf (32 bytes); from a
+ * million percent on (a declared 1e300 against a real run) 3 significant
+ * digits, "+1e+302%", rather than 300 digits cut by say()'s line. */
+static const char *pct(char *buf, double v)
+{
+	snprintf(buf, 32, fabs(100 * v) < 1e6 ? "%+.1f%%" : "%+.3g%%", 100 * v);
+	return buf;
 }
 
 static const char *row_label(const struct quantity *q, char *buf, size_t len)
@@ -450,9 +467,12 @@ static int summarize(struct diff *d)
 		/* sanitized when printed (format_set_verdict) */
 		if (strncmp(q->verdict, "only in", 7) == 0)
 			rc = say(&d->summary, &len, &cap, "%s %s %s", nchanged ? ";" : "", label, q->verdict);
-		else if (isfinite(q->change) && isfinite(q->lo))
-			rc = say(&d->summary, &len, &cap, "%s %s %s %+.1f%% (CI %+.1f%% to %+.1f%%)",
-				 nchanged ? ";" : "", label, q->verdict, 100 * q->change, 100 * q->lo, 100 * q->hi);
+		else if (isfinite(q->change) && isfinite(q->lo)) {
+			char c[32], lo[32], hi[32];
+
+			rc = say(&d->summary, &len, &cap, "%s %s %s %s (CI %s to %s)", nchanged ? ";" : "", label,
+				 q->verdict, pct(c, q->change), pct(lo, q->lo), pct(hi, q->hi));
+		}
 		else
 			rc = say(&d->summary, &len, &cap, "%s %s %s", nchanged ? ";" : "", label, q->verdict);
 		nchanged++;

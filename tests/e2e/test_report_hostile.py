@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import unittest.mock
 
 ROOT = os.environ.get('MFU_SRCDIR') or os.environ.get('MFU_SOURCE_ROOT') or os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -73,9 +74,12 @@ def schema_sql():
     return '\n'.join(parts)
 
 
-def make_db(path, nsteps=5, huge=True, wall=5_000_000):
-    """A run whose steps declare 1e300 FLOPs and bytes (when @huge) and whose
-    phases carry every name of NAMES, once per step."""
+def make_db(path, nsteps=5, huge=True, wall=5_000_000, flops=None):
+    """A run whose steps declare 1e300 FLOPs and bytes (when @huge; else 1e9
+    FLOPs, or @flops) and whose phases carry every name of NAMES, once per
+    step."""
+    if flops is None:
+        flops = HUGE if huge else 1e9
     db = sqlite3.connect(path)
     db.executescript(schema_sql())
     db.execute(
@@ -93,7 +97,7 @@ def make_db(path, nsteps=5, huge=True, wall=5_000_000):
             "INSERT INTO step (step, pid, tid, end_tid, begin_ns, end_ns, wall_ns, model_flops,"
             " model_bytes, cpu_ns, ctx_switches, cpu_migrations, page_faults, complete)"
             " VALUES (?, 42, 42, 42, ?, ?, ?, ?, ?, ?, 1, 0, 3, 1)",
-            (i, t, t + w, w, HUGE if huge else 1e9, HUGE if huge else 1e8, w))
+            (i, t, t + w, w, flops, HUGE if huge else 1e8, w))
         for k, (name, _) in enumerate(NAMES):
             b = t + k * 100_000
             db.execute(
@@ -180,6 +184,21 @@ class Hostile(unittest.TestCase):
                 self.assertEqual(r.returncode, 0, r.stderr)
                 self.assertSafeText(r.stdout, 'diff ' + fmt)
                 self.assertNumbersBounded(r.stdout.decode(), 'diff ' + fmt)
+
+    def test_diff_of_an_absurd_change(self):
+        # MFU from 1e9 FLOPs per step to 1e150: a significant change of
+        # about 1e143%, which the verdict line wrote out in 144 digits
+        base = os.path.join(self.tmp, 'sane.sqlite')
+        new = os.path.join(self.tmp, 'absurd.sqlite')
+        make_db(base, huge=False, nsteps=8)
+        make_db(new, huge=False, nsteps=8, flops=1e150)
+        for fmt in FORMATS:
+            with self.subTest(fmt=fmt):
+                r = run(['--diff', base, new, '--format', fmt])
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertNumbersBounded(r.stdout.decode(), 'diff ' + fmt)
+        text = run(['--diff', base, new]).stdout.decode()
+        self.assertRegex(text, r'MFU higher \+[0-9.]+e\+1[0-9][0-9]% \(CI \+[0-9.]+e\+')
 
     def test_summary_says_the_mfu_is_impossible(self):
         for fmt in ('table', 'markdown'):
@@ -300,26 +319,49 @@ class Hostile(unittest.TestCase):
 class Recorded(unittest.TestCase):
     """A real program declaring 1e300 FLOPs with hostile phase names: the
     recorder's end-of-run summary (the report's table, on stderr, printed by
-    mfu-record as root) is bounded and escaped."""
+    mfu-record as root) and its live line are bounded and escaped."""
+
+    def setUp(self):
+        self.record = os.environ.get('MFU_RECORD')
+        self.libmfu = os.environ.get('MFU_LIBMFU')
+        if not self.record or not self.libmfu:
+            self.skipTest('MFU_RECORD and MFU_LIBMFU are set by meson test')
+        self.tmp = tempfile.mkdtemp(prefix='mfu-hostile-rec-')
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.env = dict(os.environ, MFU_LIBRARY=self.libmfu, MFU_NO_CALIBRATE='1',
+                        PYTHONPATH=os.environ.get('MFU_PYTHON_DIR') or os.path.join(ROOT, 'src', 'python'))
+
+    @staticmethod
+    def script(steps, seconds=0.0):
+        return ("import mfu, time\n"
+                "for i in range(%d):\n"
+                "    with mfu.step(flops=1e300, bytes=1e300):\n"
+                "        with mfu.phase('\\x1b]0;pwned\\x07'):\n"
+                "            sum(range(20000))\n"
+                "            time.sleep(%r)\n"
+                "        with mfu.phase('=HYPERLINK(\"http://x\",\"y\")'):\n"
+                "            pass\n" % (steps, seconds))
+
+    def test_live_line(self):
+        import pty  # noqa: F401  (the live line needs a terminal)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from test_live import on_pty
+        db = os.path.join(self.tmp, 'live.sqlite')
+        # about 2.5 s of steps: the line is redrawn about once a second
+        argv = [self.record, '-o', db, '--', sys.executable, '-c', self.script(50, 0.05)]
+        with unittest.mock.patch.dict(os.environ, self.env):
+            out, code = on_pty(argv, rows=24, cols=200)
+        self.assertEqual(code, 0, out[-2000:])
+        lines = re.findall(rb'mfu-record: [0-9]+ s, [0-9]+ steps[^\x1b\r\n]*', out)
+        self.assertTrue(lines, out[-2000:])
+        for line in lines:
+            self.assertIn(b'MFU impossible', line)
+            self.assertNotRegex(line, rb'[0-9]{18}')
+        self.assertNotIn(b'pwned\x07', out)
 
     def test_recorder_summary(self):
-        record = os.environ.get('MFU_RECORD')
-        libmfu = os.environ.get('MFU_LIBMFU')
-        if not record or not libmfu:
-            self.skipTest('MFU_RECORD and MFU_LIBMFU are set by meson test')
-        tmp = tempfile.mkdtemp(prefix='mfu-hostile-rec-')
-        self.addCleanup(shutil.rmtree, tmp, True)
-        db = os.path.join(tmp, 'run.sqlite')
-        env = dict(os.environ, MFU_LIBRARY=libmfu, MFU_NO_CALIBRATE='1',
-                   PYTHONPATH=os.environ.get('MFU_PYTHON_DIR') or os.path.join(ROOT, 'src', 'python'))
-        script = ("import mfu\n"
-                  "for i in range(5):\n"
-                  "    with mfu.step(flops=1e300, bytes=1e300):\n"
-                  "        with mfu.phase('\\x1b]0;pwned\\x07'):\n"
-                  "            sum(range(20000))\n"
-                  "        with mfu.phase('=HYPERLINK(\"http://x\",\"y\")'):\n"
-                  "            pass\n")
-        p = subprocess.run([record, '-o', db, '--', sys.executable, '-c', script], env=env,
+        record, db, env = self.record, os.path.join(self.tmp, 'run.sqlite'), self.env
+        p = subprocess.run([record, '-o', db, '--', sys.executable, '-c', self.script(5)], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
         self.assertEqual(p.returncode, 0, p.stderr.decode(errors='replace'))
         Hostile.assertSafeText(self, p.stderr, 'mfu-record stderr')

@@ -124,6 +124,24 @@ static void test_welch(void)
 	CHECK_EQ_INT(diff_welch(&c, &e, 0.95, &ci), 0);
 	CHECK(ci.lo == 1 && ci.hi == 1 && isinf(ci.df));
 
+	/* values of 1e150 (declared FLOPs a target made up): variances of
+	 * 1e296 whose squares overflow; df stays finite, as for the same
+	 * series scaled down */
+	struct diff_stats hb = { 0 }, hn = { 0 }, sb = { 0 }, sn = { 0 };
+	struct diff_interval sci;
+	for (int i = 0; i < 8; i++) {
+		diff_stats_add(&hb, 1e150 * (1 + i * 1e-3));
+		diff_stats_add(&hn, 3e150 * (1 + i * 2e-3));
+		diff_stats_add(&sb, 1 + i * 1e-3);
+		diff_stats_add(&sn, 3 * (1 + i * 2e-3));
+	}
+	CHECK_EQ_INT(diff_welch(&hb, &hn, 0.95, &ci), 0);
+	CHECK_EQ_INT(diff_welch(&sb, &sn, 0.95, &sci), 0);
+	CHECK(isfinite(ci.df) && isfinite(ci.lo) && isfinite(ci.hi));
+	CHECK_NEAR(ci.df, sci.df, 1e-9 * sci.df);
+	CHECK_NEAR(ci.lo / 1e150, sci.lo, 1e-9);
+	CHECK(ci.lo > 0);
+
 	/* one value: unknown */
 	struct diff_stats one = { 0 };
 	diff_stats_add(&one, 3);
