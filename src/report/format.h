@@ -33,9 +33,9 @@ int format_is_human(enum format_kind kind);
 /* A writer of @nsections sections to @out. Returns 0 or -ENOMEM. */
 int format_new(enum format_kind kind, FILE *out, size_t nsections, struct format **fmt);
 
-/* Write section @name: every row of @stmt (stepped to the end; for table and
- * markdown it is stepped twice, with a reset in between, to size the
- * columns, so it must give the same rows twice: run it in a transaction).
+/* Write section @name: every row of @stmt, stepped once to the end (table
+ * and markdown size their columns on the first rows, held in memory, and
+ * stream the rest: GRID_SIZE_ROWS in format_impl.h).
  * @single_row: the section has one row (summary), which table and markdown
  * show as a two-column field/value list. On an SQLite error returns -EIO
  * with sqlite3_errmsg in @err; on a write error -errno. */

@@ -20,4 +20,10 @@ size_t fmt_i64(char *buf, long long v);
  * prints as 1e+300, not as 300 digits. */
 size_t fmt_fixed(char *buf, double v, int dec);
 
+/* Table and markdown size a section's columns on its first GRID_SIZE_ROWS
+ * rows (or as many as GRID_SIZE_BYTES of their text hold) and stream the
+ * rest (format.c, section_grid). */
+#define GRID_SIZE_ROWS 10000
+#define GRID_SIZE_BYTES ((size_t)8 << 20)
+
 #endif

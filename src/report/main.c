@@ -789,8 +789,8 @@ static int report(const struct request *r)
 		return job_report(r);
 
 	/* Nothing in a report writes; make sure of it. One read transaction:
-	 * every section sees the same rows, even while a recording writes (and
-	 * the table format reads each section twice). SQLite's default cache
+	 * every section sees the same rows, even while a recording writes.
+	 * SQLite's default cache
 	 * and temporary storage measured faster on a 1M-step run than a bigger
 	 * cache or temp_store = MEMORY. */
 	if (open_run(r, r->path, &db))

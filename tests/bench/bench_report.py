@@ -2,7 +2,8 @@
 """Benchmark mfu-report on a large generated run database.
 
 usage: bench_report.py [--report PATH] [--steps N] [--phases-per-step K]
-                       [--keep FILE] [--repeat R] [--skip-steps N]
+                       [--keep FILE | --db FILE] [--repeat R] [--skip-steps N]
+                       [--formats SECTIONS] [--baseline PATH]
 
 Builds a database with N complete steps (default 1,000,000), each with K
 complete phases (default 3: data, forward, backward), applying schema/NNN.sql,
@@ -12,12 +13,24 @@ and the CPU time of that run. The target is well under 3 s for 1,000,000
 steps. --skip-steps N times the same with `--skip-steps N` too (what the
 TEMP views of that option cost). Not a registered test: it takes a while.
 
+Then, for each section of --formats (default steps,breakdown), it times the
+section in csv, table and markdown against the floor: the sqlite3 command-line
+shell running the section's own SQL (`mfu-report --sql SECTION`) with -csv
+into /dev/null, which is what reading the rows costs before any mfu-report
+formatting. It prints the best wall and CPU time of each and their ratio to
+the floor (CPU: the steadier on a busy machine), table and markdown over
+csv, and each run's peak RSS. --baseline PATH times another mfu-report
+binary (the commit before a change) on the same database in the same
+session, alternating with --report, so both figures share the machine's
+load. --formats '' leaves this part out.
+
 The mfu-report binary comes from --report, else $MFU_REPORT, else
 build/src/report/mfu-report under the source tree.
 """
 import argparse
 import os
 import resource
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -25,6 +38,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import machine  # noqa: E402
 PHASES = ['data', 'forward', 'backward', 'optimizer', 'comm', 'log']
 
 
@@ -96,7 +111,13 @@ def main():
                     help='also time steps+phases with mfu-report --skip-steps N')
     ap.add_argument('--schema-version', type=int, metavar='N',
                     help='apply the schema files up to N.sql only (default: all), for an older mfu-report')
+    ap.add_argument('--formats', default='steps,breakdown', metavar='SECTIONS',
+                    help='time these sections in csv, table and markdown against the sqlite3 floor '
+                         '(comma-separated; empty: none)')
+    ap.add_argument('--baseline', metavar='PATH',
+                    help='also time this mfu-report (e.g. built from the previous commit), alternating')
     args = ap.parse_args()
+    print(machine())
 
     with tempfile.TemporaryDirectory() as tmp:
         path = args.db or args.keep or os.path.join(tmp, 'bench.sqlite')
@@ -137,7 +158,68 @@ def main():
             wall, cpu = timed(sections)
             print('mfu-report %-14s --format csv > /dev/null: %6.3f s wall, %6.3f s CPU (best of %d)'
                   % (' '.join(sections), wall, cpu, args.repeat))
+        formats = [x for x in args.formats.split(',') if x]
+        if formats and args.repeat > 0:
+            time_formats(args, path, formats)
 
+
+def run_once(cmd, stdin=None):
+    """Wall seconds, CPU seconds and peak RSS (MB) of one run of @cmd, its
+    output to /dev/null."""
+    with open(os.devnull, 'w') as devnull:
+        t0 = time.monotonic()
+        p = subprocess.Popen(cmd, stdin=stdin, stdout=devnull, stderr=subprocess.PIPE)
+        err = p.stderr.read()
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.monotonic() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        sys.stderr.write(err.decode(errors='replace'))
+        sys.exit('bench_report: %s exited %d' % (' '.join(cmd), p.returncode))
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
+
+
+def time_formats(args, path, sections):
+    """Each section in csv, table and markdown, and the sqlite3 floor, best
+    of --repeat, the configurations interleaved in every round."""
+    sqlite = shutil.which('sqlite3')
+    reports = [('', args.report)] + ([('baseline ', args.baseline)] if args.baseline else [])
+    for section in sections:
+        configs = []
+        sql_file = None
+        if sqlite:
+            sql = subprocess.run([args.report, '--sql', section], stdout=subprocess.PIPE,
+                                 check=True).stdout
+            sql_file = os.path.join(os.path.dirname(path) or '.', '.bench-%s.sql' % section)
+            with open(sql_file, 'wb') as f:
+                f.write(sql)
+            configs.append(('sqlite3 -csv (floor)', [sqlite, '-readonly', '-csv', '-header', path], sql_file))
+        for label, binary in reports:
+            for fmt in ('csv', 'table', 'markdown'):
+                configs.append(('%smfu-report %s' % (label, fmt),
+                                [binary, '--db', path, section, '--format', fmt], None))
+        best = {}
+        for _ in range(args.repeat):
+            for label, cmd, stdin in configs:
+                if stdin:
+                    with open(stdin, 'rb') as f:
+                        got = run_once(cmd, f)
+                else:
+                    got = run_once(cmd)
+                prev = best.get(label)
+                if prev is None or got[1] < prev[1]:
+                    best[label] = (got[0], got[1], max(got[2], prev[2] if prev else 0))
+        if sql_file:
+            os.unlink(sql_file)
+        floor = best.get('sqlite3 -csv (floor)')
+        print('section %s, best of %d (load %.2f):' % (section, args.repeat, os.getloadavg()[0]))
+        for label, _, _ in configs:
+            wall, cpu, rss = best[label]
+            ratio = ' %5.2fx the floor (CPU)' % (cpu / floor[1]) if floor else ''
+            csv_label = label.replace('table', 'csv').replace('markdown', 'csv')
+            vs_csv = ', %.2fx its csv' % (cpu / best[csv_label][1]) if csv_label != label else ''
+            print('  %-30s %6.3f s wall, %6.3f s CPU, %6.1f MB peak RSS%s%s'
+                  % (label, wall, cpu, rss, ratio, vs_csv))
 
 if __name__ == '__main__':
     main()

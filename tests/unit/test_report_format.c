@@ -686,6 +686,65 @@ static void test_csv_numbers_stay_numbers(void)
 	sqlite3_close(db);
 }
 
+/* ---- a table of many rows: one pass, bounded, aligned ---- */
+
+static int nrows_called;
+
+static void count_rows(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	nrows_called++;
+	sqlite3_result_value(ctx, argv[0]);
+}
+
+static void test_grid_streams(void)
+{
+	static const char *const sql =
+		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n + 1 < 10050)"
+		" SELECT counted(n % 10000) AS step, CASE WHEN n = 10030 THEN 'a much longer name' ELSE 'x' END AS phase,"
+		" n / 1000.0 AS wall_ms FROM i";
+	sqlite3 *db = NULL;
+
+	CHECK(GRID_SIZE_ROWS == 10000);
+	CHECK(sqlite3_open(":memory:", &db) == SQLITE_OK);
+	CHECK(sqlite3_create_function(db, "counted", 1, SQLITE_UTF8, NULL, count_rows, NULL, NULL) == SQLITE_OK);
+	for (int md = 0; db && md < 2; md++) {
+		char *out, *line, *save = NULL;
+		size_t nlines = 0, width = 0, wide = 0, bad = 0;
+
+		nrows_called = 0;
+		out = run_format(db, md ? FORMAT_MARKDOWN : FORMAT_TABLE, 0, sql, NULL, 0, 0);
+		/* stepped once: every row formatted once */
+		CHECK_EQ_INT(nrows_called, 10050);
+		for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			size_t len = strlen(line);
+
+			if (nlines++ == 0)
+				continue;                      /* the title */
+			if (!width)
+				width = len;                   /* the header */
+			/* the row with the longer name widens its column from there on */
+			if (strstr(line, "a much longer name"))
+				wide = len;
+			else if (wide && len != wide)
+				bad++;
+			else if (!wide && len != width)
+				bad++;
+		}
+		CHECK_EQ_INT(nlines, 1 + 2 + 10050);
+		CHECK(wide > width);
+		CHECK_EQ_INT(bad, 0);
+		free(out);
+	}
+	/* a short section stays aligned on every row */
+	{
+		char *out = run_format(db, FORMAT_TABLE, 0,
+				       "SELECT 1 AS step, 'x' AS phase UNION ALL SELECT 22, 'a longer one'", NULL, 0, 0);
+		CHECK(out && strcmp(out, "s\nstep  phase\n----  ------------\n   1  x\n  22  a longer one\n") == 0);
+		free(out);
+	}
+	sqlite3_close(db);
+}
 
 static void test_parse(void)
 {
@@ -718,5 +777,6 @@ int main(void)
 	test_absurd_values_in_cells();
 	test_csv_text();
 	test_csv_numbers_stay_numbers();
+	test_grid_streams();
 	return check_status();
 }
