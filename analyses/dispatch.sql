@@ -13,7 +13,13 @@
 -- share: of the phase's on-CPU samples; samples = the count behind it;
 -- share_lo, share_hi: its 95% Wilson interval.
 WITH
-lim AS (SELECT coalesce(max(end_ns - begin_ns), 0) AS maxph FROM phase WHERE complete = 1),
+-- max_depth: MAX_DEPTH, the deepest the recorder nests a thread's phases
+-- (src/record/markers/markers.c): a walk up phase.parent from the innermost
+-- phase passes at most max_depth phases. The bound also ends a walk that
+-- goes round a cycle of parents, which only an edited or damaged database
+-- has (every phase there then walks max_depth rows and finds what is open
+-- on the way, or nothing).
+lim AS (SELECT coalesce(max(end_ns - begin_ns), 0) AS maxph, 64 AS max_depth FROM phase WHERE complete = 1),
 -- The thread's whole CPU time over all its samples: main.sample, not what
 -- mfu-report --skip-steps leaves of them (thread.cpu_ns is the whole run's).
 tw AS (  -- ns of on-CPU time one sample of each thread stands for
@@ -31,17 +37,17 @@ tw AS (  -- ns of on-CPU time one sample of each thread stands for
 sp AS (
   SELECT s.tid, s.class, s.stack,
          coalesce((
-           WITH RECURSIVE up(parent, name, open) AS (
+           WITH RECURSIVE up(parent, name, open, n) AS (
              SELECT * FROM (
-               SELECT p.parent, p.name, coalesce(p.complete = 1 AND p.end_ns > s.time_ns, 0)
+               SELECT p.parent, p.name, coalesce(p.complete = 1 AND p.end_ns > s.time_ns, 0), 1
                FROM phase p
                WHERE p.tid = s.tid AND p.begin_ns <= s.time_ns
                  AND p.begin_ns > s.time_ns - (SELECT maxph FROM lim) - 1
                ORDER BY p.begin_ns DESC, p.id DESC LIMIT 1)
              UNION ALL
-             SELECT q.parent, q.name, coalesce(q.complete = 1 AND q.end_ns > s.time_ns, 0)
+             SELECT q.parent, q.name, coalesce(q.complete = 1 AND q.end_ns > s.time_ns, 0), up.n + 1
              FROM up JOIN phase q ON q.id = up.parent
-             WHERE NOT up.open)
+             WHERE NOT up.open AND up.n < (SELECT max_depth FROM lim))
            SELECT name FROM up WHERE open LIMIT 1), '(no phase)') AS phase
   FROM sample s WHERE s.kind = 0),
 tot AS (SELECT phase, count(*) AS n FROM sp GROUP BY phase),
