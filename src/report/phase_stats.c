@@ -87,8 +87,7 @@ struct group {
 	double pct[2];
 	struct span *spans;
 	size_t nspans, spans_cap;
-	int64_t unions[NUNIONS];
-	int have_union[NUNIONS];
+	struct sum unions[NUNIONS]; /* SUM() of the parts: NULL without spans */
 };
 
 struct stats {
@@ -323,11 +322,15 @@ static int cmp_span(const void *a, const void *b)
 
 /* Sweep each step's spans in begin order: a span adds what reaches past
  * the furthest end seen so far, in each subset it belongs to. The same
- * arithmetic as phases.sql's window (MAX(end) OVER the earlier spans). */
+ * arithmetic as phases.sql's window (MAX(end) OVER the earlier spans), and
+ * the same sums: a span's part that does not fit in 64 bits (times of an
+ * edited database, INT64_MIN to INT64_MAX) becomes a real, as SQLite's
+ * subtraction makes it, and a sum of integers that overflows is SUM()'s
+ * error. reach[u] = INT64_MIN at a step's first span stands for "no span
+ * yet": nothing begins before it, and an end at INT64_MIN reaches nowhere. */
 static void group_unions(struct group *g)
 {
 	int64_t reach[NUNIONS];
-	int seen[NUNIONS];
 
 	/* A recording writes each thread's phases in order, so the spans of a
 	 * single-threaded phase come sorted: a check costs one pass, the sort
@@ -342,19 +345,21 @@ static void group_unions(struct group *g)
 		const struct span *sp = &g->spans[i];
 
 		if (i == 0 || sp->step != g->spans[i - 1].step)
-			memset(seen, 0, sizeof(seen));
+			for (int u = 0; u < NUNIONS; u++)
+				reach[u] = INT64_MIN;
 		for (int u = 0; u < NUNIONS; u++) {
-			int64_t from;
+			int64_t from = reach[u] > sp->begin ? reach[u] : sp->begin;
+			struct cell part = { .type = SQLITE_INTEGER };
 
 			if (!(sp->has & (1u << u)))
 				continue;
-			from = seen[u] && reach[u] > sp->begin ? reach[u] : sp->begin;
-			if (sp->end > from)
-				g->unions[u] += sp->end - from;
-			if (!seen[u] || sp->end > reach[u])
+			if (sp->end > from && __builtin_sub_overflow(sp->end, from, &part.i)) {
+				part.type = SQLITE_FLOAT;
+				part.r = (double)sp->end - (double)from;
+			}
+			sum_add(&g->unions[u], &part);
+			if (sp->end > reach[u])
 				reach[u] = sp->end;
-			seen[u] = 1;
-			g->have_union[u] = 1;
 		}
 	}
 }
@@ -652,12 +657,9 @@ static int vt_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
 		break;
 	}
 	default:
-		if (col >= C_UNION && col < C_UNION + NUNIONS) {
-			if (g->have_union[col - C_UNION])
-				sqlite3_result_int64(ctx, g->unions[col - C_UNION]);
-			else
-				sqlite3_result_null(ctx);
-		} else if (col >= C_SUMS && col < C_P50)
+		if (col >= C_UNION && col < C_UNION + NUNIONS)
+			result_sum(ctx, &g->unions[col - C_UNION]);
+		else if (col >= C_SUMS && col < C_P50)
 			result_sum(ctx, &g->sums[col - C_SUMS]);
 		else
 			sqlite3_result_null(ctx);
