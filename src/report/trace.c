@@ -113,16 +113,20 @@ static void t_double(struct trace *t, double v)
 		t_write(t, num, format_double(num, v));
 }
 
-/* @ns nanoseconds as microseconds, exactly: "1234.567", "-0.5", "12". */
-static size_t fmt_us(char *buf, int64_t ns)
+/* @to - @from nanoseconds as microseconds, exactly: "1234.567", "-0.5",
+ * "12". The difference of two int64 times may not fit in one (an edited
+ * database's INT64_MIN and INT64_MAX): its magnitude always fits in 64
+ * unsigned bits, and is computed there. */
+static size_t fmt_us(char *buf, int64_t to, int64_t from)
 {
-	uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	int neg = to < from;
+	uint64_t a = neg ? (uint64_t)from - (uint64_t)to : (uint64_t)to - (uint64_t)from;
 	unsigned r = (unsigned)(a % 1000);
 	size_t n = 0;
 
-	if (ns < 0)
+	if (neg)
 		buf[n++] = '-';
-	n += fmt_i64(buf + n, (long long)(a / 1000));
+	n += fmt_i64(buf + n, (long long)(a / 1000)); /* < 2^64 / 1000: fits */
 	if (r) {
 		buf[n++] = '.';
 		buf[n++] = (char)('0' + r / 100);
@@ -135,11 +139,12 @@ static size_t fmt_us(char *buf, int64_t ns)
 	return n;
 }
 
-static void t_us(struct trace *t, int64_t ns)
+/* The time from @from to @to, in microseconds. */
+static void t_us(struct trace *t, int64_t to, int64_t from)
 {
 	char num[32];
 
-	t_write(t, num, fmt_us(num, ns));
+	t_write(t, num, fmt_us(num, to, from));
 }
 
 /* @s (@n bytes) as a JSON string; -ENOMEM. */
@@ -171,7 +176,7 @@ static void t_where(struct trace *t, int64_t pid, int64_t tid, int64_t ns)
 	t_str(t, ",\"tid\":");
 	t_i64(t, tid);
 	t_str(t, ",\"ts\":");
-	t_us(t, ns - t->origin);
+	t_us(t, ns, t->origin);
 }
 
 /* ---- SQLite ---- */
@@ -363,7 +368,7 @@ static void t_counter(struct trace *t, int64_t pid, int64_t ns, size_t which, do
 	t_str(t, "\",\"pid\":");
 	t_i64(t, pid);
 	t_str(t, ",\"ts\":");
-	t_us(t, ns - t->origin);
+	t_us(t, ns, t->origin);
 	t_str(t, ",\"args\":{\"value\":");
 	t_double(t, v);
 	t_str(t, "}}");
@@ -419,7 +424,7 @@ static int write_interval(struct trace *t, sqlite3_stmt *st, const struct arg_ke
 	t_where(t, pid, tid, begin);
 	if (complete) {
 		t_str(t, ",\"dur\":");
-		t_us(t, end - begin);
+		t_us(t, end, begin);
 	}
 	t_str(t, ",\"name\":");
 	if (phase) {
@@ -564,7 +569,7 @@ static int write_offcpu(struct trace *t)
 		t_str(t, "\"ph\":\"X\",");
 		t_where(t, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), start);
 		t_str(t, ",\"dur\":");
-		t_us(t, sqlite3_column_int64(st, 3) - start);
+		t_us(t, sqlite3_column_int64(st, 3), start);
 		t_str(t, ",\"name\":");
 		rc = t_jcol(t, st, 4);
 		t_str(t, ",\"cat\":\"offcpu\",\"args\":");
