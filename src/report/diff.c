@@ -503,7 +503,7 @@ int diff_rows(struct diff *d, sqlite3_stmt **stmt, char *err, size_t errlen)
 	*stmt = NULL;
 	for (size_t i = 0; !d->compared && i < d->nq; i++)
 		compare(d, &d->q[i]);
-	if (!d->compared)
+	if (!d->compared && d->nq)
 		qsort(d->q, d->nq, sizeof(*d->q), quantity_cmp);
 	d->compared = 1;
 	free(d->summary);

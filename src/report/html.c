@@ -261,11 +261,20 @@ static const char *const step_columns[] = {
 
 #define MAX_TEXTS 32
 
-/* @v with @dec decimals at most, trailing zeros dropped. */
+/* @v with @dec decimals at most, trailing zeros dropped. A value of 1e15
+ * or more has no decimals to show (a double's 53 bits end there) and may
+ * have 300 digits (an edited database's 1e300 ms): it goes as %.17g, which
+ * JSON reads and fmt_fixed's 64 bytes need not hold. */
 static void out_fixed_short(struct html *h, double v, int dec)
 {
 	char num[64];
-	size_t n = fmt_fixed(num, v, dec);
+	size_t n;
+
+	if (!(fabs(v) < 1e15)) {
+		out_write(h, num, (size_t)snprintf(num, sizeof(num), "%.17g", v));
+		return;
+	}
+	n = fmt_fixed(num, v, dec);
 
 	if (memchr(num, '.', n)) {
 		while (num[n - 1] == '0')

@@ -174,6 +174,15 @@ static const struct analysis *find_section(const char *name)
 	return NULL;
 }
 
+/* What SQLite's SUM() error means here: no recording stores values whose
+ * sum leaves 64 bits (a year of nanoseconds is 2^55). */
+static const char *overflow_hint(const char *msg)
+{
+	return strstr(msg, "integer overflow") ? " (a sum of the database's values does not fit in 64 bits: values "
+						  "no recording writes; was the file edited or damaged?)"
+					       : "";
+}
+
 /* Say why an SQLite step failed: a damaged file is the usual reason. */
 static void db_error(sqlite3 *db, const char *path, const char *what, const char *msg)
 {
@@ -183,7 +192,7 @@ static void db_error(sqlite3 *db, const char *path, const char *what, const char
 		fprintf(stderr, PROG ": %s: %s: the database is corrupt (truncated or damaged): %s\n", path, what,
 			msg);
 	else
-		fprintf(stderr, PROG ": %s: %s: %s\n", path, what, msg);
+		fprintf(stderr, PROG ": %s: %s: %s%s\n", path, what, msg, overflow_hint(msg));
 }
 
 /* --skip-steps: the SQL that shadows the tables with TEMP views of what
@@ -749,7 +758,7 @@ static int job_report(const struct request *r)
 		rc = job_open(&jr.job, paths, n, open_rank, (void *)r, &o, err, sizeof(err));
 	if (rc) {
 		if (rc != -ECANCELED)
-			fprintf(stderr, PROG ": %s\n", err);
+			fprintf(stderr, PROG ": %s%s\n", err, overflow_hint(err));
 		return rc == -EEXIST || rc == -ERANGE ? EXIT_USAGE : EXIT_DATA;
 	}
 	for (size_t i = 0; i < r->nsections; i++) {

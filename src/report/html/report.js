@@ -328,9 +328,11 @@
     var raw = span / n, p = Math.pow(10, Math.floor(Math.log10(raw))), e = raw / p;
     return p * (e >= 7.5 ? 10 : e >= 3.5 ? 5 : e >= 1.5 ? 2 : 1);
   }
+  /* At most 100 ticks: an edited database's values can make the step 0,
+   * or too small to move v (1e20 + 1 == 1e20), and the loop endless. */
   function ticks(lo, hi, n) {
     var step = niceStep(hi - lo, n), out = [];
-    for (var v = Math.ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step)
+    for (var v = Math.ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9 && out.length < 100; v += step)
       out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
     return { ticks: out, step: step };
   }
@@ -986,6 +988,11 @@
     var ridge = usedF && usedB ? usedF / usedB : null;
     if (ridge) xs.push(ridge);
     bws.forEach(function (b) { flops.forEach(function (f) { xs.push(f.value / b.value); }); });
+    /* one decade per grid line: only finite, positive values (an edited
+     * database's 0 or 1e308 / 5e-324 would make the decades endless) */
+    function finitePos(v) { return v > 0 && isFinite(v); }
+    xs = xs.filter(finitePos);
+    ys = ys.filter(finitePos);
     if (!xs.length) xs.push(1);
     if (!ys.length) ys.push(1e9);
     var lx0 = Math.floor(Math.log10(Math.min.apply(null, xs))) - 1, lx1 = Math.ceil(Math.log10(Math.max.apply(null, xs))) + 1;
