@@ -16,7 +16,12 @@
 struct job {
 	char **paths;
 	size_t n;
-	sqlite3 **dbs;      /* the ranks' own databases; NULL for a merged file */
+	int file;           /* a merged file (mfu-report merge): no rank's own
+			     * database is known */
+	sqlite3 *rank_db;   /* the chosen rank's own database, which per-run
+			     * sections read: the only rank open after the
+			     * merge (a job may have more ranks than file
+			     * descriptors) */
 	long long *ranks;   /* the rank of each path (from job_rank) */
 	sqlite3 *merged;    /* the temporary merged database, or the merged file */
 	const char *name;   /* for messages: the file, or "the merged ranks" */
@@ -40,15 +45,10 @@ void job_free(struct job *j)
 {
 	if (!j)
 		return;
-	for (size_t i = 0; j->dbs && i < j->n; i++) {
-		if (j->dbs[i])
-			sqlite3_exec(j->dbs[i], "COMMIT", NULL, NULL, NULL);
-		sqlite3_close(j->dbs[i]);
-	}
-	if (j->merged && !j->dbs)
+	merge_close(j->rank_db);
+	if (j->merged && j->file)
 		sqlite3_exec(j->merged, "COMMIT", NULL, NULL, NULL);
 	sqlite3_close(j->merged);
-	free(j->dbs);
 	free(j->ranks);
 	merge_paths_free(j->paths, j->n);
 	free(j);
@@ -77,7 +77,7 @@ static int choose_rank(struct job *j, const struct job_options *o, char *err, si
 		goto sqlfail;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *p = (const char *)sqlite3_column_text(st, 1);
-		for (size_t i = 0; p && j->dbs && i < j->n; i++)
+		for (size_t i = 0; p && !j->file && i < j->n; i++)
 			if (strcmp(j->paths[i], p) == 0)
 				j->ranks[i] = sqlite3_column_int64(st, 0);
 		found += o->rank_given && sqlite3_column_int64(st, 0) == o->rank;
@@ -90,8 +90,13 @@ static int choose_rank(struct job *j, const struct job_options *o, char *err, si
 		return -ERANGE;
 	}
 	rc = analysis_prepare(a, j->merged, &st, err, errlen);
-	if (rc)
+	if (rc) {
+		char why[512];
+
+		strbuf(why, sizeof(why), "%s", err);
+		strbuf(err, errlen, "%s: job: %s", j->name, why);
 		return rc;
+	}
 	rc = -EIO;
 	if (sqlite3_step(st) == SQLITE_ROW) {
 		for (int c = 0; c < sqlite3_column_count(st); c++) {
@@ -115,16 +120,16 @@ static int choose_rank(struct job *j, const struct job_options *o, char *err, si
 		strbuf(j->rank_line, sizeof(j->rank_line), "rank %lld, the slowest in %lld of %lld common steps",
 		       slowest, slowest_steps, steps);
 	} else {
-		slowest = j->dbs ? j->ranks[0] : 0;
+		slowest = !j->file ? j->ranks[0] : 0;
 		strbuf(j->rank_line, sizeof(j->rank_line), "rank %lld (no step completed by every rank: the first one)",
 		       slowest);
 	}
-	for (size_t i = 0; j->dbs && i < j->n; i++)
+	for (size_t i = 0; !j->file && i < j->n; i++)
 		if (j->ranks[i] == slowest)
 			j->chosen = i;
 	return 0;
 sqlfail:
-	strbuf(err, errlen, "%s", sqlite3_errmsg(j->merged));
+	strbuf(err, errlen, "%s: job: %s", j->name, sqlite3_errmsg(j->merged));
 	sqlite3_finalize(st);
 	return -EIO;
 }
@@ -146,7 +151,6 @@ int job_open(struct job **out, char **paths, size_t n, job_open_fn open, void *c
 	     const struct job_options *opts, char *err, size_t errlen)
 {
 	struct job *j = calloc(1, sizeof(*j));
-	struct merge_input *in = NULL;
 	int rc;
 
 	*out = NULL;
@@ -159,26 +163,31 @@ int job_open(struct job **out, char **paths, size_t n, job_open_fn open, void *c
 	j->n = n;
 	j->name = n == 1 ? paths[0] : "the merged ranks";
 	rc = merge_check_versions(paths, n, err, errlen);
+	if (!rc)
+		rc = merge_fd_check(n, err, errlen);
 	if (rc)
 		goto out;
-	j->dbs = calloc(n, sizeof(*j->dbs));
-	j->ranks = calloc(n, sizeof(*j->ranks));
-	in = calloc(n, sizeof(*in));
-	if (!j->dbs || !j->ranks || !in)
+	j->ranks = calloc(n ? n : 1, sizeof(*j->ranks));
+	if (!j->ranks)
 		goto nomem;
-	for (size_t i = 0; i < n; i++) {
-		if (open(ctx, paths[i], &j->dbs[i])) {
+	if (n == 1) {
+		sqlite3 *db = NULL;
+
+		if (open(ctx, paths[0], &db)) {
+			merge_close(db);
 			rc = -ECANCELED;
 			goto out;
 		}
-		in[i].path = paths[i];
-		in[i].db = j->dbs[i];
+		if (merge_is_merged(db)) {
+			/* a merged file: read as it is */
+			j->merged = db;
+			j->file = 1;
+		} else {
+			/* one rank: opened again below, like any other */
+			merge_close(db);
+		}
 	}
-	if (n == 1 && merge_is_merged(j->dbs[0])) {
-		/* a merged file: read as it is */
-		j->merged = j->dbs[0];
-		free(j->dbs);
-		j->dbs = NULL;
+	if (j->file) {
 		if (opts->threshold_given && shadow_threshold(j->merged, opts->threshold, err, errlen)) {
 			rc = -EIO;
 			goto out;
@@ -190,23 +199,25 @@ int job_open(struct job **out, char **paths, size_t n, job_open_fn open, void *c
 			goto nomem;
 		rc = db_exec(j->merged, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF", err, errlen);
 		if (!rc)
-			rc = merge_write(j->merged, in, n, opts->threshold, err, errlen);
+			rc = merge_write_each(j->merged, paths, n, open, ctx, opts->threshold, err, errlen);
 		if (rc)
 			goto out;
 		j->name = "the merged ranks";
 	}
-	j->is_job = n > 1 || !j->dbs;
+	j->is_job = n > 1 || j->file;
 	rc = choose_rank(j, opts, err, errlen);
 	if (rc)
 		goto out;
+	if (!j->file && open(ctx, paths[j->chosen], &j->rank_db)) {
+		rc = -ECANCELED;
+		goto out;
+	}
 	*out = j;
-	free(in);
 	return 0;
 nomem:
 	strbuf(err, errlen, "out of memory");
 	rc = -ENOMEM;
 out:
-	free(in);
 	job_free(j);
 	return rc;
 }
@@ -224,8 +235,8 @@ const struct analysis *job_section(const struct job *j, const struct analysis *a
 		*path = j->name;
 		return a;
 	}
-	*db = j->dbs ? j->dbs[j->chosen] : NULL;
-	*path = j->dbs ? j->paths[j->chosen] : j->name;
+	*db = j->file ? NULL : j->rank_db;
+	*path = j->file ? j->name : j->paths[j->chosen];
 	*rank_line = j->is_job ? j->rank_line : NULL;
 	return a;
 }
@@ -319,7 +330,6 @@ int job_merge_main(int argc, char **argv)
 	double threshold = MERGE_THRESHOLD_DEFAULT;
 	char **paths = NULL, *tmp = NULL, err[1024];
 	size_t n = 0, tlen;
-	struct merge_input *in = NULL;
 	sqlite3 *out = NULL;
 	struct stat so;
 	int opt, ret = 1, rc, fd;
@@ -363,21 +373,15 @@ int job_merge_main(int argc, char **argv)
 			}
 		}
 	}
-	if (merge_check_versions(paths, n, err, sizeof(err))) {
+	if (merge_check_versions(paths, n, err, sizeof(err)) || merge_fd_check(n, err, sizeof(err))) {
 		fprintf(stderr, PROG " merge: %s\n", err);
 		goto out;
 	}
-	in = calloc(n, sizeof(*in));
 	tlen = strlen(outpath) + 8;
 	tmp = malloc(tlen);
-	if (!in || !tmp) {
+	if (!tmp) {
 		fprintf(stderr, PROG " merge: out of memory\n");
 		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		in[i].path = paths[i];
-		if (merge_open(NULL, paths[i], &in[i].db))
-			goto out;
 	}
 	/* written beside FILE and renamed over it when complete: a failed
 	 * merge leaves no half database under the name */
@@ -403,9 +407,10 @@ int job_merge_main(int argc, char **argv)
 		fprintf(stderr, PROG " merge: %s: cannot write: %s\n", outpath, out ? sqlite3_errmsg(out) : "out of memory");
 		goto out;
 	}
-	rc = merge_write(out, in, n, threshold, err, sizeof(err));
+	rc = merge_write_each(out, paths, n, merge_open, NULL, threshold, err, sizeof(err));
 	if (rc) {
-		fprintf(stderr, PROG " merge: %s\n", err);
+		if (rc != -ECANCELED)
+			fprintf(stderr, PROG " merge: %s\n", err);
 		goto out;
 	}
 	merge_said(out, outpath);
@@ -426,12 +431,6 @@ out:
 	if (tmp)
 		unlink(tmp);
 	free(tmp);
-	for (size_t i = 0; in && i < n; i++) {
-		if (in[i].db)
-			sqlite3_exec(in[i].db, "COMMIT", NULL, NULL, NULL);
-		sqlite3_close(in[i].db);
-	}
-	free(in);
 	merge_paths_free(paths, n);
 	return ret;
 }

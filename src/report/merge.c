@@ -1,6 +1,7 @@
 #include "merge.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -94,6 +96,54 @@ int merge_expand(const char *const *patterns, size_t n, char ***paths, size_t *n
 	return 0;
 }
 
+/* File descriptors a merge needs free at once, however many ranks it has:
+ * the rank being read with its WAL and shared memory (3), the output
+ * (merge -o) or the temporary merged database, which SQLite keeps in
+ * memory until it grows (1), a temporary file for a large sort (1); the
+ * report then reads the merged database and the chosen rank's own (3).
+ * Measured: 30 ranks in WAL mode merged with 2 free, and not with 1. */
+#define MERGE_FDS 8
+
+/* The descriptors open in this process, or -1 when /proc cannot tell. */
+static long fds_in_use(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	long n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* the directory's own */
+}
+
+int merge_fd_check(size_t nfiles, char *err, size_t errlen)
+{
+	struct rlimit rl;
+	long used = fds_in_use();
+	rlim_t want;
+
+	if (used < 0 || getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 0; /* cannot tell: opening the files says what fails */
+	want = (rlim_t)used + MERGE_FDS;
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
+		return 0;
+	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want) {
+		/* the soft limit is the user's to raise up to the hard one */
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+			return 0;
+	}
+	strbuf(err, errlen,
+	       "cannot read %zu database%s: the open file limit (ulimit -n) is %llu, %ld descriptors are in use, "
+	       "and reading the databases one at a time needs %d more (raise it: ulimit -n %llu)",
+	       nfiles, nfiles == 1 ? "" : "s", (unsigned long long)rl.rlim_cur, used, MERGE_FDS,
+	       (unsigned long long)want);
+	return -EMFILE;
+}
+
 /* PRAGMA user_version from the file's header (offset 60, big-endian), or
  * -1 when the header cannot be read. */
 static long header_version(const char *path)
@@ -164,6 +214,7 @@ int merge_parse_threshold(const char *s, double *out)
 
 /* What merge_write needs of each run. */
 struct run_info {
+	const char *path; /* the database's, for messages */
 	long long rank; /* from run.rank; has_rank 0: none */
 	int has_rank;
 	char *program, *command, *job_id;
@@ -258,8 +309,8 @@ static int add_note(sqlite3 *out, const char *kind, const char *text, char *err,
 
 /* The ranks of the runs into @rank: run.rank when all have distinct ones,
  * else the positions. */
-static int choose_ranks(const struct merge_input *in, const struct run_info *ri, size_t n, long long *rank,
-			int *by_position, char *err, size_t errlen)
+static int choose_ranks(const struct run_info *ri, size_t n, long long *rank, int *by_position, char *err,
+			size_t errlen)
 {
 	size_t without = n;
 
@@ -299,7 +350,7 @@ static int choose_ranks(const struct merge_input *in, const struct run_info *ri,
 			strbuf(err, errlen,
 			       "rank %lld is in both %s and %s: databases of different jobs or runs? "
 			       "(merge the ranks of one run)",
-			       sorted[i], in[a].path, in[b].path);
+			       sorted[i], ri[a].path, ri[b].path);
 			free(sorted);
 			return -EINVAL;
 		}
@@ -310,8 +361,8 @@ static int choose_ranks(const struct merge_input *in, const struct run_info *ri,
 
 /* Notes on the runs as a whole: ranks by position, arguments, job ids,
  * world size. */
-static int run_notes(sqlite3 *out, const struct merge_input *in, const struct run_info *ri, size_t n,
-		     int by_position, char *err, size_t errlen)
+static int run_notes(sqlite3 *out, const struct run_info *ri, size_t n, int by_position, char *err,
+		     size_t errlen)
 {
 	char text[2048];
 	int rc = 0;
@@ -323,13 +374,13 @@ static int run_notes(sqlite3 *out, const struct merge_input *in, const struct ru
 		strbuf(text, sizeof(text),
 		       "%s has no rank (not recorded under mpirun or srun): the ranks are the databases' positions "
 		       "in the argument list, 0 to %zu (%s is rank 0)",
-		       in[i].path, n - 1, in[0].path);
+		       ri[i].path, n - 1, ri[0].path);
 		rc = add_note(out, "merge_rank_position", text, err, errlen);
 	}
 	for (size_t i = 1; !rc && i < n; i++) {
 		if (strcmp(ri[i].command, ri[0].command) != 0) {
 			strbuf(text, sizeof(text), "the ranks ran %s with different arguments: %s ran %s, %s ran %s",
-			       ri[0].program, in[0].path, ri[0].command, in[i].path, ri[i].command);
+			       ri[0].program, ri[0].path, ri[0].command, ri[i].path, ri[i].command);
 			rc = add_note(out, "merge_arguments", text, err, errlen);
 			break;
 		}
@@ -337,7 +388,7 @@ static int run_notes(sqlite3 *out, const struct merge_input *in, const struct ru
 	for (size_t i = 1; !rc && i < n; i++) {
 		if (ri[i].job_id && ri[0].job_id && strcmp(ri[i].job_id, ri[0].job_id) != 0) {
 			strbuf(text, sizeof(text), "the databases come from different jobs: %s of job %s, %s of job %s",
-			       in[0].path, ri[0].job_id, in[i].path, ri[i].job_id);
+			       ri[0].path, ri[0].job_id, ri[i].path, ri[i].job_id);
 			rc = add_note(out, "merge_jobs", text, err, errlen);
 			break;
 		}
@@ -561,13 +612,61 @@ static const char job_indexes_sql[] =
 	"CREATE INDEX main.phase_rank_step ON phase(rank, step);\n"
 	"CREATE INDEX main.phase_rank_name ON phase(rank, name);\n";
 
-int merge_write(sqlite3 *out, const struct merge_input *in, size_t n, double threshold, char *err,
-		size_t errlen)
+/* Where merge_from() finds each rank's database: open already (@in), or
+ * opened with @open when needed and closed after (@paths). */
+struct source {
+	const struct merge_input *in;
+	char *const *paths;
+	merge_open_fn open;
+	void *ctx;
+};
+
+/* The @i-th database into *@m: 0, or -ECANCELED when @open failed (it said
+ * why). */
+static int source_get(const struct source *s, size_t i, struct merge_input *m)
+{
+	if (s->in) {
+		*m = s->in[i];
+		return 0;
+	}
+	m->path = s->paths[i];
+	m->db = NULL;
+	if (s->open(s->ctx, m->path, &m->db)) {
+		merge_close(m->db);
+		m->db = NULL;
+		return -ECANCELED;
+	}
+	return 0;
+}
+
+static void source_put(const struct source *s, struct merge_input *m)
+{
+	if (!s->in)
+		merge_close(m->db);
+	m->db = NULL;
+}
+
+void merge_close(sqlite3 *db)
+{
+	if (!db)
+		return;
+	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(db);
+}
+
+/* The merge, reading each database twice, one at a time: first what each
+ * run is (checked against the others before anything is written), then
+ * its rows. A job of more ranks than file descriptors merges as well as
+ * one of two (each open connection takes one to three: the file, its WAL
+ * and its shared memory). */
+static int merge_from(sqlite3 *out, const struct source *src, size_t n, double threshold, char *err,
+		      size_t errlen)
 {
 	struct run_info *ri = calloc(n ? n : 1, sizeof(*ri));
 	long long *rank = calloc(n ? n : 1, sizeof(*rank));
 	sqlite3_stmt *st = NULL;
-	int rc = 0, by_position = 0, version = 0;
+	struct merge_input in = { 0 };
+	int rc = 0, by_position = 0, version = 0, began = 0;
 	char sql[128];
 
 	if (!ri || !rank) {
@@ -579,12 +678,17 @@ int merge_write(sqlite3 *out, const struct merge_input *in, size_t n, double thr
 		rc = -EINVAL;
 		goto out;
 	}
-	for (size_t i = 0; i < n && !rc; i++)
-		rc = read_info(&in[i], &ri[i], err, errlen);
+	for (size_t i = 0; i < n && !rc; i++) {
+		rc = source_get(src, i, &in);
+		if (!rc)
+			rc = read_info(&in, &ri[i], err, errlen);
+		ri[i].path = in.path; /* what the messages below name */
+		source_put(src, &in);
+	}
 	for (size_t i = 1; i < n && !rc; i++) {
 		if (strcmp(ri[i].program, ri[0].program) != 0) {
-			strbuf(err, errlen, "cannot merge runs of different programs: %s ran %s, %s ran %s", in[0].path,
-			       ri[0].program, in[i].path, ri[i].program);
+			strbuf(err, errlen, "cannot merge runs of different programs: %s ran %s, %s ran %s", ri[0].path,
+			       ri[0].program, ri[i].path, ri[i].program);
 			rc = -EINVAL;
 		}
 	}
@@ -595,38 +699,45 @@ int merge_write(sqlite3 *out, const struct merge_input *in, size_t n, double thr
 			       "cannot merge an emulated run with a native one: %s ran under the emulator (%s), %s "
 			       "natively; an emulated rank's times are the emulator's (merge the native ranks, and give "
 			       "each its counts with --hw-flops-from)",
-			       in[e].path, ri[e].emulated, in[nat].path);
+			       ri[e].path, ri[e].emulated, ri[nat].path);
 			rc = -EINVAL;
 		}
 	}
 	if (!rc)
-		rc = choose_ranks(in, ri, n, rank, &by_position, err, errlen);
+		rc = choose_ranks(ri, n, rank, &by_position, err, errlen);
 	if (rc)
 		goto out;
-	if (sqlite3_prepare_v2(in[0].db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		version = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	st = NULL;
-	strbuf(sql, sizeof(sql), "PRAGMA main.user_version = %d; BEGIN", version);
-	if (sqlite3_exec(out, sql, NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_exec(out, job_tables_sql, NULL, NULL, NULL) != SQLITE_OK) {
-		strbuf(err, errlen, "%s", sqlite3_errmsg(out));
-		rc = -EIO;
-		goto out;
-	}
-	for (size_t t = 0; t < ARRAY_SIZE(merged_tables) && !rc; t++)
-		rc = create_table(out, in[0].db, merged_tables[t], in[0].path, err, errlen);
-	for (size_t i = 0; i < n && !rc; i++)
+	for (size_t i = 0; i < n && !rc; i++) {
+		rc = source_get(src, i, &in);
+		if (rc)
+			break;
+		if (i == 0) {
+			/* the tables as the first database has them */
+			if (sqlite3_prepare_v2(in.db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+			    sqlite3_step(st) == SQLITE_ROW)
+				version = sqlite3_column_int(st, 0);
+			sqlite3_finalize(st);
+			st = NULL;
+			strbuf(sql, sizeof(sql), "PRAGMA main.user_version = %d; BEGIN", version);
+			if (sqlite3_exec(out, sql, NULL, NULL, NULL) != SQLITE_OK ||
+			    (began = 1, sqlite3_exec(out, job_tables_sql, NULL, NULL, NULL)) != SQLITE_OK) {
+				strbuf(err, errlen, "%s", sqlite3_errmsg(out));
+				rc = -EIO;
+			}
+			for (size_t t = 0; t < ARRAY_SIZE(merged_tables) && !rc; t++)
+				rc = create_table(out, in.db, merged_tables[t], in.path, err, errlen);
+		}
 		for (size_t t = 0; t < ARRAY_SIZE(merged_tables) && !rc; t++)
-			rc = copy_table(out, &in[i], merged_tables[t], rank[i], err, errlen);
+			rc = copy_table(out, &in, merged_tables[t], rank[i], err, errlen);
+		source_put(src, &in);
+	}
 	if (rc)
 		goto out;
 	if (sqlite3_prepare_v2(out, "INSERT INTO main.job_rank VALUES (?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
 		goto sqlfail;
 	for (size_t i = 0; i < n; i++) {
 		sqlite3_bind_int64(st, 1, rank[i]);
-		sqlite3_bind_text(st, 2, in[i].path, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, ri[i].path, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 3, by_position ? "position" : "run.rank", -1, SQLITE_STATIC);
 		if (sqlite3_step(st) != SQLITE_DONE)
 			goto sqlfail;
@@ -640,7 +751,7 @@ int merge_write(sqlite3 *out, const struct merge_input *in, size_t n, double thr
 	    sqlite3_exec(out, job_indexes_sql, NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_exec(out, job_view_sql, NULL, NULL, NULL) != SQLITE_OK)
 		goto sqlfail;
-	rc = run_notes(out, in, ri, n, by_position, err, errlen);
+	rc = run_notes(out, ri, n, by_position, err, errlen);
 	if (!rc)
 		rc = step_count_note(out, err, errlen);
 	if (!rc && sqlite3_exec(out, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
@@ -652,10 +763,26 @@ sqlfail:
 out:
 	if (rc == -ENOMEM)
 		strbuf(err, errlen, "out of memory");
-	if (rc)
+	if (rc && began)
 		sqlite3_exec(out, "ROLLBACK", NULL, NULL, NULL);
 	sqlite3_finalize(st);
 	infos_free(ri, n);
 	free(rank);
 	return rc;
+}
+
+int merge_write(sqlite3 *out, const struct merge_input *in, size_t n, double threshold, char *err,
+		size_t errlen)
+{
+	struct source src = { .in = in };
+
+	return merge_from(out, &src, n, threshold, err, errlen);
+}
+
+int merge_write_each(sqlite3 *out, char *const *paths, size_t n, merge_open_fn open, void *ctx, double threshold,
+		     char *err, size_t errlen)
+{
+	struct source src = { .paths = paths, .open = open, .ctx = ctx };
+
+	return merge_from(out, &src, n, threshold, err, errlen);
 }

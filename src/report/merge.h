@@ -33,6 +33,12 @@ void merge_paths_free(char **paths, size_t n);
  * when not. A file whose header cannot be read is left to the opening. */
 int merge_check_versions(char *const *paths, size_t n, char *err, size_t errlen);
 
+/* Enough file descriptors to read @nfiles databases one at a time (the
+ * merge never holds more than two open)? The soft limit is raised to the
+ * hard one when it is short. 0, or -EMFILE with a line naming the limit
+ * (ulimit -n) and @nfiles in @err. */
+int merge_fd_check(size_t nfiles, char *err, size_t errlen);
+
 /* 1 if @db is a merged database (it has the job_rank table), else 0. */
 int merge_is_merged(sqlite3 *db);
 
@@ -44,6 +50,14 @@ struct merge_input {
 	const char *path; /* for messages and job_rank.path */
 	sqlite3 *db;      /* the rank's database, open for reading */
 };
+
+/* Opens the database at @path for reading as the merge reads it (one read
+ * transaction): 0, or -1 once it has said why (the connection, if any, in
+ * *@db to close). */
+typedef int (*merge_open_fn)(void *ctx, const char *path, sqlite3 **db);
+
+/* Ends @db's read transaction and closes it; NULL is fine. */
+void merge_close(sqlite3 *db);
 
 /* Copy the @n runs of @in into @out (an empty database, written in one
  * transaction) with @threshold as job_setting's straggler_threshold. The
@@ -57,5 +71,13 @@ struct merge_input {
  * -EIO with SQLite's message in @err. */
 int merge_write(sqlite3 *out, const struct merge_input *in, size_t n, double threshold, char *err,
 		size_t errlen);
+
+/* merge_write() of the databases @paths, each opened with @open when it is
+ * read and closed before the next: one is open at a time, however many
+ * ranks the job has (each is read twice: what the run is, then its rows).
+ * Returns what merge_write() returns, or -ECANCELED when @open failed (it
+ * said why). */
+int merge_write_each(sqlite3 *out, char *const *paths, size_t n, merge_open_fn open, void *ctx, double threshold,
+		     char *err, size_t errlen);
 
 #endif

@@ -9,6 +9,7 @@
 #include "merge.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,6 +236,88 @@ static void test_refusals(void)
 	}
 }
 
+/* merge_write_each(): how often it opens, and that the rank it opened
+ * before is closed when it opens the next: the process's descriptors on
+ * dir/r*.sqlite (and their -wal, -shm) are counted at each open. */
+struct opener {
+	int calls, fail_at, most;
+};
+
+static int rank_fds(void)
+{
+	char link[64], target[512], prefix[300];
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	strbuf(prefix, sizeof(prefix), "%s/r", dir);
+	while (d && (e = readdir(d)) != NULL) {
+		ssize_t len;
+
+		strbuf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len > 0) {
+			target[len] = '\0';
+			n += strncmp(target, prefix, strlen(prefix)) == 0;
+		}
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int count_open(void *ctx, const char *path, sqlite3 **db)
+{
+	struct opener *o = ctx;
+	char err[256];
+	int before = rank_fds();
+
+	if (before > o->most)
+		o->most = before;
+	if (++o->calls == o->fail_at)
+		return -1;
+	if (db_open_readonly(path, db, err, sizeof(err)) || db_exec(*db, "BEGIN", err, sizeof(err))) {
+		fprintf(stderr, "open %s: %s\n", path, err);
+		CHECK(0);
+		return -1;
+	}
+	return 0;
+}
+
+static void test_one_at_a_time(void)
+{
+	char p[3][256], err[512];
+	char *paths[3] = { p[0], p[1], p[2] };
+	struct opener o = { 0 };
+	sqlite3 *out = NULL;
+
+	for (int i = 0; i < 3; i++)
+		strbuf(p[i], sizeof(p[i]), "%s/r%d.sqlite", dir, i);
+	sqlite3_open(":memory:", &out);
+	err[0] = '\0';
+	CHECK_EQ_INT(merge_write_each(out, paths, 3, count_open, &o, 0.10, err, sizeof(err)), 0);
+	if (err[0])
+		fprintf(stderr, "merge: %s\n", err);
+	CHECK_EQ_INT(o.calls, 6); /* each twice: what the run is, then its rows */
+	CHECK_EQ_INT(o.most, 0);  /* nothing of another rank open at an open */
+	CHECK_EQ_INT(rank_fds(), 0);
+	CHECK_EQ_INT(one_int(out, "SELECT count(*) FROM job_rank"), 3);
+	CHECK_EQ_INT(one_int(out, "SELECT count(*) FROM step"), 11);
+	CHECK_EQ_INT(one_int(out, "SELECT count(*) FROM step WHERE rank = 2"), 3);
+	sqlite3_close(out);
+	/* an open that fails (it said why), in the first pass or the second:
+	 * -ECANCELED, nothing written, nothing left open */
+	for (int at = 2; at <= 5; at += 3) {
+		struct opener f = { .fail_at = at };
+
+		sqlite3_open(":memory:", &out);
+		CHECK_EQ_INT(merge_write_each(out, paths, 3, count_open, &f, 0.10, err, sizeof(err)), -ECANCELED);
+		CHECK_EQ_INT(one_int(out, "SELECT count(*) FROM sqlite_master WHERE name = 'job_rank'"), 0);
+		CHECK_EQ_INT(rank_fds(), 0);
+		sqlite3_close(out);
+	}
+}
+
 static void test_versions(void)
 {
 	char a[256], b[256], err[512];
@@ -326,6 +409,7 @@ int main(void)
 	make_rank("e0.sqlite", 0, "/x/app", "valgrind-3.19.0 --tool=mfufp", 0);
 	make_rank("e1.sqlite", 1, "/x/app", "valgrind-3.19.0 --tool=mfufp", 1);
 	test_merge_and_view();
+	test_one_at_a_time();
 	test_emulated();
 	test_refusals();
 	test_versions();
