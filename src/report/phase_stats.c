@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,10 +43,16 @@ enum { C_NAME, C_N, C_FIRST_ID, C_SUMS, C_P50 = C_SUMS + 14, C_P95, C_UNION };
  * counted each value (the time its MFU, HFU, MBU and DRAM figures divide by). */
 enum { U_ALL, U_FLOPS, U_HW, U_BYTES, U_DRAM, NUNIONS };
 
+/* An occurrence's step, begin_ns and end_ns as SQLite holds them: NULL,
+ * an integer, or (only in an edited database) a real, whose bits v[] then
+ * holds. The unions order, compare and subtract them as phases.sql's SQL
+ * does (see group_unions). */
+enum { S_STEP, S_BEGIN, S_END };
+
 struct span {
-	int64_t step;          /* INT64_MIN: outside any step */
-	int64_t begin, end;
-	unsigned has;          /* 1 << U_* */
+	int64_t v[3];
+	unsigned char t[3];    /* SQLITE_NULL, SQLITE_INTEGER, SQLITE_FLOAT */
+	unsigned char has;     /* 1 << U_* */
 };
 
 /* The sums of g: the column summed, and the column that must not be NULL
@@ -311,26 +318,94 @@ static void group_percentiles(struct group *g)
 	}
 }
 
+static struct cell span_cell(const struct span *sp, int k)
+{
+	struct cell c = { .type = sp->t[k] };
+
+	if (c.type == SQLITE_INTEGER)
+		c.i = sp->v[k];
+	else if (c.type == SQLITE_FLOAT)
+		memcpy(&c.r, &sp->v[k], sizeof(c.r));
+	return c;
+}
+
+/* An integer against a real, exactly, as SQLite compares them
+ * (sqlite3IntFloatCompare). */
+static int cmp_int_real(int64_t i, double r)
+{
+	int64_t y;
+	double x;
+
+	if (r < -9223372036854775808.0)
+		return 1;
+	if (r >= 9223372036854775808.0)
+		return -1;
+	y = (int64_t)r; /* in range: defined */
+	if (i != y)
+		return (i > y) - (i < y);
+	x = (double)i;
+	return (x > r) - (x < r);
+}
+
+/* SQLite's order of two values that are NULL or numbers: NULL first. */
+static int cmp_value(const struct cell *a, const struct cell *b)
+{
+	if (a->type == SQLITE_NULL || b->type == SQLITE_NULL)
+		return (a->type != SQLITE_NULL) - (b->type != SQLITE_NULL);
+	if (a->type == SQLITE_INTEGER && b->type == SQLITE_INTEGER)
+		return (a->i > b->i) - (a->i < b->i);
+	if (a->type == SQLITE_INTEGER)
+		return cmp_int_real(a->i, b->r);
+	if (b->type == SQLITE_INTEGER)
+		return -cmp_int_real(b->i, a->r);
+	return (a->r > b->r) - (a->r < b->r);
+}
+
+/* @a - @b (numbers) as SQLite subtracts: an integer while the difference
+ * fits in 64 bits, else a real; a real that is not a number (inf - inf)
+ * is NULL. */
+static struct cell sub_value(const struct cell *a, const struct cell *b)
+{
+	struct cell d = { .type = SQLITE_INTEGER };
+
+	if (a->type == SQLITE_INTEGER && b->type == SQLITE_INTEGER && !__builtin_sub_overflow(a->i, b->i, &d.i))
+		return d;
+	d.type = SQLITE_FLOAT;
+	d.r = (a->type == SQLITE_INTEGER ? (double)a->i : a->r) - (b->type == SQLITE_INTEGER ? (double)b->i : b->r);
+	if (isnan(d.r))
+		d.type = SQLITE_NULL;
+	return d;
+}
+
 static int cmp_span(const void *a, const void *b)
 {
 	const struct span *x = a, *y = b;
+	struct cell cx = span_cell(x, S_STEP), cy = span_cell(y, S_STEP);
+	int c = cmp_value(&cx, &cy);
 
-	if (x->step != y->step)
-		return (x->step > y->step) - (x->step < y->step);
-	return (x->begin > y->begin) - (x->begin < y->begin);
+	if (c)
+		return c;
+	cx = span_cell(x, S_BEGIN);
+	cy = span_cell(y, S_BEGIN);
+	return cmp_value(&cx, &cy);
 }
 
 /* Sweep each step's spans in begin order: a span adds what reaches past
  * the furthest end seen so far, in each subset it belongs to. The same
- * arithmetic as phases.sql's window (MAX(end) OVER the earlier spans), and
- * the same sums: a span's part that does not fit in 64 bits (times of an
- * edited database, INT64_MIN to INT64_MAX) becomes a real, as SQLite's
- * subtraction makes it, and a sum of integers that overflows is SUM()'s
- * error. reach[u] = INT64_MIN at a step's first span stands for "no span
- * yet": nothing begins before it, and an end at INT64_MIN reaches nowhere. */
+ * arithmetic as phases.sql's window, for any value an edited database
+ * holds:
+ *   MAX(end_ns) OVER (PARTITION BY name, step ORDER BY begin_ns ROWS
+ *     BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r,
+ *   SUM(MAX(0, end_ns - MAX(begin_ns, coalesce(r, begin_ns))))
+ * NULL steps form one partition, NULL begins sort first and add nothing
+ * (MAX() of a NULL is NULL) but their ends reach; a NULL end adds and
+ * reaches nothing; a part that does not fit in 64 bits (INT64_MIN to
+ * INT64_MAX) is a real, and a sum of integers that overflows is SUM()'s
+ * error (struct sum). reach[u] NULL: no end yet in this step. */
 static void group_unions(struct group *g)
 {
-	int64_t reach[NUNIONS];
+	static const struct cell zero = { .type = SQLITE_INTEGER };
+	struct cell reach[NUNIONS], step = { .type = SQLITE_NULL };
 
 	/* A recording writes each thread's phases in order, so the spans of a
 	 * single-threaded phase come sorted: a check costs one pass, the sort
@@ -343,23 +418,25 @@ static void group_unions(struct group *g)
 	}
 	for (size_t i = 0; i < g->nspans; i++) {
 		const struct span *sp = &g->spans[i];
+		struct cell begin = span_cell(sp, S_BEGIN), end = span_cell(sp, S_END), this = span_cell(sp, S_STEP);
 
-		if (i == 0 || sp->step != g->spans[i - 1].step)
+		if (i == 0 || cmp_value(&this, &step) != 0) {
+			step = this;
 			for (int u = 0; u < NUNIONS; u++)
-				reach[u] = INT64_MIN;
+				reach[u].type = SQLITE_NULL;
+		}
 		for (int u = 0; u < NUNIONS; u++) {
-			int64_t from = reach[u] > sp->begin ? reach[u] : sp->begin;
-			struct cell part = { .type = SQLITE_INTEGER };
-
 			if (!(sp->has & (1u << u)))
 				continue;
-			if (sp->end > from && __builtin_sub_overflow(sp->end, from, &part.i)) {
-				part.type = SQLITE_FLOAT;
-				part.r = (double)sp->end - (double)from;
+			if (begin.type != SQLITE_NULL && end.type != SQLITE_NULL) {
+				const struct cell *from = cmp_value(&reach[u], &begin) > 0 ? &reach[u] : &begin;
+				struct cell part = sub_value(&end, from);
+
+				if (part.type != SQLITE_NULL)
+					sum_add(&g->unions[u], cmp_value(&part, &zero) > 0 ? &part : &zero);
 			}
-			sum_add(&g->unions[u], &part);
-			if (sp->end > reach[u])
-				reach[u] = sp->end;
+			if (end.type != SQLITE_NULL && cmp_value(&end, &reach[u]) > 0)
+				reach[u] = end;
 		}
 	}
 }
@@ -460,24 +537,39 @@ static int stats_compute(struct stats_vtab *vt, struct stats *s)
 		for (size_t i = 0; i < NSUMS; i++)
 			if (sum_cols[i].unless_null < 0 || row[sum_cols[i].unless_null].type != SQLITE_NULL)
 				sum_add(&g->sums[i], &row[sum_cols[i].col]);
-		if (sqlite3_column_type(st, R_BEGIN) == SQLITE_INTEGER &&
-		    sqlite3_column_type(st, R_END) == SQLITE_INTEGER) {
-			struct span *sp;
+		/* A time that is text or a blob (no number: only an edited file
+		 * has one) leaves the occurrence out of the unions; sqlite3
+		 * would order it after every number. */
+		{
+			static const int cols[3] = { R_STEP, R_BEGIN, R_END };
+			struct span sp = { .has = 1u << U_ALL };
+			int text = 0;
 
-			if (array_grow(&g->spans, &g->spans_cap, g->nspans + 1, sizeof(*g->spans))) {
-				rc = SQLITE_NOMEM;
-				goto out;
+			for (int k = 0; k < 3; k++) {
+				sqlite3_value *v = sqlite3_column_value(st, cols[k]);
+				double r;
+
+				sp.t[k] = (unsigned char)sqlite3_value_type(v);
+				if (sp.t[k] == SQLITE_INTEGER) {
+					sp.v[k] = sqlite3_value_int64(v);
+				} else if (sp.t[k] == SQLITE_FLOAT) {
+					r = sqlite3_value_double(v);
+					memcpy(&sp.v[k], &r, sizeof(r));
+				} else if (sp.t[k] != SQLITE_NULL) {
+					text = 1;
+				}
 			}
-			sp = &g->spans[g->nspans++];
-			sp->step = sqlite3_column_type(st, R_STEP) == SQLITE_NULL ? INT64_MIN :
-				   sqlite3_column_int64(st, R_STEP);
-			sp->begin = sqlite3_column_int64(st, R_BEGIN);
-			sp->end = sqlite3_column_int64(st, R_END);
-			sp->has = 1u << U_ALL;
-			sp->has |= (row[R_FLOPS].type != SQLITE_NULL) << U_FLOPS;
-			sp->has |= (row[R_HW_FLOPS].type != SQLITE_NULL) << U_HW;
-			sp->has |= (row[R_MODEL_BYTES].type != SQLITE_NULL) << U_BYTES;
-			sp->has |= (row[R_DRAM].type != SQLITE_NULL) << U_DRAM;
+			sp.has |= (row[R_FLOPS].type != SQLITE_NULL) << U_FLOPS;
+			sp.has |= (row[R_HW_FLOPS].type != SQLITE_NULL) << U_HW;
+			sp.has |= (row[R_MODEL_BYTES].type != SQLITE_NULL) << U_BYTES;
+			sp.has |= (row[R_DRAM].type != SQLITE_NULL) << U_DRAM;
+			if (!text) {
+				if (array_grow(&g->spans, &g->spans_cap, g->nspans + 1, sizeof(*g->spans))) {
+					rc = SQLITE_NOMEM;
+					goto out;
+				}
+				g->spans[g->nspans++] = sp;
+			}
 		}
 	}
 	if (rc != SQLITE_DONE)
@@ -651,7 +743,10 @@ static int vt_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
 		if (g->pct_null[i])
 			sqlite3_result_null(ctx);
 		else if (g->walls_int)
-			sqlite3_result_int64(ctx, (sqlite3_int64)g->pct[i]);
+			/* an integer wall time as a double: INT64_MAX became 2^63,
+			 * one past what converts back (an edited database's) */
+			sqlite3_result_int64(ctx, g->pct[i] >= 9223372036854775808.0 ? INT64_MAX
+											: (sqlite3_int64)g->pct[i]);
 		else
 			sqlite3_result_double(ctx, g->pct[i]);
 		break;
