@@ -30,8 +30,10 @@ struct job_options {
 };
 
 /* Read @paths (@n, expanded by merge_expand; the job takes them over) as a
- * job: one merged database given alone is read as it is, else every path
- * is opened with @open and merged. Returns 0; -ECANCELED when @open failed
+ * job: one merged database given alone is read as it is, else the paths
+ * are merged, each opened with @open in turn and closed (merge.h), and the
+ * chosen rank's is opened again for the per-run sections: two connections
+ * open, however many ranks. Returns 0; -ECANCELED when @open failed
  * (said already); -ERANGE when opts->rank is not a rank of the job; else
  * -errno with @err saying why (merge_write's refusals: -EINVAL, -EPROTO). */
 int job_open(struct job **out, char **paths, size_t n, job_open_fn open, void *ctx,
