@@ -138,26 +138,6 @@ for _seed in range(int(os.environ.get('MFU_HOSTILE_SEEDS', '4'))):
     VARIANTS['random%d' % _seed] = set_random(_seed, 0.3 if _seed < 4 else (0.02, 0.1, 0.5, 0.9)[_seed % 4])
 
 
-def format_bug_present(report, tmp):
-    """Issue 22 item 2 (fmt_fixed returns more than its 64-byte buffer, and
-    the table format copies that many bytes: src/report/format_number.c,
-    format.c) is fixed on a branch of its own. While it is there, a value of
-    1e300 crashes the table and markdown formats (ASan: a stack-buffer-
-    overflow in cell_human) or prints stack bytes: True then, and those
-    runs are left out here, saying so. Once fixed, every run counts."""
-    path = os.path.join(tmp, 'probe-format.sqlite')
-    shutil.copy(os.path.join(tmp, 'recorded.sqlite'), path)
-    db = sqlite3.connect(path)
-    db.execute('UPDATE step SET model_flops = 1e300, model_bytes = 1e300')
-    db.commit()
-    db.close()
-    p = subprocess.run([report, '--db', path, '-f', 'table', 'steps'], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=TIMEOUT)
-    err = p.stderr.decode(errors='replace')
-    return (p.returncode not in (0, 1) or any(m in err for m in SANITIZER_MARKS)
-            or re.search(rb'[\x00-\x08\x0e-\x1f\x7f-\xff]', p.stdout) is not None)
-
-
 class HostileDb(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -195,17 +175,12 @@ class HostileDb(unittest.TestCase):
                                        check=True).stdout.splitlines() if l.strip()]
         usage = subprocess.run([cls.report, '--help'], stdout=subprocess.PIPE, text=True, check=True).stdout
         cls.formats = re.search(r'--format FORMAT\s+([a-z|]+)', usage).group(1).split('|')
-        cls.format_bug = format_bug_present(cls.report, cls.tmp)
-        cls.format_bug_runs = 0
 
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
-        if cls.format_bug_runs:
-            sys.stderr.write('note: %d table/markdown runs that hit issue 22 item 2 (fmt_fixed) were not '
-                             'counted; they are once that fix is in\n' % cls.format_bug_runs)
 
-    def run_report(self, args, fmt=None, **kw):
+    def run_report(self, args, **kw):
         """mfu-report ARGS: (exit status, stdout bytes, stderr text); fails on
         a timeout, a sanitizer's report, an exit other than 0 or 1, or an
         exit 1 that is not one line."""
@@ -216,9 +191,6 @@ class HostileDb(unittest.TestCase):
             self.fail('mfu-report %s: still running after %d s' % (' '.join(args), TIMEOUT))
         err = p.stderr.decode(errors='replace')
         bad = p.returncode not in (0, 1) or any(m in err for m in SANITIZER_MARKS)
-        if bad and self.format_bug and fmt in ('table', 'markdown'):
-            type(self).format_bug_runs += 1
-            return None, b'', ''
         self.assertFalse(bad, 'mfu-report %s: exit %d\n%s' % (' '.join(args), p.returncode, err[-3000:]))
         if p.returncode == 1:
             lines = err.strip().split('\n')
@@ -230,7 +202,7 @@ class HostileDb(unittest.TestCase):
         for name, path in self.dbs.items():
             for fmt in self.formats:
                 with self.subTest(db=name, format=fmt):
-                    rc, out, _ = self.run_report(['--db', path, '-f', fmt] + self.sections, fmt=fmt)
+                    rc, out, _ = self.run_report(['--db', path, '-f', fmt] + self.sections)
                     if rc == 0 and fmt == 'json':
                         self.assertEqual(sorted(json.loads(out)), sorted(self.sections))
             # alone, so that a section refused does not hide the others
@@ -254,7 +226,7 @@ class HostileDb(unittest.TestCase):
                         self.assertIn('traceEvents', json.load(f))
             with self.subTest(db=name, option='--diff'):
                 for fmt in self.formats:
-                    self.run_report(['--diff', path, path, '-f', fmt], fmt=fmt)
+                    self.run_report(['--diff', path, path, '-f', fmt])
 
     def test_merged_as_ranks(self):
         """Each database twice as ranks 0 and 1 of a job: the job sections,
