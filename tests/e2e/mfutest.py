@@ -1,6 +1,8 @@
 """Shared helpers for the end-to-end tests: where the programs are, running
 the recorder, and reading a run database."""
 import os
+import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -27,6 +29,36 @@ def python_with(module):
                                  stderr=subprocess.DEVNULL).returncode == 0:
             return py
     return None
+
+
+def chromium():
+    """The headless Chromium to draw with, as an argv prefix, or None."""
+    for name in (os.environ.get('MFU_CHROMIUM'), 'chromium-headless-shell', 'chromium', 'chromium-browser'):
+        path = name and shutil.which(name)
+        if path:
+            return [path] if 'headless-shell' in os.path.basename(path) else [path, '--headless']
+    return None
+
+
+def run_chromium(argv, timeout, env=None):
+    """Run Chromium's ARGV in a session of its own and return the
+    CompletedProcess (bytes). Its renderers and GPU process are its
+    children: on a timeout the whole session is killed (a page whose script
+    never ends once left renderers holding 10 GB each, long after the test),
+    and TimeoutExpired is raised."""
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        raise
+    finally:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)  # anything it left behind
+        except ProcessLookupError:
+            pass
+    return subprocess.CompletedProcess(argv, p.returncode, out, err)
 
 
 def record(args, cmd, cwd=None, env=None, timeout=120, **kw):

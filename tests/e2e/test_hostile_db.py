@@ -41,7 +41,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mfutest import SRCDIR, prog  # noqa: E402
+from mfutest import SRCDIR, chromium, prog, run_chromium  # noqa: E402
 
 I64MAX = 2**63 - 1
 I64MIN = -2**63
@@ -50,14 +50,6 @@ SANITIZER_MARKS = ('runtime error:', 'AddressSanitizer', 'LeakSanitizer', 'Undef
 EXTREMES = [0, -1, 1, I64MAX, I64MIN, I64MAX - 1, 2**62, -2**62, 2**53 + 1, 1e308, -1e308, 5e-324, 1e19,
             -1e19, 0.5, 1e-300]
 MAX_DEPTH = 64        # src/record/markers/markers.c; test_max_depth_agrees checks it
-
-
-def chromium():
-    for name in (os.environ.get('MFU_CHROMIUM'), 'chromium-headless-shell', 'chromium', 'chromium-browser'):
-        path = name and shutil.which(name)
-        if path:
-            return [path] if 'headless-shell' in os.path.basename(path) else [path, '--headless']
-    return None
 
 
 def numeric_columns(db, table):
@@ -346,8 +338,8 @@ class HostileDb(unittest.TestCase):
                     continue
                 with tempfile.TemporaryDirectory(prefix='mfu-chromium-') as prof:
                     try:
-                        p = subprocess.run(head + common + ['--user-data-dir=' + prof, 'file://' + page],
-                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60, env=env)
+                        p = run_chromium(head + common + ['--user-data-dir=' + prof, 'file://' + page],
+                                         timeout=60, env=env)
                     except subprocess.TimeoutExpired:
                         self.fail('%s: Chromium still drawing the page after 60 s' % name)
                 self.assertEqual(p.returncode, 0, p.stderr.decode(errors='replace')[-2000:])

@@ -42,17 +42,7 @@ EVIL_PHASE = '</script><img src="http://example.invalid/x.png"><script>bad()</sc
 EVIL_NOTE = '<!-- </script> <a href="https://example.invalid/">x</a> @import url(//example.invalid/a.css)'
 
 
-def chromium():
-    """The headless Chromium to draw with, as (argv prefix), or None."""
-    for name in (os.environ.get('MFU_CHROMIUM'), 'chromium-headless-shell', 'chromium', 'chromium-browser'):
-        path = name and shutil.which(name)
-        if path:
-            head = [path] if 'headless-shell' in os.path.basename(path) else [path, '--headless']
-            return head
-    return None
-
-
-CHROMIUM = chromium()
+CHROMIUM = mfutest.chromium()
 
 
 def html_report(db, out, *args):
@@ -437,15 +427,14 @@ class HtmlTest(unittest.TestCase):
         # ASan's runtime into every program, which only slows Chromium down
         env = {k: v for k, v in os.environ.items() if k not in ('LD_PRELOAD', 'ASAN_OPTIONS', 'UBSAN_OPTIONS')}
         with tempfile.TemporaryDirectory(prefix='mfu-chromium-') as prof:
-            r = subprocess.run(CHROMIUM + common + ['--user-data-dir=' + prof, '--virtual-time-budget=5000',
-                                                    '--dump-dom', url],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=180, env=env)
+            r = mfutest.run_chromium(CHROMIUM + common + ['--user-data-dir=' + prof, '--virtual-time-budget=5000',
+                                                          '--dump-dom', url], timeout=180, env=env)
         self.assertEqual(r.returncode, 0, r.stderr.decode(errors='replace')[-2000:])
         dom, log = r.stdout.decode('utf-8', errors='replace'), r.stderr.decode(errors='replace')
         shot = html_path[:-5] + '.png'
         with tempfile.TemporaryDirectory(prefix='mfu-chromium-') as prof:
-            r = subprocess.run(CHROMIUM + common + ['--user-data-dir=' + prof, '--screenshot=' + shot, url],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=180, env=env)
+            r = mfutest.run_chromium(CHROMIUM + common + ['--user-data-dir=' + prof, '--screenshot=' + shot, url],
+                                     timeout=180, env=env)
         self.assertEqual(r.returncode, 0, r.stderr.decode(errors='replace')[-2000:])
         log += r.stderr.decode(errors='replace')
         with open(shot, 'rb') as f:
