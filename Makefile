@@ -11,7 +11,7 @@ SANITIZE_OPTS = -Db_sanitize=address,undefined -Db_lundef=false \
 VALGRIND = valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
 	--error-exitcode=99
 
-.PHONY: all deps build demo check check-sanitize check-valgrind bench clean
+.PHONY: all deps build demo check check-sanitize check-valgrind check-builds bench clean
 
 all: build
 
@@ -76,8 +76,13 @@ check-valgrind: build
 	echo "$$passed passed, $$failed failed"; \
 	[ $$failed = 0 ] && [ -n "$$formats" ] && [ -n "$$sections" ]
 
+# Every meson build type with GCC, the default and release with Clang,
+# warnings as errors (tools/build-matrix; CI runs it).
+check-builds: deps
+	tools/build-matrix
+
 bench: build
 	tests/bench/run $(BUILD)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-matrix

@@ -48,7 +48,7 @@ struct machine {
 				 * evidence for machine_identify() */
 	int uarch_from_isa;     /* the model number's row was distrusted: uarch
 				 * is the class the ISA shows (ident_note says why) */
-	char ident_note[320];   /* why the model's row was distrusted, else "" */
+	char ident_note[512];   /* why the model's row was distrusted, else "" (room for the longest: test_identify) */
 	double nominal_hz;      /* nominal (base) frequency in Hz, 0 if unknown */
 	char nominal_hz_source[64]; /* "cpuid leaf 0x16", "brand string", "tsc", ... */
 	char allowed_cpus[256]; /* CPU list, e.g. "0-3,8" */

@@ -184,6 +184,7 @@ static int read_head(struct mring_consumer *c, uint64_t *head)
 {
 	uint64_t hd = __atomic_load_n(&c->h->head, __ATOMIC_ACQUIRE);
 
+	*head = hd; /* defined whatever follows: callers test the result first */
 	if (hd < c->tail || hd - c->tail > c->nslots)
 		return tampered(c, "the ring's head (%llu) is impossible: the recorder had read up to %llu "
 				"of a ring of %llu slots", (unsigned long long)hd, (unsigned long long)c->tail,
@@ -192,7 +193,6 @@ static int read_head(struct mring_consumer *c, uint64_t *head)
 		return tampered(c, "the ring's head went back, from %llu to %llu",
 				(unsigned long long)c->head_seen, (unsigned long long)hd);
 	c->head_seen = hd;
-	*head = hd;
 	return 0;
 }
 

@@ -58,10 +58,11 @@ static void say_impossible(sqlite3 *db)
 {
 	static const char *const what[] = { "steps", "phases" };
 	static const char *const name[] = { "MFU", "HFU", "MBU" };
-	static const char *const sql =
-		"WITH r AS (SELECT peak_flops AS pf, peak_bw AS pb FROM run WHERE id = 1) "
-		"SELECT %s, model_flops / (wall_ns / 1e9 * pf), hw_flops / (wall_ns / 1e9 * pf), "
-		"model_bytes / (wall_ns / 1e9 * pb) FROM %s, r WHERE complete = 1 AND wall_ns > 0";
+	/* a literal, so that the compiler checks the format's arguments */
+#define IMPOSSIBLE_SQL \
+	"WITH r AS (SELECT peak_flops AS pf, peak_bw AS pb FROM run WHERE id = 1) " \
+	"SELECT %s, model_flops / (wall_ns / 1e9 * pf), hw_flops / (wall_ns / 1e9 * pf), " \
+	"model_bytes / (wall_ns / 1e9 * pb) FROM %s, r WHERE complete = 1 AND wall_ns > 0"
 
 	for (int t = 0; t < 2; t++) {
 		char q[512];
@@ -70,7 +71,7 @@ static void say_impossible(sqlite3 *db)
 		double worst[3] = { 0 };
 		char at[3][80] = { "", "", "" };
 
-		snprintf(q, sizeof(q), sql, t == 0 ? "'step ' || step" : "'phase ' || quote(name) || ' (id ' || id || ')'",
+		snprintf(q, sizeof(q), IMPOSSIBLE_SQL, t == 0 ? "'step ' || step" : "'phase ' || quote(name) || ' (id ' || id || ')'",
 			 t == 0 ? "step" : "phase");
 		if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK)
 			continue;

@@ -392,14 +392,40 @@ static size_t fmt_g6(char *buf, double v)
 	return n < 0 ? 0 : (size_t)n < FMT_NUM_MAX ? (size_t)n : FMT_NUM_MAX - 1;
 }
 
+/* A number in a column of @style, for table/markdown, into @num
+ * (FMT_NUM_MAX bytes). Returns its length. */
+static size_t cell_number(enum style style, double v, char *num)
+{
+	size_t n;
+
+	switch (style) {
+	case STYLE_MS: return fmt_fixed(num, v, 3);
+	case STYLE_PCT: return fmt_fixed(num, v * 100, 2);
+	case STYLE_UTIL:
+		if (v > UTIL_ABSURD) {
+			/* digits of 1e300 % would only say the input is
+			 * absurd; the notes say why (notes.sql: impossible) */
+			memcpy(num, "impossible", sizeof("impossible"));
+			return strlen(num);
+		}
+		n = fmt_fixed(num, v * 100, 2);
+		if (v > 1 && n + 1 < FMT_NUM_MAX)
+			num[n++] = '!';
+		return n;
+	case STYLE_RATIO: return fmt_fixed(num, v, 2);
+	case STYLE_ENG: return format_eng(num, FMT_NUM_MAX, v);
+	case STYLE_AUTO: return v == floor(v) && fabs(v) < 9e15 ? fmt_fixed(num, v, 0) : fmt_g6(num, v);
+	default: return fmt_g6(num, v);
+	}
+}
+
 /* Format cell @i of the current row for table/markdown into f->cell.
  * Returns the display width or -ENOMEM. */
 static long cell_human(struct format *f, sqlite3_stmt *stmt, int i, int markdown)
 {
 	struct column *c = &f->cols[i];
-	char num[64];
+	char num[FMT_NUM_MAX];
 	size_t n = 0;
-	double v;
 
 	f->cell_len = 0;
 	switch (sqlite3_column_type(stmt, i)) {
@@ -419,35 +445,13 @@ static long cell_human(struct format *f, sqlite3_stmt *stmt, int i, int markdown
 				       (size_t)len, markdown);
 	}
 	case SQLITE_INTEGER:
-		if (c->style == STYLE_AUTO || c->style == STYLE_TEXT) {
-			n = fmt_i64(num, sqlite3_column_int64(stmt, i));
-			break;
-		}
-		/* fallthrough */
+		/* an integer in a column of figures is one figure among them */
+		n = c->style == STYLE_AUTO || c->style == STYLE_TEXT ? fmt_i64(num, sqlite3_column_int64(stmt, i))
+								      : cell_number(c->style, sqlite3_column_double(stmt, i), num);
+		break;
 	default:
-		v = sqlite3_column_double(stmt, i);
-		switch (c->style) {
-		case STYLE_MS: n = fmt_fixed(num, v, 3); break;
-		case STYLE_PCT: n = fmt_fixed(num, v * 100, 2); break;
-		case STYLE_UTIL:
-			if (v > UTIL_ABSURD) {
-				/* digits of 1e300 % would only say the input is
-				 * absurd; the notes say why (notes.sql: impossible) */
-				memcpy(num, "impossible", sizeof("impossible"));
-				n = strlen(num);
-				break;
-			}
-			n = fmt_fixed(num, v * 100, 2);
-			if (v > 1 && n + 1 < sizeof(num))
-				num[n++] = '!';
-			break;
-		case STYLE_RATIO: n = fmt_fixed(num, v, 2); break;
-		case STYLE_ENG: n = format_eng(num, sizeof(num), v); break;
-		case STYLE_AUTO:
-			n = v == floor(v) && fabs(v) < 9e15 ? fmt_fixed(num, v, 0) : fmt_g6(num, v);
-			break;
-		default: n = fmt_g6(num, v); break;
-		}
+		n = cell_number(c->style, sqlite3_column_double(stmt, i), num);
+		break;
 	}
 	if (buf_append(&f->cell, &f->cell_len, &f->cell_cap, num, n))
 		return -ENOMEM;

@@ -74,6 +74,8 @@ for i in range(4):
     train_step(20000)
 '''
 
+# not the distribution's default, as a packager's --libdir would be
+LIBDIR = 'lib/mfu-test'
 MAN_PAGES = ['man1/mfu-record.1', 'man1/mfu-report.1', 'man1/mfu-calibrate.1', 'man3/mfu.3']
 
 
@@ -102,19 +104,28 @@ class Install(TempDirTest):
         return p
 
     def install(self):
-        """Configure, build the installed targets, install; returns the
-        install directories from meson's options."""
-        build, prefix = self.path('build'), self.path('prefix')
+        """Configure as a packager would (a release build, a library
+        directory of its own), build the installed targets, install into a
+        staging directory (DESTDIR) and unpack that at the prefix; returns
+        the install directories from meson's options."""
+        build, prefix, stage = self.path('build'), self.path('prefix'), self.path('stage')
         env = clean_env()
         t0 = time.monotonic()
-        self.run_ok(['meson', 'setup', build, SRCDIR, '--prefix', prefix], env=env)
+        self.run_ok(['meson', 'setup', build, SRCDIR, '--prefix', prefix, '--buildtype', 'release',
+                     '--libdir', LIBDIR], env=env)
         opts = {o['name']: o['value'] for o in json.loads(self.run_ok(
             ['meson', 'introspect', build, '--buildoptions'], env=env).stdout)}
         targets = json.loads(self.run_ok(['meson', 'introspect', build, '--targets'], env=env).stdout)
         outputs = [os.path.relpath(f, build) for t in targets if t['installed'] for f in t['filename']]
         self.assertTrue(outputs, 'no installed target')
         self.run_ok(['ninja', '-C', build] + outputs, env=env)
-        self.run_ok(['meson', 'install', '-C', build, '--no-rebuild', '--quiet'], env=env)
+        self.run_ok(['meson', 'install', '-C', build, '--no-rebuild', '--quiet', '--destdir', stage], env=env)
+        # DESTDIR puts every file under STAGE/PREFIX and nothing at PREFIX
+        self.assertFalse(os.path.exists(prefix), 'meson install --destdir wrote into the prefix')
+        os.rename(stage + prefix, prefix)
+        shutil.rmtree(stage)
+        self.version = json.loads(self.run_ok(['meson', 'introspect', build, '--projectinfo'],
+                                              env=env).stdout)['version']
         self.build_s = time.monotonic() - t0
         # nothing the installed copy does may need the build directory
         shutil.rmtree(build)
@@ -131,8 +142,12 @@ class Install(TempDirTest):
         bindir, libdir, datadir, mandir = d['bindir'], d['libdir'], d['datadir'], d['mandir']
 
         # what is installed, and where
+        self.assertEqual(libdir, os.path.join(self.path('prefix'), LIBDIR))
         for f in ('mfu-record', 'mfu-report', 'mfu-calibrate'):
             self.assertTrue(os.access(os.path.join(bindir, f), os.X_OK), f)
+            # one version everywhere: the project's (meson.build)
+            out = self.run_ok([os.path.join(bindir, f), '-V'], env=clean_env()).stdout
+            self.assertEqual(out.strip(), '%s %s' % (f, self.version))
         for f in (os.path.join(d['includedir'], 'mfu.h'), os.path.join(libdir, 'libmfu.so.0'),
                   os.path.join(libdir, 'libmfu.so'), os.path.join(libdir, 'mfu', 'libmfu-libflops.so'),
                   os.path.join(libdir, 'pkgconfig', 'mfu.pc'),
@@ -165,6 +180,9 @@ class Install(TempDirTest):
         self.assertIn('-lmfu', flags)
         self.assertEqual(self.run_ok(['pkg-config', '--variable=libdir', 'mfu'], env=env).stdout.strip(),
                          libdir)
+        self.assertEqual(self.run_ok(['pkg-config', '--modversion', 'mfu'], env=env).stdout.strip(),
+                         self.version)
+        self.assertTrue(os.path.isfile(os.path.join(libdir, 'libmfu.so.' + self.version)))
         self.run_ok([cc, '-std=c11', '-Wall', '-Werror', '-o', 'hello', 'hello.c'] + shlex.split(flags) +
                     ['-Wl,-rpath,' + libdir], cwd=work, env=env)
 

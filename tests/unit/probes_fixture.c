@@ -66,7 +66,8 @@ static int fixture_impl(void)
 {
 	return 42;
 }
-static int (*fixture_resolver(void))(void)
+/* used: only the ifunc attribute's string names it, which clang does not see */
+__attribute__((used)) static int (*fixture_resolver(void))(void)
 {
 	return fixture_impl;
 }

@@ -397,6 +397,11 @@ static const struct ident_row {
 	  ISA_AVX512 | MACHINE_ISA_AVX512_BF16 | MACHINE_ISA_AVX512_VNNI, 1, 480, "sapphire_rapids", 1,
 	  "names rocket_lake (Core 11th gen (Rocket Lake)), a client core, but the CPU reports "
 	  "a \"Xeon\" brand, a 480 MiB L3", { 32, 64, 128, NONE, 256 }, 307.2e9 },
+	/* the longest note: every piece at its widest (AMX-TILE, AVX512-FP16, an
+	 * L3 of 16 digits, the hypervisor) still ends whole */
+	{ __LINE__, 6, 167, 1, "GenuineIntel", "Intel(R) Xeon(R) Processor", ISA_SPR, 1, 1e15,
+	  "sapphire_rapids", 1, "AMX-TILE, AVX512-FP16, a 1000000000000000 MiB L3 " MASKED_NOTE,
+	  { 32, 64, 1024, 128, 2048 }, 307.2e9 },
 	/* masked, with AMX-FP16: Granite Rapids class, 12 x 6400 x 8 */
 	{ __LINE__, 6, 167, 1, "GenuineIntel", "Intel(R) Xeon(R) Processor", ISA_SPR | MACHINE_ISA_AMX_FP16,
 	  1, 504, "granite_rapids", 1, "granite_rapids class from the ISA", { 32, 64, 1024, 1024, 2048 },
@@ -459,6 +464,8 @@ static void test_identify(void)
 		machine_identify(&m);
 		CHECK_ROW(strcmp(m.uarch, r->uarch) == 0, line);
 		CHECK_ROW(m.uarch_from_isa == r->from_isa, line);
+		/* room to spare: a note that filled its field was cut */
+		CHECK_ROW(strlen(m.ident_note) + 1 < sizeof(m.ident_note), line);
 		if (r->note)
 			CHECK_ROW(strstr(m.ident_note, r->note) != NULL, line);
 		else

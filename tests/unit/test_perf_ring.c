@@ -626,15 +626,18 @@ static uint64_t thread_cpu_ns(void)
 
 /* Burn @ns of this thread's CPU time, nearly all of it in user mode here
  * (reading the thread's CPU clock is a system call). */
+static volatile uint64_t spin_sink;
+
 __attribute__((noinline, section("mfu_spin"))) FRAME_POINTERS
 static void spin_cpu(uint64_t ns)
 {
 	uint64_t start = thread_cpu_ns();
-	volatile uint64_t x = 0;
+	volatile uint64_t x = 0; /* each add a store: user-mode time, not folded away */
 
 	while (thread_cpu_ns() - start < ns)
 		for (int i = 0; i < 200000; i++)
 			x += (uint64_t)i;
+	spin_sink = x;
 }
 
 __attribute__((noinline, section("mfu_child"))) FRAME_POINTERS

@@ -574,7 +574,8 @@ static int open_plan(struct counters *cs, pid_t pid, int on_exec)
 	int opened = 0;
 	unsigned off = 0;
 
-	for (int g = 0; g < cs->ngroups; g++) {
+	/* counters_plan() refuses more groups than the layout arrays hold */
+	for (int g = 0; g < cs->ngroups && g < MRING_MAX_GROUPS; g++) {
 		int leader_fd = -1, idx = 0;
 		for (int i = 0; i < cs->n; i++) {
 			struct counter *c = &cs->c[i];

@@ -255,12 +255,12 @@ int peaks_choose(struct peaks *p, const struct machine *m, const struct peaks_re
 	if (rq->user_flops > 0) {
 		p->flops = rq->user_flops;
 		snprintf(p->flops_source, sizeof(p->flops_source), "user: --peak-flops %.6g", rq->user_flops);
-		add_row(p, "flops", rq->dtype, "all", rq->user_flops, "user", p->flops_source);
+		add_row(p, "flops", rq->dtype, "all", rq->user_flops, "user", "given with --peak-flops");
 	}
 	if (rq->user_bw > 0) {
 		p->bw = rq->user_bw;
 		snprintf(p->bw_source, sizeof(p->bw_source), "user: --peak-bw %.6g", rq->user_bw);
-		add_row(p, "bandwidth", NULL, "all", rq->user_bw, "user", p->bw_source);
+		add_row(p, "bandwidth", NULL, "all", rq->user_bw, "user", "given with --peak-bw");
 	}
 	return 0;
 }
