@@ -26,13 +26,25 @@ wh AS (
   FROM uf a LEFT JOIN uf b ON b.stack = a.stack AND b.k = 2
   WHERE a.k = 1),
 st AS (SELECT step, pid, tid, begin_ns, end_ns FROM step WHERE complete = 1),
-lim AS (SELECT coalesce(max(end_ns - begin_ns), 0) AS maxstep FROM st),
+-- an interval's step: the last one its process began at or before the
+-- interval's start, if complete and not yet ended then; found in one
+-- sorted pass, as waterfall.sql finds a sample's (b: the latest step begin
+-- up to each row of the process)
+ev AS (
+  SELECT pid, begin_ns AS t, 0 AS is_off, NULL AS id FROM step
+  UNION ALL
+  SELECT pid, start_ns, 1, rowid FROM offcpu),
+evb AS (
+  SELECT pid, id, max(CASE WHEN is_off = 0 THEN t END)
+           OVER (PARTITION BY pid ORDER BY t, is_off ROWS UNBOUNDED PRECEDING) AS b, is_off
+  FROM ev),
 offs AS (
   SELECT o.kind, st.step, o.tid, o.start_ns, o.dur_ns, o.stack,
          (SELECT p.name FROM phase p WHERE p.tid = o.tid AND p.begin_ns <= o.start_ns
             AND (p.end_ns IS NULL OR p.end_ns > o.start_ns) ORDER BY p.depth DESC LIMIT 1) AS phase
-  FROM offcpu o, lim JOIN st ON st.pid = o.pid AND o.start_ns >= st.begin_ns AND o.start_ns < st.end_ns
-       AND st.begin_ns > o.start_ns - lim.maxstep - 1),
+  FROM evb e CROSS JOIN st ON st.pid = e.pid AND st.begin_ns = e.b
+       JOIN offcpu o ON o.rowid = e.id
+  WHERE e.is_off = 1 AND o.start_ns < st.end_ns),
 btw AS (
   SELECT step, pid, tid, end_ns AS start_ns, next_begin - end_ns AS dur_ns
   FROM (SELECT step, pid, tid, end_ns, LEAD(begin_ns) OVER (PARTITION BY pid ORDER BY begin_ns) AS next_begin

@@ -18,10 +18,26 @@
 WITH
 r AS (SELECT ncpu, peak_flops FROM run),
 st AS (SELECT step, pid, begin_ns, end_ns, wall_ns, cpu_ns, flops FROM step WHERE complete = 1),
+-- A sample's step: the last one its process began at or before the
+-- sample, if complete and not yet ended then (a process's steps follow one
+-- another). Found in one sorted pass over steps and samples, whatever the
+-- indexes (a join of each sample with its process's steps took minutes for
+-- 1M steps): b is the latest step begin up to each row of the process.
+ev AS (
+  SELECT pid, begin_ns AS t, 0 AS is_sample, NULL AS class FROM step
+  UNION ALL
+  SELECT pid, time_ns, 1, class FROM sample WHERE kind = 0),
+evb AS (
+  SELECT pid, t, is_sample, class,
+         max(CASE WHEN is_sample = 0 THEN t END)
+           OVER (PARTITION BY pid ORDER BY t, is_sample ROWS UNBOUNDED PRECEDING) AS b
+  FROM ev),
+-- CROSS JOIN: samples outside, their step looked up by (pid, begin_ns)
 smp AS (
-  SELECT st.step, count(*) AS n, sum(s.class = 'kernel') AS nk, sum(s.class = 'sync') AS ns,
-         sum(s.class = 'dispatch') AS nd, sum(s.class = 'unclassified') AS nu, sum(s.class = 'compute') AS nc
-  FROM st JOIN sample s ON s.pid = st.pid AND s.kind = 0 AND s.time_ns >= st.begin_ns AND s.time_ns < st.end_ns
+  SELECT st.step, count(*) AS n, sum(e.class = 'kernel') AS nk, sum(e.class = 'sync') AS ns,
+         sum(e.class = 'dispatch') AS nd, sum(e.class = 'unclassified') AS nu, sum(e.class = 'compute') AS nc
+  FROM evb e CROSS JOIN st ON st.pid = e.pid AND st.begin_ns = e.b
+  WHERE e.is_sample = 1 AND e.t < st.end_ns
   GROUP BY st.step),
 per AS (
   SELECT st.step, st.wall_ns, st.cpu_ns, st.flops, coalesce(smp.n, 0) AS n, smp.nk, smp.ns, smp.nd, smp.nu, smp.nc

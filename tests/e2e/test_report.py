@@ -1157,5 +1157,74 @@ class LibFlopsTest(ReportTest):
                 self.assertValue(by_sql[name][k], by[name][k], '%s.%s by hand' % (name, k))
 
 
+class StepLookupTest(ReportTest):
+    """A sample's or an off-CPU interval's step (waterfall.sql, gaps.sql):
+    the step its process had open at that instant, found in one sorted
+    pass. Two processes with interleaved steps, an incomplete step, and
+    samples and intervals at the edges (at a begin: inside; at an end:
+    outside; between steps; in the other process's step), against a brute
+    force over the rows."""
+
+    def make(self, path):
+        db = sqlite3.connect(path)
+        db.executescript(schema_sql())
+        db.execute("INSERT INTO run (id, mfu_version, command, cwd, start_unix_ns, start_ns, end_ns, host,"
+                   " ncpu_affinity, ncpu, dtype, target_pid, state) VALUES (1, '0.1.0', '[\"./app\"]', '/tmp',"
+                   " 0, 0, 10000000, 'host', 2, 2, 'fp32', 42, 'complete')")
+        steps = []   # (step, pid, begin, end or None)
+        n = 0
+        for pid, t0 in ((42, 1000), (43, 1500)):
+            t = t0
+            for i in range(6):
+                end = None if (pid, i) == (43, 3) else t + 700
+                steps.append((n, pid, t, end))
+                db.execute("INSERT INTO step (step, pid, tid, end_tid, begin_ns, end_ns, wall_ns, cpu_ns, complete)"
+                           " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           (n, pid, pid, pid if end else None, t, end, end - t if end else None,
+                            1400 if end else None, 1 if end else 0))
+                n += 1
+                t += 1000
+        times = sorted({b + d for _, _, b, e in steps for d in (-1, 0, 1, 350, 699, 700, 701)})
+        samples = []
+        for pid in (42, 43):
+            for t in times:
+                samples.append((t, pid))
+                db.execute("INSERT INTO sample (time_ns, pid, tid, kind, kernel, class)"
+                           " VALUES (?, ?, ?, 0, 0, 'compute')", (t, pid, pid))
+            for k, t in enumerate(times[::3]):
+                db.execute("INSERT INTO offcpu (pid, tid, start_ns, end_ns, dur_ns, kind)"
+                           " VALUES (?, ?, ?, ?, 5, ?)", (pid, pid, t, t + 5, ('blocked', 'runnable')[k % 2]))
+        db.commit()
+        db.close()
+        return steps, samples, [(t, pid) for pid in (42, 43) for t in times[::3]]
+
+    @staticmethod
+    def step_at(steps, pid, t):
+        """The complete step of @pid open at @t, by brute force."""
+        begun = [s for s in steps if s[1] == pid and s[2] <= t]
+        if not begun:
+            return None
+        last = max(begun, key=lambda s: s[2])
+        return last[0] if last[3] is not None and t < last[3] else None
+
+    def test_samples_and_intervals_fall_in_their_process_step(self):
+        path = os.path.join(self.tmp, 'lookup.sqlite')
+        steps, samples, offs = self.make(path)
+        want = {}
+        for t, pid in samples:
+            s = self.step_at(steps, pid, t)
+            if s is not None:
+                want[s] = want.get(s, 0) + 1
+        self.assertTrue(want and len(want) < len(steps))
+        got, _ = self.json('waterfall', 'gaps', db=path)
+        self.assertEqual({r['step']: r['samples'] for r in got['waterfall'] if r['step'] is not None and r['samples']},
+                         want)
+        want_offs = sorted((t, self.step_at(steps, pid, t)) for t, pid in offs
+                           if self.step_at(steps, pid, t) is not None)
+        got_offs = sorted((round(r['start_ms'] * 1e6), r['step']) for r in got['gaps']
+                          if r['kind'] in ('blocked', 'runnable'))
+        self.assertEqual(got_offs, want_offs)
+
+
 if __name__ == '__main__':
     unittest.main(verbosity=int(os.environ.get('VERBOSE', '1')))
