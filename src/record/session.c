@@ -342,8 +342,13 @@ int session_plan(struct session *s)
 	if (!s->o.profile && s->profile[0])
 		s->o.profile = s->profile;
 	if (s->o.pid) {
-		/* before the database: a process that cannot be joined leaves none */
-		rc = attach_open(&s->at, s->o.pid, &s->cs, err, sizeof(err));
+		/* before the database: a process that cannot be joined leaves none.
+		 * Under sudo, only the invoking user's own processes: root could
+		 * join any, and the recording (samples, call stacks, command
+		 * line) goes to that user */
+		rc = s->creds.drop ? attach_owned_by(s->o.pid, s->creds.uid, err, sizeof(err)) : 0;
+		if (!rc)
+			rc = attach_open(&s->at, s->o.pid, &s->cs, err, sizeof(err));
 		if (rc) {
 			fprintf(stderr, PROG ": %s\n", err);
 			return 125;

@@ -114,6 +114,34 @@ class UnderSudo(TempDirTest):
         p = record(['-q', '-o', self.path('run.sqlite'), '--compute-file', self.secret], ['true'])
         self.assertIn(SECRET, p.stderr)  # the check above would have seen it
 
+    def test_attach_joins_only_the_users_own_processes(self):
+        """-p under sudo: root could join any process, and the recording
+        (samples, stacks, its command line) goes to the invoking user; so a
+        process of another user is refused (one line, 125, no database),
+        and one of the user's own is joined as without sudo."""
+        other = subprocess.Popen(['sleep', '30'])   # root's
+        mine = subprocess.Popen(['sleep', '30'], preexec_fn=lambda: (os.setgid(self.user.pw_gid),
+                                                                      os.setuid(self.user.pw_uid)))
+        try:
+            db = self.path('attach.sqlite')
+            p = record(['-q', '-o', db, '-p', str(other.pid), '--duration', '0.3'], [], env=self.env())
+            self.assertEqual(p.returncode, 125, p.stderr)
+            self.assertIn('process %d is not yours' % other.pid, p.stderr)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+            self.assertFalse(os.path.exists(db))
+            p = record(['-q', '-o', db, '-p', str(mine.pid), '--duration', '0.3'], [], env=self.env())
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(query(db, 'SELECT target_pid, state FROM run')[0],
+                             {'target_pid': mine.pid, 'state': 'detached'})
+            self.assertEqual(os.stat(db).st_uid, self.user.pw_uid)
+            # as root itself (no sudo), any process
+            p = record(['-q', '-o', self.path('root.sqlite'), '-p', str(other.pid), '--duration', '0.3'], [])
+            self.assertEqual(p.returncode, 0, p.stderr)
+        finally:
+            for proc in (other, mine):
+                proc.kill()
+                proc.wait()
+
     def test_output_is_made_as_the_user(self):
         """The database is the user's, made where they may write: in a
         directory of root's they cannot, refused (one line, 125, the

@@ -216,6 +216,39 @@ int attach_alive(const struct attach *a)
 	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
 }
 
+int attach_owned_by(pid_t pid, uid_t uid, char *why, size_t whylen)
+{
+	char path[64], buf[4096], *p;
+	unsigned long long id[4];
+	int rc;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	rc = read_text_file(path, buf, sizeof(buf));
+	if (rc == -ENOENT) {
+		strbuf(why, whylen, "no process %d", (int)pid);
+		return -ESRCH;
+	}
+	if (rc < 0) {
+		strbuf(why, whylen, "cannot read %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	p = strstr(buf, "\nUid:");
+	if (!p || sscanf(p + 5, "%llu %llu %llu %llu", &id[0], &id[1], &id[2], &id[3]) != 4) {
+		strbuf(why, whylen, "cannot read the user ids of process %d in %s", (int)pid, path);
+		return -EIO;
+	}
+	for (int i = 0; i < 4; i++) {
+		if (id[i] != (unsigned long long)uid) {
+			strbuf(why, whylen, "process %d is not yours: it runs as uid %llu (%s uid), you are uid %u. "
+			       "Under sudo, -p joins only the invoking user's own processes, as perf does for "
+			       "them; --as-root joins any process as root", (int)pid, id[i],
+			       (const char *[]){ "real", "effective", "saved", "filesystem" }[i], (unsigned)uid);
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
 char *attach_command_json(pid_t pid)
 {
 	char path[64], buf[65536], *argv[1024];

@@ -27,6 +27,14 @@ struct attach;
  * -EINVAL (@pid is mfu-record itself), other -errno; @why set. */
 int attach_open(struct attach **out, pid_t pid, struct counters *cs, char *why, size_t whylen);
 
+/* Whether user @uid may join @pid as perf lets a user join one: when the
+ * process's real, effective, saved and filesystem uids are all @uid (a
+ * process that changed its ids, setuid programs among them, is not its
+ * user's to watch). Returns 0; -EPERM with @why naming the owner; -ESRCH
+ * when it is gone; -errno when /proc cannot be read. mfu-record under sudo
+ * asks this for the user who ran sudo. */
+int attach_owned_by(pid_t pid, uid_t uid, char *why, size_t whylen);
+
 /* The threads found, the first (@pid's main thread when it lives) first.
  * The array belongs to @a. */
 const pid_t *attach_tids(const struct attach *a, size_t *n);
