@@ -1,8 +1,10 @@
 /* Symbols: resolve IPs of this test binary, libc, libstdc++ (a mangled C++
  * name), the vdso, the kernel, JIT code described by a perf map, anonymous
- * memory, a process that has exited and a DSO deleted after its mapping was
- * recorded. The truth comes from dladdr/dlsym, the function pointers
- * themselves, __LINE__ and /proc/kallsyms. */
+ * memory, a process that has exited, a DSO deleted after its mapping was
+ * recorded, and a small library stripped the ways distributions strip
+ * theirs (symbols_fixture/: .dynsym only, a debug file under a debug root,
+ * MiniDebugInfo, PLT stubs). The truth comes from dladdr/dlsym, the
+ * function pointers themselves, __LINE__, /proc/kallsyms and objdump. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +21,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <gelf.h>
 
 #include "asuser.h"
 #include "check.h"
@@ -697,6 +701,404 @@ static void test_sharing(void)
 		dlclose(libc);
 }
 
+/* ---- stripped libraries (symbols_fixture/, make-fixtures.sh) ---- */
+
+static char fixture_dir[PATH_MAX + 32];
+
+/* The fixture directory next to this test, or NULL when it was not built
+ * (a tool missing: the cases that need it say so and are skipped). */
+static const char *fixture(void)
+{
+	char exe[PATH_MAX], probe[PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	snprintf(fixture_dir, sizeof(fixture_dir), "%s/symbols_fixture", exe);
+	snprintf(probe, sizeof(probe), "%s/libsymfix-mini.so", fixture_dir);
+	if (access(probe, R_OK) != 0) {
+		fprintf(stderr, "symbols: %s not built (objcopy, strip, objdump, nm or xz missing): "
+				"the stripped-library cases are skipped\n", probe);
+		return NULL;
+	}
+	return fixture_dir;
+}
+
+struct symfix {
+	void *h;
+	uint64_t bias;     /* load address: IP - ELF address */
+	uintptr_t fn[4];   /* symfix_one, symfix_two, symfix_nosize, symfix_hidden_asm */
+	uint64_t exported; /* symfix_exported */
+	char path[PATH_MAX];
+};
+
+static int symfix_open(struct symfix *f, const char *path)
+{
+	void (*addrs)(uintptr_t *);
+	struct link_map *lm = NULL;
+	void *sym;
+
+	memset(f, 0, sizeof(*f));
+	if (!realpath(path, f->path))
+		return -1;
+	f->h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!f->h) {
+		fprintf(stderr, "  dlopen %s: %s\n", path, dlerror());
+		return -1;
+	}
+	sym = dlsym(f->h, "symfix_addrs");
+	memcpy(&addrs, &sym, sizeof(sym));
+	if (!sym || dlinfo(f->h, RTLD_DI_LINKMAP, &lm) != 0 || !lm) {
+		dlclose(f->h);
+		return -1;
+	}
+	addrs(f->fn);
+	f->bias = lm->l_addr;
+	f->exported = ptr_addr(dlsym(f->h, "symfix_exported"));
+	return 0;
+}
+
+/* "libsymfix-stripped.so+0x112f": the DSO's file name and the ELF address */
+static void frame_name(char *buf, size_t len, const char *path, uint64_t vaddr)
+{
+	const char *base = strrchr(path, '/');
+	snprintf(buf, len, "%s+%#llx", base ? base + 1 : path, (unsigned long long)vaddr);
+}
+
+/* The ELF address of section @name in @path, or 0. */
+static uint64_t section_addr(const char *path, const char *name)
+{
+	int fd = open(path, O_RDONLY);
+	uint64_t addr = 0;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	while (elf && elf_getshdrstrndx(elf, &shstrndx) == 0 && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(elf, shstrndx, sh.sh_name)) && strcmp(n, name) == 0)
+			addr = sh.sh_addr;
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return addr;
+}
+
+/* Internal functions of a stripped library (only .dynsym is left) are
+ * told apart by their .eh_frame bounds; the exported symbol below them is
+ * not their name; an exported symbol without a size stops where the next
+ * function starts. */
+static void test_stripped(void)
+{
+	char path[PATH_MAX + 64], want[PATH_MAX + 32], one[PATH_MAX + 32];
+	const char *dir = fixture();
+	struct symfix f, ref;
+	struct symbols *s;
+	struct symbol_info si;
+
+	if (!dir)
+		return;
+	snprintf(path, sizeof(path), "%s/libsymfix-stripped.so", dir);
+	CHECK_EQ_INT(symfix_open(&f, path), 0);
+	snprintf(path, sizeof(path), "%s/libsymfix.so", dir);
+	CHECK_EQ_INT(symfix_open(&ref, path), 0);
+	if (!f.h || !ref.h)
+		return;
+	CHECK_EQ_INT(symbols_new(&s), 0);
+	CHECK_EQ_INT(symbols_add_proc_maps(s, getpid()), 0);
+
+	/* symfix_one: its start, and 3 bytes in */
+	frame_name(one, sizeof(one), f.path, f.fn[0] - f.bias);
+	CHECK_EQ_INT(symbols_resolve(s, getpid(), f.fn[0], &si), 0);
+	CHECK_STR(si.name, one);
+	CHECK_EQ_INT(si.source, SYMBOL_FROM_EH_FRAME);
+	CHECK_EQ_INT(si.offset, 0);
+	CHECK_EQ_INT(si.dso_addr, f.fn[0] - f.bias);
+	CHECK(same_path(si.dso, f.path));
+	CHECK_EQ_INT(symbols_resolve(s, getpid(), f.fn[0] + 3, &si), 0);
+	CHECK_STR(si.name, one);
+	CHECK_EQ_INT(si.offset, 3);
+	/* symfix_two, its neighbour: another name */
+	frame_name(want, sizeof(want), f.path, f.fn[1] - f.bias);
+	CHECK_EQ_INT(symbols_resolve(s, getpid(), f.fn[1] + 1, &si), 0);
+	CHECK_STR(si.name, want);
+	CHECK(strcmp(si.name, one) != 0);
+	CHECK_EQ_INT(si.offset, 1);
+	/* the last byte before symfix_exported is still symfix_two's, and
+	 * symfix_exported is itself */
+	CHECK_EQ_INT(symbols_resolve(s, getpid(), f.exported - 1, &si), 0);
+	CHECK_STR(si.name, want);
+	CHECK_EQ_INT(symbols_resolve(s, getpid(), f.exported, &si), 0);
+	CHECK_STR(si.name, "symfix_exported");
+	CHECK_EQ_INT(si.source, SYMBOL_FROM_TABLE);
+	/* an exported symbol of size 0 (assembly without .size) does not
+	 * run over the hidden function after it */
+	CHECK_EQ_INT(symbols_resolve(s, getpid(), f.fn[2], &si), 0);
+	CHECK_STR(si.name, "symfix_nosize");
+	frame_name(want, sizeof(want), f.path, f.fn[3] - f.bias);
+	CHECK_EQ_INT(symbols_resolve(s, getpid(), f.fn[3] + 1, &si), 0);
+	CHECK_STR(si.name, want);
+	CHECK_EQ_INT(si.offset, 1);
+
+	/* .init is _init, as .symtab would say */
+	CHECK(section_addr(f.path, ".init") != 0);
+	CHECK_EQ_INT(symbols_resolve(s, getpid(), f.bias + section_addr(f.path, ".init") + 1, &si), 0);
+	CHECK_STR(si.name, "_init");
+	CHECK_EQ_INT(si.offset, 1);
+
+	/* the same code not stripped: the real names (a copy with the same
+	 * build ID shares the tables of the first one read, so a resolver of
+	 * its own) */
+	symbols_free(s);
+	CHECK_EQ_INT(symbols_new(&s), 0);
+	CHECK_EQ_INT(symbols_add_proc_maps(s, getpid()), 0);
+	CHECK_EQ_INT(symbols_resolve(s, getpid(), ref.fn[0] + 3, &si), 0);
+	CHECK_STR(si.name, "symfix_one");
+	CHECK_EQ_INT(si.source, SYMBOL_FROM_TABLE);
+	CHECK_EQ_INT(symbols_resolve(s, getpid(), ref.fn[3] + 1, &si), 0);
+	CHECK_STR(si.name, "symfix_hidden_asm");
+	symbols_free(s);
+	dlclose(f.h);
+	dlclose(ref.h);
+}
+
+/* PLT stubs are "foo@plt", at the addresses objdump gives them: lazy PLT
+ * (.plt), .plt.got, and an IBT PLT (.plt.sec, and the lazy .plt behind
+ * it) when the toolchain made one. */
+static void test_plt(void)
+{
+	static const char *const libs[][2] = {
+		{ "libsymfix.so", "symfix.plt" },
+		{ "libsymfix-ibt.so", "symfix-ibt.plt" },
+	};
+	const char *dir = fixture();
+
+	if (!dir)
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(libs); i++) {
+		char path[PATH_MAX + 64], line[512];
+		struct symfix f;
+		struct symbols *s;
+		int stubs = 0, getpid_stub = 0;
+		FILE *truth;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, libs[i][0]);
+		CHECK_EQ_INT(symfix_open(&f, path), 0);
+		snprintf(path, sizeof(path), "%s/%s", dir, libs[i][1]);
+		truth = fopen(path, "r");
+		CHECK(truth != NULL);
+		if (!f.h || !truth) {
+			if (truth)
+				fclose(truth);
+			continue;
+		}
+		CHECK_EQ_INT(symbols_new(&s), 0);
+		CHECK_EQ_INT(symbols_add_proc_maps(s, getpid()), 0);
+		while (fgets(line, sizeof(line), truth)) {
+			unsigned long long vaddr;
+			char name[256];
+			struct symbol_info si;
+
+			if (sscanf(line, "%llx %255s", &vaddr, name) != 2)
+				continue;
+			stubs++;
+			getpid_stub += strcmp(name, "getpid@plt") == 0;
+			CHECK_EQ_INT(symbols_resolve(s, getpid(), f.bias + vaddr, &si), 0);
+			CHECK_STR(si.name, name);
+			CHECK_EQ_INT(si.source, SYMBOL_FROM_PLT);
+			CHECK_EQ_INT(si.offset, 0);
+			/* inside the stub (8 bytes at least) */
+			CHECK_EQ_INT(symbols_resolve(s, getpid(), f.bias + vaddr + 6, &si), 0);
+			CHECK_STR(si.name, name);
+			CHECK_EQ_INT(si.offset, 6);
+		}
+		fclose(truth);
+		CHECK(stubs >= 3);
+		CHECK_EQ_INT(getpid_stub, 1);
+		symbols_free(s);
+		dlclose(f.h);
+	}
+}
+
+static int copy_to(const char *from, const char *dir, const char *name, char *out, size_t outlen)
+{
+	if ((size_t)snprintf(out, outlen, "%s/%s", dir, name) >= outlen)
+		return -1;
+	return copy_file(from, out);
+}
+
+static int mkdirs(const char *path)
+{
+	char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* The build ID of @path as lowercase hex, or "" */
+static void build_id_hex(const char *path, char *out, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+
+	out[0] = '\0';
+	if (fd < 0)
+		return;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		GElf_Nhdr nh;
+		Elf_Data *d;
+		size_t off = 0, noff, doff;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(d = elf_getdata(scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((char *)d->d_buf + noff, "GNU", 4) != 0 || nh.n_descsz * 2 + 1 > len)
+				continue;
+			for (size_t i = 0; i < nh.n_descsz; i++)
+				sprintf(out + 2 * i, "%02x", ((unsigned char *)d->d_buf)[doff + i]);
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+}
+
+/* A stripped library whose debug file is under a debug root of our own
+ * (MFU_DEBUG_DIRS): found by build ID (ROOT/.build-id/xx/yyyy.debug), or
+ * through .gnu_debuglink (ROOT/<the library's directory>/symfix.debug), it
+ * gives the real names and lines; without it, the .eh_frame names. */
+static void test_debug_dirs(void)
+{
+	const char *dir = fixture();
+	char tmp[] = "/tmp/mfu-symdebug-XXXXXX", lib[PATH_MAX + 64], debug[PATH_MAX + 64], libdir[64], root[64],
+	     id[128], p[PATH_MAX * 3];
+	const char *old = getenv("MFU_DEBUG_DIRS");
+	char *saved = old ? strdup(old) : NULL;
+	struct symfix f;
+
+	if (!dir)
+		return;
+	CHECK(mkdtemp(tmp) != NULL);
+	snprintf(libdir, sizeof(libdir), "%s/lib", tmp);
+	CHECK_EQ_INT(mkdirs(libdir), 0);
+	snprintf(p, sizeof(p), "%s/libsymfix-debuglink.so", dir);
+	CHECK_EQ_INT(copy_to(p, libdir, "libsymfix.so", lib, sizeof(lib)), 0);
+	snprintf(debug, sizeof(debug), "%s/symfix.debug", dir);
+	build_id_hex(lib, id, sizeof(id));
+	CHECK(strlen(id) > 2);
+	CHECK_EQ_INT(symfix_open(&f, lib), 0);
+	if (!f.h || strlen(id) <= 2)
+		goto out;
+
+	for (int c = 0; c < 3; c++) {
+		struct symbols *s;
+		struct symbol_info si;
+		char want[PATH_MAX + 32];
+
+		/* 0: by build ID; 1: by debuglink under the root; 2: neither */
+		snprintf(root, sizeof(root), "%s/root%d", tmp, c);
+		CHECK_EQ_INT(mkdirs(root), 0);
+		if (c == 0) {
+			snprintf(p, sizeof(p), "%s/.build-id/%.2s", root, id);
+			CHECK_EQ_INT(mkdirs(p), 0);
+			snprintf(p, sizeof(p), "%s/.build-id/%.2s/%s.debug", root, id, id + 2);
+			CHECK_EQ_INT(copy_file(debug, p), 0);
+		} else if (c == 1) {
+			char real[PATH_MAX];
+			CHECK(realpath(libdir, real) != NULL);
+			snprintf(p, sizeof(p), "%s%s", root, real);
+			CHECK_EQ_INT(mkdirs(p), 0);
+			snprintf(p, sizeof(p), "%s%s/symfix.debug", root, real);
+			CHECK_EQ_INT(copy_file(debug, p), 0);
+		}
+		/* a relative entry is ignored */
+		snprintf(p, sizeof(p), "relative/dir:%s", root);
+		setenv("MFU_DEBUG_DIRS", p, 1);
+		CHECK_EQ_INT(symbols_new(&s), 0);
+		CHECK_EQ_INT(symbols_add_proc_maps(s, getpid()), 0);
+		CHECK_EQ_INT(symbols_resolve(s, getpid(), f.fn[0] + 3, &si), 0);
+		if (c < 2) {
+			CHECK_STR(si.name, "symfix_one");
+			CHECK_EQ_INT(si.source, SYMBOL_FROM_TABLE);
+			CHECK(ends_with(si.file, "symfix.c"));
+			CHECK(si.line > 0);
+		} else {
+			frame_name(want, sizeof(want), f.path, f.fn[0] - f.bias);
+			CHECK_STR(si.name, want);
+			CHECK_EQ_INT(si.source, SYMBOL_FROM_EH_FRAME);
+			CHECK(si.file == NULL);
+		}
+		CHECK_EQ_INT(si.offset, 3);
+		CHECK(same_path(si.dso, lib));
+		symbols_free(s);
+	}
+	dlclose(f.h);
+out:
+	if (saved)
+		setenv("MFU_DEBUG_DIRS", saved, 1);
+	else
+		unsetenv("MFU_DEBUG_DIRS");
+	free(saved);
+	snprintf(p, sizeof(p), "rm -rf '%s'", tmp);
+	CHECK_EQ_INT(system(p), 0);
+}
+
+/* MiniDebugInfo: .gnu_debugdata, an xz-compressed ELF with the .symtab
+ * entries .dynsym lacks (Fedora's binaries have it, Debian's do not).
+ * libdwfl merges it when elfutils was built with lzma, as Debian's is. */
+static void test_minidebuginfo(void)
+{
+	const char *dir = fixture();
+	char path[PATH_MAX + 64];
+	struct symbols *s;
+	struct symbol_info si;
+	struct symfix f;
+
+	if (!dir)
+		return;
+	snprintf(path, sizeof(path), "%s/libsymfix-mini.so", dir);
+	CHECK_EQ_INT(symfix_open(&f, path), 0);
+	if (!f.h)
+		return;
+	CHECK_EQ_INT(symbols_new(&s), 0);
+	CHECK_EQ_INT(symbols_add_proc_maps(s, getpid()), 0);
+	CHECK_EQ_INT(symbols_resolve(s, getpid(), f.fn[1] + 2, &si), 0);
+	CHECK_STR(si.name, "symfix_two");
+	CHECK_EQ_INT(si.source, SYMBOL_FROM_TABLE);
+	CHECK_EQ_INT(si.offset, 2);
+	CHECK_EQ_INT(symbols_resolve(s, getpid(), f.fn[3], &si), 0);
+	CHECK_STR(si.name, "symfix_hidden_asm");
+	CHECK_EQ_INT(symbols_resolve(s, getpid(), f.exported, &si), 0);
+	CHECK_STR(si.name, "symfix_exported");
+	symbols_free(s);
+	dlclose(f.h);
+}
+
 int main(void)
 {
 	test_self();
@@ -710,5 +1112,9 @@ int main(void)
 	test_missing();
 	test_exited();
 	test_sharing();
+	test_stripped();
+	test_plt();
+	test_debug_dirs();
+	test_minidebuginfo();
 	return check_status();
 }

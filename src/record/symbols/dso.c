@@ -127,6 +127,7 @@ void dso_free(struct dso *d)
 		dwfl_end(d->dwfl);
 	free(d->loads);
 	free(d->syms);
+	free(d->addrs);
 	idmap_fini(&d->hit_index);
 	free(d->hits);
 	free(d);
@@ -134,19 +135,7 @@ void dso_free(struct dso *d)
 
 /* ---- DSOs: reading symbols ---- */
 
-struct cand {
-	uint64_t addr, size;
-	const char *name;
-	size_t len; /* of the name without its "@VERSION" / "@@VERSION" */
-	unsigned char bind;
-};
-
-struct cands {
-	struct cand *c;
-	size_t n, cap;
-};
-
-static int cands_add(struct cands *cs, uint64_t addr, uint64_t size, const char *name,
+int cands_add(struct cands *cs, uint64_t addr, uint64_t size, const char *name,
 		     unsigned char bind)
 {
 	if (name[0] == '@')
@@ -156,7 +145,7 @@ static int cands_add(struct cands *cs, uint64_t addr, uint64_t size, const char 
 	/* .symtab names of versioned definitions carry the version
 	 * ("fopen@@GLIBC_2.2.5"); what the program calls is the part before */
 	cs->c[cs->n++] = (struct cand){
-		.addr = addr, .size = size, .name = name, .len = strcspn(name, "@"), .bind = bind };
+		.addr = addr, .size = size, .name = name, .len = strcspn(name, "@"), .bind = bind, .plt = false };
 	return 0;
 }
 
@@ -205,9 +194,54 @@ static uint64_t load_end(const struct dso *d, uint64_t vaddr)
 	return 0;
 }
 
+/* The symbol covering @vaddr, given @lo = the number of symbols starting
+ * at or below it, or NONE. */
+static uint32_t sym_covering(const struct dso *d, size_t lo, uint64_t vaddr)
+{
+	for (size_t i = lo; i > 0 && lo - i < ENCLOSING_LOOKBACK; i--) {
+		const struct dso_sym *sym = &d->syms[i - 1];
+		if (vaddr - sym->addr < sym->size)
+			return (uint32_t)(i - 1);
+	}
+	return NONE;
+}
+
+/* The symbol covering @vaddr (index in d->syms), or NONE. */
+static uint32_t dso_find_sym_index(const struct dso *d, uint64_t vaddr)
+{
+	size_t lo = 0, hi = d->nsyms;
+
+	/* lo = number of symbols starting at or below vaddr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (d->addrs[mid] <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return sym_covering(d, lo, vaddr);
+}
+
+/* The first of the @n sorted @fdes starting above @addr, or @n. */
+static size_t fde_above(const struct dso_fde *fdes, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (fdes[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Sort and deduplicate the candidates into d->syms, names copied to the
- * pool (the ELF data they point into goes away with the Dwfl). */
-static int dso_take_symbols(struct symbols *s, struct dso *d, struct cands *cs)
+ * pool (the ELF data they point into goes away with the Dwfl). The @nfdes
+ * sorted @fdes bound the symbols that have no size. */
+static int dso_take_symbols(struct symbols *s, struct dso *d, struct cands *cs, const struct dso_fde *fdes,
+			    size_t nfdes)
 {
 	size_t k = 0;
 
@@ -222,23 +256,42 @@ static int dso_take_symbols(struct symbols *s, struct dso *d, struct cands *cs)
 		for (j = i; j < cs->n && cs->c[j].addr == cs->c[i].addr; j++)
 			size = cs->c[j].size > size ? cs->c[j].size : size;
 		d->syms[k].addr = cs->c[i].addr;
-		d->syms[k].size = size;
+		d->syms[k].size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
 		d->syms[k].shown = NULL;
-		d->syms[k].name = pool_strndup(&s->pool, cs->c[i].name, cs->c[i].len);
+		d->syms[k].source = cs->c[i].plt ? SYMBOL_FROM_PLT : SYMBOL_FROM_TABLE;
+		if (cs->c[i].plt) {
+			char *n = malloc(cs->c[i].len + sizeof("@plt"));
+			if (!n)
+				return -ENOMEM;
+			memcpy(n, cs->c[i].name, cs->c[i].len);
+			memcpy(n + cs->c[i].len, "@plt", sizeof("@plt"));
+			d->syms[k].name = pool_strdup(&s->pool, n);
+			free(n);
+		} else {
+			d->syms[k].name = pool_strndup(&s->pool, cs->c[i].name, cs->c[i].len);
+		}
 		if (!d->syms[k].name)
 			return -ENOMEM;
 		k++;
 	}
 	/* Assembly often leaves st_size 0: such a symbol runs to the next
-	 * one, but not past the end of its segment. */
+	 * one, but not past the end of its segment, nor into the next
+	 * function that .eh_frame knows of (or to the end of its own FDE). */
 	for (size_t i = 0; i < k; i++) {
 		uint64_t end;
+		size_t f;
 		if (d->syms[i].size)
 			continue;
 		end = load_end(d, d->syms[i].addr);
 		if (i + 1 < k && (!end || d->syms[i + 1].addr < end))
 			end = d->syms[i + 1].addr;
-		d->syms[i].size = end > d->syms[i].addr ? end - d->syms[i].addr : 0;
+		f = fde_above(fdes, nfdes, d->syms[i].addr);
+		if (f > 0 && fdes[f - 1].start == d->syms[i].addr && fdes[f - 1].end < end)
+			end = fdes[f - 1].end;
+		else if (f < nfdes && fdes[f].start < end)
+			end = fdes[f].start;
+		end = end > d->syms[i].addr ? end - d->syms[i].addr : 0;
+		d->syms[i].size = end > UINT32_MAX ? UINT32_MAX : (uint32_t)end;
 	}
 	d->nsyms = k;
 	return 0;
@@ -258,16 +311,80 @@ static int dso_take_loads(struct dso *d, Elf *elf)
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
 		d->loads[d->nloads++] = (struct dso_load){
-			.off = ph.p_offset, .vaddr = ph.p_vaddr, .filesz = ph.p_filesz };
+			.off = ph.p_offset, .vaddr = ph.p_vaddr, .filesz = ph.p_filesz, .exec = ph.p_flags & PF_X };
 	}
 	return 0;
 }
 
-static const Dwfl_Callbacks dwfl_callbacks = {
-	.find_elf = dwfl_build_id_find_elf, /* unused: we hand over the fd */
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-};
+/* libdwfl's search for a separate debug file (build ID under each debug
+ * directory, .gnu_debuglink next to the file, in its .debug/ and under each
+ * debug directory, then debuginfod), with the file identity of the user the
+ * recording belongs to: under sudo, a debuglink or a path they control
+ * reaches no file they could not read themselves (asuser.h). */
+int dso_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+		       const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+		       char **debuginfo_file_name)
+{
+	struct asuser_saved sv;
+	int fd;
+
+	if (asuser_enter(asuser_owner(), &sv) != 0) {
+		errno = EPERM;
+		return -1;
+	}
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
+					  debuginfo_file_name);
+	asuser_leave(&sv);
+	return fd;
+}
+
+/* The functions no symbol names, known from .eh_frame: the @nfdes sorted
+ * @fdes whose start no symbol (nor a PLT section, whose FDE spans all its
+ * stubs) covers join d->syms, nameless, so that one bisection finds either.
+ * Returns 0 or -ENOMEM. */
+static int dso_add_unnamed(struct dso *d, struct dso_fde *fdes, size_t nfdes, uint64_t (*plt)[2], size_t nplt)
+{
+	size_t k = 0, lo = 0, n = 0;
+	struct dso_sym *all;
+
+	/* both sorted: one walk */
+	for (size_t i = 0; i < nfdes; i++) {
+		uint64_t a = fdes[i].start;
+		bool drop;
+		while (lo < d->nsyms && d->syms[lo].addr <= a)
+			lo++;
+		drop = sym_covering(d, lo, a) != NONE;
+		for (size_t j = 0; !drop && j < nplt; j++)
+			drop = a >= plt[j][0] && a < plt[j][1];
+		if (!drop && k && a < fdes[k - 1].end)
+			drop = true; /* overlaps the previous one: keep the first */
+		/* nor into a symbol that starts inside it */
+		if (!drop && lo < d->nsyms && d->syms[lo].addr < fdes[i].end)
+			fdes[i].end = d->syms[lo].addr;
+		if (!drop)
+			fdes[k++] = fdes[i];
+	}
+	if (!k)
+		return 0;
+	all = malloc((d->nsyms + k) * sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	for (size_t i = 0, j = 0; i < d->nsyms || j < k;) {
+		if (j == k || (i < d->nsyms && d->syms[i].addr < fdes[j].start)) {
+			all[n++] = d->syms[i++];
+		} else {
+			uint64_t size = fdes[j].end - fdes[j].start;
+			all[n++] = (struct dso_sym){ .addr = fdes[j].start,
+						     .size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size,
+						     .source = SYMBOL_FROM_EH_FRAME };
+			j++;
+		}
+	}
+	free(d->syms);
+	d->syms = all;
+	d->nsyms = n;
+	return 0;
+}
 
 static bool is_func(const GElf_Sym *sym, GElf_Word shndx)
 {
@@ -283,6 +400,9 @@ static int dso_read_file(struct symbols *s, struct dso *d)
 	Dwarf_Addr bias = 0, dwbias;
 	const unsigned char *bid;
 	GElf_Addr bid_vaddr;
+	struct dso_fde *fdes = NULL;
+	uint64_t plt[8][2];
+	size_t nplt = 0, nfdes = 0;
 	struct stat st;
 	Elf *elf;
 	int fd, n, err;
@@ -309,7 +429,7 @@ static int dso_read_file(struct symbols *s, struct dso *d)
 		err = -ESTALE;
 		goto out;
 	}
-	dwfl = dwfl_begin(&dwfl_callbacks);
+	dwfl = dwfl_begin(&s->callbacks);
 	if (!dwfl) {
 		err = -ENOMEM;
 		goto out;
@@ -349,6 +469,11 @@ static int dso_read_file(struct symbols *s, struct dso *d)
 	err = dso_take_loads(d, elf);
 	if (err)
 		goto out;
+	err = stubs_read(elf, &cs, plt, ARRAY_SIZE(plt), &nplt);
+	if (!err)
+		err = eh_frame_read(elf, d->loads, d->nloads, &fdes, &nfdes);
+	if (err)
+		goto out;
 
 	n = dwfl_module_getsymtab(mod);
 	for (int i = 0; i < n; i++) {
@@ -365,7 +490,9 @@ static int dso_read_file(struct symbols *s, struct dso *d)
 		if (err)
 			goto out;
 	}
-	err = dso_take_symbols(s, d, &cs);
+	err = dso_take_symbols(s, d, &cs, fdes, nfdes);
+	if (!err)
+		err = dso_add_unnamed(d, fdes, nfdes, plt, nplt);
 	if (err)
 		goto out;
 
@@ -385,6 +512,7 @@ out:
 	if (fd >= 0)
 		close(fd);
 	free(cs.c);
+	free(fdes);
 	return err;
 }
 
@@ -398,7 +526,9 @@ static int dso_read_vdso(struct symbols *s, struct dso *d)
 	Elf_Scn *scn = NULL;
 	Elf *elf = NULL;
 	char *image = NULL;
-	size_t size;
+	struct dso_fde *fdes = NULL;
+	uint64_t plt[8][2];
+	size_t size, nplt = 0, nfdes = 0;
 	int err;
 
 	if (!base || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64) {
@@ -425,6 +555,11 @@ static int dso_read_vdso(struct symbols *s, struct dso *d)
 	err = dso_take_loads(d, elf);
 	if (err)
 		goto out;
+	err = stubs_read(elf, &cs, plt, ARRAY_SIZE(plt), &nplt);
+	if (!err)
+		err = eh_frame_read(elf, d->loads, d->nloads, &fdes, &nfdes);
+	if (err)
+		goto out;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *data;
@@ -445,9 +580,12 @@ static int dso_read_vdso(struct symbols *s, struct dso *d)
 				goto out;
 		}
 	}
-	err = dso_take_symbols(s, d, &cs);
+	err = dso_take_symbols(s, d, &cs, fdes, nfdes);
+	if (!err)
+		err = dso_add_unnamed(d, fdes, nfdes, plt, nplt);
 out:
 	free(cs.c);
+	free(fdes);
 	if (elf)
 		elf_end(elf);
 	free(image);
@@ -463,6 +601,13 @@ int dso_read(struct symbols *s, struct dso *d)
 	s->st.dsos_opened++;
 	if (!err && d->build_id && !d->twin)
 		err = build_id_add(s, d);
+	if (!err && d->nsyms) {
+		d->addrs = malloc(d->nsyms * sizeof(*d->addrs));
+		if (!d->addrs)
+			err = -ENOMEM;
+		for (size_t i = 0; !err && i < d->nsyms; i++)
+			d->addrs[i] = d->syms[i].addr;
+	}
 	if (!err) {
 		d->state = DSO_READY;
 		return 0;
@@ -473,6 +618,8 @@ int dso_read(struct symbols *s, struct dso *d)
 	free(d->syms);
 	d->syms = NULL;
 	d->nsyms = 0;
+	free(d->addrs);
+	d->addrs = NULL;
 	free(d->loads);
 	d->loads = NULL;
 	d->nloads = 0;
@@ -490,24 +637,33 @@ uint64_t dso_vaddr(const struct dso *d, uint64_t off)
 	return off;
 }
 
-static uint32_t dso_find_sym(const struct dso *d, uint64_t vaddr)
+/* "libfoo.so.1+0x1a2b0": the function of @d at ELF address @start, which
+ * no symbol names, after the file it is in (the DSO column has the whole
+ * path); into the pool. NULL on -ENOMEM. */
+static const char *fde_name(struct symbols *s, const struct dso *d, uint64_t start)
 {
-	size_t lo = 0, hi = d->nsyms;
+	const char *base = strrchr(d->path, '/');
+	char buf[NAME_MAX + 32];
+	size_t len;
 
-	/* hi = number of symbols starting at or below vaddr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (d->syms[mid].addr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
+	base = base ? base + 1 : d->path;
+	len = strlen(base);
+	/* a file name has at most NAME_MAX bytes; a longer one is not a file's */
+	if (len > NAME_MAX)
+		len = NAME_MAX;
+	memcpy(buf, base, len);
+	/* by hand: a million of these must not cost a million snprintf()s */
+	buf[len++] = '+';
+	buf[len++] = '0';
+	buf[len++] = 'x';
+	{
+		int digits = 1;
+		while (digits < 16 && start >> (4 * digits))
+			digits++;
+		for (int i = digits - 1; i >= 0; i--)
+			buf[len++] = "0123456789abcdef"[(start >> (4 * i)) & 0xf];
 	}
-	for (size_t i = lo; i > 0 && lo - i < ENCLOSING_LOOKBACK; i--) {
-		const struct dso_sym *sym = &d->syms[i - 1];
-		if (vaddr - sym->addr < sym->size)
-			return (uint32_t)(i - 1);
-	}
-	return NONE;
+	return pool_strndup(&s->pool, buf, len);
 }
 
 int dso_lookup(struct symbols *s, struct dso *d, uint64_t vaddr, struct dso_hit *out)
@@ -522,10 +678,11 @@ int dso_lookup(struct symbols *s, struct dso *d, uint64_t vaddr, struct dso_hit 
 		*out = d->hits[v];
 		return 0;
 	}
-	h.sym = dso_find_sym(d, vaddr);
+	h.sym = dso_find_sym_index(d, vaddr);
 	if (h.sym != NONE && !d->syms[h.sym].shown) {
-		d->syms[h.sym].shown = shown_name(s, d->syms[h.sym].name);
-		if (!d->syms[h.sym].shown)
+		struct dso_sym *sym = &d->syms[h.sym];
+		sym->shown = sym->name ? shown_name(s, sym->name) : fde_name(s, d, sym->addr);
+		if (!sym->shown)
 			return -ENOMEM;
 	}
 	if (d->mod) {

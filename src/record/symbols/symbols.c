@@ -9,16 +9,19 @@
  *            same library in 100 processes, are one entry); a DSO is read on
  *            the first IP that needs it: its PT_LOAD headers (to turn a file
  *            offset into an ELF address), its function symbols (sorted, for
- *            a binary search) and, when DWARF is there, a libdwfl module for
- *            file:line; plus a hash map of the addresses already resolved;
+ *            a binary search; with the PLT stubs, and the functions no
+ *            symbol names, from .eh_frame) and, when DWARF is there, a
+ *            libdwfl module for file:line; plus a hash map of the addresses
+ *            already resolved;
  *   ksyms  - /proc/kallsyms, read on the first kernel IP.
  *
  * Why our own sorted symbol table rather than dwfl_module_addrinfo(): libdwfl
  * (0.188) searches the symbol table linearly on every call, which for
  * libraries with tens of thousands of symbols and a million samples is
  * minutes, not seconds. We still load symbols through libdwfl, which finds
- * separate debug files (build-id, .gnu_debuglink under /usr/lib/debug, and
- * debuginfod when DEBUGINFOD_URLS is set) and merges .gnu_debugdata.
+ * separate debug files (build-id, .gnu_debuglink under /usr/lib/debug or
+ * MFU_DEBUG_DIRS, and debuginfod when DEBUGINFOD_URLS is set) and merges
+ * .gnu_debugdata (MiniDebugInfo).
  *
  * Every DSO is reported to its own Dwfl at base 0 with add_p_vaddr, so the
  * module's addresses are the file's ELF virtual addresses (plus a bias that
@@ -118,22 +121,78 @@ int symbols_demangle(const char *mangled, char **out)
 }
 
 /* The name to show for @raw: demangled into the pool when it is mangled,
- * else @raw itself. NULL only on -ENOMEM. */
+ * else @raw itself; a PLT stub's "_Z...@plt" becomes "demangled@plt".
+ * NULL only on -ENOMEM. */
 const char *shown_name(struct symbols *s, const char *raw)
 {
-	char *d = NULL;
-	const char *r;
+	size_t len = strlen(raw);
+	bool plt = len > 4 && strcmp(raw + len - 4, "@plt") == 0;
+	char *m = NULL, *d = NULL, *both = NULL;
+	const char *r = raw;
+	int err;
 
 	if (strncmp(raw, "_Z", 2) != 0)
 		return raw;
-	if (symbols_demangle(raw, &d))
-		return raw;
-	r = pool_strdup(&s->pool, d);
+	if (plt) {
+		m = strndup(raw, len - 4);
+		if (!m)
+			return NULL;
+	}
+	err = symbols_demangle(m ? m : raw, &d);
+	if (err == -ENOMEM) {
+		r = NULL;
+	} else if (!err && plt) {
+		both = malloc(strlen(d) + sizeof("@plt"));
+		if (both) {
+			strcpy(both, d);
+			strcat(both, "@plt");
+			r = pool_strdup(&s->pool, both);
+		} else {
+			r = NULL;
+		}
+	} else if (!err) {
+		r = pool_strdup(&s->pool, d);
+	}
+	free(both);
 	free(d);
+	free(m);
 	return r;
 }
 
 /* ---- lifecycle ---- */
+
+/* libdwfl's search path for separate debug files (its debuginfo_path
+ * syntax: an empty entry is the file's own directory, a relative one is
+ * below it, an absolute one is a debug root holding .build-id/xx/yyyy.debug
+ * and the same tree as / for .gnu_debuglink). NULL: its default,
+ * ":.debug:/usr/lib/debug". MFU_DEBUG_DIRS replaces /usr/lib/debug with
+ * its absolute entries. */
+static int debuginfo_path_new(char **out)
+{
+	const char *env = getenv("MFU_DEBUG_DIRS");
+	char *path, *w;
+
+	*out = NULL;
+	if (!env)
+		return 0;
+	path = malloc(strlen(env) + sizeof(":.debug:") + 1);
+	if (!path)
+		return -ENOMEM;
+	w = path + sprintf(path, ":.debug");
+	for (const char *p = env; *p;) {
+		size_t n = strcspn(p, ":");
+		if (p[0] == '/') {
+			*w++ = ':';
+			memcpy(w, p, n);
+			w += n;
+		}
+		p += n;
+		p += *p == ':';
+	}
+	*w = '\0';
+	*out = path;
+	return 0;
+}
 
 int symbols_new(struct symbols **out)
 {
@@ -146,6 +205,16 @@ int symbols_new(struct symbols **out)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	if (debuginfo_path_new(&s->debuginfo_path)) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->callbacks = (Dwfl_Callbacks){
+		.find_elf = dwfl_build_id_find_elf, /* unused: we hand over the fd */
+		.find_debuginfo = dso_find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+		.debuginfo_path = s->debuginfo_path ? &s->debuginfo_path : NULL,
+	};
 	*out = s;
 	return 0;
 }
@@ -175,6 +244,7 @@ void symbols_free(struct symbols *s)
 	idmap_fini(&s->build_id_index);
 	free(s->ksyms);
 	pool_free(s->pool);
+	free(s->debuginfo_path);
 	free(s);
 }
 
@@ -435,13 +505,17 @@ int symbols_resolve(struct symbols *s, pid_t pid, uint64_t ip, struct symbol_inf
 		.kind = SYMBOL_UNKNOWN, .dso = UNKNOWN_NAME, .dso_addr = ip, .name = UNKNOWN_NAME };
 	if (ip >= PERF_CONTEXT_FIRST)
 		return -ENOENT;
-	if (ip >= KERNEL_START)
-		return resolve_kernel(s, ip, out);
+	if (ip >= KERNEL_START) {
+		err = resolve_kernel(s, ip, out);
+		goto out;
+	}
 	p = proc_find(s, pid);
 	if (p)
 		m = proc_map_find(p, ip);
-	if (!m || m->kind == MAP_JIT)
-		return resolve_jit(s, pid, m, ip, out);
+	if (!m || m->kind == MAP_JIT) {
+		err = resolve_jit(s, pid, m, ip, out);
+		goto out;
+	}
 	out->kind = SYMBOL_USER;
 	out->dso_addr = ip - m->start;
 	if (m->kind == MAP_OTHER) {
@@ -472,5 +546,10 @@ int symbols_resolve(struct symbols *s, pid_t pid, uint64_t ip, struct symbol_inf
 		return -ENOENT;
 	out->name = d->syms[hit.sym].shown;
 	out->offset = out->dso_addr - d->syms[hit.sym].addr;
+	out->source = d->syms[hit.sym].source;
 	return 0;
+out:
+	if (!err)
+		out->source = SYMBOL_FROM_TABLE;
+	return err;
 }

@@ -32,17 +32,33 @@ enum symbol_kind {
 	SYMBOL_KERNEL,      /* above the user-space limit */
 };
 
+/* Where a function's name came from. */
+enum symbol_source {
+	SYMBOL_FROM_NONE = 0, /* no name: "[unknown]", "[kernel]" */
+	SYMBOL_FROM_TABLE,    /* a symbol table: .symtab, .dynsym, MiniDebugInfo
+			       * (.gnu_debugdata), a separate debug file,
+			       * /proc/kallsyms, a perf map */
+	SYMBOL_FROM_PLT,      /* a PLT stub: "foo@plt", after the function it
+			       * jumps to (from its relocation) */
+	SYMBOL_FROM_EH_FRAME, /* a function no symbol names, known by its bounds
+			       * in .eh_frame: "libfoo.so.1+0x1a2b0", the DSO's
+			       * file name and the function's first ELF address */
+};
+
 /* What one IP resolves to. Every string is owned by the struct symbols and
  * stays valid until symbols_free(); none is NULL except @file. */
 struct symbol_info {
 	enum symbol_kind kind;
+	enum symbol_source source;
 	const char *dso;   /* file path as mapped, "[vdso]", "//anon", "[anon:x]",
 			    * "[kernel.kallsyms]", "[module]", "[unknown]" */
 	uint64_t dso_addr; /* ELF virtual address in @dso (what addr2line -e wants);
 			    * the file offset when the file cannot be read; the
 			    * offset from the mapping start for JIT; the IP for
 			    * the kernel */
-	const char *name;  /* demangled function name, "[unknown]", "[kernel]" */
+	const char *name;  /* demangled function name, "foo@plt",
+			    * "libfoo.so.1+0x1a2b0" (@source), "[unknown]",
+			    * "[kernel]" */
 	uint64_t offset;   /* bytes from the function's first byte to the IP */
 	const char *file;  /* source file (from DWARF), or NULL */
 	int line;          /* source line, 0 when unknown */
@@ -61,7 +77,10 @@ struct symbols_stats {
 	size_t cache_hits;   /* of which answered from the per-DSO cache */
 };
 
-/* Create an empty resolver. Returns 0 or -ENOMEM. */
+/* Create an empty resolver. Separate debug files are looked for under the
+ * directories of the environment variable MFU_DEBUG_DIRS (colon-separated,
+ * absolute) when it is set, else under /usr/lib/debug (docs/symbols.md).
+ * Returns 0 or -ENOMEM. */
 int symbols_new(struct symbols **out);
 
 /* Release everything, including every string handed out. NULL is fine. */
@@ -93,7 +112,8 @@ int symbols_fork(struct symbols *s, pid_t ppid, pid_t pid);
 void symbols_exec(struct symbols *s, pid_t pid);
 
 /* Resolve @ip sampled in process @pid into @out (always filled, see struct
- * symbol_info). Returns 0 when a function name was found, -ENOENT when not
+ * symbol_info). Returns 0 when a function name was found (from a symbol
+ * table, a PLT stub or .eh_frame bounds: @out->source), -ENOENT when not
  * (then @out->name is "[unknown]" or "[kernel]" but the kind and DSO are
  * still right), -ENOMEM. For callchain entries other than the first (return
  * addresses) pass ip - 1: the byte after a call can belong to the next line,

@@ -5,6 +5,8 @@
  *              public functions (symbols.h)
  *   dso.c      files: identity (device, inode, build ID), their symbol
  *              tables and line tables, address lookups
+ *   stubs.c    names no symbol table gives: PLT stubs (foo@plt), .init, .fini
+ *   eh_frame.c function bounds from .eh_frame, for functions without a symbol
  *   kernel.c   /proc/kallsyms
  *   jit.c      /tmp/perf-PID.map of JIT compilers
  */
@@ -20,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -61,14 +64,26 @@ struct pool_chunk {
 
 enum dso_state { DSO_UNREAD = 0, DSO_READY, DSO_MISSING };
 
+/* 32 bytes: two to a cache line */
 struct dso_sym {
-	uint64_t addr, size;  /* ELF virtual address, bytes */
-	const char *name;     /* as in the symbol table */
-	const char *shown;    /* demangled (or @name), set on first use */
+	uint64_t addr;        /* ELF virtual address */
+	uint32_t size;        /* bytes (a function is smaller than 4 GiB) */
+	unsigned char source; /* enum symbol_source */
+	const char *name;     /* as in the symbol table; PLT stubs: "foo@plt";
+			       * NULL: a function known only by its .eh_frame
+			       * bounds */
+	const char *shown;    /* demangled (or @name; "libfoo.so.1+0x1a2b0"
+			       * for a NULL @name), set on first use */
+};
+
+/* A function's bounds from its FDE in .eh_frame. */
+struct dso_fde {
+	uint64_t start, end;  /* ELF virtual addresses, [start, end) */
 };
 
 struct dso_load {
 	uint64_t off, vaddr, filesz;
+	bool exec;
 };
 
 /* One resolved address (the per-DSO cache). */
@@ -76,6 +91,20 @@ struct dso_hit {
 	uint32_t sym; /* index in syms, NONE if no symbol covers it */
 	int line;
 	const char *file;
+};
+
+/* Symbol candidates while a DSO is read (dso.c, stubs.c). */
+struct cand {
+	uint64_t addr, size;
+	const char *name;
+	size_t len; /* of the name without its "@VERSION" / "@@VERSION" */
+	unsigned char bind;
+	bool plt;   /* a PLT stub jumping to @name: shown as "name@plt" */
+};
+
+struct cands {
+	struct cand *c;
+	size_t n, cap;
 };
 
 struct dso {
@@ -103,6 +132,8 @@ struct dso {
 	size_t nloads;
 	struct dso_sym *syms;
 	size_t nsyms;
+	uint64_t *addrs; /* syms[i].addr: the bisection reads 8 bytes an entry,
+			  * not a whole dso_sym */
 
 	struct idmap hit_index; /* ELF address -> index in hits */
 	struct dso_hit *hits;
@@ -157,6 +188,11 @@ struct symbols {
 	struct ksym *ksyms;
 	size_t nksyms;
 
+	/* libdwfl's callbacks, with our own search path for separate debug
+	 * files (MFU_DEBUG_DIRS) */
+	Dwfl_Callbacks callbacks;
+	char *debuginfo_path;
+
 	struct symbols_stats st;
 };
 
@@ -177,6 +213,26 @@ uint64_t dso_vaddr(const struct dso *d, uint64_t off);
 int dso_lookup(struct symbols *s, struct dso *d, uint64_t vaddr, struct dso_hit *out);
 void dso_free(struct dso *d);
 size_t leading_underscores(const char *s);
+int cands_add(struct cands *cs, uint64_t addr, uint64_t size, const char *name, unsigned char bind);
+/* libdwfl's find_debuginfo callback, run with the owner's file identity */
+int dso_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+		       const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+		       char **debuginfo_file_name);
+
+/* stubs.c */
+/* Add to @cs the PLT stubs of @elf ("foo@plt", x86-64: the GOT slot each
+ * one jumps through, named by its relocation) and the .init/.fini sections.
+ * @plt (up to @maxplt) receives the address ranges of the PLT sections,
+ * *@nplt their number. Returns 0 or -ENOMEM; a section that does not parse
+ * adds nothing. */
+int stubs_read(Elf *elf, struct cands *cs, uint64_t (*plt)[2], size_t maxplt, size_t *nplt);
+
+/* eh_frame.c */
+/* The function bounds of every FDE in @elf's .eh_frame whose start lies in
+ * one of @loads' executable segments, sorted by start, into a malloc'd
+ * *@out. Returns 0 (none: *@out NULL) or -ENOMEM; what does not parse ends
+ * the walk, keeping what came before. */
+int eh_frame_read(Elf *elf, const struct dso_load *loads, size_t nloads, struct dso_fde **out, size_t *n);
 
 /* kernel.c */
 int resolve_kernel(struct symbols *s, uint64_t ip, struct symbol_info *out);
