@@ -32,6 +32,21 @@ static void test_functions(void)
 		{ __LINE__, "/usr/lib/x86_64-linux-gnu/libc.so.6", "pthread_barrier_wait", CODE_SYNC },
 		{ __LINE__, "/usr/lib/libc10.so", "c10::ThreadPool::main_loop(unsigned long)", CODE_SYNC },
 		{ __LINE__, "/usr/lib/libopenblas.so.0", "blas_thread_server", CODE_SYNC },
+		/* unnamed functions (.eh_frame bounds, docs/symbols.md): by their library */
+		{ __LINE__, "/usr/lib/x86_64-linux-gnu/libgomp.so.1.0.0", "libgomp.so.1.0.0+0x1f5e0", CODE_SYNC },
+		{ __LINE__, "/usr/lib/x86_64-linux-gnu/libpthreadpool.so.0", "libpthreadpool.so.0+0xd790", CODE_SYNC },
+		{ __LINE__, "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblasp-r0.3.21.so",
+		  "libopenblasp-r0.3.21.so+0x374810", CODE_SYNC }, /* its threading layer */
+		{ __LINE__, "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblasp-r0.3.21.so", NULL, CODE_COMPUTE },
+		{ __LINE__, "/usr/lib/x86_64-linux-gnu/libdnnl.so.2.6", "libdnnl.so.2.6+0x52460", CODE_COMPUTE },
+		{ __LINE__, "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0", "libtorch_cpu.so.1.13.0+0xfe1340",
+		  CODE_DISPATCH },
+		{ __LINE__, "/usr/bin/python3.11", "python3.11+0x50ba60", CODE_DISPATCH },
+		{ __LINE__, "/work/app", "app+0x1130", CODE_USER },
+		/* PLT stubs: their caller's, whatever they jump to */
+		{ __LINE__, "/work/app", "sgemm_@plt", CODE_NEUTRAL },
+		{ __LINE__, "/usr/lib/x86_64-linux-gnu/libgomp.so.1.0.0", "pthread_cond_wait@plt", CODE_NEUTRAL },
+		{ __LINE__, "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0", "memcpy@plt", CODE_NEUTRAL },
 		/* runtime layers */
 		{ __LINE__, "/usr/bin/python3.11", "_PyEval_EvalFrameDefault", CODE_DISPATCH },
 		{ __LINE__, "/usr/lib/libpython3.12.so.1.0", NULL, CODE_DISPATCH },
@@ -95,12 +110,18 @@ static void test_user_patterns(void)
 	CHECK(code_classes_match(cc, "/usr/lib/libmyfw.so", "glue") == CODE_DISPATCH);
 	CHECK(code_classes_match(cc, "/usr/lib/libgomp.so.1", "gomp_fake_kernel") == CODE_COMPUTE);
 	CHECK(code_classes_match(cc, "/usr/lib/libgomp.so.1", "gomp_barrier_wait") == CODE_SYNC);
+	/* a user's function can be named by its .eh_frame name; a PLT stub
+	 * stays its caller's even then */
+	CHECK(code_classes_add(cc, CODE_COMPUTE, "^app:app\\+0x1130$", why, sizeof(why)) == 0);
+	CHECK(code_classes_match(cc, "/work/app", "app+0x1130") == CODE_COMPUTE);
+	CHECK(code_classes_add(cc, CODE_COMPUTE, ":my_kernel@plt$", why, sizeof(why)) == 0);
+	CHECK(code_classes_match(cc, "/work/app", "my_kernel@plt") == CODE_NEUTRAL);
 	/* only compute and dispatch can be added; a bad regex says why */
 	CHECK(code_classes_add(cc, CODE_SYNC, "x", why, sizeof(why)) == -EINVAL);
 	CHECK(code_classes_add(cc, CODE_COMPUTE, "(", why, sizeof(why)) == -EINVAL);
 	CHECK(strstr(why, "bad compute pattern '('") != NULL);
 	list = code_classes_patterns(cc, CODE_COMPUTE, 1);
-	CHECK(list && strcmp(list, ":my_kernel$\n^libgomp.*:gomp_fake_kernel$\n") == 0);
+	CHECK(list && strcmp(list, ":my_kernel$\n^libgomp.*:gomp_fake_kernel$\n^app:app\\+0x1130$\n:my_kernel@plt$\n") == 0);
 	free(list);
 	list = code_classes_patterns(cc, CODE_DISPATCH, 1);
 	CHECK(list && strcmp(list, "^libmyfw\n") == 0);

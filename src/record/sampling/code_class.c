@@ -45,7 +45,13 @@ const char *const code_class_builtin_sync[] = {
 	"^lib(omp|iomp5)[^:]*:",          /* LLVM and Intel OpenMP */
 	"^libtbb[^:]*:",                  /* oneTBB */
 	"^libpthreadpool[^:]*:",          /* XNNPACK/NNPACK's pool */
-	"^lib(open)?blas[^:]*:blas_thread_server$",
+	/* OpenBLAS's idle worker loop; and its functions that no symbol
+	 * names ("libopenblas.so.0+0x374810", from .eh_frame): OpenBLAS
+	 * exports every kernel, so what a stripped build leaves unnamed is
+	 * its static threading layer, blas_thread_server (a yield loop) and
+	 * the level-3 drivers' inner_thread (waiting on the other threads'
+	 * flags between kernel calls). docs/metrics.md, "Code classes". */
+	"^lib(open)?blas[^:]*:(blas_thread_server|lib(open)?blas[^:]*\\+0x[0-9a-f]+)$",
 	":(pthread_barrier_wait|pthread_cond_(timed|clock)?wait|_*pthread_cond_[a-z]*wait[0-9]*|"
 	"(__GI_)?_*futex_[a-z_]*wait[a-z_0-9]*|__lll_lock_wait[a-z_]*|sem_(timed|clock)?wait|"
 	"__new_sem_wait[a-z_]*|do_futex_wait[a-z_.0-9]*|_*sched_yield|pthread_join|"
@@ -204,9 +210,15 @@ enum code_class code_classes_match(const struct code_classes *cc, const char *ds
 {
 	char key[1024];
 	const char *base = dso ? strrchr(dso, '/') : NULL;
+	size_t len = name ? strlen(name) : 0;
 
 	if (!dso && !name)
 		return CODE_NEUTRAL; /* an address in no known mapping */
+	/* A PLT stub ("foo@plt", docs/symbols.md) only jumps to foo: linkage
+	 * of its caller, which it takes the class of, whatever foo is and
+	 * whatever the patterns say (sgemm_@plt is not a kernel). */
+	if (len > 4 && strcmp(name + len - 4, "@plt") == 0)
+		return CODE_NEUTRAL;
 	base = base ? base + 1 : dso ? dso : "";
 	strbuf(key, sizeof(key), "%s:%s", base, name ? name : "");
 	for (size_t i = 0; i < cc->n; i++)
