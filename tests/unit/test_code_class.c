@@ -43,10 +43,14 @@ static void test_functions(void)
 		  CODE_DISPATCH },
 		{ __LINE__, "/usr/bin/python3.11", "python3.11+0x50ba60", CODE_DISPATCH },
 		{ __LINE__, "/work/app", "app+0x1130", CODE_USER },
-		/* PLT stubs: their caller's, whatever they jump to */
-		{ __LINE__, "/work/app", "sgemm_@plt", CODE_NEUTRAL },
-		{ __LINE__, "/usr/lib/x86_64-linux-gnu/libgomp.so.1.0.0", "pthread_cond_wait@plt", CODE_NEUTRAL },
-		{ __LINE__, "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0", "memcpy@plt", CODE_NEUTRAL },
+		/* PLT stubs: their library's, whatever they jump to */
+		{ __LINE__, "/work/app", "sgemm_@plt", CODE_USER },
+		{ __LINE__, "/work/app", "memcpy@plt", CODE_USER },
+		{ __LINE__, "/usr/lib/x86_64-linux-gnu/libgomp.so.1.0.0", "pthread_cond_wait@plt", CODE_SYNC },
+		{ __LINE__, "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0", "memcpy@plt", CODE_DISPATCH },
+		{ __LINE__, "/usr/lib/x86_64-linux-gnu/libc.so.6", "strlen@plt", CODE_NEUTRAL },
+		{ __LINE__, "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblasp-r0.3.21.so", "sched_yield@plt",
+		  CODE_COMPUTE },
 		/* runtime layers */
 		{ __LINE__, "/usr/bin/python3.11", "_PyEval_EvalFrameDefault", CODE_DISPATCH },
 		{ __LINE__, "/usr/lib/libpython3.12.so.1.0", NULL, CODE_DISPATCH },
@@ -111,11 +115,11 @@ static void test_user_patterns(void)
 	CHECK(code_classes_match(cc, "/usr/lib/libgomp.so.1", "gomp_fake_kernel") == CODE_COMPUTE);
 	CHECK(code_classes_match(cc, "/usr/lib/libgomp.so.1", "gomp_barrier_wait") == CODE_SYNC);
 	/* a user's function can be named by its .eh_frame name; a PLT stub
-	 * stays its caller's even then */
+	 * is not its target, even for a user pattern */
 	CHECK(code_classes_add(cc, CODE_COMPUTE, "^app:app\\+0x1130$", why, sizeof(why)) == 0);
 	CHECK(code_classes_match(cc, "/work/app", "app+0x1130") == CODE_COMPUTE);
 	CHECK(code_classes_add(cc, CODE_COMPUTE, ":my_kernel@plt$", why, sizeof(why)) == 0);
-	CHECK(code_classes_match(cc, "/work/app", "my_kernel@plt") == CODE_NEUTRAL);
+	CHECK(code_classes_match(cc, "/work/app", "my_kernel@plt") == CODE_USER);
 	/* only compute and dispatch can be added; a bad regex says why */
 	CHECK(code_classes_add(cc, CODE_SYNC, "x", why, sizeof(why)) == -EINVAL);
 	CHECK(code_classes_add(cc, CODE_COMPUTE, "(", why, sizeof(why)) == -EINVAL);

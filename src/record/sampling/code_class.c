@@ -214,11 +214,13 @@ enum code_class code_classes_match(const struct code_classes *cc, const char *ds
 
 	if (!dso && !name)
 		return CODE_NEUTRAL; /* an address in no known mapping */
-	/* A PLT stub ("foo@plt", docs/symbols.md) only jumps to foo: linkage
-	 * of its caller, which it takes the class of, whatever foo is and
-	 * whatever the patterns say (sgemm_@plt is not a kernel). */
+	/* A PLT stub ("foo@plt", docs/symbols.md) only jumps to foo: it is
+	 * its library's linkage, not foo (sgemm_@plt is no kernel), so only
+	 * the library's patterns place it, as when it had no name. Not
+	 * neutral: a frame-pointer callchain through a stub often has nothing
+	 * else to go by (the stub's caller is not in it). */
 	if (len > 4 && strcmp(name + len - 4, "@plt") == 0)
-		return CODE_NEUTRAL;
+		name = "";
 	base = base ? base + 1 : dso ? dso : "";
 	strbuf(key, sizeof(key), "%s:%s", base, name ? name : "");
 	for (size_t i = 0; i < cc->n; i++)

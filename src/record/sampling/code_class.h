@@ -50,8 +50,8 @@ void code_classes_free(struct code_classes *cc);
 int code_classes_add(struct code_classes *cc, enum code_class cls, const char *regex, char *why, size_t whylen);
 
 /* The class of a function: @dso a path or base name (NULL: no file),
- * @name NULL when the symbol is unknown. A PLT stub ("foo@plt") is
- * CODE_NEUTRAL before any pattern is tried; a function known only by its
+ * @name NULL when the symbol is unknown. A PLT stub ("foo@plt") matches as
+ * an unknown function of its library; a function known only by its
  * .eh_frame bounds ("libfoo.so.1+0x1a2b0") matches like any name, so the
  * library's own patterns place it. */
 enum code_class code_classes_match(const struct code_classes *cc, const char *dso, const char *name);
