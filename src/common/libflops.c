@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 _Static_assert(LIBFLOPS_NIDS <= LIBFLOPS_MAX_FUNCS, "too many interposed functions");
+_Static_assert(LIBFLOPS_MAX_FUNCS <= 65536, "ids are 16 bits in the list and the snapshots");
+_Static_assert(LIBFLOPS_SNAP_FUNCS <= LIBFLOPS_MAX_FUNCS, "a snapshot holds at most every function");
 _Static_assert((LIBFLOPS_NSNAP & (LIBFLOPS_NSNAP - 1)) == 0, "LIBFLOPS_NSNAP must be a power of two");
 
 const struct libflops_func libflops_funcs[] = {
@@ -41,12 +43,185 @@ static uint64_t mul3(uint64_t a, uint64_t b, uint64_t c)
 	return mul(mul(a, b), c);
 }
 
+/* ---- LAPACK: LAPACK Working Note 41's counts of multiplications and of
+ * additions, each times 6 so that the thirds and sixths of its polynomials
+ * stay integers (each count is an integer), in 128 bits: LAPACK's
+ * dimensions are 32-bit, so n^3 x 6 x a few fits. ---- */
+
+typedef __int128 i128;
+
+struct ops6 {
+	i128 mul, add; /* 6 x multiplications, 6 x additions */
+};
+
+static struct ops6 ops_plus(struct ops6 a, struct ops6 b)
+{
+	return (struct ops6){ a.mul + b.mul, a.add + b.add };
+}
+
+/* LU of an m x n matrix: with s = min(m, n), l = max(m, n),
+ * mul = s^2 l / 2 - s^3 / 6 + s l / 2 - s^2 / 2 + 2s / 3,
+ * add = s^2 l / 2 - s^3 / 6 - s l / 2 + s / 6. */
+static struct ops6 ops_getrf(i128 m, i128 n)
+{
+	i128 s = m < n ? m : n, l = m < n ? n : m;
+	return (struct ops6){ 3 * s * s * l - s * s * s + 3 * s * l - 3 * s * s + 4 * s,
+			      3 * s * s * l - s * s * s - 3 * s * l + s };
+}
+
+/* Two triangular solves with nrhs right-hand sides: mul = nrhs n^2,
+ * add = nrhs n (n - 1). */
+static struct ops6 ops_getrs(i128 n, i128 nrhs)
+{
+	return (struct ops6){ 6 * nrhs * n * n, 6 * nrhs * n * (n - 1) };
+}
+
+/* Inverse from the LU factors: mul = 2n^3/3 + n^2/2 + 5n/6,
+ * add = 2n^3/3 - 3n^2/2 + 5n/6. */
+static struct ops6 ops_getri(i128 n)
+{
+	return (struct ops6){ 4 * n * n * n + 3 * n * n + 5 * n, 4 * n * n * n - 9 * n * n + 5 * n };
+}
+
+/* Cholesky: mul = n^3/6 + n^2/2 + n/3, add = n^3/6 - n/6. */
+static struct ops6 ops_potrf(i128 n)
+{
+	return (struct ops6){ n * n * n + 3 * n * n + 2 * n, n * n * n - n };
+}
+
+/* mul = nrhs n (n + 1), add = nrhs n (n - 1). */
+static struct ops6 ops_potrs(i128 n, i128 nrhs)
+{
+	return (struct ops6){ 6 * nrhs * n * (n + 1), 6 * nrhs * n * (n - 1) };
+}
+
+/* Inverse from the Cholesky factor: mul = n^3/3 + n^2 + 2n/3,
+ * add = n^3/3 - n^2/2 + n/6. */
+static struct ops6 ops_potri(i128 n)
+{
+	return (struct ops6){ 2 * n * n * n + 6 * n * n + 4 * n, 2 * n * n * n - 3 * n * n + n };
+}
+
+/* Householder QR of m x n: m >= n: mul = m n^2 - n^3/3 + n^2/2 + m n +
+ * 23n/6, add = m n^2 - n^3/3 + n^2/2 + 5n/6; m < n: mul = n m^2 - m^3/3 -
+ * m^2/2 + 2 m n + 23m/6, add = n m^2 - m^3/3 - m^2/2 + m n + 5m/6 (the two
+ * agree at m = n). */
+static struct ops6 ops_geqrf(i128 m, i128 n)
+{
+	if (m >= n)
+		return (struct ops6){ 6 * m * n * n - 2 * n * n * n + 3 * n * n + 6 * m * n + 23 * n,
+				      6 * m * n * n - 2 * n * n * n + 3 * n * n + 5 * n };
+	return (struct ops6){ 6 * n * m * m - 2 * m * m * m - 3 * m * m + 12 * m * n + 23 * m,
+			      6 * n * m * m - 2 * m * m * m - 3 * m * m + 6 * m * n + 5 * m };
+}
+
+/* LQ of m x n (gels with m < n): m >= n: mul = m n^2 - n^3/3 + n^2/2 + m n
+ * + 29n/6, add = m n^2 - n^3/3 - n^2/2 + m n + 5n/6; m < n: mul = n m^2 -
+ * m^3/3 - m^2/2 + 2 m n + 29m/6, add = n m^2 - m^3/3 + m^2/2 + 5m/6. */
+static struct ops6 ops_gelqf(i128 m, i128 n)
+{
+	if (m >= n)
+		return (struct ops6){ 6 * m * n * n - 2 * n * n * n + 3 * n * n + 6 * m * n + 29 * n,
+				      6 * m * n * n - 2 * n * n * n - 3 * n * n + 6 * m * n + 5 * n };
+	return (struct ops6){ 6 * n * m * m - 2 * m * m * m - 3 * m * m + 12 * m * n + 29 * m,
+			      6 * n * m * m - 2 * m * m * m + 3 * m * m + 5 * m };
+}
+
+/* The first n columns of Q (m x n) from k reflectors:
+ * mul = k (2mn + 2n - 5/3 + k (2k/3 - (m + n) - 1)),
+ * add = k (2mn + n - m + 1/3 + k (2k/3 - (m + n))). */
+static struct ops6 ops_orgqr(i128 m, i128 n, i128 k)
+{
+	return (struct ops6){ k * (12 * m * n + 12 * n - 10 + k * (4 * k - 6 * (m + n) - 6)),
+			      k * (12 * m * n + 6 * n - 6 * m + 2 + k * (4 * k - 6 * (m + n))) };
+}
+
+/* Q (k reflectors) times the m x n matrix C: on the left mul = n k (2m + 2 -
+ * k), add = n k (2m + 1 - k); on the right mul = k (m (2n - k) + m + n +
+ * (1 - k)/2), add = m k (2n + 1 - k). */
+static struct ops6 ops_ormqr(int left, i128 m, i128 n, i128 k)
+{
+	if (left)
+		return (struct ops6){ 6 * n * k * (2 * m + 2 - k), 6 * n * k * (2 * m + 1 - k) };
+	return (struct ops6){ 6 * k * (m * (2 * n - k) + m + n) + 3 * k * (1 - k), 6 * m * k * (2 * n + 1 - k) };
+}
+
+/* Inverse of a triangular matrix: mul = n^3/6 + n^2/2 + n/3,
+ * add = n^3/6 - n^2/2 + n/3. */
+static struct ops6 ops_trtri(i128 n)
+{
+	return (struct ops6){ n * n * n + 3 * n * n + 2 * n, n * n * n - 3 * n * n + 2 * n };
+}
+
+/* One triangular solve: mul = nrhs n (n + 1)/2, add = nrhs n (n - 1)/2. */
+static struct ops6 ops_trtrs(i128 n, i128 nrhs)
+{
+	return (struct ops6){ 3 * nrhs * n * (n + 1), 3 * nrhs * n * (n - 1) };
+}
+
+/* Bunch-Kaufman LDL^T: mul = n^3/6 + n^2/2 + 10n/3, add = n^3/6 - n/6. */
+static struct ops6 ops_sytrf(i128 n)
+{
+	return (struct ops6){ n * n * n + 3 * n * n + 20 * n, n * n * n - n };
+}
+
+/* Least squares (or minimum norm) by QR when m >= n, LQ when m < n: the
+ * factorization, then Q^T or Q applied to the max(m, n) x nrhs right-hand
+ * sides from the left, then a triangular solve of order min(m, n); the
+ * transposed problem does the same operations in another order. */
+static struct ops6 ops_gels(i128 m, i128 n, i128 nrhs)
+{
+	i128 s = m < n ? m : n, l = m < n ? n : m;
+	struct ops6 f = m >= n ? ops_geqrf(m, n) : ops_gelqf(m, n);
+	return ops_plus(ops_plus(f, ops_ormqr(1, l, nrhs, s)), ops_trtrs(s, nrhs));
+}
+
+static uint64_t lapack_count(unsigned op, int complex, int left, int64_t m, int64_t n, int64_t k)
+{
+	struct ops6 o;
+	i128 total;
+
+	/* LAPACK's integers are 32-bit: beyond that, not a call it takes */
+	if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX)
+		return UINT64_MAX;
+	switch (op) {
+	case LIBFLOPS_GETRF: o = ops_getrf(m, n); break;
+	case LIBFLOPS_GETRS: o = ops_getrs(n, k); break;
+	case LIBFLOPS_GESV:  o = ops_plus(ops_getrf(n, n), ops_getrs(n, k)); break;
+	case LIBFLOPS_GETRI: o = ops_getri(n); break;
+	case LIBFLOPS_POTRF: o = ops_potrf(n); break;
+	case LIBFLOPS_POTRS: o = ops_potrs(n, k); break;
+	case LIBFLOPS_POSV:  o = ops_plus(ops_potrf(n), ops_potrs(n, k)); break;
+	case LIBFLOPS_POTRI: o = ops_potri(n); break;
+	case LIBFLOPS_GEQRF: o = ops_geqrf(m, n); break;
+	case LIBFLOPS_ORGQR: o = ops_orgqr(m, n, k); break;
+	case LIBFLOPS_ORMQR: o = ops_ormqr(left, m, n, k); break;
+	case LIBFLOPS_TRTRI: o = ops_trtri(n); break;
+	case LIBFLOPS_TRTRS: o = ops_trtrs(n, k); break;
+	case LIBFLOPS_SYTRF: o = ops_sytrf(n); break;
+	case LIBFLOPS_SYTRS: o = ops_getrs(n, k); break; /* as GETRS: n^2 and n(n - 1) per right-hand side */
+	case LIBFLOPS_SYSV:  o = ops_plus(ops_sytrf(n), ops_getrs(n, k)); break;
+	case LIBFLOPS_GELS:  o = ops_gels(m, n, k); break;
+	default: return 0;
+	}
+	/* (6 mul + 2 add) / 6 for complex, (mul + add) / 6 for real; the
+	 * leading terms of a valid call are positive, but arguments that
+	 * LAPACK would reject (k > n in ORGQR) can make a small one negative */
+	total = complex ? 6 * o.mul + 2 * o.add : o.mul + o.add;
+	if (total <= 0)
+		return 0;
+	total /= 6;
+	return total > (i128)UINT64_MAX ? UINT64_MAX : (uint64_t)total;
+}
+
 uint64_t libflops_count(unsigned op, int complex, int left, int64_t m, int64_t n, int64_t k)
 {
 	uint64_t M, N, K, s, o;
 
 	if (m < 0 || n < 0 || k < 0)
 		return 0;
+	if (op >= LIBFLOPS_GETRF)
+		return lapack_count(op, complex, left, m, n, k);
 	M = (uint64_t)m;
 	N = (uint64_t)n;
 	K = (uint64_t)k;
@@ -73,6 +248,24 @@ uint64_t libflops_count(unsigned op, int complex, int left, int64_t m, int64_t n
 		return mul(complex ? 8 : 2, mul(N, N));
 	case LIBFLOPS_TRMV:   /* as TRMM with one column */
 		return complex ? add(mul(4, mul(N, N)), mul(2, N)) : mul(N, N);
+	/* level 1: per element, a multiply-add (DOT, AXPY: 2, complex 8), a
+	 * multiplication (SCAL: 1, complex 6), a square and an addition
+	 * (NRM2: 2), an addition (ASUM: 1), 4 multiplications and 2
+	 * additions (ROT: 6); a complex vector under real arithmetic (NRM2,
+	 * ASUM, RSCAL, ROT on c and z) is that arithmetic on 2n numbers */
+	case LIBFLOPS_DOT:
+	case LIBFLOPS_AXPY:
+		return mul(complex ? 8 : 2, N);
+	case LIBFLOPS_SCAL:
+		return mul(complex ? 6 : 1, N);
+	case LIBFLOPS_RSCAL:
+		return mul(2, N);
+	case LIBFLOPS_NRM2:
+		return mul(complex ? 4 : 2, N);
+	case LIBFLOPS_ASUM:
+		return mul(complex ? 2 : 1, N);
+	case LIBFLOPS_ROT:
+		return mul(complex ? 12 : 6, N);
 	}
 	return 0;
 }
@@ -160,8 +353,10 @@ struct libflops_proc *libflops_proc_for(struct libflops_region *r, int32_t pid)
 		if (!__atomic_compare_exchange_n(&p->pid, &old, pid, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			continue;
 		__atomic_store_n(&p->active, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&p->nused, 0, __ATOMIC_RELAXED);
-		for (unsigned f = 0; f < LIBFLOPS_NIDS; f++) {
+		__atomic_store_n(&p->nlist, 0, __ATOMIC_RELAXED);
+		for (unsigned f = 0; f < LIBFLOPS_MAX_FUNCS; f++) {
+			__atomic_store_n(&p->list[f], 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&p->listed[f], 0, __ATOMIC_RELAXED);
 			__atomic_store_n(&p->f[f].calls, 0, __ATOMIC_RELAXED);
 			__atomic_store_n(&p->f[f].flops, 0, __ATOMIC_RELAXED);
 		}
@@ -180,19 +375,57 @@ const struct libflops_proc *libflops_proc_find(const struct libflops_region *r, 
 	return NULL;
 }
 
+void libflops_list_add(struct libflops_proc *p, unsigned id)
+{
+	uint8_t zero = 0;
+	uint32_t i;
+
+	if (id >= LIBFLOPS_NIDS ||
+	    !__atomic_compare_exchange_n(&p->listed[id], &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return; /* another thread listed it */
+	i = __atomic_fetch_add(&p->nlist, 1, __ATOMIC_RELAXED);
+	/* after the counts (release): a reader that sees the entry sees them */
+	if (i < LIBFLOPS_MAX_FUNCS)
+		__atomic_store_n(&p->list[i], (uint16_t)(id + 1), __ATOMIC_RELEASE);
+}
+
+/* The entries of @p's list that a reader may look at: the region is
+ * shared with the target, so nlist is bounded here. */
+static uint32_t list_len(const struct libflops_proc *p)
+{
+	uint32_t n = __atomic_load_n(&p->nlist, __ATOMIC_ACQUIRE);
+	return n < LIBFLOPS_MAX_FUNCS ? n : LIBFLOPS_MAX_FUNCS;
+}
+
+/* Entry @i of @p's list as an id, or -1 (being written, or not an id). */
+static int list_id(const struct libflops_proc *p, uint32_t i)
+{
+	uint16_t e = __atomic_load_n(&p->list[i], __ATOMIC_ACQUIRE);
+	return e && e <= LIBFLOPS_NIDS ? e - 1 : -1;
+}
+
 void libflops_sum(const struct libflops_proc *p, uint64_t out[LIBFLOPS_WORDS])
 {
-	uint64_t n = __atomic_load_n(&p->nused, __ATOMIC_ACQUIRE);
+	uint32_t n = list_len(p);
 
 	memset(out, 0, LIBFLOPS_WORDS * sizeof(out[0]));
-	/* a program calls a few of the 120 functions: sum those only (a
-	 * marker boundary runs this) */
-	for (unsigned i = 0; i < LIBFLOPS_NIDS && i < n; i++) {
-		uint64_t calls = __atomic_load_n(&p->f[i].calls, __ATOMIC_RELAXED);
-		if (!calls)
+	/* a program calls a few of the functions: sum those only (a marker
+	 * boundary runs this). An entry still being written (a thread's
+	 * first call of that function, right now) is left out: its counts
+	 * show at the next boundary. */
+	for (uint32_t i = 0; i < n; i++) {
+		int id = list_id(p, i);
+		uint64_t calls;
+
+		if (id < 0)
 			continue;
-		out[0] += calls;
-		out[1 + libflops_funcs[i].prec] += __atomic_load_n(&p->f[i].flops, __ATOMIC_RELAXED);
+		calls = __atomic_load_n(&p->f[id].calls, __ATOMIC_RELAXED);
+		out[LIBFLOPS_W_CALLS] += calls;
+		if (libflops_funcs[id].op == LIBFLOPS_UNKNOWN)
+			out[LIBFLOPS_W_UNKNOWN] += calls;
+		else
+			out[LIBFLOPS_W_FLOPS + libflops_funcs[id].prec] +=
+				__atomic_load_n(&p->f[id].flops, __ATOMIC_RELAXED);
 	}
 }
 
@@ -200,38 +433,65 @@ uint64_t libflops_snapshot(struct libflops_region *r, const struct libflops_proc
 {
 	uint64_t i = __atomic_fetch_add(&r->snap_head, 1, __ATOMIC_RELAXED);
 	struct libflops_snap *s = &r->snaps[i & (LIBFLOPS_NSNAP - 1)];
+	uint32_t n = list_len(p), k = 0;
+	int full = 0;
 
 	/* seqlock write: 0 while the copy is in progress */
 	__atomic_store_n(&s->seq, 0, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	s->pid = p->pid;
-	for (unsigned f = 0; f < LIBFLOPS_NIDS; f++) {
-		__atomic_store_n(&s->f[f].calls, __atomic_load_n(&p->f[f].calls, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
-		__atomic_store_n(&s->f[f].flops, __atomic_load_n(&p->f[f].flops, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	for (uint32_t j = 0; j < n; j++) {
+		int id = list_id(p, j);
+		if (id < 0)
+			continue; /* being listed: as in libflops_sum() */
+		if (k == LIBFLOPS_SNAP_FUNCS) {
+			full = 1;
+			break;
+		}
+		__atomic_store_n(&s->id[k], (uint16_t)id, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->f[k].calls, __atomic_load_n(&p->f[id].calls, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+		__atomic_store_n(&s->f[k].flops, __atomic_load_n(&p->f[id].flops, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+		k++;
 	}
+	__atomic_store_n(&s->n, k, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->nlist, full ? n : k, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->seq, i + 1, __ATOMIC_RELEASE);
 	return i + 1;
 }
 
-int libflops_snapshot_read(const struct libflops_region *r, uint64_t id, struct libflops_snap *out)
+int libflops_snapshot_read(const struct libflops_region *r, uint64_t id, struct libflops_table *out)
 {
 	const struct libflops_snap *s;
+	uint32_t n, nlist;
+	int rc = 0;
 
 	if (id == 0)
 		return -ESTALE;
 	s = &r->snaps[(id - 1) & (LIBFLOPS_NSNAP - 1)];
 	if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != id)
 		return -ESTALE;
+	memset(out->f, 0, sizeof(out->f));
 	out->pid = s->pid;
-	for (unsigned f = 0; f < LIBFLOPS_NIDS; f++) {
-		out->f[f].calls = __atomic_load_n(&s->f[f].calls, __ATOMIC_RELAXED);
-		out->f[f].flops = __atomic_load_n(&s->f[f].flops, __ATOMIC_RELAXED);
+	n = __atomic_load_n(&s->n, __ATOMIC_RELAXED);
+	nlist = __atomic_load_n(&s->nlist, __ATOMIC_RELAXED);
+	if (n > LIBFLOPS_SNAP_FUNCS)
+		rc = -EPROTO;
+	for (uint32_t k = 0; !rc && k < n; k++) {
+		uint16_t f = __atomic_load_n(&s->id[k], __ATOMIC_RELAXED);
+		if (f >= LIBFLOPS_NIDS) {
+			rc = -EPROTO;
+			break;
+		}
+		out->f[f].calls = __atomic_load_n(&s->f[k].calls, __ATOMIC_RELAXED);
+		out->f[f].flops = __atomic_load_n(&s->f[k].flops, __ATOMIC_RELAXED);
 	}
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&s->seq, __ATOMIC_RELAXED) != id)
 		return -ESTALE;
+	if (!rc && nlist > n)
+		rc = -ENOSPC;
 	out->seq = id;
-	return 0;
+	return rc;
 }
 
 const char *libflops_prec_name(unsigned prec)

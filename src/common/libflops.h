@@ -3,14 +3,18 @@
  * mfu-record preloads into the target) counts, and the shared memory in
  * which it counts it.
  *
- * The counting library interposes the BLAS level-3 and level-2 entry points
- * (CBLAS and Fortran) and oneDNN's GEMM calls, computes each call's FLOPs
- * from its arguments (libflops_count()) and adds them, with the call, to its
- * process's counters in a region that mfu-record created (a memfd whose
- * number is in MFU_LIBFLOPS_FD). The counters only grow, like a hardware
- * counter: libmfu reads them at every step and phase boundary into the
- * marker record (whole process, every thread), and copies the whole table
- * at step boundaries into a snapshot ring, from which the recorder makes the
+ * The counting library interposes the BLAS entry points (levels 1 to 3,
+ * CBLAS and Fortran), LAPACK's (Fortran and LAPACKE) and oneDNN's GEMM
+ * calls, computes each call's FLOPs from its arguments (libflops_count())
+ * and adds them, with the call, to its process's counters in a region that
+ * mfu-record created (a memfd whose number is in MFU_LIBFLOPS_FD). Functions
+ * whose FLOPs cannot be stated from their arguments (iterative LAPACK
+ * drivers: LIBFLOPS_UNKNOWN) count their calls only, and a sum that
+ * includes them says how many (LIBFLOPS_W_UNKNOWN): FLOPs unknown, not 0.
+ * The counters only grow, like a hardware counter: libmfu reads them at
+ * every step and phase boundary into the marker record (whole process,
+ * every thread), and copies the counters of the functions called so far at
+ * step boundaries into a snapshot ring, from which the recorder makes the
  * per-step lib_call rows.
  *
  * Everything here crosses a process boundary: the region carries a magic, a
@@ -24,7 +28,7 @@
 
 #define LIBFLOPS_ENV_FD "MFU_LIBFLOPS_FD"
 #define LIBFLOPS_MAGIC 0x73706f6c66624c6dULL /* "mLbflops" */
-#define LIBFLOPS_VERSION 1
+#define LIBFLOPS_VERSION 2 /* 2: LAPACK and BLAS level 1, the list of functions counted, compact snapshots */
 #define LIBFLOPS_MAX_PROCS 64   /* processes of one target counted apart */
 #define LIBFLOPS_NSNAP 4096     /* step-boundary snapshots in flight (power of two) */
 
@@ -50,6 +54,34 @@ enum libflops_op {
 	LIBFLOPS_SYMV,   /* n (hemv too) */
 	LIBFLOPS_TRMV,   /* n (trsv too) */
 	LIBFLOPS_GER,    /* m n (geru, gerc too) */
+	/* BLAS level 1: n elements */
+	LIBFLOPS_DOT,    /* n (dotu, dotc too) */
+	LIBFLOPS_AXPY,   /* n */
+	LIBFLOPS_SCAL,   /* n: a scalar of the vector's type */
+	LIBFLOPS_RSCAL,  /* n: a real scalar times a complex vector (csscal, zdscal) */
+	LIBFLOPS_NRM2,   /* n */
+	LIBFLOPS_ASUM,   /* n */
+	LIBFLOPS_ROT,    /* n: a plane rotation with real c, s (csrot, zdrot too) */
+	/* LAPACK (LAPACK Working Note 41); nrhs is passed as k */
+	LIBFLOPS_GETRF,  /* m n */
+	LIBFLOPS_GETRS,  /* n nrhs */
+	LIBFLOPS_GESV,   /* n nrhs: GETRF + GETRS */
+	LIBFLOPS_GETRI,  /* n */
+	LIBFLOPS_POTRF,  /* n */
+	LIBFLOPS_POTRS,  /* n nrhs */
+	LIBFLOPS_POSV,   /* n nrhs: POTRF + POTRS */
+	LIBFLOPS_POTRI,  /* n */
+	LIBFLOPS_GEQRF,  /* m n */
+	LIBFLOPS_ORGQR,  /* m n k (ungqr too) */
+	LIBFLOPS_ORMQR,  /* side m n k (unmqr too) */
+	LIBFLOPS_TRTRI,  /* n */
+	LIBFLOPS_TRTRS,  /* n nrhs */
+	LIBFLOPS_SYTRF,  /* n (hetrf too) */
+	LIBFLOPS_SYTRS,  /* n nrhs (hetrs too) */
+	LIBFLOPS_SYSV,   /* n nrhs: SYTRF + SYTRS (hesv too) */
+	LIBFLOPS_GELS,   /* m n nrhs: QR (or LQ) + ORMQR + TRTRS */
+	/* calls counted, FLOPs unknown (iterative drivers: syevd, gesdd, ...) */
+	LIBFLOPS_UNKNOWN,
 };
 
 struct libflops_func {
@@ -63,16 +95,22 @@ struct libflops_func {
  * the index here; the region's counters use the same order). */
 extern const struct libflops_func libflops_funcs[];
 extern const unsigned libflops_nfuncs;
-#define LIBFLOPS_MAX_FUNCS 128
+#define LIBFLOPS_MAX_FUNCS 512  /* ids fit in 16 bits */
+#define LIBFLOPS_SNAP_FUNCS 128 /* functions a snapshot holds: those a process called first */
 
 /* FLOPs of one call of operation @op: @m, @n, @k as the family needs them
- * (unused ones ignored), @left for the side of SYMM/TRMM (1: A on the
- * left). Real counts follow LAPACK Working Note 41 (2mnk for a GEMM, kn(n+1)
- * for a SYRK, nm^2 for a left TRMM/TRSM, ...); a complex call counts 6 FLOPs
- * per multiplication and 2 per addition (8mnk for a GEMM; GEMM3M counts as
- * a GEMM: the FLOPs of the operation, not of the 3M algorithm). Negative
- * dimensions (an invalid call, which the library rejects) count 0; a count
- * too large for 64 bits saturates. */
+ * (unused ones ignored; LAPACK's nrhs is @k), @left for the side of
+ * SYMM/TRMM/ORMQR (1: A or Q on the left). Real counts follow LAPACK Working
+ * Note 41, multiplications plus additions (2mnk for a GEMM, kn(n+1) for a
+ * SYRK, nm^2 for a left TRMM/TRSM, 2n for a DOT, about 2n^3/3 for a square
+ * GETRF, ...); a complex call counts 6 FLOPs per multiplication and 2 per
+ * addition (8mnk for a GEMM; GEMM3M counts as a GEMM: the FLOPs of the
+ * operation, not of the 3M algorithm); a level-1 routine that applies real
+ * arithmetic to a complex vector (scnrm2, csscal, csrot) counts that real
+ * arithmetic on its 2n numbers. docs/flops.md has every formula. Negative
+ * dimensions (an invalid call, which the library rejects) count 0, as does
+ * LIBFLOPS_UNKNOWN (whose count is not 0 but unknown: the caller knows);
+ * a count too large for 64 bits saturates. */
 uint64_t libflops_count(unsigned op, int complex, int left, int64_t m, int64_t n, int64_t k);
 
 /* One function's counters in one process: they only grow. */
@@ -84,22 +122,40 @@ struct libflops_counter {
 /* A process's counters. pid is claimed with a compare-and-swap (0: free);
  * active is set by the counting library when it is loaded in that process
  * (libmfu claims the slot too, but counters nobody counts are unknown, not
- * 0: libmfu reports them only when active). */
+ * 0: libmfu reports them only when active). A program calls a few of the
+ * functions: the ones it has called are listed, in the order of their first
+ * call, and the markers and snapshots read those only. */
 struct libflops_proc {
 	int32_t pid;
 	uint32_t active;
-	uint64_t nused;        /* 1 + the highest id counted so far: the markers
-				* sum the counters below it only */
+	uint32_t nlist;        /* entries of list[] taken (some may still be 0) */
+	uint32_t pad;
+	uint16_t list[LIBFLOPS_MAX_FUNCS];  /* id + 1 of each function counted;
+					     * 0 while its entry is written */
+	uint8_t listed[LIBFLOPS_MAX_FUNCS]; /* 1 once the function has an entry */
 	struct libflops_counter f[LIBFLOPS_MAX_FUNCS];
 };
 
-/* A copy of one process's table at a step boundary. seq is the snapshot's
- * index + 1 once written, 0 while a writer fills it (a seqlock: the reader
- * checks it before and after its copy). */
+/* A copy of one process's counters at a step boundary: those of the first
+ * n functions of its list. seq is the snapshot's index + 1 once written, 0
+ * while a writer fills it (a seqlock: the reader checks it before and after
+ * its copy). */
 struct libflops_snap {
 	uint64_t seq;
 	int32_t pid;
+	uint32_t n;            /* entries below */
+	uint32_t nlist;        /* n, or the process's list length when its
+				* functions did not fit (the copy is incomplete) */
 	uint32_t pad;
+	uint16_t id[LIBFLOPS_SNAP_FUNCS];
+	struct libflops_counter f[LIBFLOPS_SNAP_FUNCS];
+};
+
+/* A snapshot as the recorder reads it: every function's counters (0 for
+ * those not called yet). */
+struct libflops_table {
+	uint64_t seq;
+	int32_t pid;
 	struct libflops_counter f[LIBFLOPS_MAX_FUNCS];
 };
 
@@ -144,19 +200,41 @@ struct libflops_proc *libflops_proc_for(struct libflops_region *r, int32_t pid);
 /* The slot of @pid if it has one (the recorder), else NULL. */
 const struct libflops_proc *libflops_proc_find(const struct libflops_region *r, int32_t pid);
 
-/* Sums of @p's counters by precision into @out: out[0] calls, then FLOPs
- * (ops for int8) per enum libflops_prec. */
-#define LIBFLOPS_WORDS (1 + LIBFLOPS_NPREC)
+/* Sums of @p's counters into @out: out[LIBFLOPS_W_CALLS] all calls, then
+ * FLOPs (ops for int8) per enum libflops_prec from LIBFLOPS_W_FLOPS, then
+ * out[LIBFLOPS_W_UNKNOWN] the calls among them whose FLOPs are unknown (the
+ * FLOP words then leave out part of the work). */
+#define LIBFLOPS_W_CALLS 0
+#define LIBFLOPS_W_FLOPS 1
+#define LIBFLOPS_W_UNKNOWN (1 + LIBFLOPS_NPREC)
+#define LIBFLOPS_WORDS (2 + LIBFLOPS_NPREC)
 void libflops_sum(const struct libflops_proc *p, uint64_t out[LIBFLOPS_WORDS]);
 
-/* Copy @p's table into the next snapshot; returns its index + 1 (0 never
- * happens). */
+/* List function @id in @p (its first count); libflops_add() calls it. */
+void libflops_list_add(struct libflops_proc *p, unsigned id);
+
+/* Add one call of function @id (< LIBFLOPS_NIDS) and its @flops to @p:
+ * what the counting library does after each call it counts, so inline (a
+ * few atomic additions; listing the function happens once). */
+static inline void libflops_add(struct libflops_proc *p, unsigned id, uint64_t flops)
+{
+	__atomic_fetch_add(&p->f[id].calls, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&p->f[id].flops, flops, __ATOMIC_RELAXED);
+	if (__builtin_expect(!__atomic_load_n(&p->listed[id], __ATOMIC_RELAXED), 0))
+		libflops_list_add(p, id);
+}
+
+/* Copy the counters of @p's listed functions into the next snapshot;
+ * returns its index + 1 (0 never happens). */
 uint64_t libflops_snapshot(struct libflops_region *r, const struct libflops_proc *p);
 
 /* The recorder: copy snapshot @id (as libflops_snapshot() returned it) into
- * @out. Returns 0, or -ESTALE when it was overwritten before or during the
- * copy (the recorder fell NSNAP step boundaries behind). */
-int libflops_snapshot_read(const struct libflops_region *r, uint64_t id, struct libflops_snap *out);
+ * @out. Returns 0; -ESTALE when it was overwritten before or during the
+ * copy (the recorder fell NSNAP step boundaries behind); -ENOSPC when the
+ * process had called more than LIBFLOPS_SNAP_FUNCS functions (the copy
+ * holds the first ones only); -EPROTO when it is not one this code wrote
+ * (the region is shared with the target). */
+int libflops_snapshot_read(const struct libflops_region *r, uint64_t id, struct libflops_table *out);
 
 /* Name of a precision: fp64, fp32, bf16, fp16, int8. */
 const char *libflops_prec_name(unsigned prec);

@@ -20,6 +20,101 @@
 #define LIBFLOPS_CZ(X, base, op) \
 	X(cblas_c##base, op, FP32, 1) X(cblas_z##base, op, FP64, 1) \
 	X(c##base##_, op, FP32, 1) X(z##base##_, op, FP64, 1)
+/* A level-1 routine on a complex vector with a real result or a real
+ * scalar, whose prefix has two letters: scnrm2, dznrm2, csscal, zdscal. */
+#define LIBFLOPS_CZ2(X, c, z, base, op) \
+	X(cblas_##c##base, op, FP32, 1) X(cblas_##z##base, op, FP64, 1) \
+	X(c##base##_, op, FP32, 1) X(z##base##_, op, FP64, 1)
+/* LAPACK: Fortran names only (LAPACKE's are listed apart). */
+#define LIBFLOPS_F_SDCZ(X, base, op) \
+	X(s##base##_, op, FP32, 0) X(d##base##_, op, FP64, 0) \
+	X(c##base##_, op, FP32, 1) X(z##base##_, op, FP64, 1)
+#define LIBFLOPS_F_SD(X, base, op) X(s##base##_, op, FP32, 0) X(d##base##_, op, FP64, 0)
+#define LIBFLOPS_F_CZ(X, base, op) X(c##base##_, op, FP32, 1) X(z##base##_, op, FP64, 1)
+#define LIBFLOPS_LAPACKE_SDCZ(X, base, op) \
+	X(LAPACKE_s##base, op, FP32, 0) X(LAPACKE_d##base, op, FP64, 0) \
+	X(LAPACKE_c##base, op, FP32, 1) X(LAPACKE_z##base, op, FP64, 1)
+
+/* BLAS level 1: the complex dot products' CBLAS names end in _sub (they
+ * return the result through a pointer). */
+#define LIBFLOPS_BLAS1(X) \
+	LIBFLOPS_SD(X, dot, DOT) \
+	X(cblas_cdotu_sub, DOT, FP32, 1) X(cblas_zdotu_sub, DOT, FP64, 1) \
+	X(cdotu_, DOT, FP32, 1) X(zdotu_, DOT, FP64, 1) \
+	X(cblas_cdotc_sub, DOT, FP32, 1) X(cblas_zdotc_sub, DOT, FP64, 1) \
+	X(cdotc_, DOT, FP32, 1) X(zdotc_, DOT, FP64, 1) \
+	LIBFLOPS_SDCZ(X, axpy, AXPY) \
+	LIBFLOPS_SDCZ(X, scal, SCAL) \
+	LIBFLOPS_CZ2(X, cs, zd, scal, RSCAL) \
+	LIBFLOPS_SD(X, nrm2, NRM2) \
+	LIBFLOPS_CZ2(X, sc, dz, nrm2, NRM2) \
+	LIBFLOPS_SD(X, asum, ASUM) \
+	LIBFLOPS_CZ2(X, sc, dz, asum, ASUM) \
+	LIBFLOPS_SD(X, rot, ROT) \
+	LIBFLOPS_CZ2(X, cs, zd, rot, ROT)
+
+/* LAPACK routines with a stated operation count (LAPACK Working Note 41);
+ * the orthogonal (real) and unitary (complex) ones share a family, as do
+ * the symmetric and Hermitian indefinite ones. */
+#define LIBFLOPS_LAPACK(X) \
+	LIBFLOPS_F_SDCZ(X, getrf, GETRF) \
+	LIBFLOPS_F_SDCZ(X, getrs, GETRS) \
+	LIBFLOPS_F_SDCZ(X, gesv, GESV) \
+	LIBFLOPS_F_SDCZ(X, getri, GETRI) \
+	LIBFLOPS_F_SDCZ(X, potrf, POTRF) \
+	LIBFLOPS_F_SDCZ(X, potrs, POTRS) \
+	LIBFLOPS_F_SDCZ(X, posv, POSV) \
+	LIBFLOPS_F_SDCZ(X, potri, POTRI) \
+	LIBFLOPS_F_SDCZ(X, geqrf, GEQRF) \
+	LIBFLOPS_F_SD(X, orgqr, ORGQR) \
+	LIBFLOPS_F_CZ(X, ungqr, ORGQR) \
+	LIBFLOPS_F_SD(X, ormqr, ORMQR) \
+	LIBFLOPS_F_CZ(X, unmqr, ORMQR) \
+	LIBFLOPS_F_SDCZ(X, trtri, TRTRI) \
+	LIBFLOPS_F_SDCZ(X, trtrs, TRTRS) \
+	LIBFLOPS_F_SDCZ(X, sytrf, SYTRF) \
+	LIBFLOPS_F_CZ(X, hetrf, SYTRF) \
+	LIBFLOPS_F_SDCZ(X, sytrs, SYTRS) \
+	LIBFLOPS_F_CZ(X, hetrs, SYTRS) \
+	LIBFLOPS_F_SDCZ(X, sysv, SYSV) \
+	LIBFLOPS_F_CZ(X, hesv, SYSV) \
+	LIBFLOPS_F_SDCZ(X, gels, GELS)
+
+/* LAPACKE's C interface to the same routines (high level: it allocates
+ * the workspace itself). */
+#define LIBFLOPS_LAPACKE(X) \
+	LIBFLOPS_LAPACKE_SDCZ(X, getrf, GETRF) \
+	LIBFLOPS_LAPACKE_SDCZ(X, getrs, GETRS) \
+	LIBFLOPS_LAPACKE_SDCZ(X, gesv, GESV) \
+	LIBFLOPS_LAPACKE_SDCZ(X, getri, GETRI) \
+	LIBFLOPS_LAPACKE_SDCZ(X, potrf, POTRF) \
+	LIBFLOPS_LAPACKE_SDCZ(X, potrs, POTRS) \
+	LIBFLOPS_LAPACKE_SDCZ(X, posv, POSV) \
+	LIBFLOPS_LAPACKE_SDCZ(X, geqrf, GEQRF) \
+	X(LAPACKE_sorgqr, ORGQR, FP32, 0) X(LAPACKE_dorgqr, ORGQR, FP64, 0) \
+	X(LAPACKE_cungqr, ORGQR, FP32, 1) X(LAPACKE_zungqr, ORGQR, FP64, 1) \
+	X(LAPACKE_sormqr, ORMQR, FP32, 0) X(LAPACKE_dormqr, ORMQR, FP64, 0) \
+	X(LAPACKE_cunmqr, ORMQR, FP32, 1) X(LAPACKE_zunmqr, ORMQR, FP64, 1) \
+	LIBFLOPS_LAPACKE_SDCZ(X, trtri, TRTRI) \
+	LIBFLOPS_LAPACKE_SDCZ(X, sytrf, SYTRF) \
+	LIBFLOPS_LAPACKE_SDCZ(X, gels, GELS)
+
+/* Iterative LAPACK drivers (eigenvalues, SVD, least squares by SVD or
+ * with a rank decision) whose operation count depends on the data: their
+ * calls are counted, their FLOPs are unknown (libflops.h). */
+#define LIBFLOPS_UNKNOWN_LIST(X) \
+	LIBFLOPS_F_SD(X, syev, UNKNOWN) \
+	LIBFLOPS_F_SD(X, syevd, UNKNOWN) \
+	LIBFLOPS_F_SD(X, syevr, UNKNOWN) \
+	LIBFLOPS_F_CZ(X, heev, UNKNOWN) \
+	LIBFLOPS_F_CZ(X, heevd, UNKNOWN) \
+	LIBFLOPS_F_CZ(X, heevr, UNKNOWN) \
+	LIBFLOPS_F_SDCZ(X, gesvd, UNKNOWN) \
+	LIBFLOPS_F_SDCZ(X, gesdd, UNKNOWN) \
+	LIBFLOPS_F_SDCZ(X, geev, UNKNOWN) \
+	LIBFLOPS_F_SDCZ(X, gelsd, UNKNOWN) \
+	LIBFLOPS_F_SDCZ(X, gelss, UNKNOWN) \
+	LIBFLOPS_F_SDCZ(X, gelsy, UNKNOWN)
 
 #define LIBFLOPS_LIST(X) \
 	LIBFLOPS_SDCZ(X, gemm, GEMM) \
@@ -44,7 +139,11 @@
 	X(dnnl_sgemm, GEMM, FP32, 0) \
 	X(dnnl_gemm_bf16bf16f32, GEMM, BF16, 0) \
 	X(dnnl_gemm_u8s8s32, GEMM, INT8, 0) \
-	X(dnnl_gemm_s8s8s32, GEMM, INT8, 0)
+	X(dnnl_gemm_s8s8s32, GEMM, INT8, 0) \
+	LIBFLOPS_BLAS1(X) \
+	LIBFLOPS_LAPACK(X) \
+	LIBFLOPS_LAPACKE(X) \
+	LIBFLOPS_UNKNOWN_LIST(X)
 
 /* Ids: LIBFLOPS_ID_cblas_sgemm, ... */
 enum libflops_id {

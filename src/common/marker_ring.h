@@ -27,11 +27,11 @@
 #include <stddef.h>
 
 #define MRING_MAGIC 0x676e69725566d6dULL /* "mfUring" */
-#define MRING_VERSION 4 /* 4: lib_snap, lib[] (library-call FLOPs); 3: lost, MRING_LOSS */
+#define MRING_VERSION 5 /* 5: lib[6], calls whose FLOPs are unknown; 4: lib_snap, lib[] (library-call FLOPs); 3: lost, MRING_LOSS */
 #define MRING_MAX_GROUPS 8   /* counter groups read at each boundary */
 #define MRING_DATA_WORDS 50  /* u64 words for all groups' readings */
 #define MRING_NAME_MAX 64    /* bytes in a record's name, with the NUL */
-#define MRING_LIB_WORDS 6    /* library-call counts: calls, then FLOPs per precision (libflops.h) */
+#define MRING_LIB_WORDS 7    /* library-call counts: calls, FLOPs per precision, calls of unknown FLOPs (libflops.h) */
 
 /* Environment variables through which mfu-record hands its resources to the
  * target: the marker ring's memfd and the fds of the counter group leaders,
@@ -93,12 +93,12 @@ struct mring_record {
 	char name[MRING_NAME_MAX]; /* phase name, NUL-terminated */
 	/* With MRING_F_LIB: the process's library-call counters as they were
 	 * at this boundary (they only grow): calls, then FLOPs (int8: ops) of
-	 * fp64, fp32, bf16, fp16 and int8 (libflops.h). A step begin or end
-	 * also copies the per-function table into a snapshot: lib_snap is its
-	 * id (0: none). */
+	 * fp64, fp32, bf16, fp16 and int8, then the calls among them whose
+	 * FLOPs are unknown (libflops.h, LIBFLOPS_W_*). A step begin or end
+	 * also copies the per-function counters into a snapshot: lib_snap is
+	 * its id (0: none). */
 	uint64_t lib_snap;
 	uint64_t lib[MRING_LIB_WORDS];
-	uint64_t reserved;
 };
 
 /* The ring's header, at offset 0 of the shared memory; the slots follow at

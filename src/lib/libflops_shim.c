@@ -1,5 +1,6 @@
 /*
- * libmfu-libflops.so: counts the FLOPs of BLAS and oneDNN calls (libflops.h).
+ * libmfu-libflops.so: counts the FLOPs of BLAS, LAPACK and oneDNN calls
+ * (libflops.h).
  *
  * mfu-record puts it in the target's LD_PRELOAD. Its functions then come
  * first in every symbol lookup, the lookups of libraries that a Python
@@ -17,8 +18,16 @@
  * then any loaded object's, cached per call site.
  *
  * A call made from inside a counted call (a reference CBLAS whose
- * cblas_dgemm calls dgemm_) is forwarded but not counted again: a per-thread
- * depth says whether a counted call is running.
+ * cblas_dgemm calls dgemm_, a reference LAPACK whose dgesv_ calls dgetrf_,
+ * which calls dgemm_) is forwarded but not counted again: a per-thread
+ * depth says whether a counted call is running. A function whose FLOPs are
+ * unknown (an eigensolver) is counted as a call and leaves the depth alone,
+ * so that the calls it makes count: the part of its work that can be.
+ *
+ * A wrapper costs nothing until its function is called: the real one is
+ * looked up at the first call (a program can only call a function that some
+ * library defines, or that it found with dlsym: then the lookup fails and
+ * no_real() says so).
  */
 #include "libflops.h"
 #include "libflops_list.h"
@@ -211,18 +220,8 @@ static inline void *real(unsigned id, void *ra)
 static inline void count(unsigned id, uint64_t flops)
 {
 	struct libflops_proc *p = __atomic_load_n(&g_proc, __ATOMIC_RELAXED);
-	if (!p)
-		return;
-	__atomic_fetch_add(&p->f[id].calls, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&p->f[id].flops, flops, __ATOMIC_RELAXED);
-	/* after the counts (release): a reader that sees the new bound sees
-	 * them; once per function and process in practice */
-	if (__atomic_load_n(&p->nused, __ATOMIC_RELAXED) <= id) {
-		uint64_t n = __atomic_load_n(&p->nused, __ATOMIC_RELAXED);
-		while (n <= id && !__atomic_compare_exchange_n(&p->nused, &n, (uint64_t)id + 1, 1, __ATOMIC_RELEASE,
-							       __ATOMIC_RELAXED))
-			;
-	}
+	if (p)
+		libflops_add(p, id, flops);
 }
 
 /* A wrapper: the real function, called with the same arguments; then the
@@ -253,6 +252,57 @@ static inline void count(unsigned id, uint64_t flops)
 		if (--t_depth == 0 && rc_ == 0)                                    \
 			count(LIBFLOPS_ID_##sym, n_);                              \
 		return rc_;                                                        \
+	}
+
+/* The wrappers of the functions added with LAPACK: the call's FLOPs are
+ * computed after it (its dimensions are inputs it does not change), and
+ * only when it is counted: when it ran outside any other counted call and
+ * @ok says it did the work (LAPACK's info >= 0, not a workspace query).
+ * The operation and complexity come from the function's entry in the list. */
+#define ID(sym) LIBFLOPS_ID_##sym
+#define CNT(sym, left, m, n, k) \
+	libflops_count(libflops_funcs[ID(sym)].op, libflops_funcs[ID(sym)].cplx, left, m, n, k)
+
+#define WRAP_V(sym, params, args, ok, flops)                                     \
+	EXPORT void sym params;                                                  \
+	void sym params                                                          \
+	{                                                                        \
+		typedef void(*fn_t) params;                                      \
+		fn_t fn = (fn_t)real(ID(sym), __builtin_return_address(0));      \
+		t_depth++;                                                       \
+		fn args;                                                         \
+		if (--t_depth == 0 && (ok))                                      \
+			count(ID(sym), (flops));                                 \
+	}
+
+#define WRAP_R(type, sym, params, args, ok, flops)                               \
+	EXPORT type sym params;                                                  \
+	type sym params                                                          \
+	{                                                                        \
+		typedef type(*fn_t) params;                                      \
+		fn_t fn = (fn_t)real(ID(sym), __builtin_return_address(0));      \
+		t_depth++;                                                       \
+		type rc_ = fn args;                                              \
+		if (--t_depth == 0 && (ok))                                      \
+			count(ID(sym), (flops));                                 \
+		return rc_;                                                      \
+	}
+
+/* A function whose FLOPs are unknown: its call is counted (the FLOPs
+ * stay 0 in its counter; the sums say how many calls were of such
+ * functions), and the counted calls it makes (a reference LAPACK's
+ * dgemm_, a dgeqrf_ inside a least-squares driver) are counted too, being
+ * the part of its work that can be: it does not raise the depth. */
+#define WRAP_UNKNOWN(sym, params, args, ok)                                      \
+	EXPORT void sym params;                                                  \
+	void sym params                                                          \
+	{                                                                        \
+		typedef void(*fn_t) params;                                      \
+		fn_t fn = (fn_t)real(ID(sym), __builtin_return_address(0));      \
+		int outer_ = t_depth == 0;                                       \
+		fn args;                                                         \
+		if (outer_ && (ok))                                              \
+			count(ID(sym), 0);                                       \
 	}
 
 #define CBLAS_LEFT 141 /* CblasLeft; CblasRight is 142 */
@@ -469,6 +519,376 @@ F_GER(cgeru_, 1)
 F_GER(zgeru_, 1)
 F_GER(cgerc_, 1)
 F_GER(zgerc_, 1)
+
+/* ---- BLAS level 1. CBLAS: n and the real scalars by value, complex
+ * scalars by pointer; Fortran: everything by reference. The Fortran
+ * functions return their value (gfortran returns a COMPLEX by value, as C's
+ * _Complex); CBLAS's complex dot products store it through a pointer. ---- */
+
+typedef float _Complex cfloat;
+typedef double _Complex cdouble;
+typedef void *vptr;
+
+#define CB_DOT(sym, T)                                                                       \
+	WRAP_R(T, sym, (int n, cptr x, int incx, cptr y, int incy), (n, x, incx, y, incy), 1, \
+	       CNT(sym, 0, 0, n, 0))
+#define CB_DOTSUB(sym)                                                                                 \
+	WRAP_V(sym, (int n, cptr x, int incx, cptr y, int incy, vptr r), (n, x, incx, y, incy, r), 1, \
+	       CNT(sym, 0, 0, n, 0))
+#define CB_AXPY(sym, SC)                                                                               \
+	WRAP_V(sym, (int n, SC al, cptr x, int incx, vptr y, int incy), (n, al, x, incx, y, incy), 1, \
+	       CNT(sym, 0, 0, n, 0))
+#define CB_SCAL(sym, SC) WRAP_V(sym, (int n, SC al, vptr x, int incx), (n, al, x, incx), 1, CNT(sym, 0, 0, n, 0))
+#define CB_NRM2(sym, T) WRAP_R(T, sym, (int n, cptr x, int incx), (n, x, incx), 1, CNT(sym, 0, 0, n, 0))
+#define CB_ROT(sym, SC)                                                                              \
+	WRAP_V(sym, (int n, vptr x, int incx, vptr y, int incy, SC c, SC s), (n, x, incx, y, incy, c, s), \
+	       1, CNT(sym, 0, 0, n, 0))
+
+CB_DOT(cblas_sdot, float)
+CB_DOT(cblas_ddot, double)
+CB_DOTSUB(cblas_cdotu_sub)
+CB_DOTSUB(cblas_zdotu_sub)
+CB_DOTSUB(cblas_cdotc_sub)
+CB_DOTSUB(cblas_zdotc_sub)
+CB_AXPY(cblas_saxpy, float)
+CB_AXPY(cblas_daxpy, double)
+CB_AXPY(cblas_caxpy, cptr)
+CB_AXPY(cblas_zaxpy, cptr)
+CB_SCAL(cblas_sscal, float)
+CB_SCAL(cblas_dscal, double)
+CB_SCAL(cblas_cscal, cptr)
+CB_SCAL(cblas_zscal, cptr)
+CB_SCAL(cblas_csscal, float)
+CB_SCAL(cblas_zdscal, double)
+CB_NRM2(cblas_snrm2, float)
+CB_NRM2(cblas_dnrm2, double)
+CB_NRM2(cblas_scnrm2, float)
+CB_NRM2(cblas_dznrm2, double)
+CB_NRM2(cblas_sasum, float)
+CB_NRM2(cblas_dasum, double)
+CB_NRM2(cblas_scasum, float)
+CB_NRM2(cblas_dzasum, double)
+CB_ROT(cblas_srot, float)
+CB_ROT(cblas_drot, double)
+CB_ROT(cblas_csrot, float)
+CB_ROT(cblas_zdrot, double)
+
+#define F_DOT(sym, T)                                                                        \
+	WRAP_R(T, sym, (fint n, cptr x, fint incx, cptr y, fint incy), (n, x, incx, y, incy), 1, \
+	       CNT(sym, 0, 0, *n, 0))
+#define F_AXPY(sym)                                                                                     \
+	WRAP_V(sym, (fint n, cptr al, cptr x, fint incx, vptr y, fint incy), (n, al, x, incx, y, incy), 1, \
+	       CNT(sym, 0, 0, *n, 0))
+#define F_SCAL(sym) WRAP_V(sym, (fint n, cptr al, vptr x, fint incx), (n, al, x, incx), 1, CNT(sym, 0, 0, *n, 0))
+#define F_NRM2(sym, T) WRAP_R(T, sym, (fint n, cptr x, fint incx), (n, x, incx), 1, CNT(sym, 0, 0, *n, 0))
+#define F_ROT(sym)                                                                                     \
+	WRAP_V(sym, (fint n, vptr x, fint incx, vptr y, fint incy, cptr c, cptr s), (n, x, incx, y, incy, c, s), \
+	       1, CNT(sym, 0, 0, *n, 0))
+
+F_DOT(sdot_, float)
+F_DOT(ddot_, double)
+F_DOT(cdotu_, cfloat)
+F_DOT(zdotu_, cdouble)
+F_DOT(cdotc_, cfloat)
+F_DOT(zdotc_, cdouble)
+F_AXPY(saxpy_)
+F_AXPY(daxpy_)
+F_AXPY(caxpy_)
+F_AXPY(zaxpy_)
+F_SCAL(sscal_)
+F_SCAL(dscal_)
+F_SCAL(cscal_)
+F_SCAL(zscal_)
+F_SCAL(csscal_)
+F_SCAL(zdscal_)
+F_NRM2(snrm2_, float)
+F_NRM2(dnrm2_, double)
+F_NRM2(scnrm2_, float)
+F_NRM2(dznrm2_, double)
+F_NRM2(sasum_, float)
+F_NRM2(dasum_, double)
+F_NRM2(scasum_, float)
+F_NRM2(dzasum_, double)
+F_ROT(srot_)
+F_ROT(drot_)
+F_ROT(csrot_)
+F_ROT(zdrot_)
+
+/* ---- LAPACK, Fortran interface: info is the last argument before the
+ * hidden character lengths; a call with info < 0 (an argument rejected)
+ * did nothing, and one with lwork = -1 (or liwork, lrwork) is a workspace
+ * query: neither is counted. info > 0 (a singular factor, a matrix not
+ * positive definite) counts the whole operation. ---- */
+
+typedef int *fout;
+#define OK (*info >= 0)
+#define OKW (*lwork != -1 && *info >= 0)
+
+#define F_GETRF(sym)                                                                                    \
+	WRAP_V(sym, (fint m, fint n, vptr a, fint lda, fout ipiv, fout info), (m, n, a, lda, ipiv, info), OK, \
+	       CNT(sym, 0, *m, *n, 0))
+#define F_GETRS(sym)                                                                                  \
+	WRAP_V(sym, (fchr tr, fint n, fint nrhs, cptr a, fint lda, fint ipiv, vptr b, fint ldb, fout info, \
+		     size_t l1),                                                                        \
+	       (tr, n, nrhs, a, lda, ipiv, b, ldb, info, l1), OK, CNT(sym, 0, 0, *n, *nrhs))
+#define F_GESV(sym)                                                                                  \
+	WRAP_V(sym, (fint n, fint nrhs, vptr a, fint lda, fout ipiv, vptr b, fint ldb, fout info),        \
+	       (n, nrhs, a, lda, ipiv, b, ldb, info), OK, CNT(sym, 0, 0, *n, *nrhs))
+#define F_GETRI(sym)                                                                                 \
+	WRAP_V(sym, (fint n, vptr a, fint lda, fint ipiv, vptr work, fint lwork, fout info),              \
+	       (n, a, lda, ipiv, work, lwork, info), OKW, CNT(sym, 0, 0, *n, 0))
+/* POTRF and POTRI */
+#define F_POTRF(sym)                                                                                  \
+	WRAP_V(sym, (fchr up, fint n, vptr a, fint lda, fout info, size_t l1), (up, n, a, lda, info, l1), OK, \
+	       CNT(sym, 0, 0, *n, 0))
+/* POTRS and POSV */
+#define F_POTRS(sym)                                                                                 \
+	WRAP_V(sym, (fchr up, fint n, fint nrhs, vptr a, fint lda, vptr b, fint ldb, fout info, size_t l1), \
+	       (up, n, nrhs, a, lda, b, ldb, info, l1), OK, CNT(sym, 0, 0, *n, *nrhs))
+#define F_GEQRF(sym)                                                                                \
+	WRAP_V(sym, (fint m, fint n, vptr a, fint lda, vptr tau, vptr work, fint lwork, fout info),      \
+	       (m, n, a, lda, tau, work, lwork, info), OKW, CNT(sym, 0, *m, *n, 0))
+#define F_ORGQR(sym)                                                                                       \
+	WRAP_V(sym, (fint m, fint n, fint k, vptr a, fint lda, cptr tau, vptr work, fint lwork, fout info),     \
+	       (m, n, k, a, lda, tau, work, lwork, info), OKW, CNT(sym, 0, *m, *n, *k))
+#define F_ORMQR(sym)                                                                                      \
+	WRAP_V(sym, (fchr side, fchr tr, fint m, fint n, fint k, cptr a, fint lda, cptr tau, vptr c, fint ldc, \
+		     vptr work, fint lwork, fout info, size_t l1, size_t l2),                                 \
+	       (side, tr, m, n, k, a, lda, tau, c, ldc, work, lwork, info, l1, l2), OKW,                      \
+	       CNT(sym, F_LEFT(side), *m, *n, *k))
+#define F_TRTRI(sym)                                                                                  \
+	WRAP_V(sym, (fchr up, fchr dg, fint n, vptr a, fint lda, fout info, size_t l1, size_t l2),         \
+	       (up, dg, n, a, lda, info, l1, l2), OK, CNT(sym, 0, 0, *n, 0))
+#define F_TRTRS(sym)                                                                                   \
+	WRAP_V(sym, (fchr up, fchr tr, fchr dg, fint n, fint nrhs, cptr a, fint lda, vptr b, fint ldb,      \
+		     fout info, size_t l1, size_t l2, size_t l3),                                         \
+	       (up, tr, dg, n, nrhs, a, lda, b, ldb, info, l1, l2, l3), OK, CNT(sym, 0, 0, *n, *nrhs))
+#define F_SYTRF(sym)                                                                                      \
+	WRAP_V(sym, (fchr up, fint n, vptr a, fint lda, fout ipiv, vptr work, fint lwork, fout info, size_t l1), \
+	       (up, n, a, lda, ipiv, work, lwork, info, l1), OKW, CNT(sym, 0, 0, *n, 0))
+#define F_SYTRS(sym)                                                                                  \
+	WRAP_V(sym, (fchr up, fint n, fint nrhs, cptr a, fint lda, fint ipiv, vptr b, fint ldb, fout info, \
+		     size_t l1),                                                                        \
+	       (up, n, nrhs, a, lda, ipiv, b, ldb, info, l1), OK, CNT(sym, 0, 0, *n, *nrhs))
+#define F_SYSV(sym)                                                                                     \
+	WRAP_V(sym, (fchr up, fint n, fint nrhs, vptr a, fint lda, fout ipiv, vptr b, fint ldb, vptr work,   \
+		     fint lwork, fout info, size_t l1),                                                    \
+	       (up, n, nrhs, a, lda, ipiv, b, ldb, work, lwork, info, l1), OKW, CNT(sym, 0, 0, *n, *nrhs))
+#define F_GELS(sym)                                                                                     \
+	WRAP_V(sym, (fchr tr, fint m, fint n, fint nrhs, vptr a, fint lda, vptr b, fint ldb, vptr work,      \
+		     fint lwork, fout info, size_t l1),                                                    \
+	       (tr, m, n, nrhs, a, lda, b, ldb, work, lwork, info, l1), OKW, CNT(sym, 0, *m, *n, *nrhs))
+
+#define SDCZ(F, base) F(s##base##_) F(d##base##_) F(c##base##_) F(z##base##_)
+SDCZ(F_GETRF, getrf)
+SDCZ(F_GETRS, getrs)
+SDCZ(F_GESV, gesv)
+SDCZ(F_GETRI, getri)
+SDCZ(F_POTRF, potrf)
+SDCZ(F_POTRS, potrs)
+SDCZ(F_POTRS, posv)
+SDCZ(F_POTRF, potri)
+SDCZ(F_GEQRF, geqrf)
+F_ORGQR(sorgqr_)
+F_ORGQR(dorgqr_)
+F_ORGQR(cungqr_)
+F_ORGQR(zungqr_)
+F_ORMQR(sormqr_)
+F_ORMQR(dormqr_)
+F_ORMQR(cunmqr_)
+F_ORMQR(zunmqr_)
+SDCZ(F_TRTRI, trtri)
+SDCZ(F_TRTRS, trtrs)
+SDCZ(F_SYTRF, sytrf)
+F_SYTRF(chetrf_)
+F_SYTRF(zhetrf_)
+SDCZ(F_SYTRS, sytrs)
+F_SYTRS(chetrs_)
+F_SYTRS(zhetrs_)
+SDCZ(F_SYSV, sysv)
+F_SYSV(chesv_)
+F_SYSV(zhesv_)
+SDCZ(F_GELS, gels)
+
+/* ---- LAPACKE: dimensions by value (lapack_int: int), the matrix
+ * layout first, info returned (< 0: an argument rejected, or no memory for
+ * the workspace: no work done). It calls the Fortran routine, through the
+ * dynamic loader when that is another library's: a nested call. ---- */
+
+typedef const int *lint_p;
+#define E_OK (rc_ >= 0)
+#define E_LEFT(side) ((side) == 'L' || (side) == 'l')
+
+#define E_GETRF(sym)                                                                                     \
+	WRAP_R(int, sym, (int lay, int m, int n, vptr a, int lda, fout ipiv), (lay, m, n, a, lda, ipiv), E_OK, \
+	       CNT(sym, 0, m, n, 0))
+#define E_GETRS(sym)                                                                                \
+	WRAP_R(int, sym, (int lay, char tr, int n, int nrhs, cptr a, int lda, lint_p ipiv, vptr b, int ldb), \
+	       (lay, tr, n, nrhs, a, lda, ipiv, b, ldb), E_OK, CNT(sym, 0, 0, n, nrhs))
+#define E_GESV(sym)                                                                                   \
+	WRAP_R(int, sym, (int lay, int n, int nrhs, vptr a, int lda, fout ipiv, vptr b, int ldb),          \
+	       (lay, n, nrhs, a, lda, ipiv, b, ldb), E_OK, CNT(sym, 0, 0, n, nrhs))
+#define E_GETRI(sym)                                                                                  \
+	WRAP_R(int, sym, (int lay, int n, vptr a, int lda, lint_p ipiv), (lay, n, a, lda, ipiv), E_OK,     \
+	       CNT(sym, 0, 0, n, 0))
+#define E_POTRF(sym)                                                                                  \
+	WRAP_R(int, sym, (int lay, char up, int n, vptr a, int lda), (lay, up, n, a, lda), E_OK,           \
+	       CNT(sym, 0, 0, n, 0))
+/* POTRS and POSV */
+#define E_POTRS(sym)                                                                                  \
+	WRAP_R(int, sym, (int lay, char up, int n, int nrhs, vptr a, int lda, vptr b, int ldb),            \
+	       (lay, up, n, nrhs, a, lda, b, ldb), E_OK, CNT(sym, 0, 0, n, nrhs))
+#define E_GEQRF(sym)                                                                                  \
+	WRAP_R(int, sym, (int lay, int m, int n, vptr a, int lda, vptr tau), (lay, m, n, a, lda, tau), E_OK, \
+	       CNT(sym, 0, m, n, 0))
+#define E_ORGQR(sym)                                                                                  \
+	WRAP_R(int, sym, (int lay, int m, int n, int k, vptr a, int lda, cptr tau), (lay, m, n, k, a, lda, tau), \
+	       E_OK, CNT(sym, 0, m, n, k))
+#define E_ORMQR(sym)                                                                                  \
+	WRAP_R(int, sym, (int lay, char side, char tr, int m, int n, int k, cptr a, int lda, cptr tau,     \
+			  vptr c, int ldc),                                                             \
+	       (lay, side, tr, m, n, k, a, lda, tau, c, ldc), E_OK, CNT(sym, E_LEFT(side), m, n, k))
+#define E_TRTRI(sym)                                                                                  \
+	WRAP_R(int, sym, (int lay, char up, char dg, int n, vptr a, int lda), (lay, up, dg, n, a, lda), E_OK, \
+	       CNT(sym, 0, 0, n, 0))
+#define E_SYTRF(sym)                                                                                  \
+	WRAP_R(int, sym, (int lay, char up, int n, vptr a, int lda, fout ipiv), (lay, up, n, a, lda, ipiv), \
+	       E_OK, CNT(sym, 0, 0, n, 0))
+#define E_GELS(sym)                                                                                   \
+	WRAP_R(int, sym, (int lay, char tr, int m, int n, int nrhs, vptr a, int lda, vptr b, int ldb),     \
+	       (lay, tr, m, n, nrhs, a, lda, b, ldb), E_OK, CNT(sym, 0, m, n, nrhs))
+
+#define E_SDCZ(F, base) F(LAPACKE_s##base) F(LAPACKE_d##base) F(LAPACKE_c##base) F(LAPACKE_z##base)
+E_SDCZ(E_GETRF, getrf)
+E_SDCZ(E_GETRS, getrs)
+E_SDCZ(E_GESV, gesv)
+E_SDCZ(E_GETRI, getri)
+E_SDCZ(E_POTRF, potrf)
+E_SDCZ(E_POTRS, potrs)
+E_SDCZ(E_POTRS, posv)
+E_SDCZ(E_GEQRF, geqrf)
+E_ORGQR(LAPACKE_sorgqr)
+E_ORGQR(LAPACKE_dorgqr)
+E_ORGQR(LAPACKE_cungqr)
+E_ORGQR(LAPACKE_zungqr)
+E_ORMQR(LAPACKE_sormqr)
+E_ORMQR(LAPACKE_dormqr)
+E_ORMQR(LAPACKE_cunmqr)
+E_ORMQR(LAPACKE_zunmqr)
+E_SDCZ(E_TRTRI, trtri)
+E_SDCZ(E_SYTRF, sytrf)
+E_SDCZ(E_GELS, gels)
+
+/* ---- LAPACK drivers whose FLOPs are unknown (eigenvalues, SVD, least
+ * squares by SVD or with a rank decision): calls only. ---- */
+
+#define U_SYEV(sym)                                                                                    \
+	WRAP_UNKNOWN(sym, (fchr jz, fchr up, fint n, vptr a, fint lda, vptr w, vptr work, fint lwork,       \
+			   fout info, size_t l1, size_t l2),                                              \
+		     (jz, up, n, a, lda, w, work, lwork, info, l1, l2), OKW)
+#define U_SYEVD(sym)                                                                                   \
+	WRAP_UNKNOWN(sym, (fchr jz, fchr up, fint n, vptr a, fint lda, vptr w, vptr work, fint lwork,       \
+			   fout iwork, fint liwork, fout info, size_t l1, size_t l2),                     \
+		     (jz, up, n, a, lda, w, work, lwork, iwork, liwork, info, l1, l2), OKW && *liwork != -1)
+#define U_SYEVR(sym)                                                                                    \
+	WRAP_UNKNOWN(sym, (fchr jz, fchr rg, fchr up, fint n, vptr a, fint lda, cptr vl, cptr vu, fint il,   \
+			   fint iu, cptr tol, fout m, vptr w, vptr z, fint ldz, fout isuppz, vptr work,    \
+			   fint lwork, fout iwork, fint liwork, fout info, size_t l1, size_t l2, size_t l3), \
+		     (jz, rg, up, n, a, lda, vl, vu, il, iu, tol, m, w, z, ldz, isuppz, work, lwork, iwork,  \
+		      liwork, info, l1, l2, l3),                                                          \
+		     OKW && *liwork != -1)
+#define U_HEEV(sym)                                                                                    \
+	WRAP_UNKNOWN(sym, (fchr jz, fchr up, fint n, vptr a, fint lda, vptr w, vptr work, fint lwork,       \
+			   vptr rwork, fout info, size_t l1, size_t l2),                                  \
+		     (jz, up, n, a, lda, w, work, lwork, rwork, info, l1, l2), OKW)
+#define U_HEEVD(sym)                                                                                   \
+	WRAP_UNKNOWN(sym, (fchr jz, fchr up, fint n, vptr a, fint lda, vptr w, vptr work, fint lwork,       \
+			   vptr rwork, fint lrwork, fout iwork, fint liwork, fout info, size_t l1, size_t l2), \
+		     (jz, up, n, a, lda, w, work, lwork, rwork, lrwork, iwork, liwork, info, l1, l2),       \
+		     OKW && *lrwork != -1 && *liwork != -1)
+#define U_HEEVR(sym)                                                                                    \
+	WRAP_UNKNOWN(sym, (fchr jz, fchr rg, fchr up, fint n, vptr a, fint lda, cptr vl, cptr vu, fint il,   \
+			   fint iu, cptr tol, fout m, vptr w, vptr z, fint ldz, fout isuppz, vptr work,    \
+			   fint lwork, vptr rwork, fint lrwork, fout iwork, fint liwork, fout info,       \
+			   size_t l1, size_t l2, size_t l3),                                              \
+		     (jz, rg, up, n, a, lda, vl, vu, il, iu, tol, m, w, z, ldz, isuppz, work, lwork, rwork,  \
+		      lrwork, iwork, liwork, info, l1, l2, l3),                                           \
+		     OKW && *lrwork != -1 && *liwork != -1)
+#define U_GESVD_R(sym)                                                                                 \
+	WRAP_UNKNOWN(sym, (fchr ju, fchr jv, fint m, fint n, vptr a, fint lda, vptr s, vptr u, fint ldu,     \
+			   vptr vt, fint ldvt, vptr work, fint lwork, fout info, size_t l1, size_t l2),   \
+		     (ju, jv, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, info, l1, l2), OKW)
+#define U_GESVD_C(sym)                                                                                 \
+	WRAP_UNKNOWN(sym, (fchr ju, fchr jv, fint m, fint n, vptr a, fint lda, vptr s, vptr u, fint ldu,     \
+			   vptr vt, fint ldvt, vptr work, fint lwork, vptr rwork, fout info, size_t l1,   \
+			   size_t l2),                                                                    \
+		     (ju, jv, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, info, l1, l2), OKW)
+#define U_GESDD_R(sym)                                                                                 \
+	WRAP_UNKNOWN(sym, (fchr jz, fint m, fint n, vptr a, fint lda, vptr s, vptr u, fint ldu, vptr vt,     \
+			   fint ldvt, vptr work, fint lwork, fout iwork, fout info, size_t l1),           \
+		     (jz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info, l1), OKW)
+#define U_GESDD_C(sym)                                                                                 \
+	WRAP_UNKNOWN(sym, (fchr jz, fint m, fint n, vptr a, fint lda, vptr s, vptr u, fint ldu, vptr vt,     \
+			   fint ldvt, vptr work, fint lwork, vptr rwork, fout iwork, fout info, size_t l1), \
+		     (jz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, iwork, info, l1), OKW)
+#define U_GEEV_R(sym)                                                                                  \
+	WRAP_UNKNOWN(sym, (fchr jl, fchr jr, fint n, vptr a, fint lda, vptr wr, vptr wi, vptr vl,            \
+			   fint ldvl, vptr vr, fint ldvr, vptr work, fint lwork, fout info, size_t l1,    \
+			   size_t l2),                                                                    \
+		     (jl, jr, n, a, lda, wr, wi, vl, ldvl, vr, ldvr, work, lwork, info, l1, l2), OKW)
+#define U_GEEV_C(sym)                                                                                  \
+	WRAP_UNKNOWN(sym, (fchr jl, fchr jr, fint n, vptr a, fint lda, vptr w, vptr vl, fint ldvl, vptr vr,  \
+			   fint ldvr, vptr work, fint lwork, vptr rwork, fout info, size_t l1, size_t l2), \
+		     (jl, jr, n, a, lda, w, vl, ldvl, vr, ldvr, work, lwork, rwork, info, l1, l2), OKW)
+/* GELSD, GELSS and GELSY: m n nrhs a lda b ldb, then s or jpvt, rcond,
+ * rank, work, lwork, then (complex) rwork, then (GELSD) iwork */
+#define U_GELS_(sym, params, args)                                                                     \
+	WRAP_UNKNOWN(sym, (fint m, fint n, fint nrhs, vptr a, fint lda, vptr b, fint ldb, vptr s, cptr rcond, \
+			   fout rank, vptr work, fint lwork UNPAREN params, fout info),                    \
+		     (m, n, nrhs, a, lda, b, ldb, s, rcond, rank, work, lwork UNPAREN args, info), OKW)
+#define UNPAREN(...) __VA_ARGS__
+#define U_GELSD_R(sym) U_GELS_(sym, (, fout iwork), (, iwork))
+#define U_GELSD_C(sym) U_GELS_(sym, (, vptr rwork, fout iwork), (, rwork, iwork))
+#define U_GELSS_R(sym) U_GELS_(sym, (), ())
+#define U_GELSS_C(sym) U_GELS_(sym, (, vptr rwork), (, rwork))
+
+U_SYEV(ssyev_)
+U_SYEV(dsyev_)
+U_SYEVD(ssyevd_)
+U_SYEVD(dsyevd_)
+U_SYEVR(ssyevr_)
+U_SYEVR(dsyevr_)
+U_HEEV(cheev_)
+U_HEEV(zheev_)
+U_HEEVD(cheevd_)
+U_HEEVD(zheevd_)
+U_HEEVR(cheevr_)
+U_HEEVR(zheevr_)
+U_GESVD_R(sgesvd_)
+U_GESVD_R(dgesvd_)
+U_GESVD_C(cgesvd_)
+U_GESVD_C(zgesvd_)
+U_GESDD_R(sgesdd_)
+U_GESDD_R(dgesdd_)
+U_GESDD_C(cgesdd_)
+U_GESDD_C(zgesdd_)
+U_GEEV_R(sgeev_)
+U_GEEV_R(dgeev_)
+U_GEEV_C(cgeev_)
+U_GEEV_C(zgeev_)
+U_GELSD_R(sgelsd_)
+U_GELSD_R(dgelsd_)
+U_GELSD_C(cgelsd_)
+U_GELSD_C(zgelsd_)
+U_GELSS_R(sgelss_)
+U_GELSS_R(dgelss_)
+U_GELSS_C(cgelss_)
+U_GELSS_C(zgelss_)
+/* GELSY: jpvt (an int array) where GELSD and GELSS have s */
+U_GELSS_R(sgelsy_)
+U_GELSS_R(dgelsy_)
+U_GELSS_C(cgelsy_)
+U_GELSS_C(zgelsy_)
 
 /* ---- oneDNN: row-major, dimensions by value (dnnl_dim_t is int64_t); a
  * call that returns an error status did no work and is not counted ---- */

@@ -42,6 +42,8 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+_Static_assert(MRING_LIB_WORDS == LIBFLOPS_WORDS, "the marker record holds libflops_sum()'s words");
+
 static int g_on;          /* 1 when recorded: ring mapped */
 static void *g_ring;
 static int g_ngroups;                      /* counter groups to read */

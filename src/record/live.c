@@ -1,5 +1,6 @@
 /* The live line on a terminal (live.h). */
 #include "live.h"
+#include "libflops.h"
 #include "util.h"
 
 #include <math.h>
@@ -90,8 +91,8 @@ void live_step(struct live *l, const struct interval_row *row)
 	l->steps++;
 	l->last_wall_ns = row->end_ns - row->begin_ns;
 	l->hist[bucket(l->last_wall_ns)]++;
-	for (int k = 1; k < MRING_LIB_WORDS; k++)
-		lib += (double)row->d.lib[k];
+	for (int k = 0; k < LIBFLOPS_NPREC; k++)
+		lib += (double)row->d.lib[LIBFLOPS_W_FLOPS + k];
 	/* the numerator the report uses: declared, else the library's */
 	if (row->has_model & MODEL_FLOPS) {
 		l->flops += row->model_flops;

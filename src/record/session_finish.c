@@ -157,6 +157,50 @@ static int store_end_notes(struct session *s, uint64_t lost)
 }
 
 
+/* A note when steps or phases called functions whose FLOPs are unknown
+ * (iterative LAPACK drivers): how many, and which functions (from the
+ * lib_call rows, the most called first). */
+static int unknown_flops_note(struct session *s)
+{
+	static const char *const sql =
+		"SELECT (SELECT COUNT(*) FROM step WHERE lib_calls_unknown > 0),"
+		" (SELECT COUNT(*) FROM step WHERE lib_calls_unknown > 0 AND lib_flops IS NULL),"
+		" (SELECT COUNT(*) FROM phase WHERE lib_calls_unknown > 0),"
+		" (SELECT group_concat(function || ' (' || n || (CASE n WHEN 1 THEN ' call)' ELSE ' calls)' END), ', ')"
+		"  FROM (SELECT function, SUM(calls) AS n FROM lib_call WHERE flops IS NULL"
+		"  GROUP BY function ORDER BY n DESC, function LIMIT 6))";
+	sqlite3_stmt *st = NULL;
+	char note[768];
+	long long steps = 0, unknown = 0, phases = 0;
+	int rc = 0;
+
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		const char *names = (const char *)sqlite3_column_text(st, 3);
+		steps = sqlite3_column_int64(st, 0);
+		unknown = sqlite3_column_int64(st, 1);
+		phases = sqlite3_column_int64(st, 2);
+		if (steps || phases) {
+			char what[96];
+			if (steps && phases)
+				strbuf(what, sizeof(what), "%lld steps and %lld phases", steps, phases);
+			else if (steps)
+				strbuf(what, sizeof(what), "%lld %s", steps, steps == 1 ? "step" : "steps");
+			else
+				strbuf(what, sizeof(what), "%lld %s", phases, phases == 1 ? "phase" : "phases");
+			strbuf(note, sizeof(note), "%s called library functions whose FLOPs are unknown "
+			       "(iterative LAPACK drivers: eigenvalues, SVD, least squares by SVD)%s%s: their "
+			       "lib_flops count the other calls only (partial, lib_calls_unknown > 0)%s",
+			       what, names ? ", " : "", names ? names : "",
+			       unknown ? ", or are NULL where nothing else was counted" : "");
+			rc = writer_note(s->d.writer, "lib_flops", note);
+		}
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 /* Whether library calls were counted (run.lib_counting), and a note when
  * they were not, or when some of what was counted is missing. */
 static int store_lib_counting(struct session *s)
@@ -187,13 +231,14 @@ static int store_lib_counting(struct session *s)
 		char sql[512];
 		strbuf(sql, sizeof(sql), "DELETE FROM lib_call WHERE step IN (SELECT step FROM step WHERE pid = %d);"
 		       "UPDATE step SET lib_flops = NULL, lib_flops_fp64 = NULL, lib_flops_fp32 = NULL,"
-		       " lib_flops_bf16 = NULL, lib_flops_fp16 = NULL, lib_ops_int8 = NULL, lib_calls = NULL"
-		       " WHERE pid = %d;", (int)s->l.pid, (int)s->l.pid);
+		       " lib_flops_bf16 = NULL, lib_flops_fp16 = NULL, lib_ops_int8 = NULL, lib_calls = NULL,"
+		       " lib_calls_unknown = NULL WHERE pid = %d;", (int)s->l.pid, (int)s->l.pid);
 		rc = db_exec(s->db, sql, note, sizeof(note));
 		if (!rc) {
 			strbuf(sql, sizeof(sql), "UPDATE phase SET lib_flops = NULL, lib_flops_fp64 = NULL,"
 			       " lib_flops_fp32 = NULL, lib_flops_bf16 = NULL, lib_flops_fp16 = NULL,"
-			       " lib_ops_int8 = NULL, lib_calls = NULL WHERE pid = %d;", (int)s->l.pid);
+			       " lib_ops_int8 = NULL, lib_calls = NULL, lib_calls_unknown = NULL WHERE pid = %d;",
+			       (int)s->l.pid);
 			rc = db_exec(s->db, sql, note, sizeof(note));
 		}
 		if (rc)
@@ -221,6 +266,15 @@ static int store_lib_counting(struct session *s)
 		       "are exact)", (unsigned long long)writer_lib_snaps_lost(s->d.writer), LIBFLOPS_NSNAP);
 		rc = writer_note(s->d.writer, "lib_flops", note);
 	}
+	if (!rc && writer_lib_snaps_full(s->d.writer)) {
+		strbuf(note, sizeof(note), "%llu steps have no lib_call rows: their process had called more "
+		       "than %d different library functions, more than a copy of its counters holds (their "
+		       "lib_flops are exact)", (unsigned long long)writer_lib_snaps_full(s->d.writer),
+		       LIBFLOPS_SNAP_FUNCS);
+		rc = writer_note(s->d.writer, "lib_flops", note);
+	}
+	if (!rc && active)
+		rc = unknown_flops_note(s);
 	return rc ? rc : writer_run_lib_counting(s->d.writer, state);
 }
 

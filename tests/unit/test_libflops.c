@@ -1,7 +1,11 @@
 /* Library-call FLOPs (libflops.h): every operation family's count against
  * hand-computed numbers, the region's layout pinned (it crosses a process
  * boundary: recorder, counting library, libmfu), process slots, sums,
- * snapshots, and the function table the three share. */
+ * snapshots, the function table the three share, and the counting library
+ * itself (libmfu-libflops.so) preloaded into a child that calls a stand-in
+ * BLAS and LAPACK (fake_lapack/): a routine's nested calls counted once,
+ * workspace queries and rejected calls not at all, a routine whose FLOPs
+ * are unknown counted as such, never as 0 FLOPs. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -14,6 +18,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fake_lapack/fake_lapack.h"
 #include "libflops.h"
 #include "libflops_list.h"
 
@@ -21,28 +26,37 @@ static void test_layout(void)
 {
 	/* Changing any of these needs LIBFLOPS_VERSION + 1 (appending a
 	 * function keeps the ids but changes nfuncs, which the check compares). */
-	CHECK_EQ_INT(LIBFLOPS_VERSION, 1);
+	CHECK_EQ_INT(LIBFLOPS_VERSION, 2);
 	CHECK(LIBFLOPS_MAGIC == 0x73706f6c66624c6dULL);
 	CHECK(memcmp(&(uint64_t){ LIBFLOPS_MAGIC }, "mLbflops", 8) == 0); /* little-endian bytes */
-	CHECK_EQ_INT(LIBFLOPS_MAX_FUNCS, 128);
+	CHECK_EQ_INT(LIBFLOPS_MAX_FUNCS, 512);
+	CHECK_EQ_INT(LIBFLOPS_SNAP_FUNCS, 128);
 	CHECK_EQ_INT(LIBFLOPS_MAX_PROCS, 64);
 	CHECK_EQ_INT(LIBFLOPS_NSNAP, 4096);
-	CHECK_EQ_INT(LIBFLOPS_WORDS, 6);
+	CHECK_EQ_INT(LIBFLOPS_WORDS, 7);
+	CHECK_EQ_INT(LIBFLOPS_W_CALLS, 0);
+	CHECK_EQ_INT(LIBFLOPS_W_FLOPS, 1);
+	CHECK_EQ_INT(LIBFLOPS_W_UNKNOWN, 6);
 	CHECK_EQ_INT(sizeof(struct libflops_counter), 16);
 	CHECK_EQ_INT(offsetof(struct libflops_counter, calls), 0);
 	CHECK_EQ_INT(offsetof(struct libflops_counter, flops), 8);
 
-	CHECK_EQ_INT(sizeof(struct libflops_proc), 16 + 128 * 16);
+	CHECK_EQ_INT(sizeof(struct libflops_proc), 16 + 512 * 2 + 512 + 512 * 16);
 	CHECK_EQ_INT(offsetof(struct libflops_proc, pid), 0);
 	CHECK_EQ_INT(offsetof(struct libflops_proc, active), 4);
-	CHECK_EQ_INT(offsetof(struct libflops_proc, nused), 8);
-	CHECK_EQ_INT(offsetof(struct libflops_proc, f), 16);
+	CHECK_EQ_INT(offsetof(struct libflops_proc, nlist), 8);
+	CHECK_EQ_INT(offsetof(struct libflops_proc, list), 16);
+	CHECK_EQ_INT(offsetof(struct libflops_proc, listed), 16 + 1024);
+	CHECK_EQ_INT(offsetof(struct libflops_proc, f), 16 + 1024 + 512);
 
-	CHECK_EQ_INT(sizeof(struct libflops_snap), 16 + 128 * 16);
+	CHECK_EQ_INT(sizeof(struct libflops_snap), 24 + 128 * 2 + 128 * 16);
 	CHECK_EQ_INT(offsetof(struct libflops_snap, seq), 0);
 	CHECK_EQ_INT(offsetof(struct libflops_snap, pid), 8);
-	CHECK_EQ_INT(offsetof(struct libflops_snap, pad), 12);
-	CHECK_EQ_INT(offsetof(struct libflops_snap, f), 16);
+	CHECK_EQ_INT(offsetof(struct libflops_snap, n), 12);
+	CHECK_EQ_INT(offsetof(struct libflops_snap, nlist), 16);
+	CHECK_EQ_INT(offsetof(struct libflops_snap, pad), 20);
+	CHECK_EQ_INT(offsetof(struct libflops_snap, id), 24);
+	CHECK_EQ_INT(offsetof(struct libflops_snap, f), 24 + 256);
 
 	CHECK_EQ_INT(offsetof(struct libflops_region, magic), 0);
 	CHECK_EQ_INT(offsetof(struct libflops_region, version), 8);
@@ -57,8 +71,8 @@ static void test_layout(void)
 	/* the writers' snapshot head on its own cache line */
 	CHECK_EQ_INT(offsetof(struct libflops_region, snap_head), 64);
 	CHECK_EQ_INT(offsetof(struct libflops_region, procs), 128);
-	CHECK_EQ_INT(offsetof(struct libflops_region, snaps), 128 + 64 * 2064);
-	CHECK_EQ_INT(sizeof(struct libflops_region), 128 + 64 * 2064 + 4096 * 2064);
+	CHECK_EQ_INT(offsetof(struct libflops_region, snaps), 128 + 64 * 9744);
+	CHECK_EQ_INT(sizeof(struct libflops_region), 128 + 64 * 9744 + 4096 * 2328);
 	CHECK_EQ_INT(libflops_region_size(), sizeof(struct libflops_region));
 
 	/* the precision order is the marker record's lib[] words */
@@ -69,8 +83,8 @@ static void test_layout(void)
 	CHECK_EQ_INT(LIBFLOPS_INT8, 4);
 	CHECK_EQ_INT(LIBFLOPS_NPREC, 5);
 	/* ids are indexes of the shared counters: only appending keeps them */
-	CHECK_EQ_INT(libflops_nfuncs, 120);
-	CHECK_EQ_INT(LIBFLOPS_NIDS, 120);
+	CHECK_EQ_INT(libflops_nfuncs, 338);
+	CHECK_EQ_INT(LIBFLOPS_NIDS, 338);
 	CHECK_EQ_INT(LIBFLOPS_ID_cblas_sgemm, 0);
 	CHECK_EQ_INT(LIBFLOPS_ID_cblas_dgemm, 1);
 	CHECK_EQ_INT(LIBFLOPS_ID_sgemm_, 4);
@@ -82,6 +96,16 @@ static void test_layout(void)
 	CHECK_EQ_INT(LIBFLOPS_ID_dnnl_gemm_bf16bf16f32, 117);
 	CHECK_EQ_INT(LIBFLOPS_ID_dnnl_gemm_u8s8s32, 118);
 	CHECK_EQ_INT(LIBFLOPS_ID_dnnl_gemm_s8s8s32, 119);
+	/* version 2 appended BLAS level 1 (56), LAPACK (74), LAPACKE (52) and
+	 * the drivers whose FLOPs are unknown (36) */
+	CHECK_EQ_INT(LIBFLOPS_ID_cblas_sdot, 120);
+	CHECK_EQ_INT(LIBFLOPS_ID_zdrot_, 175);
+	CHECK_EQ_INT(LIBFLOPS_ID_sgetrf_, 176);
+	CHECK_EQ_INT(LIBFLOPS_ID_zgels_, 249);
+	CHECK_EQ_INT(LIBFLOPS_ID_LAPACKE_sgetrf, 250);
+	CHECK_EQ_INT(LIBFLOPS_ID_LAPACKE_zgels, 301);
+	CHECK_EQ_INT(LIBFLOPS_ID_ssyev_, 302);
+	CHECK_EQ_INT(LIBFLOPS_ID_zgelsy_, 337);
 }
 
 /* Hand-computed counts: m = 3, n = 5, k = 7 where a family uses them. */
@@ -144,7 +168,100 @@ static const struct {
 	{ __LINE__, LIBFLOPS_GEMV, 0, 0, INT64_MIN, 5, 0, 0 },
 	{ __LINE__, LIBFLOPS_SYMV, 0, 0, 0, -1, 0, 0 },
 	{ __LINE__, LIBFLOPS_TRMV, 1, 0, 0, -1, 0, 0 },
-	/* an unknown operation */
+	/* BLAS level 1 (n = 5 in the n slot; m, k ignored): DOT and AXPY 2n,
+	 * complex 8n (a complex multiply-add: 6 + 2); SCAL n, complex 6n (a
+	 * complex multiply), a real scalar on a complex vector (csscal) 2n;
+	 * NRM2 2n (a square and an add), ASUM n (an add: |x| is no FLOP);
+	 * ROT 6n (4 multiplies, 2 adds per pair); on complex vectors NRM2,
+	 * ASUM and ROT (csrot: real c, s) count their real arithmetic on the
+	 * 2n numbers: 4n, 2n, 12n */
+	{ __LINE__, LIBFLOPS_DOT, 0, 0, 0, 5, 0, 10 },
+	{ __LINE__, LIBFLOPS_DOT, 1, 0, 0, 5, 0, 40 },
+	{ __LINE__, LIBFLOPS_DOT, 0, 0, 99, 5, 99, 10 },                        /* m, k ignored */
+	{ __LINE__, LIBFLOPS_DOT, 0, 0, 0, 1 << 20, 0, 2 << 20 },               /* np.dot(x, x), 2^20 doubles */
+	{ __LINE__, LIBFLOPS_AXPY, 0, 0, 0, 5, 0, 10 },
+	{ __LINE__, LIBFLOPS_AXPY, 1, 0, 0, 5, 0, 40 },
+	{ __LINE__, LIBFLOPS_SCAL, 0, 0, 0, 5, 0, 5 },
+	{ __LINE__, LIBFLOPS_SCAL, 1, 0, 0, 5, 0, 30 },
+	{ __LINE__, LIBFLOPS_RSCAL, 1, 0, 0, 5, 0, 10 },
+	{ __LINE__, LIBFLOPS_NRM2, 0, 0, 0, 5, 0, 10 },
+	{ __LINE__, LIBFLOPS_NRM2, 1, 0, 0, 5, 0, 20 },
+	{ __LINE__, LIBFLOPS_ASUM, 0, 0, 0, 5, 0, 5 },
+	{ __LINE__, LIBFLOPS_ASUM, 1, 0, 0, 5, 0, 10 },
+	{ __LINE__, LIBFLOPS_ROT, 0, 0, 0, 5, 0, 30 },
+	{ __LINE__, LIBFLOPS_ROT, 1, 0, 0, 5, 0, 60 },
+	{ __LINE__, LIBFLOPS_DOT, 0, 0, 0, 0, 0, 0 },
+	{ __LINE__, LIBFLOPS_DOT, 0, 0, 0, -5, 0, 0 },                          /* n < 0: the call does nothing */
+	{ __LINE__, LIBFLOPS_ROT, 1, 0, 0, INT64_MAX, 0, UINT64_MAX },
+	/* LAPACK, LAPACK Working Note 41: real = mul + add, complex = 6 mul +
+	 * 2 add; mul/add as the comments say, computed with exact fractions
+	 * from LAWN 41's polynomials as LAPACK's timing suite writes them
+	 * (dopla.f), GETRF from LAWN 41's table. nrhs is k. */
+	{ __LINE__, LIBFLOPS_GETRF, 0, 0, 3, 5, 0, 34 },                        /* 23 + 11 */
+	{ __LINE__, LIBFLOPS_GETRF, 1, 0, 3, 5, 0, 160 },                       /* 6 x 23 + 2 x 11 */
+	{ __LINE__, LIBFLOPS_GETRF, 0, 0, 5, 3, 0, 34 },                        /* m > n: the same */
+	{ __LINE__, LIBFLOPS_GETRF, 0, 0, 4, 4, 0, 38 },                        /* 24 + 14 */
+	{ __LINE__, LIBFLOPS_GETRF, 0, 0, 1, 1, 0, 1 },                         /* 1 division, as a mul */
+	{ __LINE__, LIBFLOPS_GETRF, 1, 0, 1, 1, 0, 6 },
+	{ __LINE__, LIBFLOPS_GETRF, 0, 0, 1000, 1000, 0, 666167500 },           /* 2n^3/3 - n^2/2 + 5n/6 */
+	{ __LINE__, LIBFLOPS_GETRF, 1, 0, 1000, 1000, 0, 2665671000 },
+	{ __LINE__, LIBFLOPS_GETRF, 0, 0, 2000000, 2000000, 0, 5333331333335000000ULL },
+	{ __LINE__, LIBFLOPS_GETRF, 1, 0, 2000000, 2000000, 0, UINT64_MAX },    /* 2.1e19: saturates */
+	{ __LINE__, LIBFLOPS_GETRF, 0, 0, 0, 5, 0, 0 },
+	{ __LINE__, LIBFLOPS_GETRF, 0, 0, 3, 5, 99, 34 },                       /* k ignored */
+	{ __LINE__, LIBFLOPS_GETRS, 0, 0, 99, 4, 3, 84 },                       /* 48 + 36; m ignored */
+	{ __LINE__, LIBFLOPS_GETRS, 1, 0, 0, 4, 3, 360 },
+	{ __LINE__, LIBFLOPS_GESV, 0, 0, 0, 4, 3, 122 },                        /* GETRF(4, 4) + GETRS(4, 3) */
+	{ __LINE__, LIBFLOPS_GESV, 1, 0, 0, 4, 3, 532 },
+	{ __LINE__, LIBFLOPS_GESV, 0, 0, 0, 4, 0, 38 },                         /* no right-hand side: GETRF */
+	{ __LINE__, LIBFLOPS_GETRI, 0, 0, 0, 5, 0, 150 },                       /* 100 + 50 */
+	{ __LINE__, LIBFLOPS_GETRI, 1, 0, 0, 5, 0, 700 },
+	{ __LINE__, LIBFLOPS_POTRF, 0, 0, 0, 5, 0, 55 },                        /* 35 + 20 */
+	{ __LINE__, LIBFLOPS_POTRF, 1, 0, 0, 5, 0, 250 },
+	{ __LINE__, LIBFLOPS_POTRF, 0, 0, 0, 1000, 0, 333833500 },              /* n^3/3 + n^2/2 + n/6 */
+	{ __LINE__, LIBFLOPS_POTRF, 1, 0, 0, 1000, 0, 1336335000 },
+	{ __LINE__, LIBFLOPS_POTRS, 0, 0, 0, 5, 2, 100 },                       /* 60 + 40 */
+	{ __LINE__, LIBFLOPS_POTRS, 1, 0, 0, 5, 2, 440 },
+	{ __LINE__, LIBFLOPS_POSV, 0, 0, 0, 5, 2, 155 },                        /* POTRF + POTRS */
+	{ __LINE__, LIBFLOPS_POSV, 1, 0, 0, 5, 2, 690 },
+	{ __LINE__, LIBFLOPS_POTRI, 0, 0, 0, 5, 0, 100 },                       /* 70 + 30 */
+	{ __LINE__, LIBFLOPS_POTRI, 1, 0, 0, 5, 0, 480 },
+	{ __LINE__, LIBFLOPS_GEQRF, 0, 0, 7, 4, 0, 244 },                       /* 142 + 102 */
+	{ __LINE__, LIBFLOPS_GEQRF, 1, 0, 7, 4, 0, 1056 },
+	{ __LINE__, LIBFLOPS_GEQRF, 0, 0, 4, 7, 0, 268 },                       /* m < n: 154 + 114 */
+	{ __LINE__, LIBFLOPS_GEQRF, 1, 0, 4, 7, 0, 1152 },
+	{ __LINE__, LIBFLOPS_GEQRF, 0, 0, 5, 5, 0, 240 },                       /* 140 + 100 */
+	{ __LINE__, LIBFLOPS_GEQRF, 0, 0, 2000, 1000, 0, 3336338000 },          /* 2mn^2 - 2n^3/3 + ... */
+	{ __LINE__, LIBFLOPS_GEQRF, 1, 0, 2000, 1000, 0, 13349358000 },
+	{ __LINE__, LIBFLOPS_ORGQR, 0, 0, 7, 4, 3, 176 },                       /* 97 + 79 */
+	{ __LINE__, LIBFLOPS_ORGQR, 1, 0, 7, 4, 3, 740 },
+	{ __LINE__, LIBFLOPS_ORGQR, 0, 0, 1, 1, 1, 1 },                         /* 0 + 1 */
+	{ __LINE__, LIBFLOPS_ORGQR, 0, 0, 7, 4, 0, 0 },                         /* no reflector */
+	{ __LINE__, LIBFLOPS_ORMQR, 0, 1, 7, 5, 3, 375 },                       /* left: 195 + 180 */
+	{ __LINE__, LIBFLOPS_ORMQR, 1, 1, 7, 5, 3, 1530 },
+	{ __LINE__, LIBFLOPS_ORMQR, 0, 0, 7, 5, 3, 348 },                       /* right: 180 + 168 */
+	{ __LINE__, LIBFLOPS_ORMQR, 1, 0, 7, 5, 3, 1416 },
+	{ __LINE__, LIBFLOPS_TRTRI, 0, 0, 0, 5, 0, 45 },                        /* 35 + 10 */
+	{ __LINE__, LIBFLOPS_TRTRI, 1, 0, 0, 5, 0, 230 },
+	{ __LINE__, LIBFLOPS_TRTRS, 0, 0, 0, 5, 3, 75 },                        /* 45 + 30: TRSM's n m^2 */
+	{ __LINE__, LIBFLOPS_TRTRS, 1, 0, 0, 5, 3, 330 },
+	{ __LINE__, LIBFLOPS_SYTRF, 0, 0, 0, 5, 0, 70 },                        /* 50 + 20 */
+	{ __LINE__, LIBFLOPS_SYTRF, 1, 0, 0, 5, 0, 340 },
+	{ __LINE__, LIBFLOPS_SYTRS, 0, 0, 0, 4, 3, 84 },                        /* as GETRS */
+	{ __LINE__, LIBFLOPS_SYSV, 0, 0, 0, 5, 3, 205 },                        /* SYTRF(5) + SYTRS(5, 3) */
+	{ __LINE__, LIBFLOPS_SYSV, 1, 0, 0, 5, 3, 910 },
+	{ __LINE__, LIBFLOPS_GELS, 0, 0, 7, 4, 2, 460 },                        /* QR(7, 4) + ORMQR L(7, 2, 4) + TRTRS(4, 2) */
+	{ __LINE__, LIBFLOPS_GELS, 1, 0, 7, 4, 2, 1952 },
+	{ __LINE__, LIBFLOPS_GELS, 0, 0, 4, 7, 2, 476 },                        /* LQ(4, 7) + ORMLQ L(7, 2, 4) + TRTRS(4, 2) */
+	{ __LINE__, LIBFLOPS_GELS, 1, 0, 4, 7, 2, 2048 },
+	{ __LINE__, LIBFLOPS_GELS, 0, 0, 2000000, 1000, 1000, 12000337338000ULL },
+	{ __LINE__, LIBFLOPS_GETRF, 0, 0, -3, 5, 0, 0 },                        /* info < 0: rejected */
+	{ __LINE__, LIBFLOPS_GELS, 0, 0, 7, 4, -1, 0 },
+	{ __LINE__, LIBFLOPS_GETRF, 0, 0, (int64_t)INT32_MAX + 1, 5, 0, UINT64_MAX }, /* not a LAPACK integer */
+	{ __LINE__, LIBFLOPS_ORMQR, 0, 1, 1, 1, 5, 0 },                         /* k > m (rejected): -15, no negative count */
+	/* calls counted, FLOPs unknown: the count says 0, the caller knows */
+	{ __LINE__, LIBFLOPS_UNKNOWN, 0, 0, 3, 5, 7, 0 },
+	/* an operation that does not exist */
 	{ __LINE__, 99, 0, 0, 3, 5, 7, 0 },
 	/* the largest CBLAS dimensions (int) fit easily */
 	{ __LINE__, LIBFLOPS_GEMM, 0, 0, 1 << 20, 1 << 20, 1 << 20, 2ULL << 60 },
@@ -176,18 +293,51 @@ static void test_count(void)
 	}
 }
 
-/* Every name once; a CBLAS name and its Fortran name (cblas_dgemm,
- * dgemm_) count the same way; the precision and complexity follow the
- * BLAS prefix (s, d, c, z); the ids are the table's indexes. */
+/* The BLAS prefix of @name (after "cblas_" or "LAPACKE_"): 1 or 2 letters
+ * (scnrm2, dzasum, csscal, zdrot: a complex vector) and what they say. */
+static int prefix(const char *name, unsigned *prec, int *complex)
+{
+	static const char *const two[] = { "scnrm2", "dznrm2", "scasum", "dzasum", "csscal", "zdscal", "csrot",
+					   "zdrot" };
+	for (size_t i = 0; i < sizeof(two) / sizeof(two[0]); i++)
+		if (strncmp(name, two[i], strlen(two[i])) == 0) {
+			*prec = (name[0] == 's' || name[0] == 'c') ? LIBFLOPS_FP32 : LIBFLOPS_FP64;
+			*complex = 1;
+			return 2;
+		}
+	switch (name[0]) {
+	case 's': *prec = LIBFLOPS_FP32; *complex = 0; return 1;
+	case 'd': *prec = LIBFLOPS_FP64; *complex = 0; return 1;
+	case 'c': *prec = LIBFLOPS_FP32; *complex = 1; return 1;
+	case 'z': *prec = LIBFLOPS_FP64; *complex = 1; return 1;
+	}
+	return 0;
+}
+
+static int find(const char *name)
+{
+	for (unsigned j = 0; j < libflops_nfuncs; j++)
+		if (strcmp(libflops_funcs[j].name, name) == 0)
+			return (int)j;
+	return -1;
+}
+
+/* Every name once; a CBLAS or LAPACKE name and its Fortran name
+ * (cblas_dgemm and dgemm_, cblas_zdotu_sub and zdotu_, LAPACKE_dgetrf and
+ * dgetrf_) count the same way; the precision and complexity follow the
+ * BLAS prefix (s, d, c, z; sc, dz, cs, zd); the ids are the table's
+ * indexes. */
 static void test_table(void)
 {
-	unsigned pairs = 0, ndnnl = 0;
+	unsigned cblas = 0, lapacke = 0, fortran = 0, unknown = 0, ndnnl = 0;
 
 	CHECK(libflops_nfuncs <= LIBFLOPS_MAX_FUNCS);
 	for (unsigned i = 0; i < libflops_nfuncs; i++) {
 		const struct libflops_func *f = &libflops_funcs[i];
 		const char *base = f->name;
-		char fortran[64];
+		char twin[64];
+		unsigned prec = 99;
+		int complex = -1;
 
 		CHECK(f->name && *f->name);
 		for (unsigned j = 0; j < i; j++)
@@ -195,7 +345,7 @@ static void test_table(void)
 				CHECK(!"a name appears twice");
 				fprintf(stderr, "  %s at %u and %u\n", f->name, j, i);
 			}
-		CHECK(f->op <= LIBFLOPS_GER);
+		CHECK(f->op <= LIBFLOPS_UNKNOWN);
 		CHECK(f->prec < LIBFLOPS_NPREC);
 		if (strncmp(f->name, "dnnl_", 5) == 0) {
 			ndnnl++;
@@ -204,38 +354,54 @@ static void test_table(void)
 		}
 		if (strncmp(base, "cblas_", 6) == 0)
 			base += 6;
-		/* s and c are single precision, d and z double; c and z complex */
-		switch (base[0]) {
-		case 's': CHECK(f->prec == LIBFLOPS_FP32 && !f->cplx); break;
-		case 'd': CHECK(f->prec == LIBFLOPS_FP64 && !f->cplx); break;
-		case 'c': CHECK(f->prec == LIBFLOPS_FP32 && f->cplx); break;
-		case 'z': CHECK(f->prec == LIBFLOPS_FP64 && f->cplx); break;
-		default: CHECK(!"a BLAS name starts with s, d, c or z"); fprintf(stderr, "  %s\n", f->name);
+		else if (strncmp(base, "LAPACKE_", 8) == 0)
+			base += 8;
+		if (!prefix(base, &prec, &complex)) {
+			CHECK(!"a BLAS name starts with s, d, c or z");
+			fprintf(stderr, "  %s\n", f->name);
 		}
+		if (f->prec != prec || f->cplx != complex) {
+			CHECK(!"precision and complexity follow the prefix");
+			fprintf(stderr, "  %s\n", f->name);
+		}
+		/* LAPACK has no CBLAS names, BLAS no LAPACKE names */
+		if (base != f->name)
+			CHECK((f->op >= LIBFLOPS_GETRF) == (f->name[0] == 'L'));
+		if (f->op == LIBFLOPS_UNKNOWN)
+			unknown++;
 		if (base == f->name) {
 			size_t len = strlen(f->name);
 			CHECK(len > 1 && f->name[len - 1] == '_'); /* a Fortran name */
+			fortran++;
 			continue;
 		}
-		/* the Fortran twin of a CBLAS name */
-		snprintf(fortran, sizeof(fortran), "%s_", base);
-		unsigned j;
-		for (j = 0; j < libflops_nfuncs; j++)
-			if (strcmp(libflops_funcs[j].name, fortran) == 0)
-				break;
-		CHECK(j < libflops_nfuncs);
-		if (j == libflops_nfuncs) {
-			fprintf(stderr, "  no %s for %s\n", fortran, f->name);
+		/* the Fortran twin: the CBLAS complex dot products end in _sub */
+		snprintf(twin, sizeof(twin), "%s_", base);
+		if (strlen(twin) > 5 && strcmp(twin + strlen(twin) - 5, "_sub_") == 0)
+			strcpy(twin + strlen(twin) - 5, "_");
+		int j = find(twin);
+		CHECK(j >= 0);
+		if (j < 0) {
+			fprintf(stderr, "  no %s for %s\n", twin, f->name);
 			continue;
 		}
-		pairs++;
+		if (f->name[0] == 'L')
+			lapacke++;
+		else
+			cblas++;
 		CHECK(libflops_funcs[j].op == f->op);
 		CHECK(libflops_funcs[j].prec == f->prec);
 		CHECK(libflops_funcs[j].cplx == f->cplx);
 	}
-	/* every BLAS name is in a pair: (120 - 4 oneDNN) / 2 */
-	CHECK_EQ_INT(pairs, 58);
+	/* BLAS: 58 names of levels 2 and 3 and 28 of level 1 in CBLAS, each
+	 * with its Fortran twin; LAPACK: 74 Fortran names, 52 of them in
+	 * LAPACKE too, and 36 drivers whose FLOPs are unknown (Fortran only) */
+	CHECK_EQ_INT(cblas, 58 + 28);
+	CHECK_EQ_INT(lapacke, 52);
+	CHECK_EQ_INT(fortran, 58 + 28 + 74 + 36);
+	CHECK_EQ_INT(unknown, 36);
 	CHECK_EQ_INT(ndnnl, 4);
+	CHECK_EQ_INT(cblas + lapacke + fortran + ndnnl, LIBFLOPS_NIDS);
 
 	/* families and precisions of some entries, by name */
 	static const struct {
@@ -261,6 +427,29 @@ static void test_table(void)
 		{ __LINE__, LIBFLOPS_ID_dnnl_gemm_bf16bf16f32, "dnnl_gemm_bf16bf16f32", LIBFLOPS_GEMM, LIBFLOPS_BF16, 0 },
 		{ __LINE__, LIBFLOPS_ID_dnnl_gemm_u8s8s32, "dnnl_gemm_u8s8s32", LIBFLOPS_GEMM, LIBFLOPS_INT8, 0 },
 		{ __LINE__, LIBFLOPS_ID_dnnl_gemm_s8s8s32, "dnnl_gemm_s8s8s32", LIBFLOPS_GEMM, LIBFLOPS_INT8, 0 },
+		{ __LINE__, LIBFLOPS_ID_cblas_ddot, "cblas_ddot", LIBFLOPS_DOT, LIBFLOPS_FP64, 0 },
+		{ __LINE__, LIBFLOPS_ID_cblas_zdotc_sub, "cblas_zdotc_sub", LIBFLOPS_DOT, LIBFLOPS_FP64, 1 },
+		{ __LINE__, LIBFLOPS_ID_cdotu_, "cdotu_", LIBFLOPS_DOT, LIBFLOPS_FP32, 1 },
+		{ __LINE__, LIBFLOPS_ID_caxpy_, "caxpy_", LIBFLOPS_AXPY, LIBFLOPS_FP32, 1 },
+		{ __LINE__, LIBFLOPS_ID_cblas_zscal, "cblas_zscal", LIBFLOPS_SCAL, LIBFLOPS_FP64, 1 },
+		{ __LINE__, LIBFLOPS_ID_csscal_, "csscal_", LIBFLOPS_RSCAL, LIBFLOPS_FP32, 1 },
+		{ __LINE__, LIBFLOPS_ID_cblas_dznrm2, "cblas_dznrm2", LIBFLOPS_NRM2, LIBFLOPS_FP64, 1 },
+		{ __LINE__, LIBFLOPS_ID_sasum_, "sasum_", LIBFLOPS_ASUM, LIBFLOPS_FP32, 0 },
+		{ __LINE__, LIBFLOPS_ID_zdrot_, "zdrot_", LIBFLOPS_ROT, LIBFLOPS_FP64, 1 },
+		{ __LINE__, LIBFLOPS_ID_dgetrf_, "dgetrf_", LIBFLOPS_GETRF, LIBFLOPS_FP64, 0 },
+		{ __LINE__, LIBFLOPS_ID_zgesv_, "zgesv_", LIBFLOPS_GESV, LIBFLOPS_FP64, 1 },
+		{ __LINE__, LIBFLOPS_ID_cpotrs_, "cpotrs_", LIBFLOPS_POTRS, LIBFLOPS_FP32, 1 },
+		{ __LINE__, LIBFLOPS_ID_zungqr_, "zungqr_", LIBFLOPS_ORGQR, LIBFLOPS_FP64, 1 },
+		{ __LINE__, LIBFLOPS_ID_sormqr_, "sormqr_", LIBFLOPS_ORMQR, LIBFLOPS_FP32, 0 },
+		{ __LINE__, LIBFLOPS_ID_chetrf_, "chetrf_", LIBFLOPS_SYTRF, LIBFLOPS_FP32, 1 },
+		{ __LINE__, LIBFLOPS_ID_zhesv_, "zhesv_", LIBFLOPS_SYSV, LIBFLOPS_FP64, 1 },
+		{ __LINE__, LIBFLOPS_ID_dgels_, "dgels_", LIBFLOPS_GELS, LIBFLOPS_FP64, 0 },
+		{ __LINE__, LIBFLOPS_ID_LAPACKE_dpotrf, "LAPACKE_dpotrf", LIBFLOPS_POTRF, LIBFLOPS_FP64, 0 },
+		{ __LINE__, LIBFLOPS_ID_LAPACKE_cunmqr, "LAPACKE_cunmqr", LIBFLOPS_ORMQR, LIBFLOPS_FP32, 1 },
+		{ __LINE__, LIBFLOPS_ID_dsyevd_, "dsyevd_", LIBFLOPS_UNKNOWN, LIBFLOPS_FP64, 0 },
+		{ __LINE__, LIBFLOPS_ID_zheevr_, "zheevr_", LIBFLOPS_UNKNOWN, LIBFLOPS_FP64, 1 },
+		{ __LINE__, LIBFLOPS_ID_sgesdd_, "sgesdd_", LIBFLOPS_UNKNOWN, LIBFLOPS_FP32, 0 },
+		{ __LINE__, LIBFLOPS_ID_cgelsd_, "cgelsd_", LIBFLOPS_UNKNOWN, LIBFLOPS_FP32, 1 },
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		const struct libflops_func *f = &libflops_funcs[rows[i].id];
@@ -302,11 +491,11 @@ static void test_check(void)
 	CHECK(r->magic == LIBFLOPS_MAGIC);
 	CHECK_EQ_INT(r->version, LIBFLOPS_VERSION);
 	CHECK_EQ_INT(r->header_size, 128);
-	CHECK_EQ_INT(r->nfuncs, 120);
+	CHECK_EQ_INT(r->nfuncs, 338);
 	CHECK_EQ_INT(r->max_procs, 64);
 	CHECK_EQ_INT(r->nsnap, 4096);
-	CHECK_EQ_INT(r->proc_size, 2064);
-	CHECK_EQ_INT(r->snap_size, 2064);
+	CHECK_EQ_INT(r->proc_size, 9744);
+	CHECK_EQ_INT(r->snap_size, 2328);
 	CHECK_EQ_INT(r->loaded, 0);
 	CHECK_EQ_INT(r->procs_full, 0);
 	CHECK_EQ_INT(r->snap_head, 0);
@@ -428,16 +617,21 @@ static void test_proc_for(void)
 	struct libflops_proc *old = &r->procs[37];
 	old->pid = gone;
 	old->active = 1;
-	old->nused = 5;
-	old->f[LIBFLOPS_ID_cblas_dgemm].calls = 9;
-	old->f[LIBFLOPS_ID_cblas_dgemm].flops = 900;
-	old->f[LIBFLOPS_NIDS - 1].calls = 1;
+	libflops_add(old, LIBFLOPS_ID_cblas_dgemm, 100);
+	for (int i = 0; i < 8; i++)
+		libflops_add(old, LIBFLOPS_ID_cblas_dgemm, 100);
+	libflops_add(old, LIBFLOPS_NIDS - 1, 0);
+	CHECK_EQ_INT(old->nlist, 2);
 	int32_t newcomer = me + 1000;
 	q = libflops_proc_for(r, newcomer);
 	CHECK(q == old);
 	CHECK_EQ_INT(old->pid, newcomer);
 	CHECK_EQ_INT(old->active, 0);
-	CHECK_EQ_INT(old->nused, 0);
+	CHECK_EQ_INT(old->nlist, 0);
+	CHECK_EQ_INT(old->list[0], 0);
+	CHECK_EQ_INT(old->list[1], 0);
+	CHECK_EQ_INT(old->listed[LIBFLOPS_ID_cblas_dgemm], 0);
+	CHECK_EQ_INT(old->listed[LIBFLOPS_NIDS - 1], 0);
 	CHECK_EQ_INT(old->f[LIBFLOPS_ID_cblas_dgemm].calls, 0);
 	CHECK_EQ_INT(old->f[LIBFLOPS_ID_cblas_dgemm].flops, 0);
 	CHECK_EQ_INT(old->f[LIBFLOPS_NIDS - 1].calls, 0);
@@ -493,42 +687,124 @@ static void test_sum(void)
 	libflops_sum(p, out);
 	for (int i = 0; i < LIBFLOPS_WORDS; i++)
 		CHECK_EQ_INT(out[i], 0);
-	p->f[LIBFLOPS_ID_cblas_dgemm] = (struct libflops_counter){ 2, 100 };
-	p->f[LIBFLOPS_ID_zgemm_] = (struct libflops_counter){ 1, 8 };         /* complex fp64 */
+	/* counters that nothing listed are not summed: only the functions the
+	 * counting library counted (libflops_add) are */
 	p->f[LIBFLOPS_ID_cblas_sgemm] = (struct libflops_counter){ 1, 10 };
-	p->f[LIBFLOPS_ID_cgemv_] = (struct libflops_counter){ 4, 1000 };       /* complex fp32 */
-	p->f[LIBFLOPS_ID_dnnl_gemm_bf16bf16f32] = (struct libflops_counter){ 1, 7 };
-	p->f[LIBFLOPS_ID_dnnl_gemm_u8s8s32] = (struct libflops_counter){ 3, 30 };
-	p->f[LIBFLOPS_ID_dnnl_gemm_s8s8s32] = (struct libflops_counter){ 1, 5 };
-	/* the sum stops at nused (the counting library raises it as it counts) */
 	libflops_sum(p, out);
-	CHECK_EQ_INT(out[0], 0);
-	p->nused = LIBFLOPS_ID_cblas_sgemm + 1;
+	CHECK_EQ_INT(out[LIBFLOPS_W_CALLS], 0);
+	p->f[LIBFLOPS_ID_cblas_sgemm] = (struct libflops_counter){ 0, 0 };
+
+	libflops_add(p, LIBFLOPS_ID_dnnl_gemm_s8s8s32, 5);
+	libflops_add(p, LIBFLOPS_ID_cblas_dgemm, 50);
+	libflops_add(p, LIBFLOPS_ID_cblas_dgemm, 50);
+	libflops_add(p, LIBFLOPS_ID_zgemm_, 8);                 /* complex fp64 */
+	libflops_add(p, LIBFLOPS_ID_cblas_sgemm, 10);
+	for (int i = 0; i < 4; i++)
+		libflops_add(p, LIBFLOPS_ID_cgemv_, 250);       /* complex fp32 */
+	libflops_add(p, LIBFLOPS_ID_dnnl_gemm_bf16bf16f32, 7);
+	for (int i = 0; i < 3; i++)
+		libflops_add(p, LIBFLOPS_ID_dnnl_gemm_u8s8s32, 10);
+	libflops_add(p, LIBFLOPS_ID_ddot_, 2 << 20);            /* level 1 */
+	libflops_add(p, LIBFLOPS_ID_dgesv_, 1000);              /* LAPACK */
+	libflops_add(p, LIBFLOPS_ID_dsyevd_, 0);                /* FLOPs unknown */
+	libflops_add(p, LIBFLOPS_ID_zgesdd_, 0);
+	libflops_add(p, LIBFLOPS_ID_dsyevd_, 0);
+	/* listed in the order of their first call, each once */
+	CHECK_EQ_INT(p->nlist, 11);
+	CHECK_EQ_INT(p->list[0], LIBFLOPS_ID_dnnl_gemm_s8s8s32 + 1);
+	CHECK_EQ_INT(p->list[1], LIBFLOPS_ID_cblas_dgemm + 1);
+	CHECK_EQ_INT(p->list[10], LIBFLOPS_ID_zgesdd_ + 1);
+	CHECK_EQ_INT(p->list[11], 0);
+	CHECK_EQ_INT(p->listed[LIBFLOPS_ID_dsyevd_], 1);
+	CHECK_EQ_INT(p->listed[LIBFLOPS_ID_sgemm_], 0);
+	CHECK_EQ_INT(p->f[LIBFLOPS_ID_dsyevd_].calls, 2);
+	CHECK_EQ_INT(p->f[LIBFLOPS_ID_dsyevd_].flops, 0);
 	libflops_sum(p, out);
-	CHECK_EQ_INT(out[0], 1);
-	CHECK_EQ_INT(out[1 + LIBFLOPS_FP32], 10);
-	p->nused = LIBFLOPS_ID_dnnl_gemm_s8s8s32 + 1;
+	CHECK_EQ_INT(out[LIBFLOPS_W_CALLS], 1 + 2 + 1 + 1 + 4 + 1 + 3 + 1 + 1 + 3); /* 18 */
+	CHECK_EQ_INT(out[LIBFLOPS_W_FLOPS + LIBFLOPS_FP64], 108 + (2 << 20) + 1000);
+	CHECK_EQ_INT(out[LIBFLOPS_W_FLOPS + LIBFLOPS_FP32], 1010);
+	CHECK_EQ_INT(out[LIBFLOPS_W_FLOPS + LIBFLOPS_BF16], 7);
+	CHECK_EQ_INT(out[LIBFLOPS_W_FLOPS + LIBFLOPS_FP16], 0);
+	CHECK_EQ_INT(out[LIBFLOPS_W_FLOPS + LIBFLOPS_INT8], 35);
+	/* three calls whose FLOPs are unknown: the FLOP words are partial */
+	CHECK_EQ_INT(out[LIBFLOPS_W_UNKNOWN], 3);
+
+	/* an entry being written (0) is skipped; the shared list is bounded
+	 * and its ids checked: a target can write anything there */
+	p->list[1] = 0;
 	libflops_sum(p, out);
-	CHECK_EQ_INT(out[0], 2 + 1 + 1 + 4 + 1 + 3 + 1);
-	CHECK_EQ_INT(out[1 + LIBFLOPS_FP64], 108);
-	CHECK_EQ_INT(out[1 + LIBFLOPS_FP32], 1010);
-	CHECK_EQ_INT(out[1 + LIBFLOPS_BF16], 7);
-	CHECK_EQ_INT(out[1 + LIBFLOPS_FP16], 0);
-	CHECK_EQ_INT(out[1 + LIBFLOPS_INT8], 35);
+	CHECK_EQ_INT(out[LIBFLOPS_W_CALLS], 18 - 2);
+	p->list[1] = LIBFLOPS_NIDS + 1;
+	libflops_sum(p, out);
+	CHECK_EQ_INT(out[LIBFLOPS_W_CALLS], 18 - 2);
+	p->list[1] = LIBFLOPS_ID_cblas_dgemm + 1;
+	p->nlist = UINT32_MAX;
+	libflops_sum(p, out);
+	CHECK_EQ_INT(out[LIBFLOPS_W_CALLS], 18);
+	/* an id out of the table is never listed */
+	p->nlist = 11;
+	libflops_list_add(p, LIBFLOPS_NIDS);
+	CHECK_EQ_INT(p->nlist, 11);
 	free(r);
 }
 
-static void fill(struct libflops_proc *p, uint64_t v)
+/* Threads counting the same functions at once: each function is listed
+ * once, and every call is counted. */
+#define NADD 8
+static struct libflops_proc *g_add_proc;
+
+static void *adder(void *arg)
 {
-	for (unsigned f = 0; f < LIBFLOPS_NIDS; f++)
-		p->f[f] = (struct libflops_counter){ v + f, (v + f) * 1000 };
+	unsigned base = (unsigned)(intptr_t)arg;
+	for (int i = 0; i < 10000; i++)
+		libflops_add(g_add_proc, (base + (unsigned)i) % 40, 3);
+	return NULL;
 }
 
-static int same_table(const struct libflops_snap *s, uint64_t v)
+static void test_concurrent_adds(void)
 {
-	for (unsigned f = 0; f < LIBFLOPS_NIDS; f++)
-		if (s->f[f].calls != v + f || s->f[f].flops != (v + f) * 1000)
+	struct libflops_region *r = new_region();
+	pthread_t t[NADD];
+	uint64_t out[LIBFLOPS_WORDS];
+	int seen[40] = { 0 };
+
+	g_add_proc = libflops_proc_for(r, 5150);
+	for (int i = 0; i < NADD; i++)
+		CHECK_EQ_INT(pthread_create(&t[i], NULL, adder, (void *)(intptr_t)(i * 7)), 0);
+	for (int i = 0; i < NADD; i++)
+		pthread_join(t[i], NULL);
+	CHECK_EQ_INT(g_add_proc->nlist, 40);
+	for (int i = 0; i < 40; i++) {
+		int e = g_add_proc->list[i];
+		CHECK(e >= 1 && e <= 40);
+		if (e >= 1 && e <= 40)
+			seen[e - 1]++;
+	}
+	for (int i = 0; i < 40; i++)
+		CHECK_EQ_INT(seen[i], 1);
+	libflops_sum(g_add_proc, out);
+	CHECK_EQ_INT(out[LIBFLOPS_W_CALLS], NADD * 10000);
+	free(r);
+}
+
+/* Count function id f (listing it) with calls v + f and FLOPs 1000 (v + f)
+ * in total, for the first @nf ids. */
+static void fill(struct libflops_proc *p, uint64_t v, unsigned nf)
+{
+	for (unsigned f = 0; f < nf; f++) {
+		if (!p->listed[f])
+			libflops_list_add(p, f);
+		p->f[f] = (struct libflops_counter){ v + f, (v + f) * 1000 };
+	}
+}
+
+static int same_table(const struct libflops_table *s, uint64_t v, unsigned nf)
+{
+	for (unsigned f = 0; f < LIBFLOPS_NIDS; f++) {
+		uint64_t c = f < nf ? v + f : 0;
+		if (s->f[f].calls != c || s->f[f].flops != c * 1000)
 			return 0;
+	}
 	return 1;
 }
 
@@ -536,25 +812,29 @@ static void test_snapshot(void)
 {
 	struct libflops_region *r = new_region();
 	struct libflops_proc *p = libflops_proc_for(r, 4242);
-	struct libflops_snap s;
+	struct libflops_table s;
 	uint64_t first, id;
 
 	CHECK_EQ_INT(libflops_snapshot_read(r, 0, &s), -ESTALE);
 	CHECK_EQ_INT(libflops_snapshot_read(r, 1, &s), -ESTALE); /* not written yet */
-	fill(p, 1);
+	fill(p, 1, 20);
 	first = libflops_snapshot(r, p);
 	CHECK_EQ_INT(first, 1);
-	fill(p, 50); /* the counters go on: the copy keeps the boundary's */
-	memset(&s, 0, sizeof(s));
+	/* the copy holds the 20 functions called, not the table */
+	CHECK_EQ_INT(r->snaps[0].n, 20);
+	CHECK_EQ_INT(r->snaps[0].nlist, 20);
+	fill(p, 50, 20); /* the counters go on: the copy keeps the boundary's */
+	memset(&s, 0xff, sizeof(s));
 	CHECK_EQ_INT(libflops_snapshot_read(r, first, &s), 0);
 	CHECK_EQ_INT(s.seq, first);
 	CHECK_EQ_INT(s.pid, 4242);
-	CHECK(same_table(&s, 1));
+	CHECK(same_table(&s, 1, 20));
 	id = libflops_snapshot(r, p);
 	CHECK_EQ_INT(id, 2);
 	CHECK_EQ_INT(libflops_snapshot_read(r, id, &s), 0);
-	CHECK(same_table(&s, 50));
+	CHECK(same_table(&s, 50, 20));
 	CHECK_EQ_INT(libflops_snapshot_read(r, first, &s), 0); /* still there */
+	CHECK(same_table(&s, 1, 20));
 	CHECK_EQ_INT(libflops_snapshot_read(r, 3, &s), -ESTALE);
 
 	/* a copy being written (seq 0) is not read */
@@ -562,33 +842,57 @@ static void test_snapshot(void)
 	CHECK_EQ_INT(libflops_snapshot_read(r, 2, &s), -ESTALE);
 	r->snaps[1].seq = 2;
 	CHECK_EQ_INT(libflops_snapshot_read(r, 2, &s), 0);
+	/* nor one the target scribbled on: more entries than it holds, an id
+	 * out of the table */
+	r->snaps[1].n = LIBFLOPS_SNAP_FUNCS + 1;
+	CHECK_EQ_INT(libflops_snapshot_read(r, 2, &s), -EPROTO);
+	r->snaps[1].n = 20;
+	r->snaps[1].id[3] = LIBFLOPS_NIDS;
+	CHECK_EQ_INT(libflops_snapshot_read(r, 2, &s), -EPROTO);
+	r->snaps[1].id[3] = 3;
+	CHECK_EQ_INT(libflops_snapshot_read(r, 2, &s), 0);
 
 	/* NSNAP - 2 more: the ring is exactly full, the first still readable */
 	for (int i = 0; i < LIBFLOPS_NSNAP - 2; i++)
 		id = libflops_snapshot(r, p);
 	CHECK_EQ_INT(id, LIBFLOPS_NSNAP);
 	CHECK_EQ_INT(libflops_snapshot_read(r, first, &s), 0);
-	CHECK(same_table(&s, 1));
+	CHECK(same_table(&s, 1, 20));
 	/* one more overwrites it */
-	fill(p, 7);
+	fill(p, 7, 20);
 	id = libflops_snapshot(r, p);
 	CHECK_EQ_INT(id, LIBFLOPS_NSNAP + 1);
 	CHECK_EQ_INT(libflops_snapshot_read(r, first, &s), -ESTALE);
 	CHECK_EQ_INT(libflops_snapshot_read(r, 2, &s), 0);
 	CHECK_EQ_INT(libflops_snapshot_read(r, id, &s), 0);
-	CHECK(same_table(&s, 7));
+	CHECK(same_table(&s, 7, 20));
 	/* LIBFLOPS_NSNAP more after any snapshot: gone */
 	for (int i = 0; i < LIBFLOPS_NSNAP; i++)
 		libflops_snapshot(r, p);
 	CHECK_EQ_INT(libflops_snapshot_read(r, id, &s), -ESTALE);
 	CHECK_EQ_INT(libflops_snapshot_read(r, id + LIBFLOPS_NSNAP, &s), 0);
 	CHECK_EQ_INT(r->snap_head, 2 * LIBFLOPS_NSNAP + 1);
+
+	/* a process that called more functions than a copy holds: the first
+	 * LIBFLOPS_SNAP_FUNCS are copied, and the reader is told (-ENOSPC) */
+	struct libflops_proc *q = libflops_proc_for(r, 4343);
+	fill(q, 3, LIBFLOPS_SNAP_FUNCS);
+	id = libflops_snapshot(r, q);
+	CHECK_EQ_INT(libflops_snapshot_read(r, id, &s), 0);
+	CHECK(same_table(&s, 3, LIBFLOPS_SNAP_FUNCS));
+	fill(q, 3, LIBFLOPS_SNAP_FUNCS + 1);
+	id = libflops_snapshot(r, q);
+	CHECK_EQ_INT(r->snaps[(id - 1) % LIBFLOPS_NSNAP].n, LIBFLOPS_SNAP_FUNCS);
+	CHECK_EQ_INT(r->snaps[(id - 1) % LIBFLOPS_NSNAP].nlist, LIBFLOPS_SNAP_FUNCS + 1);
+	CHECK_EQ_INT(libflops_snapshot_read(r, id, &s), -ENOSPC);
+	CHECK(same_table(&s, 3, LIBFLOPS_SNAP_FUNCS));
 	free(r);
 }
 
 /* The seqlock: a reader racing the writers that overwrite its snapshot gets
  * either the whole copy it asked for or -ESTALE, never a mix. */
 #define RACE_SNAPS 200000
+#define RACE_FUNCS 60
 static struct libflops_region *g_race;
 static int g_race_done;
 
@@ -596,7 +900,7 @@ static void *race_writer(void *arg)
 {
 	struct libflops_proc *p = arg;
 	for (uint64_t v = 1; v <= RACE_SNAPS; v++) {
-		fill(p, v * 1000);
+		fill(p, v * 1000, RACE_FUNCS);
 		libflops_snapshot(g_race, p);
 	}
 	__atomic_store_n(&g_race_done, 1, __ATOMIC_RELEASE);
@@ -605,7 +909,7 @@ static void *race_writer(void *arg)
 
 static void test_snapshot_race(void)
 {
-	struct libflops_snap s;
+	static struct libflops_table s;
 	pthread_t t;
 	uint64_t ok = 0, stale = 0, torn = 0;
 
@@ -621,7 +925,8 @@ static void test_snapshot_race(void)
 			stale++;
 			continue;
 		}
-		if (rc != 0 || s.seq != id || s.pid != 77 || s.f[0].calls % 1000 != 0 || !same_table(&s, s.f[0].calls))
+		if (rc != 0 || s.seq != id || s.pid != 77 || s.f[0].calls % 1000 != 0 ||
+		    !same_table(&s, s.f[0].calls, RACE_FUNCS))
 			torn++;
 		else
 			ok++;
@@ -635,8 +940,143 @@ static void test_snapshot_race(void)
 	free(g_race);
 }
 
-int main(void)
+/* ---- the counting library, preloaded into a child (execs itself with
+ * --shim-child) that calls the stand-in BLAS and LAPACK ---- */
+
+static int child_failed;
+#define CHILD_CHECK(cond)                                                          \
+	do {                                                                       \
+		if (!(cond)) {                                                     \
+			fprintf(stderr, "shim child: %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+			child_failed = 1;                                          \
+		}                                                                  \
+	} while (0)
+
+static int shim_child(void)
 {
+	static const int n = 10, nrhs = 2, m12 = 12, four = 4, seven = 7, one = 1, query = -1, lwork = 64;
+	static const double alpha = 1, beta = 0;
+	static double a[144], b[20], c[16], work[64], tau[12], w[10], x[7];
+	int ipiv[12], iwork[4], info = 99, bad = -1;
+
+	/* a BLAS call of the program's: counted */
+	dgemm_("N", "N", &four, &four, &four, &alpha, a, &four, a, &four, &beta, c, &four, 1, 1);
+	/* dgesv_, which calls dgetrf_ and dgetrs_, which call dgemm_: one
+	 * call counted, dgesv_'s */
+	dgesv_(&n, &nrhs, a, &n, ipiv, b, &n, &info);
+	CHILD_CHECK(info == 0);
+	/* rejected (info < 0): no work, not counted */
+	dgetrf_(&bad, &n, a, &n, ipiv, &info);
+	CHILD_CHECK(info == -1);
+	/* a workspace query, then the QR */
+	dgeqrf_(&m12, &n, a, &m12, tau, work, &query, &info);
+	CHILD_CHECK(info == 0 && work[0] == n);
+	dgeqrf_(&m12, &n, a, &m12, tau, work, &lwork, &info);
+	/* an eigensolver (FLOPs unknown): a query, then the call, whose own
+	 * dgemm_ and dgeqrf_ calls are counted */
+	dsyevd_("V", "L", &n, a, &n, w, work, &query, iwork, &one, &info, 1, 1);
+	dsyevd_("V", "L", &n, a, &n, w, work, &lwork, iwork, &one, &info, 1, 1);
+	CHILD_CHECK(info == 0);
+	(void)ddot_(&seven, x, &one, x, &one);
+	/* the fakes did run, nested calls included, and every dgemm_ went
+	 * through the counting library, the nested ones too */
+	CHILD_CHECK(fake_gemm_calls == 1 + 3 + 1 + 3 + 1);
+	CHILD_CHECK(fake_gemm_via_shim == fake_gemm_calls);
+	CHILD_CHECK(fake_lapack_calls == 3 + 1 + 2 + 2 + 1);
+	return child_failed;
+}
+
+static void test_shim(const char *self)
+{
+	size_t size = libflops_region_size();
+	struct libflops_region *r;
+	const struct libflops_proc *p;
+	uint64_t out[LIBFLOPS_WORDS];
+	int fd = memfd_create("test-libflops-shim", 0), status = -1;
+	pid_t pid;
+
+	CHECK(fd >= 0);
+	if (fd < 0 || ftruncate(fd, (off_t)size) != 0) {
+		CHECK(!"cannot make the region");
+		return;
+	}
+	r = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(r != MAP_FAILED);
+	if (r == MAP_FAILED)
+		return;
+	libflops_region_init(r);
+	pid = fork();
+	if (pid == 0) {
+		char num[16], *pre = NULL, *asan = NULL;
+		const char *old = getenv("LD_PRELOAD"), *opts = getenv("ASAN_OPTIONS");
+		snprintf(num, sizeof(num), "%d", fd);
+		setenv(LIBFLOPS_ENV_FD, num, 1);
+		/* appended, as mfu-record does */
+		if (old && *old && asprintf(&pre, "%s %s", old, LIBFLOPS_SO) < 0)
+			_exit(127);
+		setenv("LD_PRELOAD", pre ? pre : LIBFLOPS_SO, 1);
+		/* a sanitizer build: its runtime is not first when the
+		 * preloaded library comes before it */
+		if (asprintf(&asan, "%s%sverify_asan_link_order=0", opts ? opts : "", opts && *opts ? ":" : "") < 0)
+			_exit(127);
+		setenv("ASAN_OPTIONS", asan, 1);
+		execl(self, self, "--shim-child", (char *)NULL);
+		_exit(127);
+	}
+	CHECK(pid > 0);
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK_EQ_INT(r->loaded, 1);
+	p = libflops_proc_find(r, (int32_t)pid);
+	CHECK(p != NULL);
+	if (!p)
+		goto out;
+	CHECK_EQ_INT(p->active, 1);
+	static const struct {
+		int line;
+		unsigned id;
+		uint64_t calls, flops;
+	} want[] = {
+		/* the program's 4x4x4 GEMM and the eigensolver's three */
+		{ __LINE__, LIBFLOPS_ID_dgemm_, 4, 4 * 128 },
+		/* GETRF(10, 10) + GETRS(10, 2), LAWN 41: 1005 */
+		{ __LINE__, LIBFLOPS_ID_dgesv_, 1, 1005 },
+		{ __LINE__, LIBFLOPS_ID_dgetrf_, 0, 0 },
+		{ __LINE__, LIBFLOPS_ID_dgetrs_, 0, 0 },
+		/* the program's QR (12 x 10: 2000) and the eigensolver's (8 x 5: 405) */
+		{ __LINE__, LIBFLOPS_ID_dgeqrf_, 2, 2000 + 405 },
+		/* one call, its FLOPs unknown (the counter's 0 is not a count) */
+		{ __LINE__, LIBFLOPS_ID_dsyevd_, 1, 0 },
+		{ __LINE__, LIBFLOPS_ID_ddot_, 1, 14 },
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		CHECK_ROW(p->f[want[i].id].calls == want[i].calls, want[i].line);
+		CHECK_ROW(p->f[want[i].id].flops == want[i].flops, want[i].line);
+		if (p->f[want[i].id].calls != want[i].calls || p->f[want[i].id].flops != want[i].flops)
+			fprintf(stderr, "  %s: %llu calls, %llu FLOPs\n", libflops_funcs[want[i].id].name,
+				(unsigned long long)p->f[want[i].id].calls, (unsigned long long)p->f[want[i].id].flops);
+	}
+	/* listed in the order of their first counted call */
+	CHECK_EQ_INT(p->nlist, 5);
+	CHECK_EQ_INT(p->list[0], LIBFLOPS_ID_dgemm_ + 1);
+	CHECK_EQ_INT(p->list[1], LIBFLOPS_ID_dgesv_ + 1);
+	CHECK_EQ_INT(p->list[2], LIBFLOPS_ID_dgeqrf_ + 1);
+	CHECK_EQ_INT(p->list[3], LIBFLOPS_ID_dsyevd_ + 1);
+	CHECK_EQ_INT(p->list[4], LIBFLOPS_ID_ddot_ + 1);
+	/* what a marker reads: 9 calls, 1 of unknown FLOPs, the rest's FLOPs */
+	libflops_sum(p, out);
+	CHECK_EQ_INT(out[LIBFLOPS_W_CALLS], 9);
+	CHECK_EQ_INT(out[LIBFLOPS_W_UNKNOWN], 1);
+	CHECK_EQ_INT(out[LIBFLOPS_W_FLOPS + LIBFLOPS_FP64], 512 + 1005 + 2405 + 14);
+out:
+	munmap(r, size);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "--shim-child") == 0)
+		return shim_child();
 	test_layout();
 	test_count();
 	test_table();
@@ -645,7 +1085,9 @@ int main(void)
 	test_proc_for();
 	test_concurrent_claims();
 	test_sum();
+	test_concurrent_adds();
 	test_snapshot();
 	test_snapshot_race();
+	test_shim(argv[0]);
 	return check_status();
 }

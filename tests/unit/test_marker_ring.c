@@ -13,7 +13,7 @@
 static void test_layout(void)
 {
 	/* Changing any of these needs MRING_VERSION + 1. */
-	CHECK_EQ_INT(MRING_VERSION, 4);
+	CHECK_EQ_INT(MRING_VERSION, 5);
 	CHECK_EQ_INT(sizeof(struct mring_record), 576);
 	CHECK_EQ_INT(sizeof(struct mring_header), 192);
 	CHECK_EQ_INT(offsetof(struct mring_record, seq), 0);
@@ -29,6 +29,7 @@ static void test_layout(void)
 	CHECK_EQ_INT(offsetof(struct mring_record, name), 512 - MRING_NAME_MAX);
 	CHECK_EQ_INT(offsetof(struct mring_record, lib_snap), 512);
 	CHECK_EQ_INT(offsetof(struct mring_record, lib), 520);
+	CHECK_EQ_INT(MRING_LIB_WORDS, 7); /* the last one was reserved in version 4 */
 	CHECK_EQ_INT(offsetof(struct mring_header, group_nr), 48);
 	CHECK_EQ_INT(offsetof(struct mring_header, head), 64);
 	CHECK_EQ_INT(offsetof(struct mring_header, tail), 128);

@@ -14,8 +14,8 @@ enum stmt_id { S_STEP, S_PHASE, S_ANOMALY, S_NOTE, S_PEAK, S_COUNTER, S_TOTAL, S
 	"ref_cycles, hw_flops, hw_flops_fp64, hw_flops_fp32, hw_flops_fp16, hw_flops_any, amx_ops, hw_fraction"
 #define COUNTER_PARAMS "?,?,?,?,?,?,?,?,?,?,?,?,?,?"
 #define LIB_COLUMNS "lib_flops, lib_flops_fp64, lib_flops_fp32, lib_flops_bf16, lib_flops_fp16, " \
-	"lib_ops_int8, lib_calls"
-#define LIB_PARAMS "?,?,?,?,?,?,?"
+	"lib_ops_int8, lib_calls, lib_calls_unknown"
+#define LIB_PARAMS "?,?,?,?,?,?,?,?"
 #define COUNTER_SETS "cpu_ns = ?, ctx_switches = ?, cpu_migrations = ?, page_faults = ?, cycles = ?, " \
 	"instructions = ?, ref_cycles = ?, hw_flops = ?, hw_flops_fp64 = ?, hw_flops_fp32 = ?, " \
 	"hw_flops_fp16 = ?, hw_flops_any = ?, amx_ops = ?, hw_fraction = ?, cpu_ns_err = ?, hw_flops_err = ?"
@@ -45,6 +45,7 @@ struct writer {
 	const struct counters *cs; /* for the per-counter rows */
 	const struct libflops_region *lf; /* for the lib_call rows, NULL: none */
 	uint64_t lib_snaps_lost;   /* steps whose snapshots were overwritten */
+	uint64_t lib_snaps_full;   /* steps whose snapshots could not hold every function called */
 	sqlite3_stmt *st[S_N];
 	int in_txn;
 	char err[256];
@@ -467,44 +468,61 @@ static int bind_counters(sqlite3_stmt *st, int i, const struct interval_row *row
 }
 
 /* The library-call columns of a row (its MFU numerator, flops, is a
- * generated column: the declared model FLOPs, else these). */
+ * generated column: the declared model FLOPs, else these). Calls of
+ * functions whose FLOPs are unknown leave the FLOP columns partial, or
+ * unknown (NULL) when nothing else was counted: never a false 0. */
 static int bind_lib(sqlite3_stmt *st, int i, const struct interval_row *row)
 {
+	const uint64_t *lib = row->d.lib;
 	/* calls only grow: a difference past 2^63 (counts that went down,
 	 * in a region the target can write) is no count */
-	int known = row->complete && row->d.has_lib && row->d.lib[0] <= INT64_MAX;
+	int known = row->complete && row->d.has_lib && lib[LIBFLOPS_W_CALLS] <= INT64_MAX &&
+		    lib[LIBFLOPS_W_UNKNOWN] <= lib[LIBFLOPS_W_CALLS];
+	int flops_known = known;
 	double total = 0;
 
-	for (int k = 1; k < MRING_LIB_WORDS; k++)
-		total += (double)row->d.lib[k];
-	if (known)
+	for (int k = 0; k < LIBFLOPS_NPREC; k++)
+		total += (double)lib[LIBFLOPS_W_FLOPS + k];
+	if (known && lib[LIBFLOPS_W_UNKNOWN] && total == 0)
+		flops_known = 0;
+	if (flops_known)
 		sqlite3_bind_double(st, i++, total);
 	else
 		sqlite3_bind_null(st, i++);
-	for (int k = 1; k < MRING_LIB_WORDS; k++, i++) {
-		if (known)
-			sqlite3_bind_double(st, i, (double)row->d.lib[k]);
+	for (int k = 0; k < LIBFLOPS_NPREC; k++, i++) {
+		if (flops_known)
+			sqlite3_bind_double(st, i, (double)lib[LIBFLOPS_W_FLOPS + k]);
 		else
 			sqlite3_bind_null(st, i);
 	}
-	if (known)
-		sqlite3_bind_int64(st, i++, (sqlite3_int64)row->d.lib[0]);
-	else
+	if (known) {
+		sqlite3_bind_int64(st, i++, (sqlite3_int64)lib[LIBFLOPS_W_CALLS]);
+		sqlite3_bind_int64(st, i++, (sqlite3_int64)lib[LIBFLOPS_W_UNKNOWN]);
+	} else {
 		sqlite3_bind_null(st, i++);
+		sqlite3_bind_null(st, i++);
+	}
 	return i;
 }
 
 /* A step's lib_call rows: each function's calls and FLOPs between the
- * snapshots of its two boundaries. */
+ * snapshots of its two boundaries (FLOPs NULL for a function whose FLOPs
+ * are unknown). */
 static int write_lib_calls(struct writer *w, const struct interval_row *row)
 {
-	static struct libflops_snap a, b; /* 2 KiB each: not on the stack */
+	static struct libflops_table a, b; /* 8 KiB each: not on the stack */
 	sqlite3_stmt *st = w->st[S_LIB_CALL];
+	int ra, rb;
 
 	if (!w->lf || !row->complete || !row->d.has_lib || !row->d.lib[0] || row->d.lib[0] > INT64_MAX)
 		return 0;
-	if (libflops_snapshot_read(w->lf, row->lib_snap_begin, &a) ||
-	    libflops_snapshot_read(w->lf, row->lib_snap_end, &b) || a.pid != b.pid) {
+	ra = libflops_snapshot_read(w->lf, row->lib_snap_begin, &a);
+	rb = libflops_snapshot_read(w->lf, row->lib_snap_end, &b);
+	if (ra == -ENOSPC || rb == -ENOSPC) {
+		w->lib_snaps_full++;
+		return 0;
+	}
+	if (ra || rb || a.pid != b.pid) {
 		w->lib_snaps_lost++;
 		return 0;
 	}
@@ -516,7 +534,10 @@ static int write_lib_calls(struct writer *w, const struct interval_row *row)
 		sqlite3_bind_text(st, 2, libflops_funcs[f].name, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 3, libflops_prec_name(libflops_funcs[f].prec), -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 4, (sqlite3_int64)calls);
-		sqlite3_bind_double(st, 5, (double)(b.f[f].flops - a.f[f].flops));
+		if (libflops_funcs[f].op == LIBFLOPS_UNKNOWN)
+			sqlite3_bind_null(st, 5);
+		else
+			sqlite3_bind_double(st, 5, (double)(b.f[f].flops - a.f[f].flops));
 		int rc = run_stmt(w, st);
 		if (rc)
 			return rc;
@@ -532,6 +553,11 @@ void writer_set_libflops(struct writer *w, const struct libflops_region *lf)
 uint64_t writer_lib_snaps_lost(const struct writer *w)
 {
 	return w->lib_snaps_lost;
+}
+
+uint64_t writer_lib_snaps_full(const struct writer *w)
+{
+	return w->lib_snaps_full;
 }
 
 /* Raw and scaled values of the hardware and user events of a row. */

@@ -41,6 +41,9 @@ void writer_set_libflops(struct writer *w, const struct libflops_region *lf);
 /* Steps whose lib_call rows were lost: their snapshots were overwritten
  * before the recorder read them. */
 uint64_t writer_lib_snaps_lost(const struct writer *w);
+/* Steps without lib_call rows because their process had called more
+ * functions than a snapshot holds (LIBFLOPS_SNAP_FUNCS). */
+uint64_t writer_lib_snaps_full(const struct writer *w);
 /* Commit the pending batch and close; the database stays open (caller's). */
 void writer_close(struct writer *w);
 

@@ -8,13 +8,61 @@
 
 #include <sys/mount.h>
 
-#define NFIELDS 4 /* m, n, k, side */
+#define NFIELDS 5 /* m, n, k, side, lwork */
+
+/* LAPACK's dimensions at the entry: Fortran passes every argument by
+ * reference (arguments 7 on at +8(%sp), +16(%sp)...: the kernel reads
+ * through the pointer at the hit), LAPACKE by value after the matrix
+ * layout. lwork, where the routine has one, tells a workspace query (-1),
+ * which does no work; nrhs and ORGQR/ORMQR's k go in k. */
+static const char *lapack_args(unsigned op, int lapacke)
+{
+	switch (op) {
+	case LIBFLOPS_GETRF:
+		return lapacke ? "m=%si:s32 n=%dx:s32" : "m=+0(%di):s32 n=+0(%si):s32";
+	case LIBFLOPS_GETRS:  /* trans, n, nrhs */
+		return lapacke ? "n=%dx:s32 k=%cx:s32" : "n=+0(%si):s32 k=+0(%dx):s32";
+	case LIBFLOPS_GESV:   /* n, nrhs */
+		return lapacke ? "n=%si:s32 k=%dx:s32" : "n=+0(%di):s32 k=+0(%si):s32";
+	case LIBFLOPS_GETRI:  /* n, a, lda, ipiv, work, lwork */
+		return lapacke ? "n=%si:s32" : "n=+0(%di):s32 lwork=+0(%r9):s32";
+	case LIBFLOPS_POTRF:  /* uplo, n */
+	case LIBFLOPS_POTRI:
+	case LIBFLOPS_SYTRF:  /* uplo, n, a, lda, ipiv, work, lwork */
+		if (op == LIBFLOPS_SYTRF && !lapacke)
+			return "n=+0(%si):s32 lwork=+0(+8(%sp)):s32";
+		return lapacke ? "n=%dx:s32" : "n=+0(%si):s32";
+	case LIBFLOPS_POTRS:  /* uplo, n, nrhs */
+	case LIBFLOPS_POSV:
+	case LIBFLOPS_SYTRS:
+		return lapacke ? "n=%dx:s32 k=%cx:s32" : "n=+0(%si):s32 k=+0(%dx):s32";
+	case LIBFLOPS_SYSV:   /* uplo, n, nrhs, a, lda, ipiv, b, ldb, work, lwork */
+		return "n=+0(%si):s32 k=+0(%dx):s32 lwork=+0(+32(%sp)):s32";
+	case LIBFLOPS_GEQRF:  /* m, n, a, lda, tau, work, lwork */
+		return lapacke ? "m=%si:s32 n=%dx:s32" : "m=+0(%di):s32 n=+0(%si):s32 lwork=+0(+8(%sp)):s32";
+	case LIBFLOPS_ORGQR:  /* m, n, k, a, lda, tau, work, lwork */
+		return lapacke ? "m=%si:s32 n=%dx:s32 k=%cx:s32"
+			       : "m=+0(%di):s32 n=+0(%si):s32 k=+0(%dx):s32 lwork=+0(+16(%sp)):s32";
+	case LIBFLOPS_ORMQR:  /* side, trans, m, n, k, a, lda, tau, c, ldc, work, lwork */
+		return lapacke ? "side=%si:u8 m=%cx:s32 n=%r8:s32 k=%r9:s32"
+			       : "side=+0(%di):u8 m=+0(%dx):s32 n=+0(%cx):s32 k=+0(%r8):s32 lwork=+0(+48(%sp)):s32";
+	case LIBFLOPS_TRTRI:  /* uplo, diag, n */
+		return lapacke ? "n=%cx:s32" : "n=+0(%dx):s32";
+	case LIBFLOPS_TRTRS:  /* uplo, trans, diag, n, nrhs */
+		return "n=+0(%cx):s32 k=+0(%r8):s32";
+	case LIBFLOPS_GELS:   /* trans, m, n, nrhs, a, lda, b, ldb, work, lwork */
+		return lapacke ? "m=%dx:s32 n=%cx:s32 k=%r8:s32"
+			       : "m=+0(%si):s32 n=+0(%dx):s32 k=+0(%cx):s32 lwork=+0(+32(%sp)):s32";
+	}
+	return "";
+}
 
 /* Where each interface keeps the dimensions at the function's entry (x86-64
  * System V): CBLAS passes them by value after the layout and the flags,
  * Fortran by reference (the kernel reads through the pointer at the hit),
  * oneDNN by value as 64-bit integers. The 7th argument of a CBLAS TRMM is
- * on the stack, above the return address. */
+ * on the stack, above the return address. A function whose FLOPs are
+ * unknown needs none. */
 static const char *fetch_args(unsigned id)
 {
 	const struct libflops_func *f = &libflops_funcs[id];
@@ -23,6 +71,8 @@ static const char *fetch_args(unsigned id)
 	if (dnnl)
 		return id == LIBFLOPS_ID_dnnl_gemm_u8s8s32 || id == LIBFLOPS_ID_dnnl_gemm_s8s8s32
 		       ? "m=%cx:s64 n=%r8:s64 k=%r9:s64" : "m=%dx:s64 n=%cx:s64 k=%r8:s64";
+	if (f->op >= LIBFLOPS_GETRF)
+		return lapack_args(f->op, !strncmp(f->name, "LAPACKE_", 8));
 	switch (f->op) {
 	case LIBFLOPS_GEMM:
 		return cblas ? "m=%cx:s32 n=%r8:s32 k=%r9:s32" : "m=+0(%dx):s32 n=+0(%cx):s32 k=+0(%r8):s32";
@@ -43,6 +93,14 @@ static const char *fetch_args(unsigned id)
 		return cblas ? "n=%r8:s32" : "n=+0(%cx):s32";
 	case LIBFLOPS_GER:
 		return cblas ? "m=%si:s32 n=%dx:s32" : "m=+0(%di):s32 n=+0(%si):s32";
+	case LIBFLOPS_DOT:
+	case LIBFLOPS_AXPY:
+	case LIBFLOPS_SCAL:
+	case LIBFLOPS_RSCAL:
+	case LIBFLOPS_NRM2:
+	case LIBFLOPS_ASUM:
+	case LIBFLOPS_ROT:
+		return cblas ? "n=%di:s32" : "n=+0(%di):s32";
 	}
 	return "";
 }
@@ -108,7 +166,8 @@ static int each_defined(const char *path, void (*cb)(void *ctx, unsigned id, uin
 			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 				continue;
 			name = elf_strptr(f.elf, sh.sh_link, sym.st_name);
-			if (!name || (name[0] != 'c' && name[0] != 'd' && name[0] != 's' && name[0] != 'z'))
+			if (!name || (name[0] != 'c' && name[0] != 'd' && name[0] != 's' && name[0] != 'z' &&
+				      name[0] != 'L'))
 				continue;
 			for (unsigned id = 0; id < LIBFLOPS_NIDS; id++) {
 				if (seen[id] || strcmp(name, libflops_funcs[id].name) ||
@@ -191,7 +250,7 @@ static int read_u64_file(const char *path, uint64_t *v)
 /* The entry event's fields m, n, k, side in its format file. */
 static int read_format(struct lib_probes *lp, struct lp_event *e)
 {
-	static const char *const names[NFIELDS] = { "m", "n", "k", "side" };
+	static const char *const names[NFIELDS] = { "m", "n", "k", "side", "lwork" };
 	char path[PATH_MAX], line[256];
 	FILE *f;
 
@@ -452,7 +511,7 @@ static int on_record(void *ctx, const struct perf_event_header *hdr, const void 
 	for (size_t i = 0; i < lp->nev; i++) {
 		struct lp_event *e = &lp->ev[i];
 		int ret = type == (uint16_t)e->id[1];
-		uint64_t flops = 0;
+		double flops = 0;
 
 		if (type != (uint16_t)e->id[0] && !ret)
 			continue;
@@ -460,16 +519,23 @@ static int on_record(void *ctx, const struct perf_event_header *hdr, const void 
 			const uint8_t *raw = p + 28;
 			int64_t side = field_value(&e->f[3], raw, rawlen);
 			int left = side == 141 || side == 'L' || side == 'l';
-			flops = libflops_count(libflops_funcs[e->func].op, libflops_funcs[e->func].cplx, left,
-					       field_value(&e->f[0], raw, rawlen), field_value(&e->f[1], raw, rawlen),
-					       field_value(&e->f[2], raw, rawlen));
+			if (e->f[4].present && field_value(&e->f[4], raw, rawlen) == -1)
+				flops = -1; /* a workspace query: no work, no call (pair_calls) */
+			else
+				flops = (double)libflops_count(libflops_funcs[e->func].op, libflops_funcs[e->func].cplx,
+							       left, field_value(&e->f[0], raw, rawlen),
+							       field_value(&e->f[1], raw, rawlen),
+							       field_value(&e->f[2], raw, rawlen));
 		}
 		sqlite3_bind_int64(lp->ins, 1, (sqlite3_int64)time);
 		sqlite3_bind_int(lp->ins, 2, (int)pid);
 		sqlite3_bind_int(lp->ins, 3, (int)tid);
 		sqlite3_bind_int(lp->ins, 4, (int)e->func);
 		sqlite3_bind_int(lp->ins, 5, ret);
-		sqlite3_bind_double(lp->ins, 6, (double)flops);
+		if (libflops_funcs[e->func].op == LIBFLOPS_UNKNOWN)
+			sqlite3_bind_null(lp->ins, 6); /* FLOPs unknown */
+		else
+			sqlite3_bind_double(lp->ins, 6, flops);
 		if (sqlite3_step(lp->ins) != SQLITE_DONE) {
 			d->err = -EIO;
 			sqlite3_reset(lp->ins);
@@ -509,7 +575,10 @@ static int exec_sql(sqlite3 *db, const char *sql)
 
 /* Pair each thread's entries and returns in time order into the calls
  * that count: those that returned while no other counted call of their
- * thread was running. */
+ * thread was running, but workspace queries (flops -1). A function whose
+ * FLOPs are unknown (flops NULL) is a call when it returns outside any
+ * counted call, and does not hide the counted calls it makes (as in the
+ * counting library). */
 static int pair_calls(sqlite3 *db, uint64_t *calls)
 {
 	sqlite3_stmt *q = NULL, *ins = NULL;
@@ -523,9 +592,23 @@ static int pair_calls(sqlite3 *db, uint64_t *calls)
 	    sqlite3_prepare_v2(db, "INSERT INTO lib_hit VALUES (?,?,?,?)", -1, &ins, NULL) != SQLITE_OK)
 		goto out;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		int func = sqlite3_column_int(q, 3);
 		if (sqlite3_column_int64(q, 2) != tid) {
 			tid = sqlite3_column_int64(q, 2);
 			depth = 0;
+		}
+		if (func >= 0 && (unsigned)func < LIBFLOPS_NIDS && libflops_funcs[func].op == LIBFLOPS_UNKNOWN) {
+			if (!sqlite3_column_int(q, 4) || depth > 0)
+				continue;
+			sqlite3_bind_int64(ins, 1, sqlite3_column_int64(q, 1));
+			sqlite3_bind_int64(ins, 2, sqlite3_column_int64(q, 0));
+			sqlite3_bind_int(ins, 3, func);
+			sqlite3_bind_null(ins, 4);
+			if (sqlite3_step(ins) != SQLITE_DONE)
+				break;
+			sqlite3_reset(ins);
+			(*calls)++;
+			continue;
 		}
 		if (!sqlite3_column_int(q, 4)) {
 			/* deeper than any BLAS nests: only the outermost matters */
@@ -538,7 +621,7 @@ static int pair_calls(sqlite3 *db, uint64_t *calls)
 		}
 		if (depth == 0)
 			continue; /* a call that began before the events existed */
-		if (--depth > 0)
+		if (--depth > 0 || stack[0].flops < 0)
 			continue;
 		sqlite3_bind_int64(ins, 1, sqlite3_column_int64(q, 1));
 		sqlite3_bind_int64(ins, 2, sqlite3_column_int64(q, 0));
@@ -582,23 +665,31 @@ out:
 }
 
 /* The calls of each interval, by the process's time window (whole
- * process, like the counters), added to its library columns. */
+ * process, like the counters), added to its library columns; a row that
+ * the counting library left NULL for calls whose FLOPs are unknown (its
+ * lib_calls are not NULL) adds to 0, and is NULL again when no FLOPs were
+ * counted in the end. */
 #define ADD_CALLS(table, key)                                                                              \
 	"UPDATE " table " SET lib_flops = 0, lib_flops_fp64 = 0, lib_flops_fp32 = 0, lib_flops_bf16 = 0,"  \
-	" lib_flops_fp16 = 0, lib_ops_int8 = 0, lib_calls = 0"                                             \
-	" WHERE complete = 1 AND lib_flops IS NULL AND pid IN lib_pid"                                      \
+	" lib_flops_fp16 = 0, lib_ops_int8 = 0, lib_calls = 0, lib_calls_unknown = 0"                      \
+	" WHERE complete = 1 AND lib_calls IS NULL AND pid IN lib_pid"                                      \
 	" AND (counts = 'exact' OR pid NOT IN lib_shim_pid);"                                               \
-	"UPDATE " table " SET lib_flops = lib_flops + x.f, lib_flops_fp64 = lib_flops_fp64 + x.f0,"        \
-	" lib_flops_fp32 = lib_flops_fp32 + x.f1, lib_flops_bf16 = lib_flops_bf16 + x.f2,"                 \
-	" lib_flops_fp16 = lib_flops_fp16 + x.f3, lib_ops_int8 = lib_ops_int8 + x.f4,"                     \
-	" lib_calls = lib_calls + x.n"                                                                       \
-	" FROM (SELECT s." key " AS id, sum(h.flops) AS f, count(*) AS n,"                                  \
+	"UPDATE " table " SET lib_flops = coalesce(lib_flops, 0) + x.f,"                                    \
+	" lib_flops_fp64 = coalesce(lib_flops_fp64, 0) + x.f0, lib_flops_fp32 = coalesce(lib_flops_fp32, 0) + x.f1," \
+	" lib_flops_bf16 = coalesce(lib_flops_bf16, 0) + x.f2, lib_flops_fp16 = coalesce(lib_flops_fp16, 0) + x.f3," \
+	" lib_ops_int8 = coalesce(lib_ops_int8, 0) + x.f4,"                                                 \
+	" lib_calls = lib_calls + x.n, lib_calls_unknown = coalesce(lib_calls_unknown, 0) + x.u"             \
+	" FROM (SELECT s." key " AS id, total(h.flops) AS f, count(*) AS n, count(*) - count(h.flops) AS u," \
 	"   total(CASE f.prec WHEN 0 THEN h.flops END) AS f0, total(CASE f.prec WHEN 1 THEN h.flops END) AS f1," \
 	"   total(CASE f.prec WHEN 2 THEN h.flops END) AS f2, total(CASE f.prec WHEN 3 THEN h.flops END) AS f3," \
 	"   total(CASE f.prec WHEN 4 THEN h.flops END) AS f4"                                              \
 	"   FROM " table " AS s JOIN lib_hit AS h ON h.pid = s.pid AND h.time_ns >= s.begin_ns"             \
 	"   AND h.time_ns < s.end_ns JOIN lib_func AS f ON f.id = h.func"                                     \
-	"   WHERE s.complete = 1 GROUP BY s." key ") AS x WHERE " table "." key " = x.id;"
+	"   WHERE s.complete = 1 AND s.lib_calls IS NOT NULL GROUP BY s." key ") AS x"                       \
+	" WHERE " table "." key " = x.id;"                                                                   \
+	"UPDATE " table " SET lib_flops = NULL, lib_flops_fp64 = NULL, lib_flops_fp32 = NULL,"             \
+	" lib_flops_bf16 = NULL, lib_flops_fp16 = NULL, lib_ops_int8 = NULL"                               \
+	" WHERE lib_calls_unknown > 0 AND lib_flops = 0 AND pid IN lib_pid;"
 
 static const char attribute_sql[] =
 	"CREATE INDEX temp.lib_hit_pid_time ON lib_hit (pid, time_ns);"

@@ -1,4 +1,4 @@
--- mfu database schema, version 8: every table and column in one file.
+-- mfu database schema, version 9: every table and column in one file.
 -- mfu-record applies it to a new database; mfu-report refuses a database
 -- whose PRAGMA user_version is older or newer than this file (no release has
 -- promised migrations yet: when one does, each released version gets its
@@ -6,7 +6,7 @@
 -- Times are CLOCK_MONOTONIC nanoseconds (the clock the markers use) unless a
 -- column says otherwise. docs/schema.md describes every column.
 
-PRAGMA user_version = 8;
+PRAGMA user_version = 9;
 
 -- ---- the run ----------------------------------------------------------
 
@@ -182,11 +182,15 @@ CREATE TABLE step (
   counts          TEXT,
   cpu_ns_err      INTEGER,   -- |cpu_ns - true| <= this (0: exact)
   hw_flops_err    REAL,      -- |hw_flops - true| <= this
-  -- FLOPs of the BLAS and oneDNN calls made in the interval (library-call
-  -- counting, whole process, every thread), counted from each call's
-  -- arguments: lib_flops is the sum over precisions (int8 GEMMs add integer
-  -- operations, as the int8 peak counts them); NULL when the counting
-  -- library was not loaded (unknown), 0 when it was and no call was made.
+  -- FLOPs of the BLAS, LAPACK and oneDNN calls made in the interval
+  -- (library-call counting, whole process, every thread), counted from each
+  -- call's arguments: lib_flops is the sum over precisions (int8 GEMMs add
+  -- integer operations, as the int8 peak counts them); NULL when the
+  -- counting library was not loaded (unknown), 0 when it was and no call was
+  -- made. lib_calls_unknown of the lib_calls were of functions whose FLOPs
+  -- are unknown (iterative LAPACK drivers: dsyevd_, dgesdd_...): when above
+  -- 0, the FLOP columns hold the rest of the calls only (partial), and they
+  -- are NULL when that rest is 0 (unknown, not 0).
   lib_flops       REAL CHECK (lib_flops >= 0),
   lib_flops_fp64  REAL CHECK (lib_flops_fp64 >= 0),
   lib_flops_fp32  REAL CHECK (lib_flops_fp32 >= 0),
@@ -194,6 +198,7 @@ CREATE TABLE step (
   lib_flops_fp16  REAL CHECK (lib_flops_fp16 >= 0),
   lib_ops_int8    REAL CHECK (lib_ops_int8 >= 0),
   lib_calls       INTEGER CHECK (lib_calls >= 0),
+  lib_calls_unknown INTEGER CHECK (lib_calls_unknown >= 0),
   -- The MFU numerator: model_flops when the program declared them, else
   -- lib_flops when library calls were counted (lib_flops > 0), else NULL;
   -- flops_source says which ('declared' or 'library'). Computed from the
@@ -248,6 +253,7 @@ CREATE TABLE phase (
   lib_flops_fp16  REAL CHECK (lib_flops_fp16 >= 0),
   lib_ops_int8    REAL CHECK (lib_ops_int8 >= 0),
   lib_calls       INTEGER CHECK (lib_calls >= 0),
+  lib_calls_unknown INTEGER CHECK (lib_calls_unknown >= 0),
   flops           REAL GENERATED ALWAYS AS
                     (coalesce(model_flops, CASE WHEN lib_flops > 0 THEN lib_flops END)) VIRTUAL,
   flops_source    TEXT GENERATED ALWAYS AS
@@ -259,13 +265,14 @@ CREATE TABLE phase (
 -- called in it (library-call counting), from copies of the process's
 -- counters taken at the step's two boundaries. A step whose copies were
 -- overwritten before the recorder read them (it fell 4096 step boundaries
--- behind) has none; its lib_flops are still exact.
+-- behind, or its process had called more than 128 different functions)
+-- has none; its lib_flops are still exact.
 CREATE TABLE lib_call (
   step       INTEGER NOT NULL,
-  function   TEXT NOT NULL,     -- the symbol called: cblas_dgemm, sgemm_, dnnl_sgemm, ...
+  function   TEXT NOT NULL,     -- the symbol called: cblas_dgemm, sgemm_, dgetrf_, dnnl_sgemm, ...
   precision  TEXT NOT NULL,     -- fp64, fp32, bf16, fp16, int8
   calls      INTEGER NOT NULL CHECK (calls > 0),
-  flops      REAL NOT NULL CHECK (flops >= 0),
+  flops      REAL CHECK (flops >= 0),  -- NULL: the function's FLOPs are unknown (dsyevd_, ...)
   PRIMARY KEY (step, function)
 ) WITHOUT ROWID;
 
