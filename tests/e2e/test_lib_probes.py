@@ -7,8 +7,13 @@ with steps from --step train_step, and dynamic with libmfu's markers. Every
 step's lib_flops must equal the FLOPs of the calls it made, each call counted
 once (a reference CBLAS cblas_dgemm calls dgemm_ inside). Uprobes need root:
 as another user the library FLOPs of such a program are unknown (NULL) and a
-note says why. Exits 77 (skipped) when no static BLAS or no C compiler is
-found."""
+note says why. tests/workloads/lapack_static.c: LAPACK and BLAS level 1
+linked in statically (OpenBLAS's, or the reference LAPACK and BLAS, whose
+dgesv_ calls dgetrf_, dgemm_... inside): LAWN 41's counts read from the
+Fortran arguments, some on the stack; workspace queries left out; dsyevd_
+a call of unknown FLOPs. Exits 77 (skipped) when no static BLAS or no C
+compiler is found."""
+from fractions import Fraction as Fr
 import os
 import pwd
 import shutil
@@ -21,11 +26,13 @@ sys.path.insert(0, os.path.dirname(__file__))
 from mfutest import SRCDIR, TempDirTest, prog, query, record  # noqa: E402
 
 SRC = os.path.join(SRCDIR, 'tests', 'workloads', 'blas_static.c')
+LAPACK_SRC = os.path.join(SRCDIR, 'tests', 'workloads', 'lapack_static.c')
 ROOT = os.geteuid() == 0
 CC = shutil.which(os.environ.get('CC', 'cc')) or shutil.which('gcc')
 MULTIARCH = '/usr/lib/x86_64-linux-gnu'
 OPENBLAS_A = os.path.join(MULTIARCH, 'openblas-pthread', 'libopenblas.a')
 REFBLAS_A = os.path.join(MULTIARCH, 'blas', 'libblas.a')
+REFLAPACK_A = os.path.join(MULTIARCH, 'lapack', 'liblapack.a')
 OPENBLAS_INC = '/usr/include/x86_64-linux-gnu/openblas-pthread'
 
 
@@ -36,17 +43,38 @@ def step_flops(s):
             'cblas_dtrsm': (2, 4 * 8 ** 2 + 8 * 4 ** 2)}
 
 
-def build(out, blas_a, static, markers):
-    if not CC or not os.path.exists(blas_a):
+def lapack_step_calls(s):
+    """{function: (calls, FLOPs)} of step s of lapack_static.c (LAPACK
+    Working Note 41; test_libflops.py has the formulas), FLOPs None for
+    dsyevd_, whose FLOPs are unknown."""
+    n, nrhs, m, k, c = Fr(32), 2, 40, 20, 3
+    # GETRF(n, n) + GETRS(n, nrhs): multiplications + additions
+    gesv = (n ** 3 / 3 + 2 * n / 3 + nrhs * n * n) + (n ** 3 / 3 - n * n / 2 + n / 6 + nrhs * n * (n - 1))
+    # GEQRF(m, k), m >= k
+    qr = 2 * (m * k * k - Fr(k ** 3, 3) + Fr(k * k, 2)) + m * k + Fr(23 * k, 6) + Fr(5 * k, 6)
+    # ORMQR, Q^T from the left on m x c
+    ormqr = c * k * (2 * m + 2 - k) + c * k * (2 * m + 1 - k)
+    calls = {'dgesv_': (1, int(gesv)), 'dgeqrf_': (1, int(qr)), 'dormqr_': (1, ormqr), 'ddot_': (1, 200),
+             'cblas_ddot': (1, 200)}
+    if s == 1:
+        calls['dsyevd_'] = (1, None)
+    return calls
+
+
+def build(out, blas_a, static, markers, src=SRC, extra=()):
+    if not CC or not os.path.exists(blas_a) or not all(os.path.exists(x) for x in extra):
         return None
-    cmd = [CC, '-O1', '-o', out, SRC, '-I' + OPENBLAS_INC]
+    cmd = [CC, '-O1', '-o', out, src, '-I' + OPENBLAS_INC]
     if markers:
         lib = prog('MFU_LIBMFU')
         cmd += ['-DMARKERS', '-I' + os.path.join(SRCDIR, 'src', 'lib'), lib,
                 '-Wl,-rpath,' + os.path.dirname(lib)]
     if static:
         cmd.append('-static')
-    cmd += [blas_a, '-lgfortran', '-lpthread', '-lm']
+    cmd += list(extra) + [blas_a, '-lgfortran']
+    if src == LAPACK_SRC:
+        cmd.append('-lquadmath')  # LAPACK's error messages: gfortran's formatted output
+    cmd += ['-lpthread', '-lm']
     if os.environ.get('MFU_SANITIZED') and markers:
         cmd.insert(1, '-fsanitize=address')   # libmfu is built with ASan there
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -61,6 +89,9 @@ class LibProbes(TempDirTest):
         cls.static = build(os.path.join(cls.tmp, 'static'), OPENBLAS_A, True, False)
         cls.static_ref = build(os.path.join(cls.tmp, 'static_ref'), REFBLAS_A, True, False)
         cls.dynamic = build(os.path.join(cls.tmp, 'dynamic'), OPENBLAS_A, False, True)
+        cls.lapack = build(os.path.join(cls.tmp, 'lapack'), OPENBLAS_A, True, False, LAPACK_SRC)
+        cls.lapack_ref = build(os.path.join(cls.tmp, 'lapack_ref'), REFBLAS_A, True, False, LAPACK_SRC,
+                               [REFLAPACK_A])
 
     @classmethod
     def tearDownClass(cls):
@@ -127,6 +158,55 @@ class LibProbes(TempDirTest):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.check_steps(db, ('cblas_dgemm', 'dgemm_', 'cblas_dtrsm'))
         self.assertNoEventsLeft()
+
+    def check_lapack_steps(self, exe, nested_ok):
+        db = self.path('run.sqlite')
+        p = record(['-o', db, '--step', 'train_step'], [exe])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        bare = subprocess.run([exe], stdout=subprocess.PIPE, text=True)
+        self.assertEqual(p.stdout, bare.stdout)
+        steps = query(db, 'SELECT step, lib_flops, lib_calls, lib_calls_unknown FROM step WHERE complete = 1 '
+                          'ORDER BY step')
+        self.assertEqual(len(steps), 2, steps)
+        for row in steps:
+            want = lapack_step_calls(row['step'])
+            calls = {r['function']: (r['calls'], r['flops']) for r in
+                     query(db, 'SELECT function, calls, flops FROM lib_call WHERE step = ?', (row['step'],))}
+            # what dsyevd_ called (its tridiagonal reduction's BLAS, the
+            # dormqr_ of its back-transformation...) counts too, and nothing
+            # else: dgesv_'s own dgetrf_ and dgemm_ (a reference LAPACK's)
+            # are inside a counted call
+            inside = {}
+            for fn, (n, f) in want.items():
+                got = calls.pop(fn)
+                if got != (n, None if f is None else float(f)) and row['step'] == 1 and fn in nested_ok:
+                    inside[fn] = (got[0] - n, got[1] - f)
+                    got = (n, float(f))
+                self.assertEqual(got, (n, None if f is None else float(f)), (row, fn))
+            calls.update(inside)
+            self.assertTrue(row['step'] == 1 or not calls, calls)
+            self.assertTrue(set(calls) <= nested_ok, calls)
+            self.assertEqual(row['lib_calls_unknown'], 1 if row['step'] == 1 else 0, row)
+            self.assertEqual(row['lib_calls'], sum(n for n, f in want.values()) + sum(n for n, f in calls.values()))
+            known = sum(f for n, f in want.values() if f is not None) + sum(f for n, f in calls.values())
+            self.assertEqual(row['lib_flops'], known, row)
+        self.assertNoEventsLeft()
+
+    @unittest.skipUnless(ROOT, 'uprobes need root')
+    def test_static_lapack(self):
+        if not self.lapack:
+            self.skipTest('no static OpenBLAS (%s) or no C compiler' % OPENBLAS_A)
+        self.check_lapack_steps(self.lapack, {'dgemm_', 'dgemv_', 'dsymv_', 'dsyr2k_', 'ddot_', 'daxpy_',
+                                              'dscal_', 'dnrm2_', 'dormqr_', 'dgeqrf_', 'dtrmm_', 'dtrmv_',
+                                              'dger_', 'drot_'})
+
+    @unittest.skipUnless(ROOT, 'uprobes need root')
+    def test_static_reference_lapack_nested_calls_count_once(self):
+        if not self.lapack_ref:
+            self.skipTest('no static reference LAPACK and BLAS (%s, %s) or no C compiler' % (REFLAPACK_A, REFBLAS_A))
+        self.check_lapack_steps(self.lapack_ref, {'dgemm_', 'dgemv_', 'dsymv_', 'dsyr2k_', 'ddot_', 'daxpy_',
+                                                  'dscal_', 'dnrm2_', 'dormqr_', 'dgeqrf_', 'dtrmm_', 'dtrmv_',
+                                                  'dger_', 'drot_'})
 
     @unittest.skipUnless(ROOT and shutil.which('setpriv'), 'needs root to become another user')
     def test_unprivileged_says_unknown(self):

@@ -19,15 +19,26 @@ the formulas).
 - tests/workloads/lib_calls.py: numpy's a @ b, and a PyTorch MLP's training
   steps (forward and backward GEMMs by hand), with /usr/bin/python3 or any
   Python that has them.
+- LAPACK and BLAS level 1 (issue 24): tests/workloads/lapack.c against the
+  system's LAPACK (OpenBLAS's own) and against the reference LAPACK and
+  BLAS (wl_lapack_ref, whose routines call dgemm_, dgetrf_... through the
+  counting library: each call counted once), LAPACKE where installed, as
+  root and as user nobody; numpy.linalg and scipy.linalg steps (solve, inv,
+  lu, cholesky, qr, least squares) against LAPACK Working Note 41's counts
+  computed here (lawn() below), np.dot(x, x) exactly 2n; eigensolvers and
+  SVD least squares counted as calls of unknown FLOPs: partial or NULL,
+  never 0.
 
 Each part is skipped, saying why, when its library or program is missing;
 the whole file exits 77 (meson's "skipped") when none can run."""
 import os
 import pwd
+import re
 import shutil
 import subprocess
 import sys
 import unittest
+from fractions import Fraction as Fr
 
 sys.path.insert(0, os.path.dirname(__file__))
 from mfutest import SRCDIR, TempDirTest, prog, python_with, query, record  # noqa: E402
@@ -36,6 +47,7 @@ ROOT = os.geteuid() == 0
 CC = shutil.which(os.environ.get('CC', 'cc')) or shutil.which('gcc')
 PY_SCRIPT = os.path.join(SRCDIR, 'tests', 'workloads', 'lib_calls.py')
 NUMPY_PY = python_with('numpy')
+SCIPY_PY = python_with('scipy.linalg')
 TORCH_PY = python_with('torch')
 
 
@@ -70,6 +82,90 @@ def gemv(m, n):
     return 2 * m * n
 
 
+# LAPACK Working Note 41: (multiplications, additions) of a routine, exact
+# fractions; real FLOPs = mul + add, complex = 6 mul + 2 add.
+def lu_ops(m, n):
+    s, l = Fr(min(m, n)), Fr(max(m, n))
+    return (s * s * l / 2 - s ** 3 / 6 + s * l / 2 - s * s / 2 + 2 * s / 3,
+            s * s * l / 2 - s ** 3 / 6 - s * l / 2 + s / 6)
+
+
+def solve_ops(n, nrhs):  # getrs, sytrs: two triangular solves per right-hand side
+    return nrhs * n * n, nrhs * n * (n - 1)
+
+
+def getri_ops(n):
+    n = Fr(n)
+    return 2 * n ** 3 / 3 + n * n / 2 + 5 * n / 6, 2 * n ** 3 / 3 - 3 * n * n / 2 + 5 * n / 6
+
+
+def chol_ops(n):
+    n = Fr(n)
+    return n ** 3 / 6 + n * n / 2 + n / 3, n ** 3 / 6 - n / 6
+
+
+def potrs_ops(n, nrhs):
+    return nrhs * n * (n + 1), nrhs * n * (n - 1)
+
+
+def qr_ops(m, n):
+    m, n = Fr(m), Fr(n)
+    if m >= n:
+        return (m * n * n - n ** 3 / 3 + n * n / 2 + m * n + 23 * n / 6,
+                m * n * n - n ** 3 / 3 + n * n / 2 + 5 * n / 6)
+    return (n * m * m - m ** 3 / 3 - m * m / 2 + 2 * m * n + 23 * m / 6,
+            n * m * m - m ** 3 / 3 - m * m / 2 + m * n + 5 * m / 6)
+
+
+def lq_ops(m, n):
+    m, n = Fr(m), Fr(n)
+    if m >= n:
+        return (m * n * n - n ** 3 / 3 + n * n / 2 + m * n + 29 * n / 6,
+                m * n * n - n ** 3 / 3 - n * n / 2 + m * n + 5 * n / 6)
+    return (n * m * m - m ** 3 / 3 - m * m / 2 + 2 * m * n + 29 * m / 6,
+            n * m * m - m ** 3 / 3 + m * m / 2 + 5 * m / 6)
+
+
+def orgqr_ops(m, n, k):
+    m, n, k = Fr(m), Fr(n), Fr(k)
+    return (2 * m * n * k - (m + n) * k * k + 2 * k ** 3 / 3 + 2 * n * k - k * k - 5 * k / 3,
+            2 * m * n * k - (m + n) * k * k + 2 * k ** 3 / 3 + n * k - m * k + k / 3)
+
+
+def ormqr_left_ops(m, n, k):  # Q (k reflectors of length m) applied to m x n
+    return n * k * (2 * m + 2 - k), n * k * (2 * m + 1 - k)
+
+
+def trtrs_ops(n, nrhs):
+    return Fr(nrhs * n * (n + 1), 2), Fr(nrhs * n * (n - 1), 2)
+
+
+def trtri_ops(n):
+    n = Fr(n)
+    return n ** 3 / 6 + n * n / 2 + n / 3, n ** 3 / 6 - n * n / 2 + n / 3
+
+
+def sytrf_ops(n):
+    n = Fr(n)
+    return n ** 3 / 6 + n * n / 2 + 10 * n / 3, n ** 3 / 6 - n / 6
+
+
+def gels_ops(m, n, nrhs):
+    s, l = min(m, n), max(m, n)
+    return plus(qr_ops(m, n) if m >= n else lq_ops(m, n), ormqr_left_ops(l, nrhs, s), trtrs_ops(s, nrhs))
+
+
+def plus(*ops):
+    return sum(o[0] for o in ops), sum(o[1] for o in ops)
+
+
+def lawn(ops, cplx=False):
+    mul, add = ops
+    f = 6 * mul + 2 * add if cplx else mul + add
+    assert f.denominator == 1, ops
+    return int(f)
+
+
 # tests/workloads/blas.c --mode steps: step s does kind s % 4;
 # {function: (precision, calls, FLOPs)}
 SOLVE = {'cblas_dsyrk': ('fp64', 1, syrk(24, 16)),
@@ -83,17 +179,23 @@ BLAS_KINDS = [
 
 
 def sums(calls):
-    """Expected columns of a step that made @calls."""
-    by = {p: sum(f for q, n, f in calls.values() if q == p) for p in ('fp64', 'fp32', 'bf16', 'fp16', 'int8')}
+    """Expected columns of a step that made @calls ({function: (precision,
+    calls, FLOPs)}, FLOPs None for a function whose FLOPs are unknown: the
+    FLOP columns count the others, and are NULL when nothing else was)."""
+    by = {p: sum(f for q, n, f in calls.values() if q == p and f is not None)
+          for p in ('fp64', 'fp32', 'bf16', 'fp16', 'int8')}
     total = sum(by.values())
-    return {'lib_flops': total, 'lib_flops_fp64': by['fp64'], 'lib_flops_fp32': by['fp32'],
-            'lib_flops_bf16': by['bf16'], 'lib_flops_fp16': by['fp16'], 'lib_ops_int8': by['int8'],
-            'lib_calls': sum(n for q, n, f in calls.values()),
+    unknown = sum(n for q, n, f in calls.values() if f is None)
+    known = total > 0 or not unknown
+    return {'lib_flops': total if known else None, 'lib_flops_fp64': by['fp64'] if known else None,
+            'lib_flops_fp32': by['fp32'] if known else None, 'lib_flops_bf16': by['bf16'] if known else None,
+            'lib_flops_fp16': by['fp16'] if known else None, 'lib_ops_int8': by['int8'] if known else None,
+            'lib_calls': sum(n for q, n, f in calls.values()), 'lib_calls_unknown': unknown,
             'flops': total if total > 0 else None, 'flops_source': 'library' if total > 0 else None}
 
 
 COLUMNS = ('lib_flops', 'lib_flops_fp64', 'lib_flops_fp32', 'lib_flops_bf16', 'lib_flops_fp16',
-           'lib_ops_int8', 'lib_calls', 'flops', 'flops_source')
+           'lib_ops_int8', 'lib_calls', 'lib_calls_unknown', 'flops', 'flops_source')
 
 
 class LibTest(TempDirTest):
@@ -118,7 +220,8 @@ class LibTest(TempDirTest):
         want = sums(calls)
         self.assertEqual({k: row[k] for k in COLUMNS}, want, 'step %d' % row['step'])
         self.assertEqual(self.lib_calls(db, row['step']),
-                         {f: (p, n, float(fl)) for f, (p, n, fl) in calls.items()}, 'step %d' % row['step'])
+                         {f: (p, n, None if fl is None else float(fl)) for f, (p, n, fl) in calls.items()},
+                         'step %d' % row['step'])
 
     def check_lib_counting(self, db, state='on'):
         self.assertEqual(query(db, 'SELECT lib_counting FROM run')[0]['lib_counting'], state)
@@ -246,6 +349,106 @@ class Blas(LibTest):
         self.check_lib_counting(db)
 
 
+# tests/workloads/lapack.c: step s does kind s % KINDS (10 with LAPACKE,
+# else 9); {function: (precision, calls, FLOPs)}. Kind 5 (dsyevd_) is
+# checked apart: its own BLAS and LAPACK calls vary with the library.
+D, S = 'fp64', 'fp32'
+LAPACK_KINDS = [
+    {'dgesv_': (D, 1, lawn(plus(lu_ops(64, 64), solve_ops(64, 3))))},
+    {'dpotrf_': (D, 1, lawn(chol_ops(48))), 'dpotrs_': (D, 1, lawn(potrs_ops(48, 2)))},
+    # workspace queries (lwork = -1) are no calls
+    {'dgeqrf_': (D, 1, lawn(qr_ops(80, 40))), 'dormqr_': (D, 1, lawn(ormqr_left_ops(80, 5, 40))),
+     'dtrtrs_': (D, 1, lawn(trtrs_ops(40, 5)))},
+    {'dgels_': (D, 1, lawn(gels_ops(80, 40, 5))), 'sgels_': (S, 1, lawn(gels_ops(30, 50, 2)))},
+    {'zgetrf_': (D, 1, lawn(lu_ops(32, 32), True)), 'zgetri_': (D, 1, lawn(getri_ops(32), True)),
+     'cpotrf_': (S, 1, lawn(chol_ops(24), True))},
+    None,
+    {'ddot_': (D, 1, 2000), 'daxpy_': (D, 1, 2000), 'dscal_': (D, 1, 1000), 'dnrm2_': (D, 1, 2000),
+     'dasum_': (D, 1, 1000), 'drot_': (D, 1, 6000), 'zdotc_': (D, 1, 8 * 500), 'zdotu_': (D, 1, 8 * 500),
+     'zaxpy_': (D, 1, 8 * 500), 'csscal_': (S, 1, 2 * 300), 'scnrm2_': (S, 1, 4 * 300),
+     'cblas_ddot': (D, 1, 2000), 'cblas_zdotu_sub': (D, 1, 8 * 500)},
+    # dgetrf_ with m = -1 (info -1) did nothing: not counted; dpotrf_ that
+    # stopped at a minor that is not positive definite (info > 0) counts
+    # the whole factorization
+    {'dpotrf_': (D, 1, lawn(chol_ops(16)))},
+    {'dtrtri_': (D, 1, lawn(trtri_ops(30))), 'dsytrf_': (D, 1, lawn(sytrf_ops(30))),
+     'dgetrf_': (D, 1, lawn(lu_ops(30, 30))), 'dgetrs_': (D, 1, lawn(solve_ops(30, 4))),
+     'dgeqrf_': (D, 1, lawn(qr_ops(50, 20))), 'dorgqr_': (D, 1, lawn(orgqr_ops(50, 20, 20)))},
+    {'LAPACKE_dgesv': (D, 1, lawn(plus(lu_ops(64, 64), solve_ops(64, 3)))),
+     'LAPACKE_dpotrf': (D, 1, lawn(chol_ops(48)))},
+]
+UNKNOWN_NOTE = 'called library functions whose FLOPs are unknown'
+
+
+class Lapack(LibTest):
+    def check_unknown_step(self, db, row, fn):
+        """A step that called @fn, whose FLOPs are unknown, once: one call
+        of unknown FLOPs, and lib_flops the sum of the calls it made that
+        have a count (partial), or NULL when there were none."""
+        calls = self.lib_calls(db, row['step'])
+        self.assertEqual(calls.pop(fn), ('fp64', 1, None), row)
+        self.assertEqual(row['lib_calls_unknown'], 1, row)
+        self.assertEqual(row['lib_calls'], 1 + sum(n for p, n, f in calls.values()), row)
+        known = sum(f for p, n, f in calls.values())
+        self.assertEqual(row['lib_flops'], known if known > 0 else None, row)
+        self.assertEqual(row['flops'], known if known > 0 else None, row)
+
+    def check_lapack(self, exe, args=(), db=None, stdout=None):
+        if db is None:
+            db, p = self.record([exe] + list(args))
+            stdout = p.stdout
+            # the program's results are its own, bit for bit
+            self.assertEqual(stdout, self.bare([exe] + list(args)))
+        kinds = int(re.search(r'^kinds (\d+) rejected 1$', stdout, re.M).group(1))
+        rows = self.steps(db)
+        self.assertEqual(len(rows), kinds)
+        for row in rows:
+            self.assertEqual(row['complete'], 1)
+            want = LAPACK_KINDS[row['step'] % kinds]
+            if want is None:
+                self.check_unknown_step(db, row, 'dsyevd_')
+            else:
+                self.check_step(db, row, want)
+        self.check_lib_counting(db)
+        notes = [r['text'] for r in query(db, "SELECT text FROM note WHERE kind = 'lib_flops'")]
+        self.assertEqual(len(notes), 1, notes)
+        self.assertIn('1 step ' + UNKNOWN_NOTE, notes[0])
+        self.assertIn('dsyevd_ (1 call)', notes[0])
+        return db
+
+    def test_lapack_steps(self):
+        # OpenBLAS's own LAPACK calls its kernels directly: the routines'
+        # counts are the whole step
+        self.check_lapack(need('lapack', 'OpenBLAS (libopenblas-dev) is not installed'))
+
+    def test_reference_lapack_counts_nested_calls_once(self):
+        exe = need('lapack_ref', 'the reference LAPACK and BLAS (liblapack-dev, libblas-dev) are not installed')
+        # lib_call shows the routines the program called, only those...
+        self.check_lapack(exe)
+        # ...although the reference dgesv_ called dgetrf_ and dgetrs_, which
+        # called dgemm_, dtrsm_..., all through the counting library
+        env = dict(os.environ, LD_DEBUG='bindings')
+        env['LD_PRELOAD'] = ' '.join(x for x in (os.environ.get('LD_PRELOAD'), prog('MFU_LIBFLOPS_SO')) if x)
+        p = subprocess.run([exe, '--steps', '1'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=env, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        for sym in ('dgetrf_', 'dgetrs_', 'dgemm_', 'dtrsm_'):
+            self.assertRegex(p.stderr, r"binding file \S*/lapack/liblapack\.so\.3 \[0\] to \S*libmfu-libflops\.so "
+                                       r"\[0\]: normal symbol `%s'" % sym)
+
+    @unittest.skipUnless(ROOT and shutil.which('setpriv'), 'needs root to become another user')
+    def test_unprivileged(self):
+        exe = need('lapack', 'OpenBLAS (libopenblas-dev) is not installed')
+        nb = pwd.getpwnam('nobody')
+        db = self.path('run.sqlite')
+        env = dict(os.environ, HOME=self.dir)
+        p = subprocess.run(['setpriv', '--reuid=%d' % nb.pw_uid, '--regid=%d' % nb.pw_gid, '--clear-groups',
+                            prog('MFU_RECORD'), '-o', db, '--', exe], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.check_lapack(exe, db=db, stdout=p.stdout)
+
+
 class Static(LibTest):
     def test_static_program_is_unavailable(self):
         if not CC:
@@ -306,6 +509,66 @@ class Python(LibTest):
                 want = ('fp64', syrk(300, 200) if 'syrk' in fn else gemm(300, 300, 200))
             self.check_step(db, row, {fn: (want[0], 1, want[1])})
 
+    def within(self, got, want, rel, what):
+        self.assertGreaterEqual(got, want, what)
+        self.assertLessEqual(got, want * (1 + rel), what)
+
+    @unittest.skipUnless(NUMPY_PY, 'no Python with numpy (python3-numpy)')
+    def test_numpy_linalg(self):
+        n = 300
+        db = self.run_py(NUMPY_PY, ['linalg', '--n', str(n)])
+        rows = self.steps(db)
+        self.assertEqual(len(rows), 8)
+        gesv = lambda nrhs, cplx=False: lawn(plus(lu_ops(n, n), solve_ops(n, nrhs)), cplx)  # noqa: E731
+        # numpy calls the Fortran LAPACK: solve and inv are one gesv each
+        # (inv solves for the identity), cholesky one potrf, qr a geqrf and
+        # an orgqr: each step exactly its LAWN 41 count
+        self.check_step(db, rows[0], {'dgesv_': ('fp64', 1, gesv(4))})
+        self.check_step(db, rows[1], {'dgesv_': ('fp64', 1, gesv(n))})
+        self.check_step(db, rows[2], {'dpotrf_': ('fp64', 1, lawn(chol_ops(n)))})
+        self.check_step(db, rows[3], {'dgeqrf_': ('fp64', 1, lawn(qr_ops(n + 100, n))),
+                                      'dorgqr_': ('fp64', 1, lawn(orgqr_ops(n + 100, n, n)))})
+        # lstsq is gelsd (SVD) and eigvalsh syevd: iterative, FLOPs unknown;
+        # what they call through the dynamic loader counts (partial)
+        Lapack.check_unknown_step(self, db, rows[4], 'dgelsd_')
+        Lapack.check_unknown_step(self, db, rows[5], 'dsyevd_')
+        # np.dot(x, x) on 2^20 doubles: exactly 2n
+        calls = self.lib_calls(db, rows[6]['step'])
+        self.assertEqual(len(calls), 1, calls)
+        fn, = calls
+        self.assertIn(fn, ('cblas_ddot', 'ddot_'))
+        self.check_step(db, rows[6], {fn: ('fp64', 1, 2 << 20)})
+        self.check_step(db, rows[7], {'zgesv_': ('fp64', 1, gesv(4, True))})
+        notes = [r['text'] for r in query(db, "SELECT text FROM note WHERE kind = 'lib_flops'")]
+        self.assertEqual(len(notes), 1, notes)
+        self.assertIn('2 steps ' + UNKNOWN_NOTE, notes[0])
+
+    @unittest.skipUnless(SCIPY_PY, 'no Python with scipy (python3-scipy)')
+    def test_scipy_linalg(self):
+        n, big = 300, 2000
+        db = self.run_py(SCIPY_PY, ['scipy', '--n', str(n), '--big', str(big)])
+        rows = self.steps(db)
+        self.assertEqual(len(rows), 6)
+        self.check_step(db, rows[0], {'dgetrf_': ('fp64', 1, lawn(lu_ops(n, n)))})
+        # solve: getrf and getrs, then the condition estimate (gecon, not a
+        # counted routine), whose triangular solves and level-1 calls count
+        # too: about 10 big^2 here, under 1% of LAWN 41's count at this size
+        calls = self.lib_calls(db, rows[1]['step'])
+        lu, rs = lawn(lu_ops(big, big)), lawn(solve_ops(big, 4))
+        self.assertEqual(calls.pop('dgetrf_'), ('fp64', 1, lu))
+        self.assertEqual(calls.pop('dgetrs_'), ('fp64', 1, rs))
+        self.assertTrue(set(calls) <= {'dtrsv_', 'ddot_', 'daxpy_', 'dasum_', 'dscal_', 'drscl_'}, calls)
+        self.assertEqual(rows[1]['lib_calls_unknown'], 0)
+        self.within(rows[1]['lib_flops'], lu + rs, 0.01, rows[1])
+        # inv: getrf, then getri (not gesv as numpy)
+        self.check_step(db, rows[2], {'dgetrf_': ('fp64', 1, lawn(lu_ops(n, n))),
+                                      'dgetri_': ('fp64', 1, lawn(getri_ops(n)))})
+        self.check_step(db, rows[3], {'dpotrf_': ('fp64', 1, lawn(chol_ops(n))),
+                                      'dpotrs_': ('fp64', 1, lawn(potrs_ops(n, 4)))})
+        # least squares by QR (LAPACK's gels), (n + 100) x n with 4 columns
+        self.check_step(db, rows[4], {'dgels_': ('fp64', 1, lawn(gels_ops(n + 100, n, 4)))})
+        self.check_step(db, rows[5], {'sgetrf_': ('fp32', 1, lawn(lu_ops(n, n)))})
+
     @unittest.skipUnless(TORCH_PY, 'no Python with torch (python3-torch)')
     def test_torch_mlp(self):
         db = self.run_py(TORCH_PY, ['torch', '--steps', '3', '--conv'])
@@ -332,7 +595,8 @@ class Python(LibTest):
 
 
 if __name__ == '__main__':
-    if not (wl('blas') or wl('blas_ref') or wl('dnnl') or NUMPY_PY or TORCH_PY or CC):
+    if not (wl('blas') or wl('blas_ref') or wl('dnnl') or wl('lapack') or wl('lapack_ref') or NUMPY_PY or
+            TORCH_PY or CC):
         print('skipped: no BLAS workload was built (install libopenblas-dev, libblas-dev or libdnnl-dev: '
               'tools/install-deps), no Python with numpy or torch, and no C compiler')
         sys.exit(77)

@@ -57,12 +57,34 @@ static const char *lapack_args(unsigned op, int lapacke)
 	return "";
 }
 
+/* The iterative drivers (FLOPs unknown): only lwork, whose -1 makes a
+ * call a workspace query, not one of their calls; argument k is at
+ * +8(k - 6)(%sp). */
+static const char *unknown_args(const char *name)
+{
+	static const struct {
+		const char *base, *args;
+	} t[] = {
+		{ "syev_", "lwork=+0(+16(%sp)):s32" },  { "heev_", "lwork=+0(+16(%sp)):s32" },
+		{ "syevd_", "lwork=+0(+16(%sp)):s32" }, { "heevd_", "lwork=+0(+16(%sp)):s32" },
+		{ "syevr_", "lwork=+0(+96(%sp)):s32" }, { "heevr_", "lwork=+0(+96(%sp)):s32" },
+		{ "gesvd_", "lwork=+0(+56(%sp)):s32" }, { "gesdd_", "lwork=+0(+48(%sp)):s32" },
+		{ "gelsd_", "lwork=+0(+48(%sp)):s32" }, { "gelss_", "lwork=+0(+48(%sp)):s32" },
+		{ "gelsy_", "lwork=+0(+48(%sp)):s32" },
+	};
+	if (!strcmp(name + 1, "geev_")) /* the real one has wr and wi, the complex one w */
+		return name[0] == 's' || name[0] == 'd' ? "lwork=+0(+56(%sp)):s32" : "lwork=+0(+48(%sp)):s32";
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!strcmp(name + 1, t[i].base))
+			return t[i].args;
+	return "";
+}
+
 /* Where each interface keeps the dimensions at the function's entry (x86-64
  * System V): CBLAS passes them by value after the layout and the flags,
  * Fortran by reference (the kernel reads through the pointer at the hit),
  * oneDNN by value as 64-bit integers. The 7th argument of a CBLAS TRMM is
- * on the stack, above the return address. A function whose FLOPs are
- * unknown needs none. */
+ * on the stack, above the return address. */
 static const char *fetch_args(unsigned id)
 {
 	const struct libflops_func *f = &libflops_funcs[id];
@@ -71,6 +93,8 @@ static const char *fetch_args(unsigned id)
 	if (dnnl)
 		return id == LIBFLOPS_ID_dnnl_gemm_u8s8s32 || id == LIBFLOPS_ID_dnnl_gemm_s8s8s32
 		       ? "m=%cx:s64 n=%r8:s64 k=%r9:s64" : "m=%dx:s64 n=%cx:s64 k=%r8:s64";
+	if (f->op == LIBFLOPS_UNKNOWN)
+		return unknown_args(f->name);
 	if (f->op >= LIBFLOPS_GETRF)
 		return lapack_args(f->op, !strncmp(f->name, "LAPACKE_", 8));
 	switch (f->op) {
@@ -532,7 +556,7 @@ static int on_record(void *ctx, const struct perf_event_header *hdr, const void 
 		sqlite3_bind_int(lp->ins, 3, (int)tid);
 		sqlite3_bind_int(lp->ins, 4, (int)e->func);
 		sqlite3_bind_int(lp->ins, 5, ret);
-		if (libflops_funcs[e->func].op == LIBFLOPS_UNKNOWN)
+		if (!ret && flops >= 0 && libflops_funcs[e->func].op == LIBFLOPS_UNKNOWN)
 			sqlite3_bind_null(lp->ins, 6); /* FLOPs unknown */
 		else
 			sqlite3_bind_double(lp->ins, 6, flops);
@@ -576,14 +600,15 @@ static int exec_sql(sqlite3 *db, const char *sql)
 /* Pair each thread's entries and returns in time order into the calls
  * that count: those that returned while no other counted call of their
  * thread was running, but workspace queries (flops -1). A function whose
- * FLOPs are unknown (flops NULL) is a call when it returns outside any
- * counted call, and does not hide the counted calls it makes (as in the
- * counting library). */
+ * FLOPs are unknown (flops NULL) is a call when no counted call encloses
+ * it, and does not hide the counted calls it makes (as in the counting
+ * library). */
 static int pair_calls(sqlite3 *db, uint64_t *calls)
 {
 	sqlite3_stmt *q = NULL, *ins = NULL;
 	struct { int func; double flops; } stack[64];
-	int depth = 0, rc = -EIO;
+	const int cap = (int)(sizeof(stack) / sizeof(stack[0]));
+	int depth = 0, counted = 0, rc = -EIO;
 	int64_t tid = -1;
 
 	if (exec_sql(db, "CREATE TEMP TABLE lib_hit (pid INTEGER, time_ns INTEGER, func INTEGER, flops REAL)") ||
@@ -592,41 +617,40 @@ static int pair_calls(sqlite3 *db, uint64_t *calls)
 	    sqlite3_prepare_v2(db, "INSERT INTO lib_hit VALUES (?,?,?,?)", -1, &ins, NULL) != SQLITE_OK)
 		goto out;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		int func = sqlite3_column_int(q, 3);
+		int func = sqlite3_column_int(q, 3), fn;
+		int unknown = func >= 0 && (unsigned)func < LIBFLOPS_NIDS && libflops_funcs[func].op == LIBFLOPS_UNKNOWN;
+		double flops;
+
 		if (sqlite3_column_int64(q, 2) != tid) {
 			tid = sqlite3_column_int64(q, 2);
-			depth = 0;
-		}
-		if (func >= 0 && (unsigned)func < LIBFLOPS_NIDS && libflops_funcs[func].op == LIBFLOPS_UNKNOWN) {
-			if (!sqlite3_column_int(q, 4) || depth > 0)
-				continue;
-			sqlite3_bind_int64(ins, 1, sqlite3_column_int64(q, 1));
-			sqlite3_bind_int64(ins, 2, sqlite3_column_int64(q, 0));
-			sqlite3_bind_int(ins, 3, func);
-			sqlite3_bind_null(ins, 4);
-			if (sqlite3_step(ins) != SQLITE_DONE)
-				break;
-			sqlite3_reset(ins);
-			(*calls)++;
-			continue;
+			depth = counted = 0;
 		}
 		if (!sqlite3_column_int(q, 4)) {
-			/* deeper than any BLAS nests: only the outermost matters */
-			if (depth < (int)(sizeof(stack) / sizeof(stack[0]))) {
-				stack[depth].func = sqlite3_column_int(q, 3);
-				stack[depth].flops = sqlite3_column_double(q, 5);
+			/* deeper than any BLAS nests: only the outer calls matter */
+			if (depth < cap) {
+				stack[depth].func = func;
+				stack[depth].flops = sqlite3_column_type(q, 5) == SQLITE_NULL ? 0 : sqlite3_column_double(q, 5);
 			}
 			depth++;
+			counted += !unknown;
 			continue;
 		}
 		if (depth == 0)
 			continue; /* a call that began before the events existed */
-		if (--depth > 0 || stack[0].flops < 0)
-			continue;
+		depth--;
+		if (!unknown && counted > 0)
+			counted--;
+		fn = depth < cap ? stack[depth].func : func;
+		flops = depth < cap ? stack[depth].flops : 0;
+		if (counted > 0 || flops < 0)
+			continue; /* inside a counted call, or a workspace query */
 		sqlite3_bind_int64(ins, 1, sqlite3_column_int64(q, 1));
 		sqlite3_bind_int64(ins, 2, sqlite3_column_int64(q, 0));
-		sqlite3_bind_int(ins, 3, stack[0].func);
-		sqlite3_bind_double(ins, 4, stack[0].flops);
+		sqlite3_bind_int(ins, 3, fn);
+		if (unknown)
+			sqlite3_bind_null(ins, 4);
+		else
+			sqlite3_bind_double(ins, 4, flops);
 		if (sqlite3_step(ins) != SQLITE_DONE)
 			break;
 		sqlite3_reset(ins);
