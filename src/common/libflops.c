@@ -377,16 +377,8 @@ const struct libflops_proc *libflops_proc_find(const struct libflops_region *r, 
 
 void libflops_list_add(struct libflops_proc *p, unsigned id)
 {
-	uint8_t zero = 0;
-	uint32_t i;
-
-	if (id >= LIBFLOPS_NIDS ||
-	    !__atomic_compare_exchange_n(&p->listed[id], &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-		return; /* another thread listed it */
-	i = __atomic_fetch_add(&p->nlist, 1, __ATOMIC_RELAXED);
-	/* after the counts (release): a reader that sees the entry sees them */
-	if (i < LIBFLOPS_MAX_FUNCS)
-		__atomic_store_n(&p->list[i], (uint16_t)(id + 1), __ATOMIC_RELEASE);
+	if (id < LIBFLOPS_NIDS)
+		libflops_list(p, id);
 }
 
 /* The entries of @p's list that a reader may look at: the region is

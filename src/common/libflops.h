@@ -210,18 +210,33 @@ const struct libflops_proc *libflops_proc_find(const struct libflops_region *r, 
 #define LIBFLOPS_WORDS (2 + LIBFLOPS_NPREC)
 void libflops_sum(const struct libflops_proc *p, uint64_t out[LIBFLOPS_WORDS]);
 
-/* List function @id in @p (its first count); libflops_add() calls it. */
+/* List function @id (< LIBFLOPS_NIDS) in @p, once: its first count. The
+ * entry is written after the counts (release): a reader that sees it sees
+ * them. Inline in libflops_add(), for the counting library's wrappers (see
+ * count() in libflops_shim.c). */
+static inline __attribute__((always_inline)) void libflops_list(struct libflops_proc *p, unsigned id)
+{
+	uint8_t zero = 0;
+	if (__atomic_compare_exchange_n(&p->listed[id], &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+		uint32_t i = __atomic_fetch_add(&p->nlist, 1, __ATOMIC_RELAXED);
+		if (i < LIBFLOPS_MAX_FUNCS)
+			__atomic_store_n(&p->list[i], (uint16_t)(id + 1), __ATOMIC_RELEASE);
+	}
+}
+
+/* The same for any @id (one out of the table is ignored). */
 void libflops_list_add(struct libflops_proc *p, unsigned id);
 
 /* Add one call of function @id (< LIBFLOPS_NIDS) and its @flops to @p:
- * what the counting library does after each call it counts, so inline (a
- * few atomic additions; listing the function happens once). */
-static inline void libflops_add(struct libflops_proc *p, unsigned id, uint64_t flops)
+ * what the counting library does after each call it counts, so inline (two
+ * atomic additions; listing the function happens once). */
+static inline __attribute__((always_inline)) void libflops_add(struct libflops_proc *p, unsigned id,
+								   uint64_t flops)
 {
 	__atomic_fetch_add(&p->f[id].calls, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&p->f[id].flops, flops, __ATOMIC_RELAXED);
 	if (__builtin_expect(!__atomic_load_n(&p->listed[id], __ATOMIC_RELAXED), 0))
-		libflops_list_add(p, id);
+		libflops_list(p, id);
 }
 
 /* Copy the counters of @p's listed functions into the next snapshot;

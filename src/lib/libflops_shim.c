@@ -217,7 +217,11 @@ static inline void *real(unsigned id, void *ra)
 	return fn ? fn : resolve(id, ra);
 }
 
-static inline void count(unsigned id, uint64_t flops)
+/* Inline in every wrapper, no call in it: a call after the real function's
+ * (even to a cold function, even a tail call) makes GCC 12 spill the
+ * wrapper's stack arguments before the real call, 8 more moves in a GEMM's
+ * wrapper. */
+static inline __attribute__((always_inline)) void count(unsigned id, uint64_t flops)
 {
 	struct libflops_proc *p = __atomic_load_n(&g_proc, __ATOMIC_RELAXED);
 	if (p)

@@ -8,9 +8,10 @@
  * pays), (c) preloaded with a region that this process created and
  * initialised as mfu-record does (memfd in MFU_LIBFLOPS_FD: forwarding and
  * counting). Each child times loops of cblas_sgemm at 4x4x4, 16x16x16 and
- * 64x64x64 (OPENBLAS_NUM_THREADS=1: no thread pool in the way) and prints
- * the nanoseconds per call, the best of 5 batches, and a hash of the
- * results. The parent prints the median over the rounds per size and
+ * 64x64x64, and of cblas_ddot on 64 doubles (a level-1 call: the
+ * cheapest kind counted), OPENBLAS_NUM_THREADS=1 (no thread pool in the
+ * way), and prints the nanoseconds per call, the best of 5 batches, and a
+ * hash of the results. The parent prints the median over the rounds per size and
  * configuration with its ratio to bare, checks that the results are the same
  * bytes in every configuration, and that the region counted exactly the calls
  * and FLOPs the child made.
@@ -35,11 +36,13 @@
 #define LIBFLOPS_SO "libmfu-libflops.so"
 #endif
 
-#define NSIZES 3
+#define NSIZES 4  /* the last: cblas_ddot */
+#define NGEMM 3
+#define DOT_N 64
 #define BATCHES 5
 #define MAX_ROUNDS 32
-static const int sizes[NSIZES] = { 4, 16, 64 };
-static const long calls_per_batch[NSIZES] = { 200000, 50000, 2000 };
+static const int sizes[NSIZES] = { 4, 16, 64, DOT_N };
+static const long calls_per_batch[NSIZES] = { 200000, 50000, 2000, 500000 };
 enum { BARE, FORWARD, COUNT, NMODES };
 static const char *const mode_names[NMODES] = { "bare", "forward", "count" };
 
@@ -60,11 +63,15 @@ static int cmp_double(const void *a, const void *b)
 static int child(void)
 {
 	static float a[64 * 64], b[64 * 64], c[64 * 64];
+	static double x[DOT_N];
+	double dot = 0;
 
 	for (int i = 0; i < 64 * 64; i++) {
 		a[i] = 0.125f * (float)((i * 7) % 13) - 0.75f;
 		b[i] = 0.25f * (float)((i * 5) % 11) - 1.25f;
 	}
+	for (int i = 0; i < DOT_N; i++)
+		x[i] = 0.5 * (double)(i % 9) - 2.0;
 	for (int s = 0; s < NSIZES; s++) {
 		int n = sizes[s];
 		double best = 1e30;
@@ -72,7 +79,13 @@ static int child(void)
 
 		for (int r = 0; r < BATCHES; r++) {
 			uint64_t t0 = now();
-			for (long i = 0; i < calls_per_batch[s]; i++) {
+			if (s == NGEMM) {
+				for (long i = 0; i < calls_per_batch[s]; i++) {
+					dot = cblas_ddot(n, x, 1, x, 1);
+					__asm__ volatile("" ::: "memory");
+				}
+			}
+			for (long i = 0; s < NGEMM && i < calls_per_batch[s]; i++) {
 				cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n,
 					    0.0f, c, n);
 				__asm__ volatile("" ::: "memory");
@@ -82,8 +95,9 @@ static int child(void)
 				best = t;
 		}
 		/* the last result, byte by byte */
-		const unsigned char *p = (const unsigned char *)c;
-		for (size_t i = 0; i < (size_t)(n * n) * sizeof(float); i++)
+		const unsigned char *p = s == NGEMM ? (const unsigned char *)&dot : (const unsigned char *)c;
+		size_t len = s == NGEMM ? sizeof(dot) : (size_t)(n * n) * sizeof(float);
+		for (size_t i = 0; i < len; i++)
 			h = (h ^ p[i]) * 0x100000001b3ull;
 		printf("%d %.3f %016llx\n", n, best, (unsigned long long)h);
 	}
@@ -152,9 +166,10 @@ static int run_child(const char *self, const char *shim, int mode, int region_fd
 }
 
 /* What the region adds to a marker boundary: libmfu sums its process's
- * counters at every boundary (libflops_sum) and copies the table at step
+ * counters at every boundary (libflops_sum) and copies them at step
  * boundaries (libflops_snapshot); the same calls, timed here on a slot with
- * 10 functions called (an application's usual handful). */
+ * 10 functions called (an application's usual handful), spread over the
+ * table as a program's are (GEMMs, level 1, LAPACK, an eigensolver). */
 static volatile uint64_t g_sink; /* the compiler keeps what is stored here */
 
 static void boundary(struct libflops_region *r)
@@ -168,7 +183,8 @@ static void boundary(struct libflops_region *r)
 	if (!p)
 		return;
 	for (unsigned f = 0; f < 10; f++)
-		p->f[f * 11] = (struct libflops_counter){ 1000 + f, 1000000 * (f + 1) };
+		for (unsigned c = 0; c < 1000 + f; c++)
+			libflops_add(p, f * 33, 1000 * (f + 1));
 	for (int b = 0; b < NB; b++) {
 		uint64_t t0 = now();
 		for (long i = 0; i < n; i++) {
@@ -245,16 +261,20 @@ int main(int argc, char **argv)
 			/* exactly the calls and FLOPs it made were counted, and only with a region */
 			const struct libflops_proc *p = libflops_proc_find(r, (int32_t)pid);
 			uint64_t want_calls = 0, want_flops = 0;
-			for (int s = 0; s < NSIZES; s++) {
+			uint64_t dots = (uint64_t)calls_per_batch[NGEMM] * BATCHES;
+			for (int s = 0; s < NGEMM; s++) {
 				uint64_t n = (uint64_t)calls_per_batch[s] * BATCHES;
 				want_calls += n;
 				want_flops += n * 2 * (uint64_t)sizes[s] * (uint64_t)sizes[s] * (uint64_t)sizes[s];
 			}
 			if (m == COUNT) {
 				if (!p || !p->active || p->f[LIBFLOPS_ID_cblas_sgemm].calls != want_calls ||
-				    p->f[LIBFLOPS_ID_cblas_sgemm].flops != want_flops) {
-					fprintf(stderr, "bench_libflops: the region did not count %llu calls, %llu FLOPs\n",
-						(unsigned long long)want_calls, (unsigned long long)want_flops);
+				    p->f[LIBFLOPS_ID_cblas_sgemm].flops != want_flops ||
+				    p->f[LIBFLOPS_ID_cblas_ddot].calls != dots ||
+				    p->f[LIBFLOPS_ID_cblas_ddot].flops != dots * 2 * DOT_N) {
+					fprintf(stderr, "bench_libflops: the region did not count %llu calls, %llu FLOPs "
+						"of cblas_sgemm and %llu calls of cblas_ddot\n", (unsigned long long)want_calls,
+						(unsigned long long)want_flops, (unsigned long long)dots);
 					bad_count = 1;
 				}
 			} else if (p) {
@@ -265,13 +285,13 @@ int main(int argc, char **argv)
 		for (int m = 0; m < NMODES; m++)
 			for (int s = 0; s < NSIZES; s++)
 				if (res[k][m].hash[s] != res[0][BARE].hash[s]) {
-					fprintf(stderr, "bench_libflops: %s, %d^3: results differ from bare\n",
+					fprintf(stderr, "bench_libflops: %s, size %d: results differ from bare\n",
 						mode_names[m], sizes[s]);
 					bad_hash = 1;
 				}
 	}
 
-	printf("cblas_sgemm, ns per call (each child: best of %d batches; then the median and the minimum "
+	printf("cblas_sgemm and cblas_ddot, ns per call (each child: best of %d batches; then the median and the minimum "
 	       "over %ld rounds; OPENBLAS_NUM_THREADS=1)\n", BATCHES, rounds);
 	printf("%-10s %-6s %10s %10s %10s %9s %9s %11s %11s\n", "size", "stat", "bare", "forward", "count",
 	       "fwd/bare", "cnt/bare", "fwd-bare", "cnt-bare");
@@ -285,7 +305,10 @@ int main(int argc, char **argv)
 			min[m] = v[0];
 		}
 		char label[16];
-		snprintf(label, sizeof(label), "%dx%dx%d", sizes[s], sizes[s], sizes[s]);
+		if (s == NGEMM)
+			snprintf(label, sizeof(label), "ddot %d", sizes[s]);
+		else
+			snprintf(label, sizeof(label), "%dx%dx%d", sizes[s], sizes[s], sizes[s]);
 		for (int w = 0; w < 2; w++) {
 			const double *x = w ? min : med;
 			printf("%-10s %-6s %10.1f %10.1f %10.1f %9.3f %9.3f %8.1f ns %8.1f ns\n", w ? "" : label,
