@@ -53,7 +53,7 @@ void options_usage(FILE *f)
 		"                          also MFU_NO_CALIBRATE=1 in the environment\n"
 		"      --profile FILE      the machine profile to read (default\n"
 		"                          $XDG_CACHE_HOME/mfu/profile-HOST.sqlite)\n"
-		"      --no-lib-flops      do not count the FLOPs of BLAS and oneDNN calls\n"
+		"      --no-lib-flops      do not count the FLOPs of BLAS, LAPACK, oneDNN calls\n"
 		"                          (counted by default: a library preloaded into\n"
 		"                          COMMAND; they become MFU's numerator when COMMAND\n"
 		"                          declares no model FLOPs)\n"

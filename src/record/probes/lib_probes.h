@@ -1,6 +1,6 @@
 /*
- * Library calls the counting library cannot see: BLAS and oneDNN functions
- * linked into the program's executable itself (a statically linked
+ * Library calls the counting library cannot see: BLAS, LAPACK and oneDNN
+ * functions linked into the program's executable itself (a statically linked
  * program, or a static libopenblas.a in a dynamic one). Calls inside one
  * file never go through the dynamic loader, so preloading cannot
  * interpose them; uprobes can.
