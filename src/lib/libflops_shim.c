@@ -52,8 +52,15 @@ static __thread int t_depth __attribute__((tls_model("initial-exec")));
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Call sites whose function is in a local scope only: (return address, id)
- * -> function. Entries are written once, under g_lock, fn last. */
-#define NSITES 512
+ * -> function. Entries are written once, under g_lock, fn last. A program
+ * that loads its BLAS and LAPACK in a local scope (numpy and SciPy: a
+ * Python extension's dependencies) resolves every wrapped call here, and a
+ * LAPACK routine's nested BLAS calls each have their own site
+ * (numpy.linalg's solve, inv, qr, lstsq and eigvalsh use 85). A site is
+ * looked for in NPROBE slots at most: a full table costs a miss (the slow
+ * lookup, not cached), not a scan of the table. */
+#define NSITES 4096
+#define NPROBE 64
 static struct site {
 	void *ra;
 	unsigned id;
@@ -175,7 +182,7 @@ static __attribute__((noinline)) void *resolve(unsigned id, void *ra)
 	void *fn;
 	size_t h = site_hash(ra, id);
 
-	for (size_t i = 0; i < NSITES; i++) {
+	for (size_t i = 0; i < NPROBE; i++) {
 		struct site *s = &g_sites[(h + i) & (NSITES - 1)];
 		void *f = __atomic_load_n(&s->fn, __ATOMIC_ACQUIRE);
 		if (!f)
@@ -195,7 +202,7 @@ static __attribute__((noinline)) void *resolve(unsigned id, void *ra)
 	}
 	fn = lookup_local(id, ra);
 	if (fn) {
-		for (size_t i = 0; i < NSITES; i++) {
+		for (size_t i = 0; i < NPROBE; i++) {
 			struct site *s = &g_sites[(h + i) & (NSITES - 1)];
 			if (!s->fn) {
 				s->ra = ra;
@@ -625,63 +632,63 @@ F_ROT(zdrot_)
  * positive definite) counts the whole operation. ---- */
 
 typedef int *fout;
-#define OK (*info >= 0)
-#define OKW (*lwork != -1 && *info >= 0)
+#define INFO_OK (*info >= 0)
+#define WORK_OK (*lwork != -1 && *info >= 0)
 
 #define F_GETRF(sym)                                                                                    \
-	WRAP_V(sym, (fint m, fint n, vptr a, fint lda, fout ipiv, fout info), (m, n, a, lda, ipiv, info), OK, \
+	WRAP_V(sym, (fint m, fint n, vptr a, fint lda, fout ipiv, fout info), (m, n, a, lda, ipiv, info), INFO_OK, \
 	       CNT(sym, 0, *m, *n, 0))
 #define F_GETRS(sym)                                                                                  \
 	WRAP_V(sym, (fchr tr, fint n, fint nrhs, cptr a, fint lda, fint ipiv, vptr b, fint ldb, fout info, \
 		     size_t l1),                                                                        \
-	       (tr, n, nrhs, a, lda, ipiv, b, ldb, info, l1), OK, CNT(sym, 0, 0, *n, *nrhs))
+	       (tr, n, nrhs, a, lda, ipiv, b, ldb, info, l1), INFO_OK, CNT(sym, 0, 0, *n, *nrhs))
 #define F_GESV(sym)                                                                                  \
 	WRAP_V(sym, (fint n, fint nrhs, vptr a, fint lda, fout ipiv, vptr b, fint ldb, fout info),        \
-	       (n, nrhs, a, lda, ipiv, b, ldb, info), OK, CNT(sym, 0, 0, *n, *nrhs))
+	       (n, nrhs, a, lda, ipiv, b, ldb, info), INFO_OK, CNT(sym, 0, 0, *n, *nrhs))
 #define F_GETRI(sym)                                                                                 \
 	WRAP_V(sym, (fint n, vptr a, fint lda, fint ipiv, vptr work, fint lwork, fout info),              \
-	       (n, a, lda, ipiv, work, lwork, info), OKW, CNT(sym, 0, 0, *n, 0))
+	       (n, a, lda, ipiv, work, lwork, info), WORK_OK, CNT(sym, 0, 0, *n, 0))
 /* POTRF and POTRI */
 #define F_POTRF(sym)                                                                                  \
-	WRAP_V(sym, (fchr up, fint n, vptr a, fint lda, fout info, size_t l1), (up, n, a, lda, info, l1), OK, \
+	WRAP_V(sym, (fchr up, fint n, vptr a, fint lda, fout info, size_t l1), (up, n, a, lda, info, l1), INFO_OK, \
 	       CNT(sym, 0, 0, *n, 0))
 /* POTRS and POSV */
 #define F_POTRS(sym)                                                                                 \
 	WRAP_V(sym, (fchr up, fint n, fint nrhs, vptr a, fint lda, vptr b, fint ldb, fout info, size_t l1), \
-	       (up, n, nrhs, a, lda, b, ldb, info, l1), OK, CNT(sym, 0, 0, *n, *nrhs))
+	       (up, n, nrhs, a, lda, b, ldb, info, l1), INFO_OK, CNT(sym, 0, 0, *n, *nrhs))
 #define F_GEQRF(sym)                                                                                \
 	WRAP_V(sym, (fint m, fint n, vptr a, fint lda, vptr tau, vptr work, fint lwork, fout info),      \
-	       (m, n, a, lda, tau, work, lwork, info), OKW, CNT(sym, 0, *m, *n, 0))
+	       (m, n, a, lda, tau, work, lwork, info), WORK_OK, CNT(sym, 0, *m, *n, 0))
 #define F_ORGQR(sym)                                                                                       \
 	WRAP_V(sym, (fint m, fint n, fint k, vptr a, fint lda, cptr tau, vptr work, fint lwork, fout info),     \
-	       (m, n, k, a, lda, tau, work, lwork, info), OKW, CNT(sym, 0, *m, *n, *k))
+	       (m, n, k, a, lda, tau, work, lwork, info), WORK_OK, CNT(sym, 0, *m, *n, *k))
 #define F_ORMQR(sym)                                                                                      \
 	WRAP_V(sym, (fchr side, fchr tr, fint m, fint n, fint k, cptr a, fint lda, cptr tau, vptr c, fint ldc, \
 		     vptr work, fint lwork, fout info, size_t l1, size_t l2),                                 \
-	       (side, tr, m, n, k, a, lda, tau, c, ldc, work, lwork, info, l1, l2), OKW,                      \
+	       (side, tr, m, n, k, a, lda, tau, c, ldc, work, lwork, info, l1, l2), WORK_OK,                      \
 	       CNT(sym, F_LEFT(side), *m, *n, *k))
 #define F_TRTRI(sym)                                                                                  \
 	WRAP_V(sym, (fchr up, fchr dg, fint n, vptr a, fint lda, fout info, size_t l1, size_t l2),         \
-	       (up, dg, n, a, lda, info, l1, l2), OK, CNT(sym, 0, 0, *n, 0))
+	       (up, dg, n, a, lda, info, l1, l2), INFO_OK, CNT(sym, 0, 0, *n, 0))
 #define F_TRTRS(sym)                                                                                   \
 	WRAP_V(sym, (fchr up, fchr tr, fchr dg, fint n, fint nrhs, cptr a, fint lda, vptr b, fint ldb,      \
 		     fout info, size_t l1, size_t l2, size_t l3),                                         \
-	       (up, tr, dg, n, nrhs, a, lda, b, ldb, info, l1, l2, l3), OK, CNT(sym, 0, 0, *n, *nrhs))
+	       (up, tr, dg, n, nrhs, a, lda, b, ldb, info, l1, l2, l3), INFO_OK, CNT(sym, 0, 0, *n, *nrhs))
 #define F_SYTRF(sym)                                                                                      \
 	WRAP_V(sym, (fchr up, fint n, vptr a, fint lda, fout ipiv, vptr work, fint lwork, fout info, size_t l1), \
-	       (up, n, a, lda, ipiv, work, lwork, info, l1), OKW, CNT(sym, 0, 0, *n, 0))
+	       (up, n, a, lda, ipiv, work, lwork, info, l1), WORK_OK, CNT(sym, 0, 0, *n, 0))
 #define F_SYTRS(sym)                                                                                  \
 	WRAP_V(sym, (fchr up, fint n, fint nrhs, cptr a, fint lda, fint ipiv, vptr b, fint ldb, fout info, \
 		     size_t l1),                                                                        \
-	       (up, n, nrhs, a, lda, ipiv, b, ldb, info, l1), OK, CNT(sym, 0, 0, *n, *nrhs))
+	       (up, n, nrhs, a, lda, ipiv, b, ldb, info, l1), INFO_OK, CNT(sym, 0, 0, *n, *nrhs))
 #define F_SYSV(sym)                                                                                     \
 	WRAP_V(sym, (fchr up, fint n, fint nrhs, vptr a, fint lda, fout ipiv, vptr b, fint ldb, vptr work,   \
 		     fint lwork, fout info, size_t l1),                                                    \
-	       (up, n, nrhs, a, lda, ipiv, b, ldb, work, lwork, info, l1), OKW, CNT(sym, 0, 0, *n, *nrhs))
+	       (up, n, nrhs, a, lda, ipiv, b, ldb, work, lwork, info, l1), WORK_OK, CNT(sym, 0, 0, *n, *nrhs))
 #define F_GELS(sym)                                                                                     \
 	WRAP_V(sym, (fchr tr, fint m, fint n, fint nrhs, vptr a, fint lda, vptr b, fint ldb, vptr work,      \
 		     fint lwork, fout info, size_t l1),                                                    \
-	       (tr, m, n, nrhs, a, lda, b, ldb, work, lwork, info, l1), OKW, CNT(sym, 0, *m, *n, *nrhs))
+	       (tr, m, n, nrhs, a, lda, b, ldb, work, lwork, info, l1), WORK_OK, CNT(sym, 0, *m, *n, *nrhs))
 
 #define SDCZ(F, base) F(s##base##_) F(d##base##_) F(c##base##_) F(z##base##_)
 SDCZ(F_GETRF, getrf)
@@ -720,47 +727,47 @@ SDCZ(F_GELS, gels)
  * dynamic loader when that is another library's: a nested call. ---- */
 
 typedef const int *lint_p;
-#define E_OK (rc_ >= 0)
+#define RC_OK (rc_ >= 0)
 #define E_LEFT(side) ((side) == 'L' || (side) == 'l')
 
 #define E_GETRF(sym)                                                                                     \
-	WRAP_R(int, sym, (int lay, int m, int n, vptr a, int lda, fout ipiv), (lay, m, n, a, lda, ipiv), E_OK, \
+	WRAP_R(int, sym, (int lay, int m, int n, vptr a, int lda, fout ipiv), (lay, m, n, a, lda, ipiv), RC_OK, \
 	       CNT(sym, 0, m, n, 0))
 #define E_GETRS(sym)                                                                                \
 	WRAP_R(int, sym, (int lay, char tr, int n, int nrhs, cptr a, int lda, lint_p ipiv, vptr b, int ldb), \
-	       (lay, tr, n, nrhs, a, lda, ipiv, b, ldb), E_OK, CNT(sym, 0, 0, n, nrhs))
+	       (lay, tr, n, nrhs, a, lda, ipiv, b, ldb), RC_OK, CNT(sym, 0, 0, n, nrhs))
 #define E_GESV(sym)                                                                                   \
 	WRAP_R(int, sym, (int lay, int n, int nrhs, vptr a, int lda, fout ipiv, vptr b, int ldb),          \
-	       (lay, n, nrhs, a, lda, ipiv, b, ldb), E_OK, CNT(sym, 0, 0, n, nrhs))
+	       (lay, n, nrhs, a, lda, ipiv, b, ldb), RC_OK, CNT(sym, 0, 0, n, nrhs))
 #define E_GETRI(sym)                                                                                  \
-	WRAP_R(int, sym, (int lay, int n, vptr a, int lda, lint_p ipiv), (lay, n, a, lda, ipiv), E_OK,     \
+	WRAP_R(int, sym, (int lay, int n, vptr a, int lda, lint_p ipiv), (lay, n, a, lda, ipiv), RC_OK,     \
 	       CNT(sym, 0, 0, n, 0))
 #define E_POTRF(sym)                                                                                  \
-	WRAP_R(int, sym, (int lay, char up, int n, vptr a, int lda), (lay, up, n, a, lda), E_OK,           \
+	WRAP_R(int, sym, (int lay, char up, int n, vptr a, int lda), (lay, up, n, a, lda), RC_OK,           \
 	       CNT(sym, 0, 0, n, 0))
 /* POTRS and POSV */
 #define E_POTRS(sym)                                                                                  \
 	WRAP_R(int, sym, (int lay, char up, int n, int nrhs, vptr a, int lda, vptr b, int ldb),            \
-	       (lay, up, n, nrhs, a, lda, b, ldb), E_OK, CNT(sym, 0, 0, n, nrhs))
+	       (lay, up, n, nrhs, a, lda, b, ldb), RC_OK, CNT(sym, 0, 0, n, nrhs))
 #define E_GEQRF(sym)                                                                                  \
-	WRAP_R(int, sym, (int lay, int m, int n, vptr a, int lda, vptr tau), (lay, m, n, a, lda, tau), E_OK, \
+	WRAP_R(int, sym, (int lay, int m, int n, vptr a, int lda, vptr tau), (lay, m, n, a, lda, tau), RC_OK, \
 	       CNT(sym, 0, m, n, 0))
 #define E_ORGQR(sym)                                                                                  \
 	WRAP_R(int, sym, (int lay, int m, int n, int k, vptr a, int lda, cptr tau), (lay, m, n, k, a, lda, tau), \
-	       E_OK, CNT(sym, 0, m, n, k))
+	       RC_OK, CNT(sym, 0, m, n, k))
 #define E_ORMQR(sym)                                                                                  \
 	WRAP_R(int, sym, (int lay, char side, char tr, int m, int n, int k, cptr a, int lda, cptr tau,     \
 			  vptr c, int ldc),                                                             \
-	       (lay, side, tr, m, n, k, a, lda, tau, c, ldc), E_OK, CNT(sym, E_LEFT(side), m, n, k))
+	       (lay, side, tr, m, n, k, a, lda, tau, c, ldc), RC_OK, CNT(sym, E_LEFT(side), m, n, k))
 #define E_TRTRI(sym)                                                                                  \
-	WRAP_R(int, sym, (int lay, char up, char dg, int n, vptr a, int lda), (lay, up, dg, n, a, lda), E_OK, \
+	WRAP_R(int, sym, (int lay, char up, char dg, int n, vptr a, int lda), (lay, up, dg, n, a, lda), RC_OK, \
 	       CNT(sym, 0, 0, n, 0))
 #define E_SYTRF(sym)                                                                                  \
 	WRAP_R(int, sym, (int lay, char up, int n, vptr a, int lda, fout ipiv), (lay, up, n, a, lda, ipiv), \
-	       E_OK, CNT(sym, 0, 0, n, 0))
+	       RC_OK, CNT(sym, 0, 0, n, 0))
 #define E_GELS(sym)                                                                                   \
 	WRAP_R(int, sym, (int lay, char tr, int m, int n, int nrhs, vptr a, int lda, vptr b, int ldb),     \
-	       (lay, tr, m, n, nrhs, a, lda, b, ldb), E_OK, CNT(sym, 0, m, n, nrhs))
+	       (lay, tr, m, n, nrhs, a, lda, b, ldb), RC_OK, CNT(sym, 0, m, n, nrhs))
 
 #define E_SDCZ(F, base) F(LAPACKE_s##base) F(LAPACKE_d##base) F(LAPACKE_c##base) F(LAPACKE_z##base)
 E_SDCZ(E_GETRF, getrf)
@@ -789,27 +796,27 @@ E_SDCZ(E_GELS, gels)
 #define U_SYEV(sym)                                                                                    \
 	WRAP_UNKNOWN(sym, (fchr jz, fchr up, fint n, vptr a, fint lda, vptr w, vptr work, fint lwork,       \
 			   fout info, size_t l1, size_t l2),                                              \
-		     (jz, up, n, a, lda, w, work, lwork, info, l1, l2), OKW)
+		     (jz, up, n, a, lda, w, work, lwork, info, l1, l2), WORK_OK)
 #define U_SYEVD(sym)                                                                                   \
 	WRAP_UNKNOWN(sym, (fchr jz, fchr up, fint n, vptr a, fint lda, vptr w, vptr work, fint lwork,       \
 			   fout iwork, fint liwork, fout info, size_t l1, size_t l2),                     \
-		     (jz, up, n, a, lda, w, work, lwork, iwork, liwork, info, l1, l2), OKW && *liwork != -1)
+		     (jz, up, n, a, lda, w, work, lwork, iwork, liwork, info, l1, l2), WORK_OK && *liwork != -1)
 #define U_SYEVR(sym)                                                                                    \
 	WRAP_UNKNOWN(sym, (fchr jz, fchr rg, fchr up, fint n, vptr a, fint lda, cptr vl, cptr vu, fint il,   \
 			   fint iu, cptr tol, fout m, vptr w, vptr z, fint ldz, fout isuppz, vptr work,    \
 			   fint lwork, fout iwork, fint liwork, fout info, size_t l1, size_t l2, size_t l3), \
 		     (jz, rg, up, n, a, lda, vl, vu, il, iu, tol, m, w, z, ldz, isuppz, work, lwork, iwork,  \
 		      liwork, info, l1, l2, l3),                                                          \
-		     OKW && *liwork != -1)
+		     WORK_OK && *liwork != -1)
 #define U_HEEV(sym)                                                                                    \
 	WRAP_UNKNOWN(sym, (fchr jz, fchr up, fint n, vptr a, fint lda, vptr w, vptr work, fint lwork,       \
 			   vptr rwork, fout info, size_t l1, size_t l2),                                  \
-		     (jz, up, n, a, lda, w, work, lwork, rwork, info, l1, l2), OKW)
+		     (jz, up, n, a, lda, w, work, lwork, rwork, info, l1, l2), WORK_OK)
 #define U_HEEVD(sym)                                                                                   \
 	WRAP_UNKNOWN(sym, (fchr jz, fchr up, fint n, vptr a, fint lda, vptr w, vptr work, fint lwork,       \
 			   vptr rwork, fint lrwork, fout iwork, fint liwork, fout info, size_t l1, size_t l2), \
 		     (jz, up, n, a, lda, w, work, lwork, rwork, lrwork, iwork, liwork, info, l1, l2),       \
-		     OKW && *lrwork != -1 && *liwork != -1)
+		     WORK_OK && *lrwork != -1 && *liwork != -1)
 #define U_HEEVR(sym)                                                                                    \
 	WRAP_UNKNOWN(sym, (fchr jz, fchr rg, fchr up, fint n, vptr a, fint lda, cptr vl, cptr vu, fint il,   \
 			   fint iu, cptr tol, fout m, vptr w, vptr z, fint ldz, fout isuppz, vptr work,    \
@@ -817,39 +824,39 @@ E_SDCZ(E_GELS, gels)
 			   size_t l1, size_t l2, size_t l3),                                              \
 		     (jz, rg, up, n, a, lda, vl, vu, il, iu, tol, m, w, z, ldz, isuppz, work, lwork, rwork,  \
 		      lrwork, iwork, liwork, info, l1, l2, l3),                                           \
-		     OKW && *lrwork != -1 && *liwork != -1)
+		     WORK_OK && *lrwork != -1 && *liwork != -1)
 #define U_GESVD_R(sym)                                                                                 \
 	WRAP_UNKNOWN(sym, (fchr ju, fchr jv, fint m, fint n, vptr a, fint lda, vptr s, vptr u, fint ldu,     \
 			   vptr vt, fint ldvt, vptr work, fint lwork, fout info, size_t l1, size_t l2),   \
-		     (ju, jv, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, info, l1, l2), OKW)
+		     (ju, jv, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, info, l1, l2), WORK_OK)
 #define U_GESVD_C(sym)                                                                                 \
 	WRAP_UNKNOWN(sym, (fchr ju, fchr jv, fint m, fint n, vptr a, fint lda, vptr s, vptr u, fint ldu,     \
 			   vptr vt, fint ldvt, vptr work, fint lwork, vptr rwork, fout info, size_t l1,   \
 			   size_t l2),                                                                    \
-		     (ju, jv, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, info, l1, l2), OKW)
+		     (ju, jv, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, info, l1, l2), WORK_OK)
 #define U_GESDD_R(sym)                                                                                 \
 	WRAP_UNKNOWN(sym, (fchr jz, fint m, fint n, vptr a, fint lda, vptr s, vptr u, fint ldu, vptr vt,     \
 			   fint ldvt, vptr work, fint lwork, fout iwork, fout info, size_t l1),           \
-		     (jz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info, l1), OKW)
+		     (jz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info, l1), WORK_OK)
 #define U_GESDD_C(sym)                                                                                 \
 	WRAP_UNKNOWN(sym, (fchr jz, fint m, fint n, vptr a, fint lda, vptr s, vptr u, fint ldu, vptr vt,     \
 			   fint ldvt, vptr work, fint lwork, vptr rwork, fout iwork, fout info, size_t l1), \
-		     (jz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, iwork, info, l1), OKW)
+		     (jz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, iwork, info, l1), WORK_OK)
 #define U_GEEV_R(sym)                                                                                  \
 	WRAP_UNKNOWN(sym, (fchr jl, fchr jr, fint n, vptr a, fint lda, vptr wr, vptr wi, vptr vl,            \
 			   fint ldvl, vptr vr, fint ldvr, vptr work, fint lwork, fout info, size_t l1,    \
 			   size_t l2),                                                                    \
-		     (jl, jr, n, a, lda, wr, wi, vl, ldvl, vr, ldvr, work, lwork, info, l1, l2), OKW)
+		     (jl, jr, n, a, lda, wr, wi, vl, ldvl, vr, ldvr, work, lwork, info, l1, l2), WORK_OK)
 #define U_GEEV_C(sym)                                                                                  \
 	WRAP_UNKNOWN(sym, (fchr jl, fchr jr, fint n, vptr a, fint lda, vptr w, vptr vl, fint ldvl, vptr vr,  \
 			   fint ldvr, vptr work, fint lwork, vptr rwork, fout info, size_t l1, size_t l2), \
-		     (jl, jr, n, a, lda, w, vl, ldvl, vr, ldvr, work, lwork, rwork, info, l1, l2), OKW)
+		     (jl, jr, n, a, lda, w, vl, ldvl, vr, ldvr, work, lwork, rwork, info, l1, l2), WORK_OK)
 /* GELSD, GELSS and GELSY: m n nrhs a lda b ldb, then s or jpvt, rcond,
  * rank, work, lwork, then (complex) rwork, then (GELSD) iwork */
 #define U_GELS_(sym, params, args)                                                                     \
 	WRAP_UNKNOWN(sym, (fint m, fint n, fint nrhs, vptr a, fint lda, vptr b, fint ldb, vptr s, cptr rcond, \
 			   fout rank, vptr work, fint lwork UNPAREN params, fout info),                    \
-		     (m, n, nrhs, a, lda, b, ldb, s, rcond, rank, work, lwork UNPAREN args, info), OKW)
+		     (m, n, nrhs, a, lda, b, ldb, s, rcond, rank, work, lwork UNPAREN args, info), WORK_OK)
 #define UNPAREN(...) __VA_ARGS__
 #define U_GELSD_R(sym) U_GELS_(sym, (, fout iwork), (, iwork))
 #define U_GELSD_C(sym) U_GELS_(sym, (, vptr rwork, fout iwork), (, rwork, iwork))

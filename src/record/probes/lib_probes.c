@@ -28,10 +28,9 @@ static const char *lapack_args(unsigned op, int lapacke)
 		return lapacke ? "n=%si:s32" : "n=+0(%di):s32 lwork=+0(%r9):s32";
 	case LIBFLOPS_POTRF:  /* uplo, n */
 	case LIBFLOPS_POTRI:
-	case LIBFLOPS_SYTRF:  /* uplo, n, a, lda, ipiv, work, lwork */
-		if (op == LIBFLOPS_SYTRF && !lapacke)
-			return "n=+0(%si):s32 lwork=+0(+8(%sp)):s32";
 		return lapacke ? "n=%dx:s32" : "n=+0(%si):s32";
+	case LIBFLOPS_SYTRF:  /* uplo, n, a, lda, ipiv, work, lwork */
+		return lapacke ? "n=%dx:s32" : "n=+0(%si):s32 lwork=+0(+8(%sp)):s32";
 	case LIBFLOPS_POTRS:  /* uplo, n, nrhs */
 	case LIBFLOPS_POSV:
 	case LIBFLOPS_SYTRS:
