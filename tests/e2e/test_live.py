@@ -15,7 +15,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mfutest import SANITIZED, TempDirTest, prog, query  # noqa: E402
+from mfutest import TempDirTest, prog, query  # noqa: E402
 
 try:
     import fcntl
@@ -58,9 +58,11 @@ def on_pty(argv, rows=0, cols=0, timeout=120):
 class Live(TempDirTest):
     def cmd(self, *extra):
         self.db = self.path('run.sqlite')
-        # 2-3 s of steps (a sanitizer build is several times slower: fewer)
-        steps = '80' if SANITIZED else '250'
-        return [prog('MFU_RECORD'), '-o', self.db] + list(extra) + ['--', prog('MFU_WL_MLP'), '--steps', steps]
+        # 2.5 s of steps on any CPU, in any build: each spins 10 ms by the
+        # clock (a count of MLP steps took 2-3 s on one machine and under
+        # 1 s on a faster one, before the first line is drawn at 1 s)
+        return [prog('MFU_RECORD'), '-o', self.db] + list(extra) + [
+            '--', prog('MFU_WL_STEPS'), '--steps', '250', '--busy-us', '10000', '--flops', '1000000000']
 
     def check_lines(self, out):
         lines = LINE.findall(out)
