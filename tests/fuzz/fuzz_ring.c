@@ -39,51 +39,12 @@
 #include "counters.h"
 #include "marker_ring.h"
 #include "markers.h"
+#include "../unit/markers_fixture.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct counters cs;
-static volatile size_t sink_bytes; /* keeps the sink's reads alive */
 
-/* As fuzz_markers.c and tests/unit/test_markers.c: two groups of two. */
-static void setup_counters(void)
-{
-	static const char *const names[] = { "task-clock", "context-switches", "cycles", "FLOPS8" };
-	static const char *const kinds[] = { "software", "software", "hardware", "hardware" };
-	static const enum counter_col cols[] = { COL_CPU_NS, COL_CTX_SWITCHES, COL_CYCLES,
-						 COL_FLOPS_FP32 };
-
-	memset(&cs, 0, sizeof(cs));
-	cs.n = 4;
-	cs.ngroups = 2;
-	for (int i = 0; i < 4; i++) {
-		strcpy(cs.c[i].name, names[i]);
-		cs.c[i].kind = kinds[i];
-		cs.c[i].col = cols[i];
-		cs.c[i].opened = 1;
-		cs.c[i].group = i < 2 ? 0 : 1;
-		cs.c[i].word = i < 2 ? 3 + i : 5 + 3 + (i - 2);
-		cs.c[i].weight = i == 3 ? 8 : 0;
-	}
-	cs.group_nr[0] = cs.group_nr[1] = 2;
-	cs.group_offset[0] = 0;
-	cs.group_offset[1] = 5;
-}
-
-static int on_interval(void *ctx, const struct interval_row *r)
-{
-	(void)ctx;
-	sink_bytes += r->name ? strlen(r->name) : 0;
-	sink_bytes += (size_t)r->d.has[COL_CPU_NS];
-	return 0;
-}
-
-static int on_anomaly(void *ctx, const struct anomaly_row *r)
-{
-	(void)ctx;
-	sink_bytes += strlen(r->kind) + strlen(r->detail);
-	return 0;
-}
 
 /* The input, read byte by byte; past its end, zeros. */
 struct in {
@@ -151,12 +112,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const uint8_t group_nr[2] = { 2, 2 };
 	static int ready;
-	struct markers_sink sink = { NULL, on_interval, on_interval, on_anomaly };
+	struct markers_sink sink = { NULL, markers_fixture_on_interval, markers_fixture_on_interval,
+				     markers_fixture_on_anomaly };
 	struct in in = { data, size, 0 };
 	struct rec r;
 
 	if (!ready) {
-		setup_counters();
+		markers_fixture_counters(&cs);
 		ready = 1;
 	}
 	if (size > 16384) /* bounded work per input */

@@ -70,4 +70,16 @@ static inline int check_status(void)
 	return check_failures ? 1 : 0;
 }
 
+/* "@dir/@name" in one of four rotating buffers: up to four at once in one
+ * call's arguments (a test's temporary directory and the files in it). */
+static inline const char *check_path(const char *dir, const char *name)
+{
+	static char buf[4][512];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", dir, name);
+	return buf[k];
+}
+
 #endif

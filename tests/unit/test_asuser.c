@@ -20,11 +20,7 @@ static struct asuser nobody;
 
 static const char *path(const char *name)
 {
-	static char buf[4][256];
-	static int k;
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", dir, name);
-	return buf[k];
+	return check_path(dir, name);
 }
 
 static void write_file(const char *p, const char *text, mode_t mode)

@@ -9,6 +9,7 @@
 #include "check.h"
 #include "counters.h"
 #include "markers.h"
+#include "markers_fixture.h"
 
 #define MAXROWS 64
 
@@ -56,29 +57,6 @@ static int on_anomaly(void *ctx, const struct anomaly_row *r)
 
 static struct counters cs;
 
-/* Two software counters (task-clock, context-switches) in group 0 and two
- * hardware ones (cycles, an fp32 FLOP event of weight 8) in group 1. */
-static void setup_counters(void)
-{
-	memset(&cs, 0, sizeof(cs));
-	cs.n = 4;
-	cs.ngroups = 2;
-	const char *names[] = { "task-clock", "context-switches", "cycles", "FLOPS8" };
-	const char *kinds[] = { "software", "software", "hardware", "hardware" };
-	enum counter_col cols[] = { COL_CPU_NS, COL_CTX_SWITCHES, COL_CYCLES, COL_FLOPS_FP32 };
-	for (int i = 0; i < 4; i++) {
-		strcpy(cs.c[i].name, names[i]);
-		cs.c[i].kind = kinds[i];
-		cs.c[i].col = cols[i];
-		cs.c[i].opened = 1;
-		cs.c[i].group = i < 2 ? 0 : 1;
-		cs.c[i].word = i < 2 ? 3 + i : 5 + 3 + (i - 2);
-		cs.c[i].weight = i == 3 ? 8 : 0;
-	}
-	cs.group_nr[0] = cs.group_nr[1] = 2;
-	cs.group_offset[0] = 0;
-	cs.group_offset[1] = 5;
-}
 
 static struct mring_record rec(int kind, int pid, int tid, uint64_t t, const char *name)
 {
@@ -762,7 +740,7 @@ static void test_drain(void)
 int main(void)
 {
 	test_thread_churn();
-	setup_counters();
+	markers_fixture_counters(&cs);
 	test_pairing_and_deltas();
 	test_nesting();
 	test_misuse();

@@ -20,11 +20,7 @@ static char dir[] = "/tmp/mfu-test-profile-XXXXXX";
 
 static const char *path(const char *name)
 {
-	static char buf[4][512];
-	static int k;
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", dir, name);
-	return buf[k];
+	return check_path(dir, name);
 }
 
 static void write_file(const char *p, const void *data, size_t len)
