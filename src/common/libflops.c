@@ -19,7 +19,10 @@ _Static_assert((LIBFLOPS_NSNAP & (LIBFLOPS_NSNAP - 1)) == 0, "LIBFLOPS_NSNAP mus
 
 const struct libflops_func libflops_funcs[] = {
 #define LIBFLOPS_TABLE_ENTRY(sym, op, prec, cplx) { #sym, LIBFLOPS_##op, LIBFLOPS_##prec, cplx },
+#define LIBFLOPS_TABLE_PRIM(id, name, op, prec) { name, LIBFLOPS_##op, LIBFLOPS_##prec, 0 },
 	LIBFLOPS_LIST(LIBFLOPS_TABLE_ENTRY)
+	LIBFLOPS_PRIMS(LIBFLOPS_TABLE_PRIM)
+#undef LIBFLOPS_TABLE_PRIM
 #undef LIBFLOPS_TABLE_ENTRY
 };
 const unsigned libflops_nfuncs = LIBFLOPS_NIDS;
@@ -268,6 +271,62 @@ uint64_t libflops_count(unsigned op, int complex, int left, int64_t m, int64_t n
 		return mul(complex ? 12 : 6, N);
 	}
 	return 0;
+}
+
+/* The product of @n dimensions from @d, or -1 if one is negative (a
+ * run-time dimension, DNNL_RUNTIME_DIM_VAL, or garbage). */
+static int dims_product(const int64_t *d, int n, uint64_t *out)
+{
+	uint64_t p = 1;
+	for (int i = 0; i < n; i++) {
+		if (d[i] < 0)
+			return -1;
+		p = mul(p, (uint64_t)d[i]);
+	}
+	*out = p;
+	return 0;
+}
+
+static int dims_ok(const struct libflops_dims *t, int min)
+{
+	return t && t->n >= min && t->n <= LIBFLOPS_DNNL_MAX_DIMS;
+}
+
+int libflops_dnnl_count(unsigned kind, const struct libflops_dims *src, const struct libflops_dims *wei,
+			const struct libflops_dims *dst, uint64_t *flops)
+{
+	uint64_t w, n, sp;
+
+	switch (kind) {
+	case LIBFLOPS_DNNL_CONV:
+	case LIBFLOPS_DNNL_DECONV: {
+		/* every point of the output (of the input, transposed) takes
+		 * prod(weights) / OC (/ IC) multiply-adds for each of the OC
+		 * (IC) channels */
+		const struct libflops_dims *x = kind == LIBFLOPS_DNNL_CONV ? dst : src;
+		if (!dims_ok(x, 3) || !dims_ok(wei, 3) || dims_product(wei->d, wei->n, &w) ||
+		    dims_product(x->d, 1, &n) || dims_product(x->d + 2, x->n - 2, &sp))
+			return -EINVAL;
+		*flops = mul(2, mul3(w, n, sp));
+		return 0;
+	}
+	case LIBFLOPS_DNNL_IP:
+		/* weights OC x IC [x spatial], each of the N rows of the source
+		 * against all of them */
+		if (!dims_ok(src, 2) || !dims_ok(wei, 2) || dims_product(wei->d, wei->n, &w) ||
+		    dims_product(src->d, 1, &n))
+			return -EINVAL;
+		*flops = mul(2, mul(w, n));
+		return 0;
+	case LIBFLOPS_DNNL_MATMUL:
+		/* every element of the destination is a K-long dot product */
+		if (!dims_ok(src, 2) || !dims_ok(dst, 2) || dims_product(dst->d, dst->n, &n) ||
+		    dims_product(src->d + src->n - 1, 1, &w))
+			return -EINVAL;
+		*flops = mul(2, mul(n, w));
+		return 0;
+	}
+	return -EINVAL;
 }
 
 size_t libflops_region_size(void)

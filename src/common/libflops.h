@@ -4,12 +4,17 @@
  * which it counts it.
  *
  * The counting library interposes the BLAS entry points (levels 1 to 3,
- * CBLAS and Fortran), LAPACK's (Fortran and LAPACKE) and oneDNN's GEMM
- * calls, computes each call's FLOPs from its arguments (libflops_count())
- * and adds them, with the call, to its process's counters in a region that
+ * CBLAS and Fortran), LAPACK's (Fortran and LAPACKE), oneDNN's GEMM calls
+ * and the execution of oneDNN primitives (dnnl_primitive_execute: counted
+ * under the primitive's kind, propagation and data type, as if each were a
+ * function of its own), computes each call's FLOPs from its arguments
+ * (libflops_count()) or from the primitive's descriptor
+ * (libflops_dnnl_count()) and adds them, with the call, to its process's
+ * counters in a region that
  * mfu-record created (a memfd whose number is in MFU_LIBFLOPS_FD). Functions
  * whose FLOPs cannot be stated from their arguments (iterative LAPACK
- * drivers: LIBFLOPS_UNKNOWN) count their calls only, and a sum that
+ * drivers, oneDNN primitives other than convolutions, inner products and
+ * matrix products: LIBFLOPS_UNKNOWN) count their calls only, and a sum that
  * includes them says how many (LIBFLOPS_W_UNKNOWN): FLOPs unknown, not 0.
  * The counters only grow, like a hardware counter: libmfu reads them at
  * every step and phase boundary into the marker record (whole process,
@@ -28,7 +33,7 @@
 
 #define LIBFLOPS_ENV_FD "MFU_LIBFLOPS_FD"
 #define LIBFLOPS_MAGIC 0x73706f6c66624c6dULL /* "mLbflops" */
-#define LIBFLOPS_VERSION 2 /* 2: LAPACK and BLAS level 1, the list of functions counted, compact snapshots */
+#define LIBFLOPS_VERSION 3 /* 3: oneDNN primitives; 2: LAPACK and BLAS level 1, the list of functions counted, compact snapshots */
 #define LIBFLOPS_MAX_PROCS 64   /* processes of one target counted apart */
 #define LIBFLOPS_NSNAP 4096     /* step-boundary snapshots in flight (power of two) */
 
@@ -80,12 +85,20 @@ enum libflops_op {
 	LIBFLOPS_SYTRS,  /* n nrhs (hetrs too) */
 	LIBFLOPS_SYSV,   /* n nrhs: SYTRF + SYTRS (hesv too) */
 	LIBFLOPS_GELS,   /* m n nrhs: QR (or LQ) + ORMQR + TRTRS */
-	/* calls counted, FLOPs unknown (iterative drivers: syevd, gesdd, ...) */
+	/* calls counted, FLOPs unknown (iterative drivers: syevd, gesdd, ...;
+	 * oneDNN primitives of other kinds: pooling, eltwise, ...) */
 	LIBFLOPS_UNKNOWN,
+	/* a oneDNN primitive whose FLOPs come from its descriptor's shapes
+	 * (libflops_dnnl_count(), not libflops_count()) */
+	LIBFLOPS_DNNL,
+	/* calls counted, no arithmetic (oneDNN's reorder, concat, shuffle:
+	 * data movement): 0 FLOPs, known */
+	LIBFLOPS_NOARITH,
 };
 
 struct libflops_func {
-	const char *name;  /* the symbol: cblas_dgemm, dgemm_, dnnl_sgemm, ... */
+	const char *name;  /* the symbol: cblas_dgemm, dgemm_, dnnl_sgemm, ...; for a oneDNN
+			    * primitive "dnnl_primitive_execute:convolution_forward:f32", ... */
 	uint8_t op;        /* enum libflops_op */
 	uint8_t prec;      /* enum libflops_prec */
 	uint8_t cplx;      /* complex arithmetic: counts per libflops_count() (not "complex": <complex.h> makes that a macro) */
@@ -112,6 +125,42 @@ extern const unsigned libflops_nfuncs;
  * LIBFLOPS_UNKNOWN (whose count is not 0 but unknown: the caller knows);
  * a count too large for 64 bits saturates. */
 uint64_t libflops_count(unsigned op, int complex, int left, int64_t m, int64_t n, int64_t k);
+
+/* oneDNN primitives counted from their shapes (libflops_dnnl_count()). */
+enum libflops_dnnl_kind {
+	LIBFLOPS_DNNL_CONV,    /* convolution, any propagation */
+	LIBFLOPS_DNNL_DECONV,  /* deconvolution (transposed convolution) */
+	LIBFLOPS_DNNL_IP,      /* inner product */
+	LIBFLOPS_DNNL_MATMUL,  /* matrix product, batched or broadcast */
+};
+
+#define LIBFLOPS_DNNL_MAX_DIMS 12 /* DNNL_MAX_NDIMS */
+
+/* The logical dimensions of a primitive's tensor, oneDNN's order: data
+ * N, C, spatial...; weights [G,] O, I, spatial...; matmul ..., rows,
+ * columns. */
+struct libflops_dims {
+	int n;
+	int64_t d[LIBFLOPS_DNNL_MAX_DIMS];
+};
+
+/* FLOPs of one execution of a oneDNN primitive of kind @kind (enum
+ * libflops_dnnl_kind), from the dimensions of its source, weights and
+ * destination (their gradients for a backward propagation: diff_src
+ * for backward data, diff_weights for backward weights, diff_dst), into
+ * @flops. Each multiply-add is 2 FLOPs, bias additions and post-ops are
+ * not counted (as for a GEMM's beta C), and padding counts as data (the
+ * output's shape, which strides, dilation and padding made, is what is
+ * computed): a convolution 2 x prod(weights) x N x prod(dst spatial) (2 N
+ * OC OH OW (IC / G) KH KW, whatever the propagation: backward data and
+ * backward weights do the same products), a deconvolution 2 x
+ * prod(weights) x N x prod(src spatial), an inner product 2 x
+ * prod(weights) x N, a matmul 2 x prod(dst) x K (K, the source's last
+ * dimension). Saturates at UINT64_MAX. Returns 0, or -EINVAL for
+ * dimensions no such primitive has (a rank out of range, a negative
+ * dimension: a run-time one), @flops then untouched. */
+int libflops_dnnl_count(unsigned kind, const struct libflops_dims *src, const struct libflops_dims *wei,
+			const struct libflops_dims *dst, uint64_t *flops);
 
 /* One function's counters in one process: they only grow. */
 struct libflops_counter {

@@ -1,8 +1,10 @@
 /*
  * The functions the counting library interposes (libflops.h), as an X-macro:
- * X(symbol, op, prec, complex). The order is the id order of the shared
- * counters: appending is compatible, anything else needs LIBFLOPS_VERSION
- * to change. Each family's C prototype is in src/lib/libflops_shim.c.
+ * X(symbol, op, prec, complex), then the oneDNN primitives it counts as
+ * functions of their own (LIBFLOPS_PRIMS). The order is the id order of the
+ * shared counters: appending is compatible, anything else needs
+ * LIBFLOPS_VERSION to change. Each family's C prototype is in
+ * src/lib/libflops_shim.c.
  */
 #ifndef MFU_LIBFLOPS_LIST_H
 #define MFU_LIBFLOPS_LIST_H
@@ -145,10 +147,58 @@
 	LIBFLOPS_LAPACKE(X) \
 	LIBFLOPS_UNKNOWN_LIST(X)
 
-/* Ids: LIBFLOPS_ID_cblas_sgemm, ... */
+/* oneDNN primitives, executed with dnnl_primitive_execute: each kind,
+ * propagation and data type counts as a function of its own, named
+ * "dnnl_primitive_execute:" and what oneDNN's verbose mode calls them,
+ * P(id, name, op, prec). Convolutions, deconvolutions, inner products and
+ * matmuls count their FLOPs from the primitive's shapes (LIBFLOPS_DNNL:
+ * libflops_dnnl_count()), int8 as integer operations; reorder, concat and
+ * shuffle move data (LIBFLOPS_NOARITH: 0 FLOPs, known); the other kinds,
+ * and a primitive whose data type or library version the counting library
+ * does not know ("other"), are calls of unknown FLOPs (their precision here
+ * is nominal). */
+#define LIBFLOPS_DNNL_PROP(P, kind, prop, name) \
+	P(dnnl_##kind##_##prop##_f32, "dnnl_primitive_execute:" name ":f32", DNNL, FP32) \
+	P(dnnl_##kind##_##prop##_bf16, "dnnl_primitive_execute:" name ":bf16", DNNL, BF16) \
+	P(dnnl_##kind##_##prop##_f16, "dnnl_primitive_execute:" name ":f16", DNNL, FP16)
+#define LIBFLOPS_DNNL_KIND(P, kind, name) \
+	LIBFLOPS_DNNL_PROP(P, kind, fwd, name "_forward") \
+	P(dnnl_##kind##_fwd_int8, "dnnl_primitive_execute:" name "_forward:int8", DNNL, INT8) \
+	LIBFLOPS_DNNL_PROP(P, kind, bwd_data, name "_backward_data") \
+	LIBFLOPS_DNNL_PROP(P, kind, bwd_weights, name "_backward_weights")
+#define LIBFLOPS_PRIMS(P) \
+	LIBFLOPS_DNNL_KIND(P, conv, "convolution") \
+	LIBFLOPS_DNNL_KIND(P, deconv, "deconvolution") \
+	LIBFLOPS_DNNL_KIND(P, ip, "inner_product") \
+	P(dnnl_matmul_f32, "dnnl_primitive_execute:matmul:f32", DNNL, FP32) \
+	P(dnnl_matmul_bf16, "dnnl_primitive_execute:matmul:bf16", DNNL, BF16) \
+	P(dnnl_matmul_f16, "dnnl_primitive_execute:matmul:f16", DNNL, FP16) \
+	P(dnnl_matmul_int8, "dnnl_primitive_execute:matmul:int8", DNNL, INT8) \
+	P(dnnl_reorder, "dnnl_primitive_execute:reorder", NOARITH, FP32) \
+	P(dnnl_concat, "dnnl_primitive_execute:concat", NOARITH, FP32) \
+	P(dnnl_shuffle, "dnnl_primitive_execute:shuffle", NOARITH, FP32) \
+	P(dnnl_sum, "dnnl_primitive_execute:sum", UNKNOWN, FP32) \
+	P(dnnl_eltwise, "dnnl_primitive_execute:eltwise", UNKNOWN, FP32) \
+	P(dnnl_softmax, "dnnl_primitive_execute:softmax", UNKNOWN, FP32) \
+	P(dnnl_logsoftmax, "dnnl_primitive_execute:logsoftmax", UNKNOWN, FP32) \
+	P(dnnl_pooling, "dnnl_primitive_execute:pooling", UNKNOWN, FP32) \
+	P(dnnl_lrn, "dnnl_primitive_execute:lrn", UNKNOWN, FP32) \
+	P(dnnl_batch_normalization, "dnnl_primitive_execute:batch_normalization", UNKNOWN, FP32) \
+	P(dnnl_layer_normalization, "dnnl_primitive_execute:layer_normalization", UNKNOWN, FP32) \
+	P(dnnl_rnn, "dnnl_primitive_execute:rnn", UNKNOWN, FP32) \
+	P(dnnl_binary, "dnnl_primitive_execute:binary", UNKNOWN, FP32) \
+	P(dnnl_resampling, "dnnl_primitive_execute:resampling", UNKNOWN, FP32) \
+	P(dnnl_reduction, "dnnl_primitive_execute:reduction", UNKNOWN, FP32) \
+	P(dnnl_prelu, "dnnl_primitive_execute:prelu", UNKNOWN, FP32) \
+	P(dnnl_other, "dnnl_primitive_execute:other", UNKNOWN, FP32)
+
+/* Ids: LIBFLOPS_ID_cblas_sgemm, ..., LIBFLOPS_ID_dnnl_conv_fwd_f32, ... */
 enum libflops_id {
 #define LIBFLOPS_ID_ENTRY(sym, op, prec, cplx) LIBFLOPS_ID_##sym,
+#define LIBFLOPS_ID_PRIM(id, name, op, prec) LIBFLOPS_ID_##id,
 	LIBFLOPS_LIST(LIBFLOPS_ID_ENTRY)
+	LIBFLOPS_PRIMS(LIBFLOPS_ID_PRIM)
+#undef LIBFLOPS_ID_PRIM
 #undef LIBFLOPS_ID_ENTRY
 	LIBFLOPS_NIDS
 };

@@ -158,8 +158,9 @@ static int store_end_notes(struct session *s, uint64_t lost)
 
 
 /* A note when steps or phases called functions whose FLOPs are unknown
- * (iterative LAPACK drivers): how many, and which functions (from the
- * lib_call rows, the most called first). */
+ * (iterative LAPACK drivers, oneDNN primitives of kinds not counted): how
+ * many, and which functions (from the lib_call rows, the most called
+ * first). */
 static int unknown_flops_note(struct session *s)
 {
 	static const char *const sql =
@@ -190,7 +191,8 @@ static int unknown_flops_note(struct session *s)
 			else
 				strbuf(what, sizeof(what), "%lld %s", phases, phases == 1 ? "phase" : "phases");
 			strbuf(note, sizeof(note), "%s called library functions whose FLOPs are unknown "
-			       "(iterative LAPACK drivers: eigenvalues, SVD, least squares by SVD)%s%s: their "
+			       "(iterative LAPACK drivers: eigenvalues, SVD, least squares by SVD; oneDNN "
+			       "primitives other than convolution, inner product and matmul)%s%s: their "
 			       "lib_flops count the other calls only (partial, lib_calls_unknown > 0)%s",
 			       what, names ? ", " : "", names ? names : "",
 			       unknown ? ", or are NULL where nothing else was counted" : "");

@@ -10,8 +10,12 @@
  * counting). Each child times loops of cblas_sgemm at 4x4x4, 16x16x16 and
  * 64x64x64, and of cblas_ddot on 64 doubles (a level-1 call: the
  * cheapest kind counted), OPENBLAS_NUM_THREADS=1 (no thread pool in the
- * way), and prints the nanoseconds per call, the best of 5 batches, and a
- * hash of the results. The parent prints the median over the rounds per size and
+ * way), and, built with oneDNN, of dnnl_primitive_execute on a 4x4x4 f32
+ * matmul primitive (the same primitive each time: its descriptor read once)
+ * and of a matmul primitive created, executed and destroyed each time
+ * (what PyTorch 1.13's convolutions do: the descriptor read at every
+ * execution), OMP_NUM_THREADS=1, and prints the nanoseconds per call, the
+ * best of 5 batches, and a hash of the results. The parent prints the median over the rounds per size and
  * configuration with its ratio to bare, checks that the results are the same
  * bytes in every configuration, and that the region counted exactly the calls
  * and FLOPs the child made.
@@ -36,13 +40,20 @@
 #define LIBFLOPS_SO "libmfu-libflops.so"
 #endif
 
+#ifdef HAVE_DNNL
+#include <oneapi/dnnl/dnnl.h>
+#define NSIZES 6  /* then cblas_ddot, a matmul primitive, one created each time */
+#else
 #define NSIZES 4  /* the last: cblas_ddot */
+#endif
 #define NGEMM 3
 #define DOT_N 64
+#define PRIM 4    /* the primitive cases: their index */
+#define PRIM_NEW 5
 #define BATCHES 5
 #define MAX_ROUNDS 32
-static const int sizes[NSIZES] = { 4, 16, 64, DOT_N };
-static const long calls_per_batch[NSIZES] = { 200000, 50000, 2000, 500000 };
+static const int sizes[6] = { 4, 16, 64, DOT_N, 4, 4 };
+static const long calls_per_batch[6] = { 200000, 50000, 2000, 500000, 100000, 10000 };
 enum { BARE, FORWARD, COUNT, NMODES };
 static const char *const mode_names[NMODES] = { "bare", "forward", "count" };
 
@@ -59,6 +70,35 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+#ifdef HAVE_DNNL
+/* A 4x4x4 f32 matmul: its descriptor (with @pd_out), its primitive and
+ * its memory (a, b, c as the primitive's src, weights, dst). */
+static dnnl_engine_t eng;
+static dnnl_stream_t strm;
+static dnnl_memory_t mem_a, mem_b, mem_c;
+static dnnl_primitive_desc_t mm_pd;
+
+static int matmul_init(float *a, float *b, float *c)
+{
+	const dnnl_dims_t d = { 4, 4 };
+	dnnl_memory_desc_t md;
+	dnnl_matmul_desc_t op;
+
+	if (dnnl_engine_create(&eng, dnnl_cpu, 0) || dnnl_stream_create(&strm, eng, dnnl_stream_default_flags) ||
+	    dnnl_memory_desc_init_by_tag(&md, 2, d, dnnl_f32, dnnl_ab) || dnnl_memory_create(&mem_a, &md, eng, a) ||
+	    dnnl_memory_create(&mem_b, &md, eng, b) || dnnl_memory_create(&mem_c, &md, eng, c) ||
+	    dnnl_matmul_desc_init(&op, &md, &md, NULL, &md) || dnnl_primitive_desc_create(&mm_pd, &op, NULL, eng, NULL))
+		return -1;
+	return 0;
+}
+
+static int matmul_exec(dnnl_primitive_t p)
+{
+	const dnnl_exec_arg_t args[] = { { DNNL_ARG_SRC, mem_a }, { DNNL_ARG_WEIGHTS, mem_b }, { DNNL_ARG_DST, mem_c } };
+	return dnnl_primitive_execute(p, strm, 3, args) != dnnl_success;
+}
+#endif
+
 /* The child: time each size, print "SIZE NS_PER_CALL HASH" lines. */
 static int child(void)
 {
@@ -72,6 +112,13 @@ static int child(void)
 	}
 	for (int i = 0; i < DOT_N; i++)
 		x[i] = 0.5 * (double)(i % 9) - 2.0;
+#ifdef HAVE_DNNL
+	dnnl_primitive_t prim = NULL;
+	if (matmul_init(a, b, c) || dnnl_primitive_create(&prim, mm_pd)) {
+		fprintf(stderr, "bench_libflops: cannot make a oneDNN matmul\n");
+		return 1;
+	}
+#endif
 	for (int s = 0; s < NSIZES; s++) {
 		int n = sizes[s];
 		double best = 1e30;
@@ -85,6 +132,20 @@ static int child(void)
 					__asm__ volatile("" ::: "memory");
 				}
 			}
+#ifdef HAVE_DNNL
+			for (long i = 0; s == PRIM && i < calls_per_batch[s]; i++) {
+				if (matmul_exec(prim))
+					return 1;
+				__asm__ volatile("" ::: "memory");
+			}
+			for (long i = 0; s == PRIM_NEW && i < calls_per_batch[s]; i++) {
+				dnnl_primitive_t p;
+				if (dnnl_primitive_create(&p, mm_pd) || matmul_exec(p))
+					return 1;
+				dnnl_primitive_destroy(p);
+				__asm__ volatile("" ::: "memory");
+			}
+#endif
 			for (long i = 0; s < NGEMM && i < calls_per_batch[s]; i++) {
 				cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n,
 					    0.0f, c, n);
@@ -96,7 +157,7 @@ static int child(void)
 		}
 		/* the last result, byte by byte */
 		const unsigned char *p = s == NGEMM ? (const unsigned char *)&dot : (const unsigned char *)c;
-		size_t len = s == NGEMM ? sizeof(dot) : (size_t)(n * n) * sizeof(float);
+		size_t len = s == NGEMM ? sizeof(dot) : (size_t)(n * n) * sizeof(float); /* the primitives' c: 4x4 */
 		for (size_t i = 0; i < len; i++)
 			h = (h ^ p[i]) * 0x100000001b3ull;
 		printf("%d %.3f %016llx\n", n, best, (unsigned long long)h);
@@ -128,6 +189,7 @@ static int run_child(const char *self, const char *shim, int mode, int region_fd
 		close(pipefd[0]);
 		close(pipefd[1]);
 		setenv("OPENBLAS_NUM_THREADS", "1", 1);
+		setenv("OMP_NUM_THREADS", "1", 1);
 		unsetenv(LIBFLOPS_ENV_FD);
 		if (mode != BARE) {
 			/* appended, as mfu-record does: a sanitizer's runtime
@@ -267,6 +329,15 @@ int main(int argc, char **argv)
 				want_calls += n;
 				want_flops += n * 2 * (uint64_t)sizes[s] * (uint64_t)sizes[s] * (uint64_t)sizes[s];
 			}
+#ifdef HAVE_DNNL
+			uint64_t prims = (uint64_t)(calls_per_batch[PRIM] + calls_per_batch[PRIM_NEW]) * BATCHES;
+			if (m == COUNT && (!p || p->f[LIBFLOPS_ID_dnnl_matmul_f32].calls != prims ||
+					   p->f[LIBFLOPS_ID_dnnl_matmul_f32].flops != prims * 128)) {
+				fprintf(stderr, "bench_libflops: the region did not count %llu executions of the matmul\n",
+					(unsigned long long)prims);
+				bad_count = 1;
+			}
+#endif
 			if (m == COUNT) {
 				if (!p || !p->active || p->f[LIBFLOPS_ID_cblas_sgemm].calls != want_calls ||
 				    p->f[LIBFLOPS_ID_cblas_sgemm].flops != want_flops ||
@@ -291,8 +362,10 @@ int main(int argc, char **argv)
 				}
 	}
 
-	printf("cblas_sgemm and cblas_ddot, ns per call (each child: best of %d batches; then the median and the minimum "
-	       "over %ld rounds; OPENBLAS_NUM_THREADS=1)\n", BATCHES, rounds);
+	printf("cblas_sgemm, cblas_ddot%s, ns per call (each child: best of %d batches; then the median and the minimum "
+	       "over %ld rounds; OPENBLAS_NUM_THREADS=1, OMP_NUM_THREADS=1)\n",
+	       NSIZES > PRIM ? " and dnnl_primitive_execute (a 4x4x4 matmul; \"new\": created and destroyed around each)" : "",
+	       BATCHES, rounds);
 	printf("%-10s %-6s %10s %10s %10s %9s %9s %11s %11s\n", "size", "stat", "bare", "forward", "count",
 	       "fwd/bare", "cnt/bare", "fwd-bare", "cnt-bare");
 	for (int s = 0; s < NSIZES; s++) {
@@ -305,7 +378,11 @@ int main(int argc, char **argv)
 			min[m] = v[0];
 		}
 		char label[16];
-		if (s == NGEMM)
+		if (s == PRIM)
+			snprintf(label, sizeof(label), "prim 4^3");
+		else if (s == PRIM_NEW)
+			snprintf(label, sizeof(label), "new 4^3");
+		else if (s == NGEMM)
 			snprintf(label, sizeof(label), "ddot %d", sizes[s]);
 		else
 			snprintf(label, sizeof(label), "%dx%dx%d", sizes[s], sizes[s], sizes[s]);

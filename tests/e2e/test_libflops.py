@@ -166,6 +166,31 @@ def lawn(ops, cplx=False):
     return int(f)
 
 
+def prim(kind, dtype='f32'):
+    """The lib_call name of a oneDNN primitive's executions."""
+    return 'dnnl_primitive_execute:' + kind + (':' + dtype if dtype else '')
+
+
+def conv_flops(n, c_in, c_out, out_spatial, kernel, groups=1):
+    """A convolution's products: 2 N C_out prod(out) (C_in / G) prod(kernel)."""
+    f = 2 * n * c_out * (c_in // groups)
+    for x in list(out_spatial) + list(kernel):
+        f *= x
+    return f
+
+
+def conv_out(size, kernel, stride=1, pad=0, dilation=1):
+    """An output size, as PyTorch and oneDNN compute it (dilation 1 = dense)."""
+    return (size + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1
+
+
+# dnnl.c's convolution: 2 x 6 x 10 x 12, 8 outputs in 2 groups, 3x3, stride
+# 2x1, dilation 1x2 (PyTorch's; oneDNN's 0x1), padding 1x0; its
+# deconvolution: 2 x 4 x 5 x 5 to 6 channels, 3x3: every source point
+# against all 6 x 4 x 9 weights
+DNNL_CONV = conv_flops(2, 6, 8, (conv_out(10, 3, 2, 1), conv_out(12, 3, 1, 0, 2)), (3, 3), groups=2)
+DNNL_DECONV = 2 * 2 * 25 * 6 * 4 * 9
+
 # tests/workloads/blas.c --mode steps: step s does kind s % 4;
 # {function: (precision, calls, FLOPs)}
 SOLVE = {'cblas_dsyrk': ('fp64', 1, syrk(24, 16)),
@@ -307,18 +332,72 @@ class Blas(LibTest):
         out = subprocess.run(['ldd', exe], stdout=subprocess.PIPE, text=True).stdout
         self.assertNotIn('blas', out)
 
-    def test_dnnl(self):
-        exe = need('dnnl', 'oneDNN (libdnnl-dev) is not installed')
-        db, p = self.record([exe])
+    def check_dnnl(self, exe, db, stdout):
         rows = self.steps(db)
-        self.assertEqual(len(rows), 3, rows)
+        self.assertEqual(len(rows), 10, rows)
         self.check_step(db, rows[0], {'dnnl_sgemm': ('fp32', 1, gemm(32, 24, 16))})
         self.check_step(db, rows[1], {'dnnl_gemm_u8s8s32': ('int8', 1, gemm(16, 8, 64))})
         # the rejected dnnl_sgemm (lda < k) did no work: not counted
-        self.assertIn('status dnnl_sgemm_invalid 2\n', p.stdout)  # dnnl_invalid_arguments
+        self.assertIn('status dnnl_sgemm_invalid 2\n', stdout)  # dnnl_invalid_arguments
         self.check_step(db, rows[2], {'dnnl_gemm_s8s8s32': ('int8', 1, gemm(8, 8, 8))})
+        # primitives (dnnl_primitive_execute), each under its kind,
+        # propagation and type, with the FLOPs of its shapes computed here
+        # from the sizes dnnl.c gave (oneDNN agrees: its destination shapes)
+        self.assertIn('dims conv_dst 2x8x5x8\n', stdout)
+        conv = DNNL_CONV
+        self.check_step(db, rows[3], {prim('convolution_forward'): ('fp32', 2, 2 * conv),
+                                      prim('convolution_backward_data'): ('fp32', 1, conv),
+                                      prim('convolution_backward_weights'): ('fp32', 1, conv)})
+        self.assertIn('dims deconv_dst 2x6x9x9\n', stdout)
+        self.check_step(db, rows[4], {prim('deconvolution_forward'): ('fp32', 1, DNNL_DECONV),
+                                      prim('deconvolution_backward_data'): ('fp32', 1, DNNL_DECONV)})
+        ip = 2 * 4 * 7 * (3 * 5 * 5)
+        self.check_step(db, rows[5], {prim('inner_product_forward'): ('fp32', 1, ip),
+                                      prim('inner_product_backward_data'): ('fp32', 1, ip),
+                                      prim('inner_product_backward_weights'): ('fp32', 1, ip)})
+        # 3x5x6 times 1x6x4 (the batch broadcast), and 9x6 times 6x4 from a
+        # descriptor whose M is known at execution only
+        self.check_step(db, rows[6], {prim('matmul'): ('fp32', 2, 2 * 3 * 5 * 4 * 6 + gemm(9, 4, 6))})
+        # int8 and bf16, where this CPU has them
+        want = {}
+        if 'status matmul_int8 0\n' in stdout:
+            want[prim('matmul', 'int8')] = ('int8', 1, gemm(4, 3, 8))
+        if 'status matmul_bf16 0\n' in stdout:
+            want[prim('matmul', 'bf16')] = ('bf16', 1, gemm(4, 3, 8))
+        self.check_step(db, rows[7], want)
+        # ReLU and max pooling: calls of unknown FLOPs (NULL, not 0); a
+        # reorder moves data: a call of 0 FLOPs
+        self.check_step(db, rows[8], {prim('eltwise', None): ('fp32', 1, None),
+                                      prim('pooling', None): ('fp32', 1, None),
+                                      prim('reorder', None): ('fp32', 1, 0)})
+        # a primitive destroyed, another one created (at the same address
+        # when "reused 1"): each counted with its own shapes
+        self.check_step(db, rows[9], {prim('convolution_forward'): ('fp32', 2, 2 * 2 * 16 * 2 * 9 +
+                                                                     2 * 4 * 36 * 4 * 9)})
         self.check_lib_counting(db)
+        notes = [r['text'] for r in query(db, "SELECT text FROM note WHERE kind = 'lib_flops'")]
+        self.assertEqual(len(notes), 1, notes)
+        self.assertIn('1 step ' + UNKNOWN_NOTE, notes[0])
+        self.assertIn('dnnl_primitive_execute:eltwise (1 call)', notes[0])
+        self.assertIn('dnnl_primitive_execute:pooling (1 call)', notes[0])
+
+    def test_dnnl(self):
+        exe = need('dnnl', 'oneDNN (libdnnl-dev) is not installed')
+        db, p = self.record([exe])
+        self.check_dnnl(exe, db, p.stdout)
         self.assertEqual(p.stdout, self.bare([exe]))
+
+    @unittest.skipUnless(ROOT and shutil.which('setpriv'), 'needs root to become another user')
+    def test_dnnl_unprivileged(self):
+        exe = need('dnnl', 'oneDNN (libdnnl-dev) is not installed')
+        nb = pwd.getpwnam('nobody')
+        db = self.path('run.sqlite')
+        env = dict(os.environ, HOME=self.dir)
+        p = subprocess.run(['setpriv', '--reuid=%d' % nb.pw_uid, '--regid=%d' % nb.pw_gid, '--clear-groups',
+                            prog('MFU_RECORD'), '-o', db, '--', exe], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.check_dnnl(exe, db, p.stdout)
 
     def test_no_lib_flops(self):
         exe = need('blas', 'OpenBLAS (libopenblas-dev) is not installed')
@@ -573,7 +652,7 @@ class Python(LibTest):
     def test_torch_mlp(self):
         db = self.run_py(TORCH_PY, ['torch', '--steps', '3', '--conv'])
         rows = self.steps(db)
-        self.assertEqual(len(rows), 4)
+        self.assertEqual(len(rows), 6)
         # PyTorch 1.13 on CPU computes a float32 Linear layer with one
         # sgemm_ (libblas.so.3) per product: forward addmm, and in backward
         # the weight gradient of every layer and the input gradient of every
@@ -588,10 +667,34 @@ class Python(LibTest):
             calls = self.lib_calls(db, row['step'])
             self.assertEqual(set(calls), {'sgemm_'}, calls)
             self.check_step(db, row, {'sgemm_': ('fp32', len(products), sum(products))})
-        # Conv2d goes to oneDNN's convolution primitive (PyTorch's mkldnn
-        # path): JIT code behind no interposed function, so 0 library FLOPs
-        # and no flops_source (docs/flops.md lists this gap)
-        self.check_step(db, rows[3], {})
+        # The convolutional network's training steps (lib_calls.py's
+        # conv_net, batch 8): forward, the weight gradient of both
+        # convolutions, the input gradient of the second one (the first
+        # one's input needs none), each the forward's products; the Linear
+        # layer's three GEMMs. PyTorch hands its convolutions to oneDNN's
+        # primitives (its mkldnn path, the system's libdnnl.so.2), with
+        # reorders to and from oneDNN's layouts (0 FLOPs).
+        conv1 = conv_flops(8, 3, 16, (16, 16), (3, 3))
+        conv2 = conv_flops(8, 16, 32, (conv_out(16, 3, 2, 1),) * 2, (3, 3), groups=4)
+        linear = 3 * gemm(8, 10, 32 * 4 * 4)
+        want = 2 * conv1 + 3 * conv2 + linear
+        for row in rows[3:5]:
+            calls = self.lib_calls(db, row['step'])
+            self.assertEqual(row['lib_calls_unknown'], 0, calls)
+            # within 1% (exact on this machine): another build could
+            # compute a convolution otherwise (im2col and sgemm_ without
+            # oneDNN), with the same products
+            self.assertAlmostEqual(row['lib_flops'], want, delta=0.01 * want, msg=calls)
+            self.assertEqual(row['flops_source'], 'library')
+            if any(f.startswith('dnnl_primitive_execute:') for f in calls):
+                self.assertEqual(calls[prim('convolution_forward')], ('fp32', 2, float(conv1 + conv2)))
+                self.assertEqual(calls[prim('convolution_backward_weights')], ('fp32', 2, float(conv1 + conv2)))
+                self.assertEqual(calls[prim('convolution_backward_data')], ('fp32', 1, float(conv2)))
+                self.assertEqual(calls['sgemm_'], ('fp32', 3, float(linear)))
+                self.assertEqual(row['lib_flops'], want)
+        # Conv2d(3, 8, 3) forward on 4x3x16x16, without gradient
+        want = conv_flops(4, 3, 8, (14, 14), (3, 3))
+        self.assertAlmostEqual(rows[5]['lib_flops'], want, delta=0.01 * want)
 
 
 if __name__ == '__main__':

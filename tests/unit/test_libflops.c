@@ -5,7 +5,10 @@
  * itself (libmfu-libflops.so) preloaded into a child that calls a stand-in
  * BLAS and LAPACK (fake_lapack/): a routine's nested calls counted once,
  * workspace queries and rejected calls not at all, a routine whose FLOPs
- * are unknown counted as such, never as 0 FLOPs. */
+ * are unknown counted as such, never as 0 FLOPs; and into one that executes
+ * a stand-in oneDNN's primitives (fake_dnnl/): each counted under its kind,
+ * propagation and data type from its descriptor, queried once per
+ * primitive until it is destroyed. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -18,6 +21,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fake_dnnl/fake_dnnl.h"
 #include "fake_lapack/fake_lapack.h"
 #include "libflops.h"
 #include "libflops_list.h"
@@ -26,7 +30,7 @@ static void test_layout(void)
 {
 	/* Changing any of these needs LIBFLOPS_VERSION + 1 (appending a
 	 * function keeps the ids but changes nfuncs, which the check compares). */
-	CHECK_EQ_INT(LIBFLOPS_VERSION, 2);
+	CHECK_EQ_INT(LIBFLOPS_VERSION, 3);
 	CHECK(LIBFLOPS_MAGIC == 0x73706f6c66624c6dULL);
 	CHECK(memcmp(&(uint64_t){ LIBFLOPS_MAGIC }, "mLbflops", 8) == 0); /* little-endian bytes */
 	CHECK_EQ_INT(LIBFLOPS_MAX_FUNCS, 512);
@@ -83,8 +87,8 @@ static void test_layout(void)
 	CHECK_EQ_INT(LIBFLOPS_INT8, 4);
 	CHECK_EQ_INT(LIBFLOPS_NPREC, 5);
 	/* ids are indexes of the shared counters: only appending keeps them */
-	CHECK_EQ_INT(libflops_nfuncs, 338);
-	CHECK_EQ_INT(LIBFLOPS_NIDS, 338);
+	CHECK_EQ_INT(libflops_nfuncs, 389);
+	CHECK_EQ_INT(LIBFLOPS_NIDS, 389);
 	CHECK_EQ_INT(LIBFLOPS_ID_cblas_sgemm, 0);
 	CHECK_EQ_INT(LIBFLOPS_ID_cblas_dgemm, 1);
 	CHECK_EQ_INT(LIBFLOPS_ID_sgemm_, 4);
@@ -106,6 +110,15 @@ static void test_layout(void)
 	CHECK_EQ_INT(LIBFLOPS_ID_LAPACKE_zgels, 301);
 	CHECK_EQ_INT(LIBFLOPS_ID_ssyev_, 302);
 	CHECK_EQ_INT(LIBFLOPS_ID_zgelsy_, 337);
+	/* version 3 appended oneDNN's primitives: 34 counted, 3 without
+	 * arithmetic, 14 of unknown FLOPs */
+	CHECK_EQ_INT(LIBFLOPS_ID_dnnl_conv_fwd_f32, 338);
+	CHECK_EQ_INT(LIBFLOPS_ID_dnnl_conv_fwd_int8, 341);
+	CHECK_EQ_INT(LIBFLOPS_ID_dnnl_deconv_fwd_f32, 348);
+	CHECK_EQ_INT(LIBFLOPS_ID_dnnl_ip_fwd_f32, 358);
+	CHECK_EQ_INT(LIBFLOPS_ID_dnnl_matmul_f32, 368);
+	CHECK_EQ_INT(LIBFLOPS_ID_dnnl_reorder, 372);
+	CHECK_EQ_INT(LIBFLOPS_ID_dnnl_other, 388);
 }
 
 /* Hand-computed counts: m = 3, n = 5, k = 7 where a family uses them. */
@@ -293,6 +306,82 @@ static void test_count(void)
 	}
 }
 
+/* oneDNN primitives from their shapes (libflops_dnnl_count()): hand
+ * counts, 2 FLOPs a multiply-add. */
+#define D(...) { (int)(sizeof((int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)), { __VA_ARGS__ } }
+#define NONE { 0, { 0 } }
+static const struct {
+	int line;
+	unsigned kind;
+	struct libflops_dims src, wei, dst;
+	int rc;
+	uint64_t want;
+} dnnl_cases[] = {
+	/* dnnl.c's convolution: 2 x 6 x 10 x 12, 8 outputs in 2 groups, 3x3,
+	 * stride 2x1, dilated width, padding 1x0: dst 2 x 8 x 5 x 8;
+	 * 2 N OC OH OW (IC / G) KH KW */
+	{ __LINE__, LIBFLOPS_DNNL_CONV, D(2, 6, 10, 12), D(2, 4, 3, 3, 3), D(2, 8, 5, 8), 0, 2 * 2 * 8 * 5 * 8 * 3 * 9 },
+	/* the same without groups in the weights' shape: the same products */
+	{ __LINE__, LIBFLOPS_DNNL_CONV, D(2, 6, 10, 12), D(8, 3, 3, 3), D(2, 8, 5, 8), 0, 34560 },
+	/* depthwise: 32 groups of 1 */
+	{ __LINE__, LIBFLOPS_DNNL_CONV, D(1, 32, 8, 8), D(32, 1, 1, 3, 3), D(1, 32, 8, 8), 0, 2 * 32 * 64 * 9 },
+	/* 1-D and 3-D */
+	{ __LINE__, LIBFLOPS_DNNL_CONV, D(4, 3, 100), D(5, 3, 7), D(4, 5, 94), 0, 2 * 4 * 5 * 94 * 3 * 7 },
+	{ __LINE__, LIBFLOPS_DNNL_CONV, D(1, 2, 4, 4, 4), D(3, 2, 2, 2, 2), D(1, 3, 3, 3, 3), 0, 2 * 3 * 27 * 2 * 8 },
+	/* the source is not used (backward weights has it, backward data has
+	 * its gradient: the destination's shape says what is computed) */
+	{ __LINE__, LIBFLOPS_DNNL_CONV, NONE, D(8, 3, 3, 3), D(2, 8, 5, 8), 0, 34560 },
+	/* deconvolution: every source point against all the weights:
+	 * 2 x 4 x 5 x 5 to 6 channels, 3x3 (dnnl.c's) */
+	{ __LINE__, LIBFLOPS_DNNL_DECONV, D(2, 4, 5, 5), D(6, 4, 3, 3), D(2, 6, 9, 9), 0, 2 * 216 * 2 * 25 },
+	{ __LINE__, LIBFLOPS_DNNL_DECONV, D(2, 4, 5, 5), D(6, 4, 3, 3), NONE, 0, 21600 },
+	/* inner product: 2 N prod(weights) */
+	{ __LINE__, LIBFLOPS_DNNL_IP, D(4, 3, 5, 5), D(7, 3, 5, 5), D(4, 7), 0, 2 * 4 * 7 * 75 },
+	{ __LINE__, LIBFLOPS_DNNL_IP, D(32, 64), D(128, 64), NONE, 0, 2 * 32 * 128 * 64 },
+	/* matmul: 2 prod(dst) K, a broadcast batch */
+	{ __LINE__, LIBFLOPS_DNNL_MATMUL, D(3, 5, 6), D(1, 6, 4), D(3, 5, 4), 0, 2 * 3 * 5 * 4 * 6 },
+	{ __LINE__, LIBFLOPS_DNNL_MATMUL, D(9, 6), D(6, 4), D(9, 4), 0, 432 },
+	{ __LINE__, LIBFLOPS_DNNL_MATMUL, D(2, 1, 5, 6), D(1, 3, 6, 4), D(2, 3, 5, 4), 0, 2 * 2 * 3 * 5 * 4 * 6 },
+	/* run-time dimensions (DNNL_RUNTIME_DIM_VAL) and shapes no such
+	 * primitive has: -EINVAL */
+	{ __LINE__, LIBFLOPS_DNNL_MATMUL, D(INT64_MIN, 6), D(6, 4), D(INT64_MIN, 4), -EINVAL, 0 },
+	{ __LINE__, LIBFLOPS_DNNL_CONV, D(2, 6, 10, 12), D(2, 4, 3, -3, 3), D(2, 8, 5, 8), -EINVAL, 0 },
+	{ __LINE__, LIBFLOPS_DNNL_CONV, D(2, 6), D(8, 6), D(2, 8), -EINVAL, 0 },
+	{ __LINE__, LIBFLOPS_DNNL_IP, D(4), D(7, 4), D(4, 7), -EINVAL, 0 },
+	{ __LINE__, LIBFLOPS_DNNL_MATMUL, D(6), D(6, 4), D(4), -EINVAL, 0 },
+	{ __LINE__, LIBFLOPS_DNNL_MATMUL, NONE, NONE, NONE, -EINVAL, 0 },
+	{ __LINE__, 99, D(9, 6), D(6, 4), D(9, 4), -EINVAL, 0 },
+	/* saturates */
+	{ __LINE__, LIBFLOPS_DNNL_MATMUL, D(1LL << 40, 1LL << 40), D(1LL << 40, 1LL << 40), D(1LL << 40, 1LL << 40), 0,
+	  UINT64_MAX },
+};
+#undef NONE
+#undef D
+
+static void test_dnnl_count(void)
+{
+	struct libflops_dims many = { LIBFLOPS_DNNL_MAX_DIMS + 1, { 0 } };
+	uint64_t got;
+
+	for (size_t i = 0; i < sizeof(dnnl_cases) / sizeof(dnnl_cases[0]); i++) {
+		int rc;
+		got = 12345;
+		rc = libflops_dnnl_count(dnnl_cases[i].kind, &dnnl_cases[i].src, &dnnl_cases[i].wei, &dnnl_cases[i].dst,
+					 &got);
+		CHECK_ROW(rc == dnnl_cases[i].rc, dnnl_cases[i].line);
+		CHECK_ROW(got == (rc ? 12345 : dnnl_cases[i].want), dnnl_cases[i].line);
+		if (rc != dnnl_cases[i].rc || (!rc && got != dnnl_cases[i].want))
+			fprintf(stderr, "  rc %d, got %llu, want %llu\n", rc, (unsigned long long)got,
+				(unsigned long long)dnnl_cases[i].want);
+	}
+	/* more dimensions than oneDNN has, or none given */
+	CHECK_EQ_INT(libflops_dnnl_count(LIBFLOPS_DNNL_IP, &many, &dnnl_cases[0].wei, &many, &got), -EINVAL);
+	CHECK_EQ_INT(libflops_dnnl_count(LIBFLOPS_DNNL_CONV, NULL, NULL, NULL, &got), -EINVAL);
+	/* libflops_count() has no count for a primitive: 0 */
+	CHECK_EQ_INT(libflops_count(LIBFLOPS_DNNL, 0, 0, 3, 5, 7), 0);
+	CHECK_EQ_INT(libflops_count(LIBFLOPS_NOARITH, 0, 0, 3, 5, 7), 0);
+}
+
 /* The BLAS prefix of @name (after "cblas_" or "LAPACKE_"): 1 or 2 letters
  * (scnrm2, dzasum, csscal, zdrot: a complex vector) and what they say. */
 static int prefix(const char *name, unsigned *prec, int *complex)
@@ -329,7 +418,7 @@ static int find(const char *name)
  * indexes. */
 static void test_table(void)
 {
-	unsigned cblas = 0, lapacke = 0, fortran = 0, unknown = 0, ndnnl = 0;
+	unsigned cblas = 0, lapacke = 0, fortran = 0, unknown = 0, ndnnl = 0, nprims = 0, ncounted = 0, nnoarith = 0;
 
 	CHECK(libflops_nfuncs <= LIBFLOPS_MAX_FUNCS);
 	for (unsigned i = 0; i < libflops_nfuncs; i++) {
@@ -345,8 +434,33 @@ static void test_table(void)
 				CHECK(!"a name appears twice");
 				fprintf(stderr, "  %s at %u and %u\n", f->name, j, i);
 			}
-		CHECK(f->op <= LIBFLOPS_UNKNOWN);
+		CHECK(f->op <= LIBFLOPS_NOARITH);
 		CHECK(f->prec < LIBFLOPS_NPREC);
+		if (strncmp(f->name, "dnnl_primitive_execute:", 23) == 0) {
+			/* a primitive: counted ones end in their data type,
+			 * which is their precision */
+			const char *dt = strrchr(f->name, ':');
+			static const char *const dts[] = { ":f32", ":bf16", ":f16", ":int8" };
+			static const unsigned precs[] = { LIBFLOPS_FP32, LIBFLOPS_BF16, LIBFLOPS_FP16, LIBFLOPS_INT8 };
+			nprims++;
+			CHECK(!f->cplx);
+			if (f->op == LIBFLOPS_DNNL) {
+				ncounted++;
+				int found = 0;
+				for (int k = 0; k < 4; k++)
+					if (strcmp(dt, dts[k]) == 0) {
+						CHECK(f->prec == precs[k]);
+						found = 1;
+					}
+				CHECK(found);
+			} else {
+				CHECK(f->op == LIBFLOPS_UNKNOWN || f->op == LIBFLOPS_NOARITH);
+				CHECK(dt == f->name + 22); /* the kind only */
+				nnoarith += f->op == LIBFLOPS_NOARITH;
+			}
+			continue;
+		}
+		CHECK(f->op <= LIBFLOPS_UNKNOWN);
 		if (strncmp(f->name, "dnnl_", 5) == 0) {
 			ndnnl++;
 			CHECK(f->op == LIBFLOPS_GEMM && !f->cplx);
@@ -401,7 +515,13 @@ static void test_table(void)
 	CHECK_EQ_INT(fortran, 58 + 28 + 74 + 36);
 	CHECK_EQ_INT(unknown, 36);
 	CHECK_EQ_INT(ndnnl, 4);
-	CHECK_EQ_INT(cblas + lapacke + fortran + ndnnl, LIBFLOPS_NIDS);
+	/* oneDNN's primitives: convolution, deconvolution and inner product
+	 * in 3 propagations and 3 types, forward in int8 too, matmul in 4;
+	 * reorder, concat, shuffle; 13 kinds of unknown FLOPs and "other" */
+	CHECK_EQ_INT(ncounted, 3 * 10 + 4);
+	CHECK_EQ_INT(nnoarith, 3);
+	CHECK_EQ_INT(nprims, 34 + 3 + 14);
+	CHECK_EQ_INT(cblas + lapacke + fortran + ndnnl + nprims, LIBFLOPS_NIDS);
 
 	/* families and precisions of some entries, by name */
 	static const struct {
@@ -450,6 +570,18 @@ static void test_table(void)
 		{ __LINE__, LIBFLOPS_ID_zheevr_, "zheevr_", LIBFLOPS_UNKNOWN, LIBFLOPS_FP64, 1 },
 		{ __LINE__, LIBFLOPS_ID_sgesdd_, "sgesdd_", LIBFLOPS_UNKNOWN, LIBFLOPS_FP32, 0 },
 		{ __LINE__, LIBFLOPS_ID_cgelsd_, "cgelsd_", LIBFLOPS_UNKNOWN, LIBFLOPS_FP32, 1 },
+		{ __LINE__, LIBFLOPS_ID_dnnl_conv_fwd_f32, "dnnl_primitive_execute:convolution_forward:f32", LIBFLOPS_DNNL,
+		  LIBFLOPS_FP32, 0 },
+		{ __LINE__, LIBFLOPS_ID_dnnl_conv_bwd_weights_bf16, "dnnl_primitive_execute:convolution_backward_weights:bf16",
+		  LIBFLOPS_DNNL, LIBFLOPS_BF16, 0 },
+		{ __LINE__, LIBFLOPS_ID_dnnl_deconv_bwd_data_f16, "dnnl_primitive_execute:deconvolution_backward_data:f16",
+		  LIBFLOPS_DNNL, LIBFLOPS_FP16, 0 },
+		{ __LINE__, LIBFLOPS_ID_dnnl_ip_fwd_int8, "dnnl_primitive_execute:inner_product_forward:int8", LIBFLOPS_DNNL,
+		  LIBFLOPS_INT8, 0 },
+		{ __LINE__, LIBFLOPS_ID_dnnl_matmul_bf16, "dnnl_primitive_execute:matmul:bf16", LIBFLOPS_DNNL, LIBFLOPS_BF16, 0 },
+		{ __LINE__, LIBFLOPS_ID_dnnl_reorder, "dnnl_primitive_execute:reorder", LIBFLOPS_NOARITH, LIBFLOPS_FP32, 0 },
+		{ __LINE__, LIBFLOPS_ID_dnnl_pooling, "dnnl_primitive_execute:pooling", LIBFLOPS_UNKNOWN, LIBFLOPS_FP32, 0 },
+		{ __LINE__, LIBFLOPS_ID_dnnl_other, "dnnl_primitive_execute:other", LIBFLOPS_UNKNOWN, LIBFLOPS_FP32, 0 },
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		const struct libflops_func *f = &libflops_funcs[rows[i].id];
@@ -460,7 +592,10 @@ static void test_table(void)
 	}
 	/* the enum and the table come from the same list */
 #define ID_MATCHES(sym, op, prec, cplx) CHECK(strcmp(libflops_funcs[LIBFLOPS_ID_##sym].name, #sym) == 0);
+#define PRIM_MATCHES(id, str, op, prec) CHECK(strcmp(libflops_funcs[LIBFLOPS_ID_##id].name, str) == 0);
 	LIBFLOPS_LIST(ID_MATCHES)
+	LIBFLOPS_PRIMS(PRIM_MATCHES)
+#undef PRIM_MATCHES
 #undef ID_MATCHES
 
 	CHECK_STR(libflops_prec_name(LIBFLOPS_FP64), "fp64");
@@ -491,7 +626,7 @@ static void test_check(void)
 	CHECK(r->magic == LIBFLOPS_MAGIC);
 	CHECK_EQ_INT(r->version, LIBFLOPS_VERSION);
 	CHECK_EQ_INT(r->header_size, 128);
-	CHECK_EQ_INT(r->nfuncs, 338);
+	CHECK_EQ_INT(r->nfuncs, 389);
 	CHECK_EQ_INT(r->max_procs, 64);
 	CHECK_EQ_INT(r->nsnap, 4096);
 	CHECK_EQ_INT(r->proc_size, 9744);
@@ -986,24 +1121,27 @@ static int shim_child(void)
 	return child_failed;
 }
 
-static void test_shim(const char *self)
+/* A region, as mfu-record makes it, and a child of @self run with
+ * --@arg and the counting library preloaded; its pid, or -1. */
+static pid_t run_shim_child(const char *self, const char *arg, struct libflops_region **rp, int *fdp)
 {
 	size_t size = libflops_region_size();
 	struct libflops_region *r;
-	const struct libflops_proc *p;
-	uint64_t out[LIBFLOPS_WORDS];
 	int fd = memfd_create("test-libflops-shim", 0), status = -1;
 	pid_t pid;
 
+	*rp = NULL;
+	*fdp = fd;
 	CHECK(fd >= 0);
 	if (fd < 0 || ftruncate(fd, (off_t)size) != 0) {
 		CHECK(!"cannot make the region");
-		return;
+		return -1;
 	}
 	r = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	CHECK(r != MAP_FAILED);
 	if (r == MAP_FAILED)
-		return;
+		return -1;
+	*rp = r;
 	libflops_region_init(r);
 	pid = fork();
 	if (pid == 0) {
@@ -1020,12 +1158,26 @@ static void test_shim(const char *self)
 		if (asprintf(&asan, "%s%sverify_asan_link_order=0", opts ? opts : "", opts && *opts ? ":" : "") < 0)
 			_exit(127);
 		setenv("ASAN_OPTIONS", asan, 1);
-		execl(self, self, "--shim-child", (char *)NULL);
+		execl(self, self, arg, (char *)NULL);
 		_exit(127);
 	}
 	CHECK(pid > 0);
 	waitpid(pid, &status, 0);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	return pid;
+}
+
+static void test_shim(const char *self)
+{
+	size_t size = libflops_region_size();
+	struct libflops_region *r;
+	const struct libflops_proc *p;
+	uint64_t out[LIBFLOPS_WORDS];
+	int fd;
+	pid_t pid = run_shim_child(self, "--shim-child", &r, &fd);
+
+	if (!r)
+		return;
 	CHECK_EQ_INT(r->loaded, 1);
 	p = libflops_proc_find(r, (int32_t)pid);
 	CHECK(p != NULL);
@@ -1073,12 +1225,189 @@ out:
 	close(fd);
 }
 
+/* ---- oneDNN primitives through the counting library: the child
+ * (--shim-child-dnnl) executes the stand-in's primitives ---- */
+
+static struct fake_dnnl_prim prims[10];
+
+static void set_md(struct fake_dnnl_md *md, int dt, int n, const int64_t *d)
+{
+	md->ndims = n;
+	md->data_type = dt;
+	for (int i = 0; i < n; i++)
+		md->dims[i] = d[i];
+}
+
+enum { F16 = 1, BF16 = 2, F32 = 3, S8 = 5 };
+/* a convolution with groups, stride and padding (dnnl.c's): 34560 FLOPs */
+static const int64_t conv_src[] = { 2, 6, 10, 12 }, conv_wei[] = { 2, 4, 3, 3, 3 }, conv_dst[] = { 2, 8, 5, 8 };
+
+static void set_conv(struct fake_dnnl_prim *p, int prop, int dt)
+{
+	p->kind = 5; /* dnnl_convolution */
+	p->prop = prop;
+	set_md(&p->md[0], dt, 4, conv_src);
+	set_md(&p->md[1], dt, 5, conv_wei);
+	set_md(&p->md[2], dt, 4, conv_dst);
+}
+
+static void exec(struct fake_dnnl_prim *p, int nargs, const struct fake_dnnl_arg *args, int want)
+{
+	CHILD_CHECK(dnnl_primitive_execute(p, NULL, nargs, args) == want);
+}
+
+static int shim_child_dnnl(int major)
+{
+	static const int64_t ip_src[] = { 4, 3, 5, 5 }, ip_wei[] = { 7, 3, 5, 5 }, ip_dst[] = { 4, 7 };
+	static const int64_t rt_src[] = { INT64_MIN, 6 }, mm_wei[] = { 6, 4 }, rt_dst[] = { INT64_MIN, 4 };
+	static const int64_t mm_src[] = { 9, 6 }, mm_dst[] = { 9, 4 };
+	static const int64_t small[] = { 1, 2, 4, 4 }, small_wei[] = { 2, 2, 3, 3 };
+	static struct fake_dnnl_md args_md[3];
+	struct fake_dnnl_prim *a = &prims[0];
+
+	fake_dnnl_major = major;
+	if (major != 2) {
+		/* a oneDNN of another major version: its descriptors are not
+		 * read (another ABI), the execution counts as "other" */
+		set_conv(a, 0, F32);
+		exec(a, 0, NULL, 0);
+		CHILD_CHECK(fake_dnnl_queries == 0 && fake_dnnl_execs == 1);
+		return child_failed;
+	}
+	/* executed three times: its descriptor queried once */
+	set_conv(a, 0, F32);
+	for (int i = 0; i < 3; i++)
+		exec(a, 0, NULL, 0);
+	CHILD_CHECK(fake_dnnl_queries == 1);
+	/* destroyed, and another primitive at the same address: an inner
+	 * product, 2 x 7 x 75 x 4 */
+	CHILD_CHECK(dnnl_primitive_destroy(a) == 0);
+	memset(a, 0, sizeof(*a));
+	a->kind = 13; /* dnnl_inner_product */
+	set_md(&a->md[0], F32, 4, ip_src);
+	set_md(&a->md[1], F32, 4, ip_wei);
+	set_md(&a->md[2], F32, 2, ip_dst);
+	exec(a, 0, NULL, 0);
+	CHILD_CHECK(fake_dnnl_queries == 2);
+	/* backward data and backward weights of the convolution */
+	set_conv(&prims[1], 1, F32);
+	exec(&prims[1], 0, NULL, 0);
+	set_conv(&prims[2], 2, F32);
+	exec(&prims[2], 0, NULL, 0);
+	/* a matmul with a run-time M: the FLOPs from the arguments' shapes,
+	 * at each execution (9 x 6 times 6 x 4: 432), the descriptor once */
+	prims[3].kind = 18; /* dnnl_matmul */
+	set_md(&prims[3].md[0], F32, 2, rt_src);
+	set_md(&prims[3].md[1], F32, 2, mm_wei);
+	set_md(&prims[3].md[2], F32, 2, rt_dst);
+	set_md(&args_md[0], F32, 2, mm_src);
+	set_md(&args_md[1], F32, 2, mm_wei);
+	set_md(&args_md[2], F32, 2, mm_dst);
+	const struct fake_dnnl_arg args[] = { { 1, &args_md[0] }, { 33, &args_md[1] }, { 17, &args_md[2] } };
+	exec(&prims[3], 3, args, 0);
+	exec(&prims[3], 3, args, 0);
+	/* pooling: FLOPs not counted (unknown); a reorder: no arithmetic */
+	prims[4].kind = 9;
+	exec(&prims[4], 0, NULL, 0);
+	prims[5].kind = 1;
+	exec(&prims[5], 0, NULL, 0);
+	/* an execution that fails: not counted */
+	set_conv(&prims[6], 0, F32);
+	prims[6].fail = 2; /* dnnl_invalid_arguments */
+	exec(&prims[6], 0, NULL, 2);
+	/* bf16: 2 x 36 x 1 x 16 */
+	prims[7].kind = 5;
+	set_md(&prims[7].md[0], BF16, 4, small);
+	set_md(&prims[7].md[1], BF16, 4, small_wei);
+	set_md(&prims[7].md[2], BF16, 4, small);
+	exec(&prims[7], 0, NULL, 0);
+	/* int8 backward data (no such thing counted) and an unknown kind:
+	 * "other", FLOPs unknown */
+	set_conv(&prims[8], 1, S8);
+	exec(&prims[8], 0, NULL, 0);
+	prims[9].kind = 99;
+	exec(&prims[9], 0, NULL, 0);
+	CHILD_CHECK(fake_dnnl_execs == 14);
+	CHILD_CHECK(fake_dnnl_queries == 11);
+	CHILD_CHECK(fake_dnnl_destroyed == 1);
+	return child_failed;
+}
+
+static void test_shim_dnnl(const char *self)
+{
+	static const struct {
+		int line;
+		unsigned id;
+		uint64_t calls, flops;
+	} want[] = {
+		{ __LINE__, LIBFLOPS_ID_dnnl_conv_fwd_f32, 3, 3 * 34560 },
+		{ __LINE__, LIBFLOPS_ID_dnnl_ip_fwd_f32, 1, 4200 },
+		{ __LINE__, LIBFLOPS_ID_dnnl_conv_bwd_data_f32, 1, 34560 },
+		{ __LINE__, LIBFLOPS_ID_dnnl_conv_bwd_weights_f32, 1, 34560 },
+		{ __LINE__, LIBFLOPS_ID_dnnl_matmul_f32, 2, 2 * 432 },
+		{ __LINE__, LIBFLOPS_ID_dnnl_pooling, 1, 0 },
+		{ __LINE__, LIBFLOPS_ID_dnnl_reorder, 1, 0 },
+		{ __LINE__, LIBFLOPS_ID_dnnl_conv_fwd_bf16, 1, 1152 },
+		{ __LINE__, LIBFLOPS_ID_dnnl_other, 2, 0 },
+	};
+	size_t size = libflops_region_size();
+	struct libflops_region *r;
+	const struct libflops_proc *p;
+	uint64_t out[LIBFLOPS_WORDS];
+	int fd;
+	pid_t pid = run_shim_child(self, "--shim-child-dnnl", &r, &fd);
+
+	if (!r)
+		return;
+	p = libflops_proc_find(r, (int32_t)pid);
+	CHECK(p != NULL);
+	if (p) {
+		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+			CHECK_ROW(p->f[want[i].id].calls == want[i].calls, want[i].line);
+			CHECK_ROW(p->f[want[i].id].flops == want[i].flops, want[i].line);
+			if (p->f[want[i].id].calls != want[i].calls || p->f[want[i].id].flops != want[i].flops)
+				fprintf(stderr, "  %s: %llu calls, %llu FLOPs\n", libflops_funcs[want[i].id].name,
+					(unsigned long long)p->f[want[i].id].calls,
+					(unsigned long long)p->f[want[i].id].flops);
+		}
+		CHECK_EQ_INT(p->nlist, sizeof(want) / sizeof(want[0]));
+		libflops_sum(p, out);
+		CHECK_EQ_INT(out[LIBFLOPS_W_CALLS], 13);
+		CHECK_EQ_INT(out[LIBFLOPS_W_UNKNOWN], 3);
+		CHECK_EQ_INT(out[LIBFLOPS_W_FLOPS + LIBFLOPS_FP32], 3 * 34560 + 4200 + 2 * 34560 + 864);
+		CHECK_EQ_INT(out[LIBFLOPS_W_FLOPS + LIBFLOPS_BF16], 1152);
+	}
+	munmap(r, size);
+	close(fd);
+
+	/* oneDNN 3: one call of unknown FLOPs */
+	pid = run_shim_child(self, "--shim-child-dnnl3", &r, &fd);
+	if (!r)
+		return;
+	p = libflops_proc_find(r, (int32_t)pid);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ_INT(p->f[LIBFLOPS_ID_dnnl_other].calls, 1);
+		CHECK_EQ_INT(p->f[LIBFLOPS_ID_dnnl_conv_fwd_f32].calls, 0);
+		libflops_sum(p, out);
+		CHECK_EQ_INT(out[LIBFLOPS_W_CALLS], 1);
+		CHECK_EQ_INT(out[LIBFLOPS_W_UNKNOWN], 1);
+	}
+	munmap(r, size);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--shim-child") == 0)
 		return shim_child();
+	if (argc > 1 && strcmp(argv[1], "--shim-child-dnnl") == 0)
+		return shim_child_dnnl(2);
+	if (argc > 1 && strcmp(argv[1], "--shim-child-dnnl3") == 0)
+		return shim_child_dnnl(3);
 	test_layout();
 	test_count();
+	test_dnnl_count();
 	test_table();
 	test_check();
 	test_attach();
@@ -1089,5 +1418,6 @@ int main(int argc, char **argv)
 	test_snapshot();
 	test_snapshot_race();
 	test_shim(argv[0]);
+	test_shim_dnnl(argv[0]);
 	return check_status();
 }

@@ -12,8 +12,10 @@ numpy: step s does kind s % 4 (float64 unless said):
   2: a @ v, v 300                     one GEMV, 2 * 200 * 300
   3: a.T @ a                          numpy's choice (a SYRK in numpy 1.24)
 torch: training steps of an MLP, Linear(64, 128) - ReLU - Linear(128, 10),
-  batch 32, SGD, one intra-op thread; --conv adds a last step with a
-  Conv2d(3, 8, 3) forward on a 4x3x16x16 batch (no gradient).
+  batch 32, SGD, one intra-op thread; --conv adds two training steps of a
+  convolutional network (CONV_NET below: padding, a stride, groups), batch
+  8 of 3x16x16, SGD, and a last step with a Conv2d(3, 8, 3) forward on a
+  4x3x16x16 batch (no gradient).
 linalg: numpy.linalg and numpy.dot, one step each (n = --n, 300 unless said):
   0: solve(a, b), a n x n, b n x 4    LAPACK gesv
   1: inv(a)                            gesv with n right-hand sides
@@ -111,6 +113,16 @@ def run_scipy(n, big):
         print(repr(float(np.sum(r))))
 
 
+def conv_net(torch):
+    """Conv2d(3, 16, 3, padding 1) - ReLU - Conv2d(16, 32, 3, stride 2,
+    padding 1, groups 4) - ReLU - MaxPool2d(2) - Linear(32 * 4 * 4, 10), for
+    3x16x16 images (tests/e2e/test_libflops.py counts its FLOPs by hand)."""
+    nn = torch.nn
+    return nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(),
+                         nn.Conv2d(16, 32, 3, stride=2, padding=1, groups=4), nn.ReLU(),
+                         nn.MaxPool2d(2), nn.Flatten(), nn.Linear(32 * 4 * 4, 10))
+
+
 def run_torch(steps, conv):
     import torch
     torch.manual_seed(0)
@@ -126,6 +138,16 @@ def run_torch(steps, conv):
             opt.step()
         print(repr(float(loss)))
     if conv:
+        net = conv_net(torch)
+        opt = torch.optim.SGD(net.parameters(), lr=0.01)
+        x, y = torch.randn(8, 3, 16, 16), torch.randint(0, 10, (8,))
+        for _ in range(2):
+            with mfu.step():
+                opt.zero_grad()
+                loss = torch.nn.functional.cross_entropy(net(x), y)
+                loss.backward()
+                opt.step()
+            print(repr(float(loss)))
         c, img = torch.nn.Conv2d(3, 8, 3), torch.randn(4, 3, 16, 16)
         with mfu.step():
             with torch.no_grad():
