@@ -4,7 +4,8 @@
 -- anomalies by kind, incomplete steps, numbers that cannot be right, a slow
 -- start, and how the run ended.
 --   kind     peak_flops, peak_bw, model_flops, model_bytes, flops_source (mfu
---            uses library-call FLOPs), flops_mismatch (declared vs library
+--            uses library-call FLOPs), flops_count (where mfu.step(flops=
+--            "count") declared from: the recorder's), flops_mismatch (declared vs library
 --            FLOPs outside 0.5-2x), lib_dtype (the library FLOPs are mostly
 --            of another dtype than the peak's), no_steps (no
 --            complete step, and why, unless the recorder said it), lost_records,
@@ -115,8 +116,9 @@ warm AS MATERIALIZED (
   FROM med CROSS JOIN (SELECT MIN(win.step) AS first_fast FROM win, med WHERE win.wall_ns <= 2 * med.median) AS f
 ),
 lines(ord, sub, kind, text, missing, alert) AS (
-  -- (the recorder's lost_records note says less than line 5 below: one line)
-  SELECT 1, n.id, n.kind, n.text, 1, 0 FROM note AS n
+  -- (the recorder's lost_records note says less than line 5 below: one line;
+  -- a flops_count note says where a declaration came from: nothing missing)
+  SELECT 1, n.id, n.kind, n.text, n.kind <> 'flops_count', 0 FROM note AS n
   WHERE NOT (n.kind = 'lost_records' AND (SELECT lost_records FROM r) > 0)
   UNION ALL
   SELECT 2, 0, 'peak_flops',
@@ -188,7 +190,10 @@ lines(ord, sub, kind, text, missing, alert) AS (
                       || 'declaration is too low'
                  ELSE 'the declaration may count too much (6N for a forward-only step, a multiply-add as '
                       || '1 FLOP twice) or much of the work runs outside the libraries' END
-         || '; check mfu_step_model()',
+         -- mfu.step(flops="count") declares for the program, and says so
+         || CASE WHEN EXISTS (SELECT 1 FROM note WHERE kind IN ('flops_count', 'flops_count_missing'))
+                 THEN '; check what mfu.step(flops="count") counted (its flops_count notes)'
+                 ELSE '; check mfu_step_model()' END,
          0, 1
   FROM s WHERE s.both_lib > 0 AND (s.both_declared < 0.5 * s.both_lib OR s.both_declared > 2 * s.both_lib)
   UNION ALL

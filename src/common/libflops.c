@@ -343,6 +343,8 @@ void libflops_region_init(struct libflops_region *r)
 	r->nsnap = LIBFLOPS_NSNAP;
 	r->proc_size = sizeof(struct libflops_proc);
 	r->snap_size = sizeof(struct libflops_snap);
+	r->nnotes = LIBFLOPS_NNOTES;
+	r->note_size = sizeof(struct libflops_note);
 	__atomic_store_n(&r->magic, LIBFLOPS_MAGIC, __ATOMIC_RELEASE);
 }
 
@@ -354,7 +356,8 @@ int libflops_region_check(const void *mem, size_t size)
 	if (r->magic != LIBFLOPS_MAGIC || r->version != LIBFLOPS_VERSION ||
 	    r->header_size != offsetof(struct libflops_region, procs) || r->nfuncs != LIBFLOPS_NIDS ||
 	    r->max_procs != LIBFLOPS_MAX_PROCS || r->nsnap != LIBFLOPS_NSNAP ||
-	    r->proc_size != sizeof(struct libflops_proc) || r->snap_size != sizeof(struct libflops_snap))
+	    r->proc_size != sizeof(struct libflops_proc) || r->snap_size != sizeof(struct libflops_snap) ||
+	    r->nnotes != LIBFLOPS_NNOTES || r->note_size != sizeof(struct libflops_note))
 		return -EPROTO;
 	return 0;
 }
@@ -543,6 +546,46 @@ int libflops_snapshot_read(const struct libflops_region *r, uint64_t id, struct 
 		rc = -ENOSPC;
 	out->seq = id;
 	return rc;
+}
+
+int libflops_note_add(struct libflops_region *r, int32_t pid, unsigned flags, const char *text)
+{
+	uint64_t i = __atomic_fetch_add(&r->note_head, 1, __ATOMIC_RELAXED);
+	struct libflops_note *n;
+	size_t len;
+
+	if (i >= LIBFLOPS_NNOTES)
+		return -ENOSPC;
+	n = &r->notes[i];
+	len = strnlen(text, LIBFLOPS_NOTE_LEN - 1);
+	memcpy(n->text, text, len);
+	n->text[len] = 0;
+	n->pid = pid;
+	n->flags = flags;
+	__atomic_store_n(&n->seq, (uint32_t)i + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int libflops_note_read(const struct libflops_region *r, unsigned i, char *buf, size_t len, unsigned *flags)
+{
+	const struct libflops_note *n;
+	size_t k = 0;
+
+	if (i >= LIBFLOPS_NNOTES || !len || __atomic_load_n(&r->notes[i].seq, __ATOMIC_ACQUIRE) != i + 1)
+		return -ENOENT;
+	n = &r->notes[i];
+	/* written by the target: bounded here, and nothing a terminal would
+	 * take for a control sequence */
+	for (; k + 1 < len && k < LIBFLOPS_NOTE_LEN; k++) {
+		unsigned char c = (unsigned char)__atomic_load_n(&n->text[k], __ATOMIC_RELAXED);
+		if (!c)
+			break;
+		buf[k] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+	}
+	buf[k] = 0;
+	if (flags)
+		*flags = __atomic_load_n(&n->flags, __ATOMIC_RELAXED) & LIBFLOPS_NOTE_MISSING;
+	return 0;
 }
 
 const char *libflops_prec_name(unsigned prec)

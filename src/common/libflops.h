@@ -208,6 +208,23 @@ struct libflops_table {
 	struct libflops_counter f[LIBFLOPS_MAX_FUNCS];
 };
 
+/* A line of text from the program for the run's notes:
+ * mfu.step(flops="count") says where its declaration came from, and what it
+ * could not count (mfu_libflops_note(), exported by the counting library).
+ * seq is the note's index + 1 once written, 0 before. The recorder
+ * reads the text as untrusted: up to the first NUL or the end of the
+ * field, printable ASCII only (libflops_note_read()). */
+#define LIBFLOPS_NNOTES 16
+#define LIBFLOPS_NOTE_LEN 504
+#define LIBFLOPS_NOTE_MISSING 1 /* the note explains FLOPs not counted or not declared */
+struct libflops_note {
+	uint32_t seq;
+	int32_t pid;
+	uint32_t flags;         /* LIBFLOPS_NOTE_MISSING */
+	uint32_t pad;
+	char text[LIBFLOPS_NOTE_LEN];
+};
+
 struct libflops_region {
 	uint64_t magic;
 	uint32_t version;
@@ -219,11 +236,16 @@ struct libflops_region {
 	uint32_t snap_size;     /* sizeof(struct libflops_snap) */
 	uint32_t loaded;        /* processes in which the counting library started */
 	uint64_t procs_full;    /* processes that found no free slot */
-	uint8_t pad1[64 - 48];
+	uint32_t nnotes;        /* LIBFLOPS_NNOTES */
+	uint32_t note_size;     /* sizeof(struct libflops_note) */
+	uint8_t pad1[64 - 56];
 	uint64_t snap_head;     /* next snapshot index (writers) */
 	uint8_t pad2[56];
 	struct libflops_proc procs[LIBFLOPS_MAX_PROCS];
 	struct libflops_snap snaps[LIBFLOPS_NSNAP];
+	uint64_t note_head;     /* notes claimed; beyond LIBFLOPS_NNOTES, dropped */
+	uint8_t pad3[56];
+	struct libflops_note notes[LIBFLOPS_NNOTES];
 };
 
 /* Bytes of the region. */
@@ -299,6 +321,17 @@ uint64_t libflops_snapshot(struct libflops_region *r, const struct libflops_proc
  * holds the first ones only); -EPROTO when it is not one this code wrote
  * (the region is shared with the target). */
 int libflops_snapshot_read(const struct libflops_region *r, uint64_t id, struct libflops_table *out);
+
+/* Add a note from process @pid to @r: @text (truncated to
+ * LIBFLOPS_NOTE_LEN - 1 bytes), @flags (LIBFLOPS_NOTE_MISSING). Returns 0,
+ * or -ENOSPC once LIBFLOPS_NNOTES notes were added (the note is
+ * dropped, and counted). */
+int libflops_note_add(struct libflops_region *r, int32_t pid, unsigned flags, const char *text);
+
+/* The recorder: note @i (< LIBFLOPS_NNOTES) into @buf (@len bytes, NUL
+ * terminated; bytes that are not printable ASCII become '?') and its
+ * flags into @flags. Returns 0, or -ENOENT when it was not written (yet). */
+int libflops_note_read(const struct libflops_region *r, unsigned i, char *buf, size_t len, unsigned *flags);
 
 /* Name of a precision: fp64, fp32, bf16, fp16, int8. */
 const char *libflops_prec_name(unsigned prec);

@@ -33,6 +33,7 @@
 #include "libflops_list.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -1309,6 +1310,19 @@ int dnnl_primitive_destroy(void *prim)
 	if (prim)
 		prim_forget(prim);
 	return fn(prim);
+}
+
+/* A note for the run from the program (mfu.py's step(flops="count"), through
+ * ctypes): where a declaration of model FLOPs came from, what could not be
+ * counted. @missing: the note explains FLOPs not counted or not declared.
+ * Returns 0, -ENOENT when this process is not counted (no region), or
+ * -ENOSPC when the region's notes are taken. */
+EXPORT int mfu_libflops_note(const char *text, int missing);
+int mfu_libflops_note(const char *text, int missing)
+{
+	if (!g_region || !__atomic_load_n(&g_proc, __ATOMIC_RELAXED) || !text)
+		return -ENOENT;
+	return libflops_note_add(g_region, (int32_t)getpid(), missing ? LIBFLOPS_NOTE_MISSING : 0, text);
 }
 
 /* Every id has its wrapper: a function added to the list without one is a

@@ -30,7 +30,9 @@ formulas (matmul, transformer, param_bytes, kv_cache_bytes) and counts the
 FLOPs of a PyTorch call (count). It is imported on first use, so this file
 also works alone; mfu.flops then raises ImportError. step(flops="count")
 counts the first step at each call site with it and declares that number
-for every step there.
+for every step there (or nothing, when it counted nothing: never a 0 that
+would hide the FLOPs mfu-record counts in library calls), and says what it
+did in the run's notes.
 """
 
 import contextlib
@@ -38,6 +40,7 @@ import ctypes
 import importlib
 import os
 import sys
+import warnings
 
 _NAN = float("nan")
 
@@ -223,8 +226,10 @@ def phase_model(flops=None, bytes=None):
     _phase_model(_num(flops), _num(bytes))
 
 
-# step(flops="count"): FLOPs counted in the first step, by key.
+# step(flops="count"): FLOPs counted in the first step, by key; _NOTHING
+# when that count declared nothing (no FLOPs found that it can count).
 _counted = {}
+_NOTHING = object()
 
 
 class step(contextlib.ContextDecorator):
@@ -242,7 +247,15 @@ class step(contextlib.ContextDecorator):
     or every call of one decorated function, shares it). Pass key= (any
     hashable) to share a count across places, or to count again when the
     work changes (key=batch.shape). A step left by an exception declares no
-    count and the next one counts again."""
+    count and the next one counts again.
+
+    A count of 0 is not declared (nor for the later steps): the steps keep
+    the FLOPs mfu-record counts in library calls. Operators that ran with
+    no formula in mfu.flops on large floating-point tensors (a custom
+    operator) are named: with nothing else counted the step declares
+    nothing, else it declares what was counted. Each count leaves a note in
+    the run (flops_count: where the declaration came from; or
+    flops_count_missing: what it left out, also a RuntimeWarning)."""
 
 
     def __init__(self, flops=None, bytes=None, key=None):
@@ -270,8 +283,9 @@ class step(contextlib.ContextDecorator):
             counter = _flops_module().counting()
             _require_torch()
         _step_begin()
-        if known is not None or self.bytes is not None:
-            _step_model(_NAN if known is None else float(known), _num(self.bytes))
+        declare = known is not None and known is not _NOTHING
+        if declare or self.bytes is not None:
+            _step_model(float(known) if declare else _NAN, _num(self.bytes))
         if counter is not None:
             try:
                 counter.__enter__()
@@ -287,11 +301,77 @@ class step(contextlib.ContextDecorator):
             if counter is not None:
                 counter.__exit__(*exc)
                 if exc[0] is None:
-                    _counted[self._key] = counter.result.total
-                    _step_model(float(counter.result.total), _NAN)
+                    result = counter.result
+                    declared = result.total if result.total > 0 else None
+                    _counted[self._key] = _NOTHING if declared is None else declared
+                    if declared is not None:
+                        _step_model(float(declared), _NAN)
+                    _count_note(self._key, result, declared)
         finally:
             _step_end()
         return False
+
+
+def _key_text(key):
+    """Where a counted step is: file:line for the default key, else the key."""
+    if (isinstance(key, tuple) and len(key) == 2 and hasattr(key[0], "co_filename")
+            and isinstance(key[1], int)):
+        return "%s:%d" % (key[0].co_filename, key[1])
+    text = repr(key)
+    return "key=" + (text if len(text) <= 80 else text[:77] + "...")
+
+
+def _count_note(key, result, declared):
+    """Say what step(flops="count") declared and why: a note in the run
+    (through the counting library that mfu-record preloads, when it is
+    there), and a RuntimeWarning when FLOPs were left out or nothing was
+    declared."""
+    where = _key_text(key)
+    unknown = result.unknown_text() if result.unknown else ""
+    if declared is not None:
+        rows = sorted(result.by_op.items(), key=lambda kv: (-kv[1], kv[0]))
+        top = ", ".join("%s %.0f%%" % (op, 100.0 * n / declared) for op, n in rows[:3])
+        text = ('mfu.step(flops="count") at %s declared %d FLOPs per step, counted by PyTorch '
+                "operator in its first step (%s%s)" % (where, declared, top, ", ..." if len(rows) > 3 else ""))
+        if unknown:
+            text += ("; operators with no formula in mfu.flops ran on large floating-point tensors, "
+                     "and their FLOPs are not in it: %s" % unknown)
+    elif unknown:
+        text = ('mfu.step(flops="count") at %s declared nothing: the only PyTorch operators of its '
+                "first step that may carry FLOPs have no formula in mfu.flops (%s), so its steps "
+                "keep the FLOPs of their library calls (lib_flops) where mfu-record counts them; "
+                "declare the FLOPs (mfu.step(flops=N)) for an MFU of the whole model" % (where, unknown))
+    else:
+        text = ('mfu.step(flops="count") at %s declared nothing: it counted no FLOPs in its first '
+                "step (no matrix product or convolution reached PyTorch's dispatcher), so its "
+                "steps keep the FLOPs of their library calls (lib_flops) where mfu-record counts "
+                "them" % where)
+    missing = declared is None or bool(unknown)
+    _run_note(text, missing)
+    if missing:
+        warnings.warn("mfu: " + text, RuntimeWarning, stacklevel=3)
+
+
+_note_fn = None
+
+
+def _run_note(text, missing):
+    """A line for the run's notes, through the counting library
+    (libmfu-libflops.so exports mfu_libflops_note when mfu-record preloads
+    it); nothing when it is not there."""
+    global _note_fn
+    if _note_fn is None:
+        _note_fn = False
+        if recording():
+            try:
+                f = ctypes.CDLL(None).mfu_libflops_note
+                f.argtypes = [ctypes.c_char_p, ctypes.c_int]
+                f.restype = ctypes.c_int
+                _note_fn = f
+            except (OSError, AttributeError):
+                pass
+    if _note_fn:
+        _note_fn(text.encode("ascii", "backslashreplace"), 1 if missing else 0)
 
 
 def _require_torch():

@@ -30,6 +30,7 @@ to it. It has no dependency of its own and does not import mfu.
 """
 
 import operator
+import re
 import sys
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "count",
     "counting",
     "FlopCount",
+    "UNKNOWN_MIN_ELEMENTS",
 ]
 
 MODES = ("train", "prefill", "decode")
@@ -280,31 +282,65 @@ def _executable():
     return sys.executable or "python"
 
 
+# An operator that has no formula here and is not known to do no matrix
+# work is named (FlopCount.unknown) when one of its floating-point tensors
+# has at least this many elements (a 64 x 64 matrix): its FLOPs are not
+# counted, and may be most of the step's.
+UNKNOWN_MIN_ELEMENTS = 4096
+
+
 class FlopCount:
     """What count() or counting() counted: total (int) and by_op, a dict
     from operator name ("aten.mm", "aten.convolution_backward", ...) to its
-    FLOPs. str() gives a table, largest first."""
+    FLOPs; unknown, a dict from the name of each operator that ran with no
+    formula here (a custom operator, an aten one this version does not know)
+    and took a floating-point tensor of at least UNKNOWN_MIN_ELEMENTS
+    elements, to its number of calls: the total leaves their FLOPs out
+    (complete is False). str() gives a table, largest first."""
 
     def __init__(self):
         self.by_op = {}
+        self.unknown = {}
 
     @property
     def total(self):
         return sum(self.by_op.values())
 
+    @property
+    def complete(self):
+        """True when every operator that may carry FLOPs was counted."""
+        return not self.unknown
+
     def _add(self, op, flops):
         if flops:
             self.by_op[op] = self.by_op.get(op, 0) + int(flops)
 
+    def _unknown(self, op):
+        self.unknown[op] = self.unknown.get(op, 0) + 1
+
+    def unknown_text(self, limit=6):
+        """The operators without a formula, most called first: "op (n
+        calls), ...", at most limit of them and how many more."""
+        rows = sorted(self.unknown.items(), key=lambda kv: (-kv[1], kv[0]))
+        text = ", ".join("%s (%d call%s)" % (op, n, "" if n == 1 else "s") for op, n in rows[:limit])
+        if len(rows) > limit:
+            text += " and %d more" % (len(rows) - limit)
+        return text
+
     def __repr__(self):
+        if self.unknown:
+            return "FlopCount(total=%d, by_op=%r, unknown=%r)" % (self.total, self.by_op, self.unknown)
         return "FlopCount(total=%d, by_op=%r)" % (self.total, self.by_op)
 
     def __str__(self):
         total = self.total
         rows = sorted(self.by_op.items(), key=lambda kv: (-kv[1], kv[0]))
-        width = max([len(op) for op, _ in rows] + [len("total")])
+        width = max([len(op) for op, _ in rows] + [len(op) for op in self.unknown] + [len("total")])
         lines = ["%-*s %20d  %5.1f%%" % (width, op, n, 100.0 * n / total) for op, n in rows]
         lines.append("%-*s %20d" % (width, "total", total))
+        for op, n in sorted(self.unknown.items(), key=lambda kv: (-kv[1], kv[0])):
+            lines.append("%-*s %20s  %d call%s, no formula: not counted"
+                         % (width, op, "?", n, "" if n == 1 else "s"))
         return "\n".join(lines)
 
 
@@ -336,6 +372,41 @@ def _linear(args, kwargs, out):         # linear(x, weight[out, in], bias)
     return _dot_flops(out, args[1].shape[-1])
 
 
+def _first(out):
+    return out[0] if isinstance(out, (tuple, list)) else out
+
+
+def _arg(args, kwargs, i, name, default):
+    return args[i] if len(args) > i else kwargs.get(name, default)
+
+
+def _addr(args, kwargs, out):           # addr(self, vec1, vec2): an outer product added, as BLAS's ger
+    return 2 * out.numel()
+
+
+def _addbmm(args, kwargs, out):         # addbmm(self, batch1[b, n, m], batch2[b, m, p]) -> [n, p]
+    b1 = args[1]
+    return _dot_flops(out, int(b1.shape[0]) * int(b1.shape[-1]))
+
+
+def _linear_backward(args, kwargs, out):
+    # linear_backward / mkldnn_linear_backward(self, grad_output, weight,
+    # output_mask): the input's gradient (grad_output times weight) and the
+    # weight's (grad_output^T times self), each the forward's products
+    x, grad, w = args[0], args[1], args[2]
+    mask = _arg(args, kwargs, 3, "output_mask", (True, True, True))
+    fwd = 2 * grad.numel() * int(w.shape[-1])
+    return fwd * (int(bool(mask[0])) + int(bool(mask[1])))
+
+
+def _mkldnn_linear_backward_input(args, kwargs, out):   # (input_size, grad_output, weight)
+    return 2 * args[1].numel() * int(args[2].shape[-1])
+
+
+def _mkldnn_linear_backward_weights(args, kwargs, out):  # (grad_output, input, weight, bias_defined)
+    return 2 * args[0].numel() * int(args[2].shape[-1])
+
+
 def _conv_macs(x_shape, w_shape, out_shape, transposed):
     """Multiply-adds of a convolution. The weight is [c_out, c_in / groups,
     *kernel] ([c_in, c_out / groups, *kernel] when transposed): each point of
@@ -348,20 +419,51 @@ def _conv_macs(x_shape, w_shape, out_shape, transposed):
 def _convolution(args, kwargs, out):
     # convolution(input, weight, bias, stride, padding, dilation, transposed, ...)
     x, w = args[0], args[1]
-    transposed = bool(args[6]) if len(args) > 6 else bool(kwargs.get("transposed", False))
-    return 2 * _conv_macs(x.shape, w.shape, out.shape, transposed)
+    transposed = bool(_arg(args, kwargs, 6, "transposed", False))
+    return 2 * _conv_macs(x.shape, w.shape, _first(out).shape, transposed)
 
 
-def _convolution_backward(args, kwargs, out):
-    # convolution_backward(grad_out, input, weight, bias_sizes, stride, padding,
-    # dilation, transposed, output_padding, groups, output_mask): the input
-    # gradient and the weight gradient each take the forward's multiply-adds
-    # (the same products, summed along other axes); the bias gradient is a sum.
-    grad_out, x, w = args[0], args[1], args[2]
-    transposed = bool(args[7]) if len(args) > 7 else bool(kwargs.get("transposed", False))
-    mask = args[10] if len(args) > 10 else kwargs.get("output_mask", (True, True, True))
-    macs = _conv_macs(x.shape, w.shape, grad_out.shape, transposed)
-    return 2 * macs * (int(bool(mask[0])) + int(bool(mask[1])))
+def _conv_plain(args, kwargs, out):
+    # the backends' convolutions (mkldnn_convolution, _slow_conv2d_forward,
+    # cudnn_convolution, ...): (input, weight, ...), never transposed
+    return 2 * _conv_macs(args[0].shape, args[1].shape, _first(out).shape, False)
+
+
+def _conv_transposed(args, kwargs, out):  # slow_conv_transpose2d, cudnn_convolution_transpose, ...
+    return 2 * _conv_macs(args[0].shape, args[1].shape, _first(out).shape, True)
+
+
+def _conv_tbc(args, kwargs, out):
+    # conv_tbc(input[time, batch, c_in], weight[k, c_in, c_out], bias, pad)
+    w = args[1]
+    return 2 * _first(out).numel() * int(w.shape[0]) * int(w.shape[1])
+
+
+def _conv_tbc_backward(args, kwargs, out):
+    # conv_tbc_backward(grad[time, batch, c_out], input, weight, bias, pad):
+    # the input's and the weight's gradients
+    w = args[2]
+    return 2 * 2 * args[0].numel() * int(w.shape[0]) * int(w.shape[1])
+
+
+def _conv_backward(transposed_at, mask_at):
+    """A convolution's backward, (grad_out, input, weight, ...) with its
+    transposed flag and output mask at these positions (None: not
+    there): the input gradient and the weight gradient each take the
+    forward's multiply-adds (the same products, summed along other axes);
+    the bias gradient is a sum."""
+    def flops(args, kwargs, out):
+        grad_out, x, w = args[0], args[1], args[2]
+        transposed = transposed_at is not None and bool(_arg(args, kwargs, transposed_at, "transposed", False))
+        mask = (True, True) if mask_at is None else _arg(args, kwargs, mask_at, "output_mask", (True, True, True))
+        macs = _conv_macs(x.shape, w.shape, grad_out.shape, transposed)
+        return 2 * macs * (int(bool(mask[0])) + int(bool(mask[1])))
+    return flops
+
+
+# convolution_backward(grad_out, input, weight, bias_sizes, stride, padding,
+# dilation, transposed, output_padding, groups, output_mask)
+_convolution_backward = _conv_backward(7, 10)
 
 
 def _sdpa_shapes(args):
@@ -383,16 +485,110 @@ def _sdpa_backward(args, kwargs, out):
     return 2 * b * sq * sk * (3 * d + 2 * dv)
 
 
+def _seq_lens(t):
+    """The lengths of the sequences of t: (batch..., seq, dim), (seq, dim),
+    or a nested tensor of (seq_i, dim) (PyTorch's fast path with a padding
+    mask: the padding is not computed)."""
+    if getattr(t, "is_nested", False):
+        return [int(r[0]) for r in t._nested_tensor_size().tolist()]
+    if t.dim() == 2:
+        return [int(t.shape[0])]
+    return [int(t.shape[-2])] * _numel(t.shape[:-2])
+
+
+def _mha_flops(q, k, v, embed_dim):
+    """Multi-head attention with its projections, embedding d: Q, K and V
+    projected (2 d^2 per token of each), Q K^T and (scores) V over all the
+    heads (2 d per query-key pair each), the output projection (2 d^2 per
+    query token); the softmax, the biases and the mask are not counted."""
+    d = int(embed_dim)
+    sq, sk, sv = _seq_lens(q), _seq_lens(k), _seq_lens(v)
+    pairs = sum(a * b for a, b in zip(sq, sk))
+    return 2 * d * d * (sum(sq) + sum(sk) + sum(sv)) + 4 * d * pairs + 2 * d * d * sum(sq)
+
+
+def _mha(args, kwargs, out):
+    # _native_multi_head_attention(query, key, value, embed_dim, num_head,
+    # qkv_weight, qkv_bias, proj_weight, proj_bias, mask, need_weights, ...):
+    # the inference fast path of nn.MultiheadAttention
+    return _mha_flops(args[0], args[1], args[2], args[3])
+
+
+def _encoder_layer(args, kwargs, out):
+    # _transformer_encoder_layer_fwd(src, embed_dim, num_heads, qkv_weight,
+    # qkv_bias, proj_weight, proj_bias, use_gelu, norm_first, eps,
+    # norm_weight_1, norm_bias_1, norm_weight_2, norm_bias_2, ffn_weight_1,
+    # ffn_bias_1, ffn_weight_2, ffn_bias_2, mask, ...): nn.TransformerEncoderLayer's
+    # inference fast path, self-attention then the two FFN products
+    src, d, ffn = args[0], args[1], int(args[14].shape[0])
+    return _mha_flops(src, src, src, d) + 4 * int(d) * ffn * sum(_seq_lens(src))
+
+
 # Matrix products counted by the fallback mode (torch without
-# FlopCounterMode), by aten operator name.
+# FlopCounterMode), by aten operator name: those of torch 1.13's registry
+# that multiply matrices, on any backend (the registry's names: mkldnn,
+# cuDNN, MIOpen, MPS, NNPACK...), and the fused attention of later versions.
 _MATRIX = {
     "mm": _mm,
     "addmm": _addmm,
+    "_addmm_activation": _addmm,
     "bmm": _mm,
     "baddbmm": _addmm,
+    "addbmm": _addbmm,
+    "mv": _mm,
+    "addmv": _addmm,
+    "dot": _mm,
+    "vdot": _mm,
+    "addr": _addr,
+    "mkldnn_linear": _linear,
+    "mkldnn_linear_backward": _linear_backward,
+    "mkldnn_linear_backward_input": _mkldnn_linear_backward_input,
+    "mkldnn_linear_backward_weights": _mkldnn_linear_backward_weights,
+    "linear_backward": _linear_backward,
     "convolution": _convolution,
     "_convolution": _convolution,
+    "convolution_overrideable": _convolution,
+    "_convolution_mode": _conv_plain,
+    "mkldnn_convolution": _conv_plain,
+    "_slow_conv2d_forward": _conv_plain,
+    "thnn_conv2d": _conv_plain,
+    "slow_conv3d": _conv_plain,
+    "slow_conv3d_forward": _conv_plain,
+    "slow_conv_dilated2d": _conv_plain,
+    "slow_conv_dilated3d": _conv_plain,
+    "_conv_depthwise2d": _conv_plain,
+    "conv_depthwise3d": _conv_plain,
+    "_nnpack_spatial_convolution": _conv_plain,
+    "cudnn_convolution": _conv_plain,
+    "cudnn_convolution_relu": _conv_plain,
+    "cudnn_convolution_add_relu": _conv_plain,
+    "miopen_convolution": _conv_plain,
+    "miopen_depthwise_convolution": _conv_plain,
+    "miopen_convolution_relu": _conv_plain,
+    "miopen_convolution_add_relu": _conv_plain,
+    "_mps_convolution": _conv_plain,
+    "slow_conv_transpose2d": _conv_transposed,
+    "slow_conv_transpose3d": _conv_transposed,
+    "cudnn_convolution_transpose": _conv_transposed,
+    "miopen_convolution_transpose": _conv_transposed,
+    "_mps_convolution_transpose": _conv_transposed,
+    "conv_tbc": _conv_tbc,
+    "conv_tbc_backward": _conv_tbc_backward,
     "convolution_backward": _convolution_backward,
+    # (grad_output, input, weight, stride, padding, dilation, transposed,
+    # output_padding, groups, output_mask)
+    "convolution_backward_overrideable": _conv_backward(6, 9),
+    # (grad_output, self, weight, kernel_size, stride, padding, output_mask)
+    "_slow_conv2d_backward": _conv_backward(None, 6),
+    "_native_multi_head_attention": _mha,
+    "_triton_multi_head_attention": _mha,
+    "_transformer_encoder_layer_fwd": _encoder_layer,
+    # torch 1.13's scaled dot product attention (q, k, v, ...)
+    "_scaled_dot_product_attention": _sdpa,
+    "_scaled_dot_product_attention_math": _sdpa,
+    "_scaled_dot_product_attention_forward": _sdpa,
+    "_flash_scaled_dot_product_attention": _sdpa,
+    "_triton_scaled_dot_attention": _sdpa,
     "_scaled_dot_product_flash_attention": _sdpa,
     "_scaled_dot_product_efficient_attention": _sdpa,
     "_scaled_dot_product_cudnn_attention": _sdpa,
@@ -424,6 +620,88 @@ _POINTWISE = frozenset("""
     tanh_backward leaky_relu_backward elu_backward hardtanh_backward
     hardswish_backward hardsigmoid_backward softplus_backward mish_backward
 """.split())
+
+
+# Operators of the aten namespace that do no matrix work, by name (a
+# family's fragment or a whole name; in-place forms end in "_"): views,
+# data movement, creation and random numbers, reductions, normalizations,
+# softmax, pooling, losses, indexing, comparisons, interpolation, the
+# optimizers' foreach kernels. Memory-bound, counted by no model-FLOPs
+# convention: never named as unknown. Made from torch 1.13's registry
+# (torch._C._jit_get_all_schemas()).
+_NO_MATRIX = re.compile(r"""
+    norm|softmax|pool|loss|dropout|embedding|upsample|pad|index|scatter|gather|^cat$|stack|concat|
+    copy|clone|view|reshape|split|select|slice|fill|empty|zeros|ones|full|^rand|normal|uniform|
+    bernoulli|multinomial|poisson|binomial|exponential|geometric|cauchy|random|gamma|dirichlet|
+    window$|arange|linspace|logspace|^eye$|cumsum|cumprod|cummax|cummin|logcumsumexp|sort|topk|
+    unique|flip|roll|rot90|repeat|tile|expand|squeeze|permute|transpose|^t$|detach|alias|masked|
+    nonzero|argwhere|^_foreach_|as_strided|narrow|unbind|chunk|resize|lift|^_?to_|^to$|
+    contiguous|_local_scalar|^item$|grid_sampler|affine_grid|col2im|im2col|unfold|fold|shuffle|
+    tril|triu|diag|one_hot|packed_sequence|searchsorted|bucketize|hist|bincount|kthvalue|median|
+    ^mode$|quantile|nanmean|nansum|trace|take|put|^sum$|^mean$|^prod$|^amax$|^amin$|^max|^min|
+    ^argmax$|^argmin$|^var|^std|^any$|^all$|count_nonzero|logsumexp|aminmax|^eq$|^ne$|^lt$|^gt$|
+    ^le$|^ge$|greater|less|not_equal|equal|allclose|isclose|^is|logical|bitwise|^__|sign|^real$|
+    ^imag$|conj|_neg_view|^resolve_|^abs$|^absolute$|^angle$|sparse|coalesce|indices|values|
+    quantize|qparams|^q_|int_repr|nested|^set_?$|flatten|segment_reduce|_rowwise_prune|ravel|movedim|moveaxis|swap|^m?[TH]$|
+    adjoint|broadcast|meshgrid|atleast|hstack|vstack|dstack|column_stack|row_stack|align|rename|
+    size|stride|numel|threshold|clamp|clip|^zero$|^new_|scalar_tensor|^tensor$|^as_tensor$|
+    type_as|^cpu$|^cuda$|^lerp|^where$|^fmod|^remainder|frexp|ldexp|modf|nan_to_num|heaviside|
+    glu|pixel_|_amp_|_fused_adam|_fused_sgd|xlogy|^special_|^log|lgamma|digamma|polygamma|
+    mvlgamma|^i0|^erf|igamma|sinc|^logit|shrink|^rrelu|prelu|^celu|^selu|^elu|gelu|^silu|^mish|
+    ^hard|softplus|sigmoid|^tanh|^square|float_power|divide|multiply|subtract|negative|^fix$|
+    trunc|rad2deg|deg2rad|radians|degrees|^arc|^exp|nextafter|hypot|^gcd|^lcm|copysign|^fmax|
+    ^fmin|^maximum|^minimum|^positive|reciprocal|sqrt|_add_relu|addcmul|addcdiv|^fabs$|
+    factorial|^relu|isin|vander|^cross$|linalg_cross|linalg_vector_norm|linalg_diagonal|^dist|
+    cosine_similarity|pairwise_distance|^inner$|^outer$|^ger$|cartesian_prod|combinations|
+    trapz|trapezoid|^diff$|gradient|^cov$|corrcoef|mkldnn_reorder|_transform_bias_rescale_qkv|
+    _masked_softmax|_weight_norm_interface_backward|_record_function|cross_entropy|kl_div|polar|
+    fake_quant|_fused_moving_avg|grad|storage|record_stream|pin_memory|^data$|^dim$|dense_dim|
+    ^chalf$|^complex$|_cast_|_pack_sequence|_dual$|_fw_primal|_version|zerotensor|_assert|
+    _shape_as_tensor|_batch_dim$|_sobol|_set_item|refine_names|_debug|qscheme|_nnz|^_dim[IV]$|
+    _autocast|promote_types|result_type|can_cast|_saturate_weight|numpy_T|matrix_H|local_value|
+    _list_to_tensor|_tensor_to_list|^_test_|_foobar|_cufft|_nnpack_available|cudnn_is_acceptable
+""", re.X)
+
+# Operators that do carry FLOPs but have no formula here (LAPACK-style
+# linear algebra, FFTs, distances, the other backends' RNNs, the fused
+# decoder of some versions): named when their tensors are big, whatever
+# _NO_MATRIX says of their name (linalg_matrix_norm, nuclear_norm).
+_NO_FORMULA = re.compile(r"""
+    ^_?linalg_(?!vector_norm$|diagonal$|cross$|check_errors$|vander$)|^_?fft_(?!.*(freq|shift)$)|
+    stft|cholesky|^lu(?!_unpack)|_lu_|^qr$|svd|
+    ^_?(sym)?eig|inverse|^det$|logdet|slogdet|_det$|matrix_power|matrix_exp|lstsq|geqrf|orgqr|ormqr|
+    (^|_)solve|cdist|pdist|_euclidean_dist|^_trilinear$|^bilinear$|nuclear_norm|
+    _sparse_mm|_sparse_addmm|sparse_sampled_addmm|hspmm|^smm$|sspaddmm|_sparse_sparse_matmul|
+    _native_decoder_only|_transformer_decoder_only|_cudnn_rnn$|_cudnn_rnn_backward|miopen_rnn|
+    _thnn_fused_(lstm|gru)_cell|_thnn_differentiable|lstm_mps|mkldnn_rnn|
+    _convolution_double_backward|mps_convolution_(transpose_)?backward|fbgemm_linear|
+    matmul_backward|_flash_attention|_efficient_attention
+""", re.X)
+
+
+def _carries_unknown_flops(ns, base):
+    """Whether an operator without a formula may do work worth counting:
+    any operator of another namespace than aten (a custom one), and aten's
+    unless it is known to do no matrix work."""
+    if ns != "aten":
+        return ns not in ("profiler", "prim", "prims")
+    name = base.rstrip("_")
+    return bool(_NO_FORMULA.search(name)) or not (name in _POINTWISE or _NO_MATRIX.search(name))
+
+
+def _big_float(args, kwargs, torch):
+    """Whether a floating-point tensor of at least UNKNOWN_MIN_ELEMENTS
+    elements is among the arguments (or in a list of them)."""
+    def big(x):
+        if isinstance(x, torch.Tensor):
+            try:
+                return x.is_floating_point() and x.numel() >= UNKNOWN_MIN_ELEMENTS
+            except (RuntimeError, NotImplementedError):
+                return False
+        if isinstance(x, (list, tuple)):
+            return any(big(y) for y in x)
+        return False
+    return any(big(a) for a in args) or any(big(a) for a in kwargs.values())
 
 
 def _op_names(func):
@@ -463,13 +741,17 @@ def _counting_mode(torch):
     class _Counter(TorchDispatchMode):
         # formulas: the aten products to count, by name; composite: split
         # composite operators that arrive whole (only when this mode is the
-        # only counter); elementwise: count pointwise operators.
-        def __init__(self, result, formulas, composite, elementwise):
+        # only counter); elementwise: count pointwise operators; counted
+        # elsewhere: the names ("aten.mm") another counter counts (torch's
+        # FlopCounterMode), or None when they cannot be known (then no
+        # operator is named as unknown).
+        def __init__(self, result, formulas, composite, elementwise, counted_elsewhere=frozenset()):
             super().__init__()
             self.result = result
             self.formulas = formulas
             self.composite = composite
             self.elementwise = elementwise
+            self.counted_elsewhere = counted_elsewhere
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
@@ -495,6 +777,11 @@ def _counting_mode(torch):
                 self.result._add(full, formula(args, kwargs, out))
             elif pointwise:
                 self.result._add(full, _first_float_numel(out, torch))
+            elif (self.counted_elsewhere is not None and full not in self.counted_elsewhere
+                  and _carries_unknown_flops(ns, base) and not _is_pointwise(torch, func, base)
+                  and _big_float(args, kwargs, torch)):
+                # no formula, and big tensors: its FLOPs may matter
+                self.result._unknown(full)
             return out
 
     _mode_class = _Counter
@@ -525,8 +812,10 @@ def _known_to(counter):
 class counting:
     """``with mfu.flops.counting() as c:`` counts the FLOPs of the PyTorch
     operators run inside the block by this thread (a backward pass started
-    in it included); c is a FlopCount, complete
-    when the block ends. Uses torch.utils.flop_counter.FlopCounterMode where
+    in it included); c is a FlopCount, complete when the block ends, whose
+    unknown names the operators that ran without a formula (a custom
+    operator...) on floating-point tensors of UNKNOWN_MIN_ELEMENTS elements
+    or more. Uses torch.utils.flop_counter.FlopCounterMode where
     torch has it (>= 2.1), plus mfu's own formulas for the products its
     table lacks (CPU flash attention in some versions); else a
     TorchDispatchMode of mfu's own. elementwise=True also counts pointwise
@@ -545,19 +834,19 @@ class counting:
         self.result = FlopCount()
         modes = []
         if fcm is None:
-            formulas, composite = _MATRIX, True
+            formulas, composite, elsewhere = _MATRIX, True, frozenset()
         else:
             self._torch_counter = fcm(display=False)
             known = _known_to(self._torch_counter)
             formulas = {} if known is None else {
                 name: f for name, f in _MATRIX.items() if "aten." + name not in known}
-            composite = False
-        if formulas or self.elementwise:
+            composite, elsewhere = False, known
+        if formulas or self.elementwise or elsewhere is not None:
             # Under FlopCounterMode (entered first, so below it): every
             # operator FlopCounterMode runs, those of the decompositions it
             # makes included, comes here next. What one counts the other
-            # does not.
-            modes.append(_counting_mode(torch)(self.result, formulas, composite, self.elementwise))
+            # does not; what neither counts is named when it may matter.
+            modes.append(_counting_mode(torch)(self.result, formulas, composite, self.elementwise, elsewhere))
         if self._torch_counter is not None:
             modes.append(self._torch_counter)
         for i, m in enumerate(modes):
@@ -598,11 +887,18 @@ def count(fn_or_module, *args, backward=False, elementwise=False, **kwargs):
     (see counting()); with backward=True also of the backward pass of its
     output (.backward() on a one-element output, else .sum().backward(),
     inside the count: gradients accumulate in .grad as usual). Returns a
-    FlopCount (.total, .by_op). Counts matrix products (mm, addmm, bmm,
-    baddbmm, matmul and linear as they reach the dispatcher), convolutions
-    and their backward (input and weight gradients, as asked for), and
+    FlopCount (.total, .by_op, .unknown). Counts matrix products (mm,
+    addmm, bmm, baddbmm, addbmm, mv, addmv, dot, addr, matmul and linear as
+    they reach the dispatcher, mkldnn_linear), convolutions of every
+    backend and their backward (input and weight gradients, as asked for),
+    the fused inference paths of nn.MultiheadAttention and
+    nn.TransformerEncoderLayer (_native_multi_head_attention,
+    _transformer_encoder_layer_fwd, nested tensors included), and
     scaled-dot-product attention kernels; pointwise operators only with
-    elementwise=True. RuntimeError if torch cannot be imported."""
+    elementwise=True. An operator with no formula that may carry FLOPs
+    (not a view, copy, reduction, normalization, pooling...) and took a
+    floating-point tensor of UNKNOWN_MIN_ELEMENTS elements or more is
+    named in .unknown. RuntimeError if torch cannot be imported."""
     torch = _torch()
     with counting(elementwise=elementwise) as result:
         out = fn_or_module(*args, **kwargs)

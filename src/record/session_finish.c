@@ -203,6 +203,28 @@ static int unknown_flops_note(struct session *s)
 	return rc;
 }
 
+/* The program's own notes, from the region (mfu.step(flops="count"): where
+ * its declaration came from, what it could not count): kind flops_count,
+ * or flops_count_missing for those that explain FLOPs left out. */
+static int program_notes(struct session *s)
+{
+	char text[LIBFLOPS_NOTE_LEN], note[160];
+	uint64_t taken = __atomic_load_n(&s->lf->note_head, __ATOMIC_ACQUIRE);
+	unsigned flags;
+	int rc = 0;
+
+	for (unsigned i = 0; !rc && i < LIBFLOPS_NNOTES && i < taken; i++)
+		if (libflops_note_read(s->lf, i, text, sizeof(text), &flags) == 0)
+			rc = writer_note(s->d.writer, flags & LIBFLOPS_NOTE_MISSING ? "flops_count_missing" : "flops_count",
+					 text);
+	if (!rc && taken > LIBFLOPS_NNOTES) {
+		strbuf(note, sizeof(note), "%llu more notes of mfu.step(flops=\"count\") were dropped (the first %d "
+		       "are kept)", (unsigned long long)(taken - LIBFLOPS_NNOTES), LIBFLOPS_NNOTES);
+		rc = writer_note(s->d.writer, "flops_count_missing", note);
+	}
+	return rc;
+}
+
 /* Whether library calls were counted (run.lib_counting), and a note when
  * they were not, or when some of what was counted is missing. */
 static int store_lib_counting(struct session *s)
@@ -277,6 +299,8 @@ static int store_lib_counting(struct session *s)
 	}
 	if (!rc && active)
 		rc = unknown_flops_note(s);
+	if (!rc && s->lf)
+		rc = program_notes(s);
 	return rc ? rc : writer_run_lib_counting(s->d.writer, state);
 }
 

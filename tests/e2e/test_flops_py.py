@@ -403,12 +403,94 @@ class StandIn:
         return {'Global': dict(self.counts)}
 
 
+# Issue 24: the convolutional network of tests/workloads/lib_calls.py
+# (padding, a stride, groups = 4), a training step (SGD).
+nn = torch.nn
+cnet = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(),
+                     nn.Conv2d(16, 32, 3, stride=2, padding=1, groups=4), nn.ReLU(),
+                     nn.MaxPool2d(2), nn.Flatten(), nn.Linear(32 * 4 * 4, 10))
+opt = torch.optim.SGD(cnet.parameters(), lr=0.01)
+cx, cy = torch.randn(8, 3, 16, 16), torch.randint(0, 10, (8,))
+
+
+def conv_step():
+    opt.zero_grad()
+    nn.functional.cross_entropy(cnet(cx), cy).backward()
+    opt.step()
+
+
+c = count(conv_step)
+out['conv_train'], out['conv_train_unknown'] = c.by_op, c.unknown
+with torch.inference_mode():
+    out['conv_inference'] = count(cnet, cx).total
+
+# The inference fast paths: nn.TransformerEncoderLayer and
+# nn.MultiheadAttention in eval under no_grad, a stack of two layers with a
+# padding mask (nested tensors: the padding is not computed).
+B, S, D, H, F = 2, 12, 32, 4, 64
+enc = nn.TransformerEncoderLayer(D, H, F, batch_first=True).eval()
+mha = nn.MultiheadAttention(D, H, batch_first=True).eval()
+stack = nn.TransformerEncoder(nn.TransformerEncoderLayer(D, H, F, batch_first=True), 2).eval()
+src, mem = torch.randn(B, S, D), torch.randn(B, 5, D)
+pad = torch.zeros(B, S, dtype=torch.bool)
+pad[0, 9:] = True
+with torch.no_grad():
+    out['encoder_eval'] = count(enc, src).by_op
+    out['mha_eval'] = count(mha, src, src, src).by_op
+    out['mha_cross_eval'] = count(mha, src, mem, mem, need_weights=False).total
+    out['stack_padded'] = count(stack, src, src_key_padding_mask=pad).total
+out['encoder_train'] = count(enc.train(), src, backward=True).total
+
+# Other products of torch 1.13's registry
+out['addr'] = count(torch.addr, torch.randn(6, 5), torch.randn(6), torch.randn(5)).total
+out['addmv'] = count(torch.addmv, torch.randn(6), torch.randn(6, 5), torch.randn(5)).total
+out['mv'] = count(torch.mv, torch.randn(6, 5), torch.randn(5)).total
+out['dot'] = count(torch.dot, torch.randn(7), torch.randn(7)).total
+out['addbmm'] = count(torch.addbmm, torch.randn(3, 5), torch.randn(4, 3, 6), torch.randn(4, 6, 5)).total
+out['conv1d_backward'] = count(nn.Conv1d(4, 6, 5, stride=2, dilation=2), torch.randn(2, 4, 40),
+                               backward=True).total
+
+# Operators with no formula: a custom one (torch.library) on a 64 x 64
+# matrix, the same on a small one (not named), and one of aten's (bilinear's
+# _trilinear, torch.linalg.solve)
+lib = torch.library.Library("mfutest", "DEF")
+lib.define("mymm(Tensor a, Tensor b) -> Tensor")
+lib.impl("mymm", lambda a, b: a @ b, "CPU")
+big, small = torch.randn(64, 64), torch.randn(8, 8)
+c = count(torch.ops.mfutest.mymm, big, big)
+out['custom_big'] = [c.total, c.unknown, c.complete, str(c)]
+c = count(torch.ops.mfutest.mymm, small, small)
+out['custom_small'] = [c.total, c.unknown, c.complete]
+c = count(lambda: torch.ops.mfutest.mymm(big, big) + lin(x).sum())
+out['custom_and_linear'] = [c.total, c.unknown]
+out['trilinear'] = count(nn.Bilinear(64, 64, 8), torch.randn(80, 64), torch.randn(80, 64)).unknown
+out['solve'] = count(torch.linalg.solve, torch.randn(80, 80), torch.randn(80, 60)).unknown
+out['min_elements'] = mfu.flops.UNKNOWN_MIN_ELEMENTS
+
 mfu_flops._flop_counter_mode = lambda: StandIn
 out['standin_linear_backward'] = count(lin, x, backward=True).by_op
 net.zero_grad(set_to_none=True)
 out['standin_convnet_backward_elementwise'] = count(net, img, backward=True, elementwise=True).by_op
+# next to FlopCounterMode: what neither counts is still named
+out['standin_custom'] = count(torch.ops.mfutest.mymm, big, big).unknown
 print(json.dumps(out))
 """
+
+
+def conv_flops(n, c_in, c_out, out_spatial, kernel, groups=1):
+    """A convolution's products: 2 N C_out prod(out) (C_in / G) prod(kernel)."""
+    f = 2 * n * c_out * (c_in // groups)
+    for x in list(out_spatial) + list(kernel):
+        f *= x
+    return f
+
+
+def mha_flops(d, q_lens, k_lens):
+    """Multi-head attention with its projections (docs/flops.md): Q, K, V
+    projected (2 d^2 a token each), Q K^T and (scores) V (2 d a pair each),
+    the output projection (2 d^2 a query token)."""
+    pairs = sum(a * b for a, b in zip(q_lens, k_lens))
+    return 2 * d * d * (sum(q_lens) + 2 * sum(k_lens)) + 4 * d * pairs + 2 * d * d * sum(q_lens)
 
 
 @unittest.skipIf(PY is None, NO_TORCH)
@@ -467,6 +549,61 @@ class TorchCount(unittest.TestCase):
     def test_printable_and_errors(self):
         self.assertTrue(self.c['str_has_total'])
         self.assertIn('needs a tensor output', self.c['backward_not_tensor'])
+
+    def test_conv_training_step(self):
+        # the hand count that the library count of test_libflops.py also
+        # matches: both convolutions forward and weight gradient, the second
+        # one's input gradient, the Linear layer's three products
+        conv1 = conv_flops(8, 3, 16, (16, 16), (3, 3))
+        conv2 = conv_flops(8, 16, 32, (8, 8), (3, 3), groups=4)
+        linear = 3 * 2 * 8 * 10 * 512
+        c = self.c['conv_train']
+        self.assertEqual(sum(c.values()), 2 * conv1 + 3 * conv2 + linear)
+        self.assertEqual(sum(c.values()), 7323648)
+        self.assertEqual(c['aten.convolution'], conv1 + conv2)
+        self.assertEqual(c['aten.convolution_backward'], conv1 + 2 * conv2)
+        self.assertEqual(self.c['conv_train_unknown'], {})
+        # conv2d whole under inference_mode: its decomposition counted
+        self.assertEqual(self.c['conv_inference'], conv1 + conv2 + linear // 3)
+
+    def test_fused_attention(self):
+        B, S, D, F = 2, 12, 32, 64
+        mha = mha_flops(D, [S] * B, [S] * B)
+        ffn = 4 * D * F * B * S
+        self.assertEqual(self.c['encoder_eval'], {'aten._transformer_encoder_layer_fwd': mha + ffn})
+        self.assertEqual(self.c['mha_eval'], {'aten._native_multi_head_attention': mha})
+        self.assertEqual(self.c['mha_cross_eval'], mha_flops(D, [S] * B, [5] * B))
+        # padded: 9 and 12 tokens, two layers
+        self.assertEqual(self.c['stack_padded'],
+                         2 * (mha_flops(D, [9, 12], [9, 12]) + 4 * D * F * (9 + 12)))
+        # in training the same layer is split into products: forward as in
+        # eval, backward twice that (weights and inputs), but for the input
+        # gradient of the QKV projection (src needs none)
+        self.assertEqual(self.c['encoder_train'], 3 * (mha + ffn) - 2 * D * 3 * D * B * S)
+
+    def test_other_products(self):
+        self.assertEqual(self.c['addr'], 2 * 6 * 5)
+        self.assertEqual(self.c['addmv'], 2 * 6 * 5)
+        self.assertEqual(self.c['mv'], 2 * 6 * 5)
+        self.assertEqual(self.c['dot'], 2 * 7)
+        self.assertEqual(self.c['addbmm'], 2 * 4 * 3 * 6 * 5)
+        # kernel 5 dilated 2 (9 wide), stride 2: 16 outputs; the input needs no gradient
+        self.assertEqual(self.c['conv1d_backward'], 2 * conv_flops(2, 4, 6, (16,), (5,)))
+
+    def test_unknown_operators_are_named(self):
+        total, unknown, complete, text = self.c['custom_big']
+        self.assertEqual(total, 0)
+        self.assertEqual(unknown, {'mfutest.mymm': 1})
+        self.assertFalse(complete)
+        self.assertIn('mfutest.mymm', text)
+        self.assertIn('not counted', text)
+        # below UNKNOWN_MIN_ELEMENTS (a 64 x 64 matrix): not worth naming
+        self.assertEqual(self.c['min_elements'], 4096)
+        self.assertEqual(self.c['custom_small'], [0, {}, True])
+        self.assertEqual(self.c['custom_and_linear'], [2 * 3 * 8 * 4, {'mfutest.mymm': 1}])
+        self.assertEqual(self.c['trilinear'], {'aten._trilinear': 1})
+        self.assertEqual(list(self.c['solve']), ['aten._linalg_solve_ex'])
+        self.assertEqual(self.c['standin_custom'], {'mfutest.mymm': 1})
 
 
 # A tiny training loop with counted steps (16 -> 32 -> 4 MLP). Prints the
@@ -536,6 +673,140 @@ class CountedSteps(TempDirTest):
                 (5, f8, None), (6, f8, None),
                 (7, f8, None), (8, f16, None), (9, f8, None)]
         self.assertEqual(got, want)
+
+
+# Issue 24: counted steps of PyTorch's inference fast path, of a custom
+# operator counting has no formula for, and of pointwise work only; then
+# (with --mismatch) a declaration well below the library's count.
+FAST = r"""
+import json
+import sys
+import warnings
+import torch
+import mfu
+
+warnings.simplefilter("always")
+torch.manual_seed(0)
+torch.set_num_threads(1)
+B, S, D, H, F = 4, 32, 128, 8, 256
+enc = torch.nn.TransformerEncoderLayer(D, H, F, batch_first=True).eval()
+src = torch.randn(B, S, D)
+lib = torch.library.Library("mfutest", "DEF")
+lib.define("mymm(Tensor a, Tensor b) -> Tensor")
+lib.impl("mymm", lambda a, b: a @ b, "CPU")
+n = 512 if "--mismatch" in sys.argv else 128
+a = torch.randn(n, n)
+with torch.no_grad():
+    if "--mismatch" in sys.argv:
+        lin = torch.nn.Linear(64, 64)
+        for _ in range(2):
+            with mfu.step(flops="count"):              # steps 0-1: the linear layer, and 2 n^3 uncounted
+                lin(torch.randn(8, 64))
+                torch.ops.mfutest.mymm(a, a)
+        sys.exit(0)
+    for _ in range(3):
+        with mfu.step(flops="count"):                  # steps 0-2: the fused encoder layer
+            enc(src)
+    for _ in range(2):
+        with mfu.step(flops="count"):                  # steps 3-4: a custom operator only
+            torch.ops.mfutest.mymm(a, a)
+    for _ in range(2):
+        with mfu.step(flops="count"):                  # steps 5-6: no FLOPs it counts
+            torch.relu(a)
+"""
+
+
+@unittest.skipIf(PY is None, NO_TORCH)
+class CountedFastPath(TempDirTest):
+    """mfu.step(flops="count") never declares a silent 0 (issue 24)."""
+
+    def record(self, args=(), user=None):
+        script = self.path('fast.py')
+        with open(script, 'w') as f:
+            f.write(FAST)
+        db = self.path('run.sqlite')
+        if os.path.exists(db):
+            os.unlink(db)
+        env = dict(os.environ, PYTHONPATH=PYDIR, MFU_NO_CALIBRATE='1', HOME=self.dir)
+        cmd = [PY, script] + list(args)
+        if user:
+            import pwd
+            nb = pwd.getpwnam(user)
+            p = subprocess.run(['setpriv', '--reuid=%d' % nb.pw_uid, '--regid=%d' % nb.pw_gid, '--clear-groups',
+                                os.environ['MFU_RECORD'], '-o', db, '--'] + cmd, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+        else:
+            p = record(['-o', db], cmd, env=env, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return db, p
+
+    def notes(self, db):
+        return [(r['kind'], r['text']) for r in
+                query(db, "SELECT kind, text FROM note WHERE kind LIKE 'flops_count%' ORDER BY id")]
+
+    def check_fast_path(self, db, stderr):
+        rows = query(db, 'SELECT step, model_flops, lib_flops, lib_calls_unknown, flops, flops_source '
+                         'FROM step ORDER BY step')
+        self.assertEqual(len(rows), 7)
+        B, S, D, F = 4, 32, 128, 256
+        enc = mha_flops(D, [S] * B, [S] * B) + 4 * D * F * B * S
+        for r in rows[:3]:
+            # aten._transformer_encoder_layer_fwd counted whole: the
+            # declaration is the library's count of its GEMMs (exactly here;
+            # the test allows 1%), not the 0 it was
+            self.assertEqual(r['model_flops'], enc, r)
+            self.assertAlmostEqual(r['lib_flops'], enc, delta=0.01 * enc, msg=r)
+            self.assertEqual(r['flops_source'], 'declared')
+        for r in rows[3:5]:
+            # the custom operator: nothing declared, the library's count
+            # of its GEMM (a 128 x 128 product) stands
+            self.assertIsNone(r['model_flops'], r)
+            self.assertEqual(r['lib_flops'], 2 * 128 ** 3, r)
+            self.assertEqual(r['flops_source'], 'library')
+        for r in rows[5:]:
+            # a ReLU: nothing counted, nothing declared (no 0)
+            self.assertIsNone(r['model_flops'], r)
+            self.assertIsNone(r['flops_source'], r)
+        notes = self.notes(db)
+        self.assertEqual([k for k, t in notes], ['flops_count', 'flops_count_missing', 'flops_count_missing'])
+        self.assertIn('declared %d FLOPs per step' % enc, notes[0][1])
+        self.assertIn('aten._transformer_encoder_layer_fwd 100%', notes[0][1])
+        self.assertIn('declared nothing', notes[1][1])
+        self.assertIn('no formula in mfu.flops (mfutest.mymm (1 call))', notes[1][1])
+        self.assertIn('keep the FLOPs of their library calls', notes[1][1])
+        self.assertIn('declared nothing: it counted no FLOPs', notes[2][1])
+        line = next(i + 1 for i, text in enumerate(FAST.split('\n')) if '# steps 0-2' in text)
+        self.assertEqual(notes[0][1].split(' at ')[1].split(' ')[0], '%s:%d' % (self.path('fast.py'), line))
+        # and a warning for each of the last two, on the program's stderr
+        self.assertEqual(stderr.count('RuntimeWarning: mfu: mfu.step(flops="count")'), 2, stderr)
+
+    def test_fast_path_and_unknown_operators(self):
+        db, p = self.record()
+        self.check_fast_path(db, p.stderr)
+        # the report: nothing declared 0, no mismatch
+        r = subprocess.run([os.environ['MFU_REPORT'], '--db', db, '--format', 'json', 'notes'],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        kinds = [n['kind'] for n in json.loads(r.stdout)]
+        self.assertNotIn('flops_mismatch', kinds)
+
+    @unittest.skipUnless(os.geteuid() == 0 and shutil.which('setpriv'), 'needs root to become another user')
+    def test_unprivileged(self):
+        db, p = self.record(user='nobody')
+        self.check_fast_path(db, p.stderr)
+
+    def test_mismatch_names_the_count(self):
+        db, p = self.record(['--mismatch'])
+        rows = query(db, 'SELECT model_flops, lib_flops FROM step ORDER BY step')
+        self.assertEqual([r['model_flops'] for r in rows], [2 * 8 * 64 * 64] * 2)
+        self.assertEqual([r['lib_flops'] for r in rows], [2 * 8 * 64 * 64 + 2 * 512 ** 3] * 2)
+        r = subprocess.run([os.environ['MFU_REPORT'], '--db', db, '--format', 'json', 'notes'],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        notes = {n['kind']: n for n in json.loads(r.stdout)}
+        self.assertIn('mfutest.mymm (1 call)', notes['flops_count_missing']['text'])
+        self.assertIn('their FLOPs are not in it', notes['flops_count_missing']['text'])
+        text = notes['flops_mismatch']['text']
+        self.assertIn('check what mfu.step(flops="count") counted', text)
+        self.assertNotIn('mfu_step_model', text)
 
 
 if __name__ == '__main__':

@@ -1133,6 +1133,23 @@ class LibFlopsTest(ReportTest):
             if flagged:
                 self.assertEqual(got['flops_mismatch']['alert'], 1)
                 self.assertIn('%.2fx the library calls' % ratio, got['flops_mismatch']['text'])
+                self.assertIn('check mfu_step_model()', got['flops_mismatch']['text'])
+        # declared by mfu.step(flops="count") (its note says so): the
+        # mismatch note sends there, not to mfu_step_model() the program
+        # never called; that note explains nothing missing, the other kind does
+        p = self.db('lib-mismatch-count.sqlite', [(W, 0.3e9, 1e9, 0)])
+        con = sqlite3.connect(p)
+        con.execute("INSERT INTO note (kind, text) VALUES ('flops_count', 'mfu.step(flops=\"count\") at "
+                    "t.py:3 declared 300000000 FLOPs per step'), ('flops_count_missing', 'mfu.step(flops="
+                    "\"count\") at t.py:9 declared nothing')")
+        con.commit()
+        con.close()
+        notes, err = self.json('notes', db=p)
+        got = {n['kind']: n for n in notes}
+        self.assertIn('check what mfu.step(flops="count") counted', got['flops_mismatch']['text'])
+        self.assertNotIn('mfu_step_model', got['flops_mismatch']['text'])
+        self.assertEqual(got['flops_count']['missing'], 0)
+        self.assertEqual(got['flops_count_missing']['missing'], 1)
 
     def test_phases(self):
         W = 10_000_000

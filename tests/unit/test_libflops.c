@@ -9,6 +9,7 @@
  * a stand-in oneDNN's primitives (fake_dnnl/): each counted under its kind,
  * propagation and data type from its descriptor, queried once per
  * primitive until it is destroyed. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -72,11 +73,22 @@ static void test_layout(void)
 	CHECK_EQ_INT(offsetof(struct libflops_region, snap_size), 32);
 	CHECK_EQ_INT(offsetof(struct libflops_region, loaded), 36);
 	CHECK_EQ_INT(offsetof(struct libflops_region, procs_full), 40);
+	CHECK_EQ_INT(offsetof(struct libflops_region, nnotes), 48);
+	CHECK_EQ_INT(offsetof(struct libflops_region, note_size), 52);
 	/* the writers' snapshot head on its own cache line */
 	CHECK_EQ_INT(offsetof(struct libflops_region, snap_head), 64);
 	CHECK_EQ_INT(offsetof(struct libflops_region, procs), 128);
 	CHECK_EQ_INT(offsetof(struct libflops_region, snaps), 128 + 64 * 9744);
-	CHECK_EQ_INT(sizeof(struct libflops_region), 128 + 64 * 9744 + 4096 * 2328);
+	/* version 3: the program's notes, after the snapshots */
+	CHECK_EQ_INT(offsetof(struct libflops_region, note_head), 128 + 64 * 9744 + 4096 * 2328);
+	CHECK_EQ_INT(offsetof(struct libflops_region, notes), 128 + 64 * 9744 + 4096 * 2328 + 64);
+	CHECK_EQ_INT(sizeof(struct libflops_note), 520);
+	CHECK_EQ_INT(offsetof(struct libflops_note, seq), 0);
+	CHECK_EQ_INT(offsetof(struct libflops_note, pid), 4);
+	CHECK_EQ_INT(offsetof(struct libflops_note, flags), 8);
+	CHECK_EQ_INT(offsetof(struct libflops_note, text), 16);
+	CHECK_EQ_INT(LIBFLOPS_NNOTES, 16);
+	CHECK_EQ_INT(sizeof(struct libflops_region), 128 + 64 * 9744 + 4096 * 2328 + 64 + 16 * 520);
 	CHECK_EQ_INT(libflops_region_size(), sizeof(struct libflops_region));
 
 	/* the precision order is the marker record's lib[] words */
@@ -618,6 +630,49 @@ static struct libflops_region *new_region(void)
 	return r;
 }
 
+/* The program's notes: added in order, truncated, at most LIBFLOPS_NNOTES
+ * (the rest counted), read back as printable ASCII only. */
+static void test_notes(void)
+{
+	struct libflops_region *r = new_region();
+	char buf[LIBFLOPS_NOTE_LEN + 8], big[2000];
+	unsigned flags = 99;
+
+	CHECK_EQ_INT(libflops_note_read(r, 0, buf, sizeof(buf), &flags), -ENOENT);
+	CHECK_EQ_INT(libflops_note_add(r, 7, 0, "declared 12 FLOPs"), 0);
+	CHECK_EQ_INT(libflops_note_add(r, 7, LIBFLOPS_NOTE_MISSING, "bell\a, escape \x1b[31m, \xc3\xa9, tab\t."), 0);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	CHECK_EQ_INT(libflops_note_add(r, 8, 0, big), 0);
+	CHECK_EQ_INT(libflops_note_read(r, 0, buf, sizeof(buf), &flags), 0);
+	CHECK_STR(buf, "declared 12 FLOPs");
+	CHECK_EQ_INT(flags, 0);
+	CHECK_EQ_INT(r->notes[0].pid, 7);
+	CHECK_EQ_INT(libflops_note_read(r, 1, buf, sizeof(buf), &flags), 0);
+	CHECK_STR(buf, "bell?, escape ?[31m, ??, tab?.");
+	CHECK_EQ_INT(flags, LIBFLOPS_NOTE_MISSING);
+	CHECK_EQ_INT(libflops_note_read(r, 2, buf, sizeof(buf), NULL), 0);
+	CHECK_EQ_INT(strlen(buf), LIBFLOPS_NOTE_LEN - 1);
+	/* a short buffer: truncated, terminated */
+	CHECK_EQ_INT(libflops_note_read(r, 0, buf, 9, NULL), 0);
+	CHECK_STR(buf, "declared");
+	/* the text as the target left it: unterminated, the reader stops at
+	 * the field's end */
+	memset(r->notes[2].text, 'y', LIBFLOPS_NOTE_LEN);
+	CHECK_EQ_INT(libflops_note_read(r, 2, buf, sizeof(buf), NULL), 0);
+	CHECK_EQ_INT(strlen(buf), LIBFLOPS_NOTE_LEN);
+	for (int i = 3; i < LIBFLOPS_NNOTES; i++)
+		CHECK_EQ_INT(libflops_note_add(r, 9, 0, "n"), 0);
+	CHECK_EQ_INT(libflops_note_add(r, 9, 0, "one too many"), -ENOSPC);
+	CHECK_EQ_INT(libflops_note_add(r, 9, 0, "two"), -ENOSPC);
+	CHECK(r->note_head == LIBFLOPS_NNOTES + 2);
+	CHECK_EQ_INT(libflops_note_read(r, LIBFLOPS_NNOTES, buf, sizeof(buf), NULL), -ENOENT);
+	/* a slot whose sequence number is not its own: not read */
+	r->notes[4].seq = 99;
+	CHECK_EQ_INT(libflops_note_read(r, 4, buf, sizeof(buf), NULL), -ENOENT);
+	free(r);
+}
+
 static void test_check(void)
 {
 	struct libflops_region *r = new_region();
@@ -631,6 +686,8 @@ static void test_check(void)
 	CHECK_EQ_INT(r->nsnap, 4096);
 	CHECK_EQ_INT(r->proc_size, 9744);
 	CHECK_EQ_INT(r->snap_size, 2328);
+	CHECK_EQ_INT(r->nnotes, 16);
+	CHECK_EQ_INT(r->note_size, 520);
 	CHECK_EQ_INT(r->loaded, 0);
 	CHECK_EQ_INT(r->procs_full, 0);
 	CHECK_EQ_INT(r->snap_head, 0);
@@ -644,7 +701,8 @@ static void test_check(void)
 		offsetof(struct libflops_region, version), offsetof(struct libflops_region, header_size),
 		offsetof(struct libflops_region, nfuncs), offsetof(struct libflops_region, max_procs),
 		offsetof(struct libflops_region, nsnap), offsetof(struct libflops_region, proc_size),
-		offsetof(struct libflops_region, snap_size),
+		offsetof(struct libflops_region, snap_size), offsetof(struct libflops_region, nnotes),
+		offsetof(struct libflops_region, note_size),
 	};
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 		uint32_t *p = (uint32_t *)((char *)r + fields[i]), old = *p;
@@ -1327,6 +1385,9 @@ static int shim_child_dnnl(int major)
 	exec(&prims[8], 0, NULL, 0);
 	prims[9].kind = 99;
 	exec(&prims[9], 0, NULL, 0);
+	/* the exported note function (mfu.py's count mode) */
+	int (*note)(const char *, int) = (int (*)(const char *, int))dlsym(RTLD_DEFAULT, "mfu_libflops_note");
+	CHILD_CHECK(note && note("a note from the program", 1) == 0);
 	CHILD_CHECK(fake_dnnl_execs == 14);
 	CHILD_CHECK(fake_dnnl_queries == 11);
 	CHILD_CHECK(fake_dnnl_destroyed == 1);
@@ -1377,6 +1438,12 @@ static void test_shim_dnnl(const char *self)
 		CHECK_EQ_INT(out[LIBFLOPS_W_FLOPS + LIBFLOPS_FP32], 3 * 34560 + 4200 + 2 * 34560 + 864);
 		CHECK_EQ_INT(out[LIBFLOPS_W_FLOPS + LIBFLOPS_BF16], 1152);
 	}
+	char text[LIBFLOPS_NOTE_LEN];
+	unsigned flags = 0;
+	CHECK_EQ_INT(libflops_note_read(r, 0, text, sizeof(text), &flags), 0);
+	CHECK_STR(text, "a note from the program");
+	CHECK_EQ_INT(flags, LIBFLOPS_NOTE_MISSING);
+	CHECK_EQ_INT(r->notes[0].pid, pid);
 	munmap(r, size);
 	close(fd);
 
@@ -1410,6 +1477,7 @@ int main(int argc, char **argv)
 	test_dnnl_count();
 	test_table();
 	test_check();
+	test_notes();
 	test_attach();
 	test_proc_for();
 	test_concurrent_claims();
