@@ -254,7 +254,9 @@ lines(ord, sub, kind, text, missing, alert) AS (
   -- the steps open across a loss are incomplete (step_broken_by_loss).
   SELECT 5, 0, 'lost_records',
          r.lost_records || CASE r.lost_records WHEN 1 THEN ' marker record was' ELSE ' marker records were' END
-         || ' lost because the marker ring was full (or a writer died mid-record): raise mfu-record --ring-records; '
+         || ' lost because the marker ring was full (or a writer died mid-record): '
+         || CASE WHEN r.mode = 'attach' THEN 'an attached process''s ring has the size its libmfu made room for; '
+                 ELSE 'raise mfu-record --ring-records; ' END
          || CASE b.n WHEN 0 THEN 'no step is'
                      WHEN 1 THEN '1 step is'
                      ELSE b.n || ' steps are' END

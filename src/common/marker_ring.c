@@ -69,12 +69,12 @@ int mring_check(const void *mem, size_t size)
 	return 0;
 }
 
-static struct mring_record *claim(void *mem, uint64_t *pos, int count_loss)
+static struct mring_record *claim(struct mring_header *h, struct mring_record *slots, uint64_t mask,
+				  uint64_t *pos, int count_loss)
 {
-	struct mring_header *h = mem;
 	uint64_t p = __atomic_load_n(&h->head, __ATOMIC_RELAXED);
 	for (;;) {
-		struct mring_record *r = slot(mem, p);
+		struct mring_record *r = &slots[p & mask];
 		uint64_t seq = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE);
 		int64_t diff = (int64_t)(seq - p);
 		if (diff == 0) {
@@ -97,12 +97,38 @@ static struct mring_record *claim(void *mem, uint64_t *pos, int count_loss)
 
 struct mring_record *mring_claim(void *mem, uint64_t *pos)
 {
-	return claim(mem, pos, 1);
+	struct mring_header *h = mem;
+	return claim(h, slot(mem, 0), h->nslots - 1, pos, 1);
 }
 
 struct mring_record *mring_claim_uncounted(void *mem, uint64_t *pos)
 {
-	return claim(mem, pos, 0);
+	struct mring_header *h = mem;
+	return claim(h, slot(mem, 0), h->nslots - 1, pos, 0);
+}
+
+int mring_producer_init(struct mring_producer *p, void *mem, size_t size)
+{
+	int rc = mring_check(mem, size);
+	const struct mring_header *h = mem;
+
+	memset(p, 0, sizeof(*p));
+	if (rc)
+		return rc;
+	p->h = mem;
+	p->slots = (struct mring_record *)((char *)mem + sizeof(struct mring_header));
+	p->mask = h->nslots - 1;
+	return 0;
+}
+
+struct mring_record *mring_producer_claim(const struct mring_producer *p, uint64_t *pos)
+{
+	return claim(p->h, p->slots, p->mask, pos, 1);
+}
+
+struct mring_record *mring_producer_claim_uncounted(const struct mring_producer *p, uint64_t *pos)
+{
+	return claim(p->h, p->slots, p->mask, pos, 0);
 }
 
 void mring_publish(struct mring_record *r, uint64_t pos)

@@ -40,6 +40,13 @@
  * (the kernel time-shares groups that do not fit together: multiplexing). */
 #define MFU_ENV_RING_FD "MFU_RING_FD"
 #define MFU_ENV_GROUP_FD "MFU_GROUP_FD"
+/* What those fds are, so that libmfu can tell its own from a descriptor a
+ * launcher closed or reused for another file (the number alone proves
+ * nothing): the ring memfd's "DEV:INO", and each group leader's perf event
+ * id (PERF_EVENT_IOC_ID), "ID0,ID1,..." in the order of MFU_GROUP_FD ("-"
+ * where that has none). */
+#define MFU_ENV_RING_ID "MFU_RING_ID"
+#define MFU_ENV_GROUP_ID "MFU_GROUP_ID"
 
 enum mring_kind {
 	MRING_STEP_BEGIN = 1,
@@ -67,6 +74,11 @@ enum mring_kind {
 /* lib[] holds the process's library-call counts (the counting library is
  * loaded in it); without it they are unknown, not 0. */
 #define MRING_F_LIB 0x40
+/* The boundary carries no counter reading by design (ngroups 0): the
+ * markers of a process mfu-record joined with -p, which cannot read the
+ * counters the recorder opened on its threads. The recorder interpolates
+ * the counts from its own readings, as for a probe's boundary. */
+#define MRING_F_UNREAD 0x80
 
 /* One marker record: 576 bytes. data[] holds one reading per counter group,
  * back to back, each laid out exactly as perf's read() of a
@@ -143,6 +155,24 @@ struct mring_record *mring_claim(void *mem, uint64_t *pos);
  * records, which are no marker: stored + lost = marked stays exact). */
 struct mring_record *mring_claim_uncounted(void *mem, uint64_t *pos);
 void mring_publish(struct mring_record *r, uint64_t pos);
+
+/* A producer whose geometry (where the slots are, how many) lives in its
+ * own memory, taken once from a ring it checked: a header rewritten later
+ * (by a buggy or hostile writer of the shared memory) can make it lose
+ * records, never write outside the @size bytes it was given. libmfu
+ * produces through this. */
+struct mring_producer {
+	struct mring_header *h;
+	struct mring_record *slots;
+	uint64_t mask;
+};
+
+/* Check the ring at @mem (@size bytes: mring_check()) and take its
+ * geometry. Returns 0 or -EPROTO / -EINVAL. */
+int mring_producer_init(struct mring_producer *p, void *mem, size_t size);
+/* As mring_claim() and mring_claim_uncounted(), through @p's geometry. */
+struct mring_record *mring_producer_claim(const struct mring_producer *p, uint64_t *pos);
+struct mring_record *mring_producer_claim_uncounted(const struct mring_producer *p, uint64_t *pos);
 
 /*
  * The consumer (mfu-record). The target can write every byte of the shared

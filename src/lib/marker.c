@@ -2,13 +2,30 @@
  * libmfu: step and phase markers.
  *
  * Not recorded, each marker is a USDT probe (a nop) plus one predictable
- * branch on a global flag. Recorded (mfu-record put MFU_RING_FD and
- * MFU_GROUP_FD in the environment and left those fds open across exec), a
- * marker claims a slot in the shared marker ring, reads the inherited counter
- * group straight into it (one read(): whole-process sums over all live
- * threads, see KERNEL-NOTES), stamps CLOCK_MONOTONIC and publishes it.
- * Pairing begins with ends and spotting misuse is the recorder's job, so a
- * boundary costs one read() and a few stores. Nothing here prints or aborts.
+ * branch on a word (*g_onp). Recorded from the start (mfu-record put
+ * MFU_RING_FD and MFU_GROUP_FD in the environment and left those fds open
+ * across exec), a marker claims a slot in the shared marker ring, reads the
+ * inherited counter group straight into it (one read(): whole-process sums
+ * over all live threads, see KERNEL-NOTES), stamps CLOCK_MONOTONIC and
+ * publishes it. Pairing begins with ends and spotting misuse is the
+ * recorder's job, so a boundary costs one read() and a few stores. Nothing
+ * here prints or aborts.
+ *
+ * The inherited fds are checked for what they are (the ring's memfd by its
+ * device and inode, each group leader by its perf event id, both named in
+ * the environment), not only for being open: a launcher between mfu-record
+ * and the program (mpirun) may have closed them or reused the numbers for
+ * other files. Then libmfu asks the recorder for them again over its
+ * socket (handoff.h), and when that fails too it writes nothing.
+ *
+ * A process mfu-record did not start gets an attach page instead
+ * (attach_page.h): a small memfd that mfu-record -p finds among its
+ * descriptors. g_onp then points at the page's `on` word, which only the
+ * recorder sets, so a marker costs the same one load and branch until a
+ * recorder joins; then boundaries go into the ring in that memfd with
+ * their times and no counter reading (MRING_F_UNREAD: the counters the
+ * recorder opened on threads that already ran cannot be read from here;
+ * it interpolates them from its own readings of every thread).
  *
  * A full ring drops the record (markers never wait). The thread remembers
  * that it did, and its next published record says so (MRING_F_AFTER_LOSS):
@@ -19,13 +36,22 @@
  */
 #include "mfu.h"
 #include "emulate/mfu_emulate.h"
+#include "attach_page.h"
+#include "handoff.h"
 #include "libflops.h"
 #include "marker_ring.h"
+
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -44,8 +70,21 @@
 
 _Static_assert(MRING_LIB_WORDS == LIBFLOPS_WORDS, "the marker record holds libflops_sum()'s words");
 
-static int g_on;          /* 1 when recorded: ring mapped */
-static void *g_ring;
+/* The word every marker tests: g_on (1 once the inherited ring is mapped),
+ * or the attach page's `on`, which a recorder that joined sets. */
+static uint32_t g_on;
+static const uint32_t *g_onp = &g_on;
+static void *g_ring;                       /* the inherited ring, NULL: none */
+static struct mring_producer g_prod;       /* ... its geometry, as checked */
+/* The attach page (attach_page.h), NULL: none; its ring's geometry, fixed
+ * when libmfu made it; which generation of the ring it took (gen << 1 |
+ * 1), or refused (gen << 1), 0: none yet. */
+static struct mfu_attach_page *g_page;
+static int g_page_fd = -1;
+static struct mring_producer g_aprod;
+static uint64_t g_astate;
+static pthread_mutex_t g_alock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t g_owner_checked_ns;        /* a full attached ring: the last look at its recorder */
 static int g_ngroups;                      /* counter groups to read */
 static int g_fd[MRING_MAX_GROUPS];         /* their leaders' fds (-1: none) */
 static int g_emu = -1;                     /* the group the FP-op emulator fills, -1: none */
@@ -89,6 +128,8 @@ static int next_fd(const char **s)
 	return (int)v;
 }
 
+static void page_make(void);
+
 static void after_fork_child(void)
 {
 	/* The child is a new process with one thread: its ids changed. */
@@ -97,6 +138,20 @@ static void after_fork_child(void)
 	t_lost = 0; /* the parent's thread lost those, and says so itself */
 	g_lf_proc = NULL;
 	t_lost_kinds = 0;
+	/* A recorder joined the parent, not this process: the child makes a
+	 * page of its own (the parent's mapping and descriptor go; the
+	 * parent's lock may have been held by a thread the child lacks). */
+	if (g_page) {
+		struct mfu_attach_page *old = g_page;
+		g_onp = &g_on;
+		g_page = NULL;
+		munmap(old, (size_t)old->size);
+		close(g_page_fd);
+		g_page_fd = -1;
+		g_astate = 0;
+		pthread_mutex_init(&g_alock, NULL);
+		page_make();
+	}
 }
 
 static void emit(uint8_t kind, const char *name, double a, double b);
@@ -104,10 +159,13 @@ static void emit(uint8_t kind, const char *name, double a, double b);
 /* Tell the recorder about records this thread dropped and never followed
  * with a published one: retry for about 20 ms while the recorder frees a
  * slot (it drains every 5 ms), then give up (the loss stays counted in the
- * ring header, only unattributed). */
+ * ring header, only unattributed). Attached, once: a recorder that joined
+ * may have left without a word (killed), and threads must not wait on it. */
 static void tell_loss(void)
 {
-	for (int i = 0; t_lost && i < 20; i++) {
+	int tries = g_ring ? 20 : 1;
+
+	for (int i = 0; t_lost && i < tries; i++) {
 		if (i) {
 			struct timespec ms = { 0, 1000000 };
 			nanosleep(&ms, NULL);
@@ -119,43 +177,248 @@ static void tell_loss(void)
 static void thread_exit(void *unused)
 {
 	(void)unused;
-	if (__atomic_load_n(&g_on, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(g_onp, __ATOMIC_ACQUIRE))
 		tell_loss();
 }
 
 /* The thread that calls exit() runs no key destructor: this runs instead.
  * Then the key goes: a libmfu unloaded with dlclose() must leave no
- * destructor behind for the threads that outlive it. */
+ * destructor behind for the threads that outlive it. The attach page stays
+ * mapped (threads may still be marking while the process exits) but
+ * retires: no recorder will join it any more. */
 __attribute__((destructor)) static void mfu_fini(void)
 {
-	if (__atomic_load_n(&g_on, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(g_onp, __ATOMIC_ACQUIRE))
 		tell_loss();
 	if (g_exit_key_ok) {
 		g_exit_key_ok = 0;
 		pthread_key_delete(g_exit_key);
 	}
+	if (g_page) {
+		__atomic_store_n(&g_page->pid, 0, __ATOMIC_RELEASE);
+		close(g_page_fd);
+		g_page_fd = -1;
+	}
 }
 
-__attribute__((constructor)) static void mfu_init(void)
+/* The attach page (attach_page.h): a memfd of the page and a ring, its size
+ * sealed, mapped whole (only the page is touched now). Nothing when it
+ * cannot be made: the markers stay no-ops, and mfu-record -p says why it
+ * found none. */
+static void page_make(void)
+{
+	const size_t size = MFU_ATTACH_PAGE + mring_size(MFU_ATTACH_RECORDS);
+	struct mfu_attach_page *pg;
+	struct rlimit rl;
+	int fd;
+
+	if (getenv(MFU_ENV_NO_ATTACH))
+		return;
+	/* growing a file past RLIMIT_FSIZE raises SIGXFSZ, which kills */
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < size)
+		return;
+	fd = memfd_create(MFU_ATTACH_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return;
+	if (ftruncate(fd, (off_t)size) != 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+		close(fd);
+		return;
+	}
+	pg = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (pg == MAP_FAILED) {
+		close(fd);
+		return;
+	}
+	pg->version = MFU_ATTACH_VERSION;
+	pg->page_size = MFU_ATTACH_PAGE;
+	pg->nslots = MFU_ATTACH_RECORDS;
+	pg->size = size;
+	pg->pid = (int32_t)getpid();
+	snprintf(pg->lib, sizeof(pg->lib), "%s", MFU_VERSION);
+	__atomic_store_n(&pg->magic, MFU_ATTACH_MAGIC, __ATOMIC_RELEASE);
+	/* the ring's geometry is the one made room for here, whatever a
+	 * header written later says */
+	g_aprod.h = (struct mring_header *)((char *)pg + MFU_ATTACH_PAGE);
+	g_aprod.slots = (struct mring_record *)((char *)g_aprod.h + sizeof(struct mring_header));
+	g_aprod.mask = MFU_ATTACH_RECORDS - 1;
+	g_page = pg;
+	g_page_fd = fd;
+	g_onp = &pg->on;
+}
+
+/* The ring a recorder made for generation @gen: the one this page made
+ * room for, or nothing is written (refused_gen says so). Under g_alock. */
+static int accept_ring(struct mfu_attach_page *pg, uint32_t gen)
+{
+	const struct mring_header *h = g_aprod.h;
+	int ok = h->magic == MRING_MAGIC && h->version == MRING_VERSION && h->header_size == sizeof(*h) &&
+		 h->record_size == sizeof(struct mring_record) && h->nslots == MFU_ATTACH_RECORDS && h->ngroups == 0;
+
+	if (ok) {
+		__atomic_fetch_add(&g_aprod.h->writers, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&pg->accepted_gen, gen, __ATOMIC_RELEASE);
+	} else {
+		__atomic_store_n(&pg->refused_gen, gen, __ATOMIC_RELEASE);
+	}
+	return ok;
+}
+
+/* The attach ring to write into now, or NULL. The first marker after a
+ * recorder joined takes its ring (once per generation; the other threads
+ * wait that long, a few loads); markers see the same geometry every time. */
+static const struct mring_producer *attached_ring(void)
+{
+	struct mfu_attach_page *pg = g_page;
+	uint32_t gen;
+	uint64_t st;
+
+	if (!pg)
+		return NULL;
+	gen = __atomic_load_n(&pg->gen, __ATOMIC_ACQUIRE);
+	st = __atomic_load_n(&g_astate, __ATOMIC_ACQUIRE);
+	if (st >> 1 != gen || !st) {
+		pthread_mutex_lock(&g_alock);
+		st = g_astate;
+		if (st >> 1 != gen || !st) {
+			st = (uint64_t)gen << 1 | (uint64_t)accept_ring(pg, gen);
+			__atomic_store_n(&g_astate, st, __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&g_alock);
+	}
+	return (st & 1) ? &g_aprod : NULL;
+}
+
+/* The attached ring is full: the recorder drains it every few ms, unless
+ * it is gone (killed, it could not say so). Look, at most every 100 ms:
+ * a recorder that no longer exists has its markers switched off here. */
+static void check_owner(void)
+{
+	struct timespec ts;
+	uint64_t now, last = __atomic_load_n(&g_owner_checked_ns, __ATOMIC_RELAXED);
+	int32_t owner;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (now - last < 100000000ull ||
+	    !__atomic_compare_exchange_n(&g_owner_checked_ns, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	owner = __atomic_load_n(&g_page->owner, __ATOMIC_ACQUIRE);
+	if (owner <= 0 || (kill(owner, 0) != 0 && errno == ESRCH))
+		__atomic_store_n(&g_page->on, 0, __ATOMIC_RELEASE);
+}
+
+/* A group leader's fd is the event named by @id (MFU_GROUP_ID), checked
+ * without touching anything else: the link first, then the event id. */
+static int group_fd_is(int fd, const char *id)
+{
+	char path[64], link[64];
+	unsigned long long want, have = 0;
+	ssize_t n;
+	char *end;
+
+	errno = 0;
+	want = strtoull(id, &end, 10);
+	if (end == id || errno)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0 && errno != ENOENT)
+		return 0; /* closed, or not a descriptor of ours */
+	if (n >= 0) {
+		link[n] = '\0';
+		if (strcmp(link, "anon_inode:[perf_event]") != 0)
+			return 0;
+	} else if (fcntl(fd, F_GETFD) < 0) {
+		return 0; /* no /proc: at least the fd must be open */
+	}
+	return ioctl(fd, PERF_EVENT_IOC_ID, &have) == 0 && have == want;
+}
+
+/* Append "; "-separated @what to @why. */
+static void say(char *why, size_t len, const char *what)
+{
+	size_t n = strlen(why);
+	if (n + 3 < len)
+		snprintf(why + n, len - n, "%s%s", n ? "; " : "", what);
+}
+
+/* Check the inherited fds against the identities in the environment: a
+ * launcher may have closed them, or reused the numbers. @ring_fd and
+ * @gfd[] (from the environment; -2: the emulator's group) are replaced by
+ * descriptors the recorder hands over again when one was wrong. Returns
+ * 0 when they are all usable now, -1 when this process cannot be
+ * recorded (nothing is written then). */
+static int check_fds(int *ring_fd, int *gfd, int ngfd)
+{
+	char why[MFU_HANDOFF_TEXT] = "", buf[200];
+	const char *ring_id = getenv(MFU_ENV_RING_ID), *ids = getenv(MFU_ENV_GROUP_ID);
+	int fds[MRING_MAX_GROUPS + 1], got, ngroups, k;
+
+	if (ring_id && mfu_fd_is(*ring_fd, ring_id) == 0) {
+		char d[160];
+		mfu_fd_describe(*ring_fd, d, sizeof(d));
+		snprintf(buf, sizeof(buf), "MFU_RING_FD=%d is %s", *ring_fd, d);
+		say(why, sizeof(why), buf);
+	}
+	for (int g = 0; ids && g < ngfd; g++) {
+		const char *id = ids;
+		for (int i = 0; i < g && id; i++)
+			id = (id = strchr(id, ',')) ? id + 1 : NULL;
+		if (!id || gfd[g] < 0 || group_fd_is(gfd[g], id) != 0)
+			continue;
+		char d[160];
+		mfu_fd_describe(gfd[g], d, sizeof(d));
+		snprintf(buf, sizeof(buf), "MFU_GROUP_FD %d is %s", gfd[g], d);
+		say(why, sizeof(why), buf);
+	}
+	if (!why[0])
+		return 0;
+	got = mfu_handoff_request(MFU_HANDOFF_RING, why, fds, MRING_MAX_GROUPS + 1, &ngroups);
+	if (got < 1)
+		return -1;
+	/* the ring, then one leader per numeric item of MFU_GROUP_FD */
+	k = 1;
+	for (int g = 0; g < ngfd; g++)
+		if (gfd[g] >= 0)
+			gfd[g] = k <= ngroups ? fds[k++] : -1;
+	for (; k < got; k++)
+		close(fds[k]);
+	if (ring_id && mfu_fd_is(fds[0], ring_id) != 1) {
+		close(fds[0]);
+		return -1;
+	}
+	*ring_fd = fds[0];
+	return 0;
+}
+
+/* Recorded from the start: the inherited (or handed over) ring and
+ * groups. Returns 0 when the markers write into it, else -1. */
+static int launch_init(const char *ring_env)
 {
 	struct stat st;
-	const char *ring_env = getenv(MFU_ENV_RING_FD);
 	int ring_fd = next_fd(&ring_env);
-	const char *groups;
+	const char *groups = getenv(MFU_ENV_GROUP_FD);
+	int gfd[MRING_MAX_GROUPS], ngfd = 0;
 	void *mem;
 
-	if (ring_fd < 0 || fstat(ring_fd, &st) < 0 || st.st_size <= 0)
-		return;
+	if (ring_fd < 0)
+		return -1;
+	while (groups && ngfd < MRING_MAX_GROUPS)
+		gfd[ngfd++] = next_fd(&groups);
+	if (check_fds(&ring_fd, gfd, ngfd) != 0)
+		return -1;
+	if (fstat(ring_fd, &st) < 0 || st.st_size <= 0)
+		return -1;
 	/* Only a ring made by this user or by root (mfu-record under sudo) may
 	 * be written: refuse one owned by anybody else (a stray fd number, or a
 	 * planted one). */
 	if (st.st_uid != geteuid() && st.st_uid != 0)
-		return;
+		return -1;
 	/* MAP_POPULATE: fault the ring in now, not one page per 16 records later
 	 * inside the markers. */
 	mem = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring_fd, 0);
 	if (mem == MAP_FAILED)
-		return;
+		return -1;
 	/* MAP_POPULATE maps a shared ring read-only: each page's first write
 	 * would still fault, inside a marker, and on a VM the task clock then
 	 * runs microseconds ahead of CLOCK_MONOTONIC (a 2 us step measured 7 us
@@ -165,15 +428,14 @@ __attribute__((constructor)) static void mfu_init(void)
 #define MADV_POPULATE_WRITE 23
 #endif
 	(void)madvise(mem, (size_t)st.st_size, MADV_POPULATE_WRITE);
-	if (mring_check(mem, (size_t)st.st_size) != 0) {
+	if (mring_producer_init(&g_prod, mem, (size_t)st.st_size) != 0) {
 		munmap(mem, (size_t)st.st_size);
-		return;
+		return -1;
 	}
 	const struct mring_header *h = mem;
-	groups = getenv(MFU_ENV_GROUP_FD);
 	g_ngroups = (int)h->ngroups;
 	for (int g = 0; g < g_ngroups; g++) {
-		g_fd[g] = next_fd(&groups);
+		g_fd[g] = g < ngfd ? gfd[g] : -1;
 		if (g_fd[g] == -2) {
 			g_fd[g] = -1;
 			g_emu = g;
@@ -185,11 +447,25 @@ __attribute__((constructor)) static void mfu_init(void)
 	}
 	g_pid = (int32_t)getpid();
 	g_lf = libflops_region_attach();
-	g_exit_key_ok = pthread_key_create(&g_exit_key, thread_exit) == 0;
 	__atomic_fetch_add(&((struct mring_header *)mem)->writers, 1, __ATOMIC_RELAXED);
-	pthread_atfork(NULL, NULL, after_fork_child);
 	g_ring = mem;
 	__atomic_store_n(&g_on, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+__attribute__((constructor)) static void mfu_init(void)
+{
+	const char *ring_env = getenv(MFU_ENV_RING_FD);
+
+	g_pid = (int32_t)getpid();
+	/* a launched program whose descriptors were lost, and could not be
+	 * had again, still gets a page: mfu-record -p can join it */
+	if (!ring_env || launch_init(ring_env) != 0)
+		page_make();
+	if (!g_ring && !g_page)
+		return;
+	g_exit_key_ok = pthread_key_create(&g_exit_key, thread_exit) == 0;
+	pthread_atfork(NULL, NULL, after_fork_child);
 }
 
 /* The process's library-call counts into @r, and with @snap a copy of its
@@ -263,15 +539,21 @@ static int read_group(int g, uint64_t *dst)
 
 static void emit(uint8_t kind, const char *name, double a, double b)
 {
+	const struct mring_producer *p = g_ring ? &g_prod : attached_ring();
 	struct mring_record *r;
 	struct timespec ts;
 	uint64_t pos;
 	uint8_t flags = 0;
+	int unread = p == &g_aprod; /* attached: times only */
 
+	if (!p)
+		return;
 	if (!t_tid)
 		t_tid = (int32_t)syscall(SYS_gettid);
-	r = kind == MRING_LOSS ? mring_claim_uncounted(g_ring, &pos) : mring_claim(g_ring, &pos);
+	r = kind == MRING_LOSS ? mring_producer_claim_uncounted(p, &pos) : mring_producer_claim(p, &pos);
 	if (!r) {
+		if (unread)
+			check_owner();
 		/* the ring is full: counted in the ring's lost field, and told
 		 * with this thread's next record */
 		if (kind != MRING_LOSS) {
@@ -292,7 +574,9 @@ static void emit(uint8_t kind, const char *name, double a, double b)
 	r->tid = t_tid;
 	/* a loss notice bounds no interval: no counters (a thread leaving may
 	 * not be able to read them any more) */
-	int ngroups = kind == MRING_LOSS ? 0 : g_ngroups;
+	int ngroups = kind == MRING_LOSS || unread ? 0 : g_ngroups;
+	if (unread && kind != MRING_LOSS)
+		flags |= MRING_F_UNREAD;
 	/* A begin takes its time before reading the counters, an end after:
 	 * the interval then holds both counter snapshots, so the CPU time
 	 * counted in it cannot exceed its wall time x threads. (Taken after
@@ -355,7 +639,7 @@ static void emit(uint8_t kind, const char *name, double a, double b)
 EXPORT void mfu_step_begin(void)
 {
 	STAP_PROBE(mfu, step_begin);
-	if (__builtin_expect(g_on, 1) == 0)
+	if (__builtin_expect(__atomic_load_n(g_onp, __ATOMIC_RELAXED), 1) == 0)
 		return;
 	emit(MRING_STEP_BEGIN, NULL, 0, 0);
 }
@@ -363,7 +647,7 @@ EXPORT void mfu_step_begin(void)
 EXPORT void mfu_step_end(void)
 {
 	STAP_PROBE(mfu, step_end);
-	if (__builtin_expect(g_on, 1) == 0)
+	if (__builtin_expect(__atomic_load_n(g_onp, __ATOMIC_RELAXED), 1) == 0)
 		return;
 	emit(MRING_STEP_END, NULL, 0, 0);
 }
@@ -372,7 +656,7 @@ EXPORT void mfu_step_model(double flops, double bytes)
 {
 	STAP_PROBE2(mfu, step_model, (long long)(isfinite(flops) ? flops : -1),
 		    (long long)(isfinite(bytes) ? bytes : -1));
-	if (__builtin_expect(g_on, 1) == 0)
+	if (__builtin_expect(__atomic_load_n(g_onp, __ATOMIC_RELAXED), 1) == 0)
 		return;
 	emit(MRING_STEP_MODEL, NULL, flops, bytes);
 }
@@ -380,7 +664,7 @@ EXPORT void mfu_step_model(double flops, double bytes)
 EXPORT void mfu_phase_begin(const char *name)
 {
 	STAP_PROBE1(mfu, phase_begin, name);
-	if (__builtin_expect(g_on, 1) == 0)
+	if (__builtin_expect(__atomic_load_n(g_onp, __ATOMIC_RELAXED), 1) == 0)
 		return;
 	emit(MRING_PHASE_BEGIN, name, 0, 0);
 }
@@ -388,7 +672,7 @@ EXPORT void mfu_phase_begin(const char *name)
 EXPORT void mfu_phase_end(const char *name)
 {
 	STAP_PROBE1(mfu, phase_end, name);
-	if (__builtin_expect(g_on, 1) == 0)
+	if (__builtin_expect(__atomic_load_n(g_onp, __ATOMIC_RELAXED), 1) == 0)
 		return;
 	emit(MRING_PHASE_END, name, 0, 0);
 }
@@ -397,12 +681,12 @@ EXPORT void mfu_phase_model(double flops, double bytes)
 {
 	STAP_PROBE2(mfu, phase_model, (long long)(isfinite(flops) ? flops : -1),
 		    (long long)(isfinite(bytes) ? bytes : -1));
-	if (__builtin_expect(g_on, 1) == 0)
+	if (__builtin_expect(__atomic_load_n(g_onp, __ATOMIC_RELAXED), 1) == 0)
 		return;
 	emit(MRING_PHASE_MODEL, NULL, flops, bytes);
 }
 
 EXPORT int mfu_recording(void)
 {
-	return g_on;
+	return __atomic_load_n(g_onp, __ATOMIC_ACQUIRE) != 0;
 }

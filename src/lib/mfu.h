@@ -46,7 +46,9 @@ void mfu_phase_end(const char *name);
  * NAN means unknown, as for mfu_step_model(). */
 void mfu_phase_model(double flops, double bytes);
 
-/* Extension: nonzero when the process is being recorded by mfu-record. */
+/* Extension: nonzero while the process is being recorded by mfu-record:
+ * started by it, or joined by mfu-record -p (then from the moment it
+ * joined until it leaves). */
 int mfu_recording(void);
 
 /* FLOP-count helpers for mfu_step_model() and mfu_phase_model(): model

@@ -354,6 +354,11 @@ int session_plan(struct session *s)
 			return 125;
 		}
 		s->attached = 1;
+		/* its own markers, when it uses libmfu: switched on in go() */
+		if (attach_markers_open(&s->am, s->o.pid, &s->d.ring_c, s->am_why, sizeof(s->am_why)) != 0 &&
+		    !s->am_why[0])
+			strbuf(s->am_why, sizeof(s->am_why), "the markers of process %d cannot be switched on: %s",
+			       (int)s->o.pid, strerror(ENOMEM));
 		/* its CPUs, not ours: the peaks are for them */
 		if (machine_probe_cpus(&s->m, s->o.pid) != 0)
 			fprintf(stderr, PROG ": cannot read the CPU set of process %d; the peaks are for "
@@ -793,12 +798,18 @@ static int go(struct session *s)
 		record_failed(&s->d, rc, writer_error(s->d.writer));
 
 	s->sink = (struct markers_sink){ .ctx = s, .step = on_step, .phase = on_phase, .anomaly = on_anomaly };
-	s->d.ring = s->attached ? NULL : &s->d.ring_c;
+	s->d.ring = s->attached && !s->am ? NULL : &s->d.ring_c;
 	s->d.markers = markers_new(&s->cs, &s->sink);
 	if (!s->d.markers)
 		record_failed(&s->d, -ENOMEM, "out of memory");
 	else
 		markers_set_limits(s->d.markers, s->o.max_procs, s->o.max_threads);
+	if (s->d.markers && s->am) {
+		/* after the first counter reading: every boundary has readings
+		 * on both sides to interpolate its counts from */
+		markers_set_attached(s->d.markers);
+		attach_markers_on(s->am);
+	}
 	for (int i = 0; s->d.markers && i < s->o.nreq; i++)
 		if (!s->o.req[i].phase && !s->o.req[i].python)
 			markers_set_probe_steps(s->d.markers);
@@ -806,8 +817,10 @@ static int go(struct session *s)
 	if (s->attached) {
 		size_t nth;
 		attach_tids(s->at, &nth);
-		fprintf(stderr, PROG ": attached to process %d (%zu thread%s)%s\n", (int)s->o.pid, nth, nth == 1 ? "" : "s",
-			s->o.duration > 0 ? "" : "; Ctrl-C detaches");
+		fprintf(stderr, PROG ": attached to process %d (%zu thread%s)%s%s\n", (int)s->o.pid, nth, nth == 1 ? "" : "s",
+			s->am ? ", its libmfu markers switched on" : "", s->o.duration > 0 ? "" : "; Ctrl-C detaches");
+		if (!s->am && !s->o.quiet && !s->d.probes)
+			fprintf(stderr, PROG ": note: no steps: %s\n", s->am_why);
 	}
 	return -1;
 }
@@ -862,6 +875,7 @@ int session_end(struct session *s, int rc)
 	probe_steps_free(s->d.probes); /* uprobes leave the target, semaphores drop */
 	lib_probes_free(s->lp);        /* before the database closes: it holds a statement */
 	py_hook_free(s->pyhook);
+	attach_markers_close(s->am);
 	attach_close(s->at);
 	dram_close(s->d.dram);
 	intervals_free(s->d.intervals);

@@ -1,6 +1,7 @@
 /* The end of a recording (session_impl.h). */
 #include "session_impl.h"
 #include "emulate/mfu_emulate.h"
+#include "attach_page.h"
 
 
 /* Each counter's whole-run total: the groups read through the recorder's
@@ -129,6 +130,41 @@ static int store_end_notes(struct session *s, uint64_t lost)
 		say(s, PROG ": note: %s\n", note);
 		rc = writer_note(s->d.writer, "no_steps", note);
 	}
+	if (!rc && s->attached && !s->d.probes && !s->pyhook && s->d.records == 0) {
+		/* joined: why its own markers gave nothing, as far as is known */
+		char note[1024], lib[40];
+		int state = attach_markers_state(s->am);
+		if (!s->am)
+			strbuf(note, sizeof(note), "no steps: %s", s->am_why);
+		else if (state < 0)
+			strbuf(note, sizeof(note), "no steps: the libmfu of process %d (%s) refused the marker ring "
+			       "mfu-record made in its attach page; join it with the mfu-record of libmfu's release",
+			       (int)s->o.pid, attach_markers_lib(s->am, lib, sizeof(lib)));
+		else
+			strbuf(note, sizeof(note), "no steps: process %d called no step or phase marker in the %.1f s "
+			       "mfu-record was attached (its libmfu %s was switched on and wrote nothing); attach "
+			       "while it runs its marked loop, or for longer (--duration)", (int)s->o.pid,
+			       (double)(now_ns() - s->ri.start_ns) / 1e9, attach_markers_lib(s->am, lib, sizeof(lib)));
+		if (s->am) /* else said when it joined */
+			say(s, PROG ": note: %s\n", note);
+		rc = writer_note(s->d.writer, "no_steps", note);
+	}
+	if (!rc && s->am && s->d.records) {
+		char note[1024], lib[40], counts[200];
+		if (s->o.interval_ms)
+			strbuf(counts, sizeof(counts), "interpolated from the recorder's readings of all its threads "
+			       "every %u ms (step.cpu_ns_err and the other *_err columns bound the error)",
+			       (unsigned)s->o.interval_ms);
+		else
+			strbuf(counts, sizeof(counts), "unknown: -I 0 left no readings to interpolate them from");
+		strbuf(note, sizeof(note), "steps and phases come from the markers of process %d, switched on when "
+		       "mfu-record joined it (libmfu %s): their times are the markers' own; their counts are %s, "
+		       "since the counters were opened on threads that were already running and libmfu cannot "
+		       "read them; %llu ends of steps or phases begun before the attach were left out", (int)s->o.pid,
+		       attach_markers_lib(s->am, lib, sizeof(lib)), counts,
+		       (unsigned long long)markers_before_attach(s->d.markers));
+		rc = writer_note(s->d.writer, "attach", note);
+	}
 	if (!rc && markers_ignored_step_markers(s->d.markers)) {
 		char note[512];
 		strbuf(note, sizeof(note), "the program marks its own steps too (%llu step markers): with "
@@ -147,9 +183,15 @@ static int store_end_notes(struct session *s, uint64_t lost)
 	}
 	if (!rc && lost) {
 		char note[256];
+		char what[160];
+		if (s->am)
+			strbuf(what, sizeof(what), "the ring of a joined process has the %u records its libmfu made "
+			       "room for, whatever --ring-records says", (unsigned)MFU_ATTACH_RECORDS);
+		else
+			strbuf(what, sizeof(what), "try --ring-records");
 		strbuf(note, sizeof(note), "%llu marker records were lost (the marker ring was full); "
-		       "steps and phases around them may be missing or incomplete: try --ring-records",
-		       (unsigned long long)lost);
+		       "steps and phases around them may be missing or incomplete: %s",
+		       (unsigned long long)lost, what);
 		say(s, PROG ": %s\n", note);
 		rc = writer_note(s->d.writer, "lost_records", note);
 	}
@@ -323,6 +365,8 @@ int session_finish(struct session *s)
 		s->exit_code = 128 + s->exit_signal;
 	}
 
+	/* joined: the process's markers go back to no-ops before the last drain */
+	attach_markers_off(s->am);
 	live_stage(s->live, "reading the last records");
 	/* Final drain; slots claimed but never published (a writer killed
 	 * mid-record, or a child process still running) count as lost. A

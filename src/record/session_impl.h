@@ -129,6 +129,8 @@ struct session {
 				 * user's, or root's own with --as-root), "": the default */
 	struct py_hook *pyhook;
 	struct attach *at;
+	struct attach_markers *am; /* the joined process's libmfu markers, NULL: none */
+	char am_why[700];       /* why its markers cannot be recorded, "" if they can */
 	struct checkpointer *ckpt;
 	int attached, target_ended, recap;
 	struct cpu_watch cw;

@@ -7,6 +7,12 @@
  * (the fd mfu-record passes in MFU_GROUP_FD). Prints one line of key=value.
  * Boundaries are timed in batches small enough for the ring, with pauses in
  * between so the recorder's draining does not compete for the CPU.
+ *
+ * bench_marker --attach READY: not recorded, it writes its pid to the file
+ * READY and waits until a recorder joins it (mfu-record -p PID) and its
+ * markers come on, then times batches of boundaries as above (no counter
+ * is read: there is no raw read() to compare with) and says
+ * mode=attached.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +42,38 @@ int main(int argc, char **argv)
 {
 	long batch = 4000;
 	double t[REPS];
+
+	if (argc > 2 && !strcmp(argv[1], "--attach")) {
+		FILE *f = fopen(argv[2], "w");
+		if (!f) {
+			fprintf(stderr, "bench_marker: cannot write %s\n", argv[2]);
+			return 1;
+		}
+		fprintf(f, "%d\n", (int)getpid());
+		fclose(f);
+		/* asked every millisecond, until a recorder switches them on */
+		for (long i = 0; !mfu_recording(); i++) {
+			if (i > 120000) {
+				fprintf(stderr, "bench_marker: no recorder joined in 120 s\n");
+				return 1;
+			}
+			usleep(1000);
+		}
+		usleep(100000);
+		for (int r = 0; r < REPS; r++) {
+			usleep(30000);
+			uint64_t t0 = now();
+			for (long i = 0; i < batch / 2; i++) {
+				mfu_phase_begin("b");
+				mfu_phase_end("b");
+			}
+			t[r] = (double)(now() - t0) / (double)batch;
+		}
+		qsort(t, REPS, sizeof(t[0]), cmp);
+		printf("mode=attached boundaries=%ld ns_per_boundary_median=%.1f ns_per_boundary_min=%.1f\n",
+		       batch * REPS, t[REPS / 2], t[0]);
+		return 0;
+	}
 
 	if (!mfu_recording()) {
 		long n = argc > 1 ? atol(argv[1]) : 20000000;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "attach_page.h"
 #include "check.h"
 #include "marker_ring.h"
 
@@ -33,6 +34,30 @@ static void test_layout(void)
 	CHECK_EQ_INT(offsetof(struct mring_header, group_nr), 48);
 	CHECK_EQ_INT(offsetof(struct mring_header, head), 64);
 	CHECK_EQ_INT(offsetof(struct mring_header, tail), 128);
+}
+
+/* The attach page crosses a process boundary too (attach_page.h). */
+static void test_attach_layout(void)
+{
+	/* Changing any of these needs MFU_ATTACH_VERSION + 1. */
+	CHECK_EQ_INT(MFU_ATTACH_VERSION, 1);
+	CHECK_EQ_INT(sizeof(struct mfu_attach_page), 256);
+	CHECK_EQ_INT(offsetof(struct mfu_attach_page, magic), 0);
+	CHECK_EQ_INT(offsetof(struct mfu_attach_page, version), 8);
+	CHECK_EQ_INT(offsetof(struct mfu_attach_page, page_size), 12);
+	CHECK_EQ_INT(offsetof(struct mfu_attach_page, nslots), 16);
+	CHECK_EQ_INT(offsetof(struct mfu_attach_page, size), 24);
+	CHECK_EQ_INT(offsetof(struct mfu_attach_page, pid), 32);
+	CHECK_EQ_INT(offsetof(struct mfu_attach_page, lib), 40);
+	CHECK_EQ_INT(offsetof(struct mfu_attach_page, on), 128);
+	CHECK_EQ_INT(offsetof(struct mfu_attach_page, gen), 132);
+	CHECK_EQ_INT(offsetof(struct mfu_attach_page, owner), 136);
+	CHECK_EQ_INT(offsetof(struct mfu_attach_page, accepted_gen), 192);
+	CHECK_EQ_INT(offsetof(struct mfu_attach_page, refused_gen), 196);
+	CHECK_EQ_INT(MFU_ATTACH_PAGE % 4096, 0);
+	CHECK(MFU_ATTACH_PAGE >= sizeof(struct mfu_attach_page));
+	CHECK_EQ_INT(MFU_ATTACH_RECORDS & (MFU_ATTACH_RECORDS - 1), 0);
+	CHECK(MRING_F_UNREAD <= 0xff);
 }
 
 /* Exactly mring_size() bytes on the heap: AddressSanitizer sees any
@@ -68,6 +93,38 @@ static void publish(void *mem, int32_t pid, uint64_t time_ns)
 	r->pid = pid;
 	r->time_ns = time_ns;
 	mring_publish(r, pos);
+}
+
+/* A producer keeps the geometry it checked: a header rewritten under it
+ * (nslots, header_size) makes it lose records at worst, never write past
+ * the ring (AddressSanitizer watches the heap block). */
+static void test_producer_keeps_its_geometry(void)
+{
+	struct mring_producer p;
+	struct mring_header *h;
+	void *mem = new_ring(8);
+	uint64_t pos;
+	int stored = 0;
+
+	CHECK_EQ_INT(mring_producer_init(&p, mem, mring_size(8) - 1), -EINVAL);
+	CHECK_EQ_INT(mring_producer_init(&p, mem, mring_size(8)), 0);
+	h = mem;
+	h->nslots = 1ull << 40;
+	h->header_size = 1u << 30;
+	for (int i = 0; i < 20; i++) {
+		struct mring_record *r = mring_producer_claim(&p, &pos);
+		if (!r)
+			continue;
+		CHECK((char *)r >= (char *)mem + sizeof(*h) && (char *)(r + 1) <= (char *)mem + mring_size(8));
+		r->pid = i;
+		mring_publish(r, pos);
+		stored++;
+	}
+	CHECK_EQ_INT(stored, 8);
+	CHECK_EQ_INT(h->lost, 12);
+	CHECK(mring_producer_claim_uncounted(&p, &pos) == NULL);
+	CHECK_EQ_INT(h->lost, 12);
+	free(mem);
 }
 
 static void test_check(void)
@@ -474,7 +531,9 @@ static void test_concurrent(void)
 int main(void)
 {
 	test_layout();
+	test_attach_layout();
 	test_check();
+	test_producer_keeps_its_geometry();
 	test_consumer_init();
 	test_fifo_and_full();
 	test_hole();

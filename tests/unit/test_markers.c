@@ -448,6 +448,62 @@ static void test_unknown_model_values(void)
 /* Probe boundaries and the program's own markers: under --step the
  * markers' steps are left out; an end before its begin never becomes a
  * negative duration. */
+/* An attached process's markers (mfu-record -p): records without counter
+ * readings (MRING_F_UNREAD) make interpolated rows, and the ends of steps
+ * and phases begun before the attach are counted, not misuse. */
+static struct mring_record unread(int kind, int pid, int tid, uint64_t t, const char *name)
+{
+	struct mring_record r = rec(kind, pid, tid, t, name);
+	r.ngroups = 0;
+	r.flags = MRING_F_UNREAD;
+	memset(r.data, 0, sizeof(r.data));
+	return r;
+}
+
+static void test_attached(void)
+{
+	struct rows rs;
+	struct markers *m = mk(&rs);
+
+	markers_set_attached(m);
+	/* attached inside a step of process 7, inside phases outer > inner */
+	feed(m, unread(MRING_PHASE_END, 7, 7, 100, "inner"));
+	feed(m, unread(MRING_PHASE_MODEL, 7, 7, 110, NULL));
+	feed(m, unread(MRING_PHASE_END, 7, 7, 120, "outer"));
+	feed(m, unread(MRING_STEP_MODEL, 7, 7, 130, NULL));
+	feed(m, unread(MRING_STEP_END, 7, 7, 140, NULL));
+	CHECK_EQ_INT(rs.nanom, 0);
+	CHECK_EQ_INT(rs.nsteps + rs.nphases, 0);
+	CHECK_EQ_INT((int)markers_before_attach(m), 5);
+	/* then whole steps and phases, on two threads */
+	feed(m, unread(MRING_STEP_BEGIN, 7, 7, 200, NULL));
+	feed(m, unread(MRING_PHASE_BEGIN, 7, 8, 210, "w"));
+	feed(m, unread(MRING_PHASE_END, 7, 8, 290, "w"));
+	feed(m, unread(MRING_STEP_END, 7, 7, 300, NULL));
+	CHECK_EQ_INT(rs.nanom, 0);
+	CHECK_EQ_INT(rs.nsteps, 1);
+	CHECK_EQ_INT(rs.nphases, 1);
+	CHECK_EQ_INT(rs.steps[0].complete, 1);
+	CHECK_EQ_INT(rs.steps[0].interpolated, 1);
+	CHECK_EQ_INT((int)(rs.steps[0].end_ns - rs.steps[0].begin_ns), 100);
+	CHECK_EQ_INT(rs.phases[0].interpolated, 1);
+	CHECK_EQ_INT(rs.phases[0].step, rs.steps[0].id);
+	CHECK_EQ_INT((int)markers_before_attach(m), 5);
+	markers_free(m);
+
+	/* not attached: the same leading ends are misuse, and records with
+	 * readings stay exact */
+	m = mk(&rs);
+	feed(m, rec(MRING_STEP_END, 7, 7, 140, NULL));
+	feed(m, rec(MRING_STEP_BEGIN, 7, 7, 200, NULL));
+	feed(m, rec(MRING_STEP_END, 7, 7, 300, NULL));
+	CHECK_EQ_INT(rs.nanom, 1);
+	CHECK_STR(rs.anom[0], "step_end_without_begin");
+	CHECK_EQ_INT(rs.steps[0].interpolated, 0);
+	CHECK_EQ_INT((int)markers_before_attach(m), 0);
+	markers_free(m);
+}
+
 static void test_out_of_order(void)
 {
 	struct rows rs;
@@ -739,6 +795,7 @@ static void test_drain(void)
 
 int main(void)
 {
+	test_attached();
 	test_thread_churn();
 	markers_fixture_counters(&cs);
 	test_pairing_and_deltas();

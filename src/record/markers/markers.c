@@ -90,6 +90,11 @@ struct markers {
 	int64_t next_phase;
 	uint64_t anomalies;
 	int probe;              /* the record being fed comes from a probe */
+	int timed;              /* ... or carries no counter reading by design (a probe's,
+				 * or an attached process's: MRING_F_UNREAD): its counts
+				 * are interpolated */
+	int attached;           /* the markers were switched on in a running process */
+	uint64_t before_attach; /* its ends of steps and phases begun before that */
 	int probe_steps;        /* steps come from probes (--step): the program's
 				 * own step markers are left out */
 	uint64_t ignored_step_markers;
@@ -461,7 +466,7 @@ static int emit_step(struct markers *m, struct proc *p, const struct mring_recor
 		.has_model = p->has_model,
 		.model_flops = p->flops,
 		.model_bytes = p->bytes,
-		.interpolated = p->probe || (end && m->probe),
+		.interpolated = p->probe || (end && m->timed),
 	};
 	if (end) {
 		fill_delta(m, &p->begin, end, &row.d);
@@ -496,7 +501,7 @@ static int emit_phase(struct markers *m, struct thread *t, int idx, const struct
 		.has_model = op->has_model,
 		.model_flops = op->flops,
 		.model_bytes = op->bytes,
-		.interpolated = op->probe || (end && m->probe),
+		.interpolated = op->probe || (end && m->timed),
 	};
 	if (end)
 		fill_delta(m, &op->begin, end, &row.d);
@@ -638,8 +643,18 @@ static int on_step_begin(struct markers *m, const struct mring_record *r)
 	p->has_model = 0;
 	p->flops = p->bytes = 0;
 	p->implausible = 0;
-	p->probe = m->probe;
+	p->probe = m->timed;
 	counters_reading_from_record(&p->begin, r);
+	return 0;
+}
+
+/* Attached to a running process, the markers start wherever its threads
+ * are: the end of a step or phase begun before (or its model declared
+ * after the begin) has nothing to pair with, and is no misuse. Counted,
+ * and the recording says how many (markers_before_attach()). */
+static int before_attach(struct markers *m)
+{
+	m->before_attach++;
 	return 0;
 }
 
@@ -651,6 +666,8 @@ static int on_step_end(struct markers *m, const struct mring_record *r)
 		p->debt = 0;
 		return explained(m, r->pid, p->debt_tid, r->time_ns);
 	}
+	if ((!p || !p->open) && m->attached)
+		return before_attach(m);
 	if (!p || !p->open)
 		return anomaly(m, r, "step_end_without_begin", -1,
 			       "mfu_step_end() with no open step in process %d; ignored", (int)r->pid);
@@ -664,6 +681,8 @@ static int on_step_model(struct markers *m, const struct mring_record *r)
 
 	if (p && !p->open && p->debt)
 		return explained(m, r->pid, p->debt_tid, r->time_ns);
+	if ((!p || !p->open) && m->attached)
+		return before_attach(m);
 	if (!p || !p->open)
 		return anomaly(m, r, "model_outside_step", -1,
 			       "mfu_step_model(%g, %g) with no open step; ignored", r->a, r->b);
@@ -706,7 +725,7 @@ static int push_phase(struct markers *m, struct thread *t, const struct mring_re
 	op->has_model = 0;
 	op->flops = op->bytes = 0;
 	op->implausible = 0;
-	op->probe = m->probe;
+	op->probe = m->timed;
 	counters_reading_from_record(&op->begin, r);
 	return 0;
 }
@@ -736,6 +755,8 @@ static int on_phase_end(struct markers *m, const struct mring_record *r)
 		t->debt--;
 		return explained(m, r->pid, r->tid, r->time_ns);
 	}
+	if ((!t || t->depth == 0) && m->attached)
+		return before_attach(m);
 	if (!t || t->depth == 0)
 		return anomaly(m, r, "phase_end_without_begin", -1,
 			       "mfu_phase_end('%s') with no open phase in thread %d; ignored",
@@ -779,6 +800,8 @@ static int on_phase_model(struct markers *m, const struct mring_record *r)
 
 	if (t && t->depth == 0 && t->debt > 0)
 		return explained(m, r->pid, r->tid, r->time_ns);
+	if ((!t || t->depth == 0) && m->attached)
+		return before_attach(m);
 	if (!t || t->depth == 0)
 		return anomaly(m, r, "model_outside_phase", -1,
 			       "mfu_phase_model(%g, %g) with no open phase in thread %d; ignored",
@@ -789,6 +812,16 @@ static int on_phase_model(struct markers *m, const struct mring_record *r)
 		return bad < 0 ? bad : 0;
 	add_model(&op->has_model, &op->flops, &op->bytes, r);
 	return check_plausible(m, r, &op->implausible, op->flops, op->bytes, op->step, "phase");
+}
+
+void markers_set_attached(struct markers *m)
+{
+	m->attached = 1;
+}
+
+uint64_t markers_before_attach(const struct markers *m)
+{
+	return m ? m->before_attach : 0;
 }
 
 void markers_set_probe_steps(struct markers *m)
@@ -806,6 +839,7 @@ int markers_feed_probe(struct markers *m, const struct mring_record *rec)
 	m->probe = 1;
 	int rc = markers_feed(m, rec);
 	m->probe = 0;
+	m->timed = 0;
 	return rc;
 }
 
@@ -820,6 +854,7 @@ static int feed(struct markers *m, const struct mring_record *r)
 			       (unsigned long long)r->time_ns);
 	if (r->time_ns > m->last_ns)
 		m->last_ns = r->time_ns;
+	m->timed = m->probe || (r->flags & MRING_F_UNREAD);
 	if (r->flags & MRING_F_AFTER_LOSS) {
 		int err = on_loss(m, r, r->flags & (MRING_F_LOST_STEP | MRING_F_LOST_PHASE), r->lost ? r->lost : 1);
 		if (err)

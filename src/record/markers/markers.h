@@ -115,8 +115,15 @@ int markers_limits_note(const struct markers *m, int threads, char *buf, size_t 
 
 /* Process a boundary taken by a probe (probe_steps.h): like markers_feed,
  * but the record carries no counter reading (ngroups 0) and the intervals
- * it bounds are flagged interpolated. */
+ * it bounds are flagged interpolated. (So are those of a record with
+ * MRING_F_UNREAD, fed through markers_feed.) */
 int markers_feed_probe(struct markers *m, const struct mring_record *r);
+/* The markers were switched on in a process that was already running
+ * (mfu-record -p): the ends of steps and phases it began before are
+ * counted (markers_before_attach()), not taken for misuse. */
+void markers_set_attached(struct markers *m);
+uint64_t markers_before_attach(const struct markers *m);
+
 /* Steps come from probes (mfu-record --step): the program's own step
  * markers (begin, end, model) are counted and left out, never mixed in. */
 void markers_set_probe_steps(struct markers *m);

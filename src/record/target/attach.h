@@ -59,4 +59,38 @@ char *attach_command_json(pid_t pid);
  * NULL is fine. */
 void attach_close(struct attach *a);
 
+/*
+ * The process's own step and phase markers (attach_markers.c), when it uses
+ * libmfu: libmfu made an attach page (attach_page.h), a memfd the recorder
+ * finds among the process's descriptors (or, as root, its mappings), claims,
+ * makes a marker ring in, and switches on. From the next marker call on,
+ * every thread's boundaries go into that ring with their times; they carry
+ * no counter readings (MRING_F_UNREAD), their counts are interpolated from
+ * the recorder's readings of the threads. The memory is the process's: the
+ * recorder treats all of it as hostile, and detaching switches the markers
+ * off, releases the page and frees the ring's pages.
+ */
+struct attach_markers;
+
+/* Find, claim and prepare @pid's attach page, and consume its new ring
+ * through @c (the markers are still off). Returns 0, or -errno with @why
+ * saying in one sentence why the process's markers cannot be recorded:
+ * -ENOENT (no libmfu in it, an older one, no page), -EBUSY (another
+ * mfu-record has them), -EACCES, -EPROTO. */
+int attach_markers_open(struct attach_markers **out, pid_t pid, struct mring_consumer *c, char *why,
+			size_t whylen);
+/* Switch the markers on: their next call writes into the ring. */
+void attach_markers_on(struct attach_markers *am);
+/* Switch them off, and wait the few ms a marker that saw them on needs to
+ * finish its record. NULL is fine. */
+void attach_markers_off(struct attach_markers *am);
+/* What libmfu did with this ring: 1 took it (a marker was called since it
+ * was switched on), 0 not yet, -1 refused it. */
+int attach_markers_state(const struct attach_markers *am);
+/* libmfu's version as its page says it (printable), into @buf. */
+const char *attach_markers_lib(const struct attach_markers *am, char *buf, size_t len);
+/* Off, release the page for another recorder, free the ring's pages in
+ * the process, unmap. NULL is fine. */
+void attach_markers_close(struct attach_markers *am);
+
 #endif
