@@ -2,10 +2,12 @@
  * libmfu and mfu-record: nothing here allocates, prints or needs more than
  * libc. */
 #include "libflops.h"
+#include "handoff.h"
 #include "libflops_list.h"
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -364,7 +366,7 @@ int libflops_region_check(const void *mem, size_t size)
 
 struct libflops_region *libflops_region_attach(void)
 {
-	const char *s = getenv(LIBFLOPS_ENV_FD);
+	const char *s = getenv(LIBFLOPS_ENV_FD), *id = getenv(LIBFLOPS_ENV_ID);
 	struct stat st;
 	char *end;
 	long fd;
@@ -376,6 +378,22 @@ struct libflops_region *libflops_region_attach(void)
 	fd = strtol(s, &end, 10);
 	if (errno || *end || end == s || fd < 0 || fd > 1 << 30)
 		return NULL;
+	/* a launcher between mfu-record and this process may have closed the
+	 * fd or put another file at its number: ask mfu-record for it again */
+	if (id && mfu_fd_is((int)fd, id) == 0) {
+		char what[160], why[MFU_HANDOFF_TEXT];
+		int got, ngroups;
+		mfu_fd_describe((int)fd, what, sizeof(what));
+		snprintf(why, sizeof(why), "%s=%ld is %s", LIBFLOPS_ENV_FD, fd, what);
+		int hfd = -1;
+		got = mfu_handoff_request(MFU_HANDOFF_LIBFLOPS, why, &hfd, 1, &ngroups);
+		if (got != 1 || mfu_fd_is(hfd, id) != 1) {
+			if (got == 1)
+				close(hfd);
+			return NULL;
+		}
+		fd = hfd; /* close-on-exec: a child this process execs asks again */
+	}
 	if (fstat((int)fd, &st) < 0 || (size_t)st.st_size < sizeof(struct libflops_region))
 		return NULL;
 	/* as for the marker ring: only a region of this user or of root */

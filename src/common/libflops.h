@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #define LIBFLOPS_ENV_FD "MFU_LIBFLOPS_FD"
+#define LIBFLOPS_ENV_ID "MFU_LIBFLOPS_ID" /* the region's memfd, "DEV:INO" (handoff.h) */
 #define LIBFLOPS_MAGIC 0x73706f6c66624c6dULL /* "mLbflops" */
 #define LIBFLOPS_VERSION 3 /* 3: oneDNN primitives; 2: LAPACK and BLAS level 1, the list of functions counted, compact snapshots */
 #define LIBFLOPS_MAX_PROCS 64   /* processes of one target counted apart */

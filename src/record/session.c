@@ -487,6 +487,24 @@ static void start_lib_probes(struct session *s)
 		       "library FLOPs of its steps are unknown", exe, n, why);
 }
 
+/* Answer the target's processes that lost the fds (handoff_server.h):
+ * the ring, the leaders of the groups MFU_GROUP_FD numbers, the region. */
+static int start_handoff(struct session *s)
+{
+	int gfds[MRING_MAX_GROUPS], n = 0;
+
+	if (!s->handoff)
+		return 0;
+	for (int g = 0; g < s->cs.ngroups && g < MRING_MAX_GROUPS; g++) {
+		int li = s->cs.leader[g];
+		if (li >= 0 && !s->cs.c[li].emulated)
+			gfds[n++] = s->cs.c[li].fd;
+	}
+	/* the target's user; as root for root, anyone its processes become */
+	return handoff_server_start(s->handoff, s->l.pid, s->creds.drop ? s->creds.uid : geteuid(),
+				    !s->creds.drop && geteuid() == 0, s->ring_fd, gfds, n, s->lf_fd);
+}
+
 /* The marker ring, the signals' fd, and the target stopped before its exec
  * (launch) with its uprobes; attached, only the fd. */
 static int start_target(struct session *s)
@@ -512,11 +530,26 @@ static int start_target(struct session *s)
 	}
 
 	if (!s->attached) {
+		/* A launcher between mfu-record and the program (mpirun) may
+		 * close the fds it passes down: the program asks for them again
+		 * on this socket. Without one it can only say nothing. */
+		rc = handoff_server_open(&s->handoff);
+		if (rc)
+			fprintf(stderr, PROG ": note: cannot listen for processes that lose mfu-record's descriptors "
+				"(%s): a launcher that closes them leaves their steps unrecorded\n", strerror(-rc));
 		rc = launch_prepare(&s->l, s->o.emulate ? s->emu.argv : s->o.argv, s->ring_fd, s->lf_fd, &s->cs,
-				    &s->old, &s->creds, err, sizeof(err));
+				    &s->old, &s->creds, s->handoff ? handoff_server_name(s->handoff) : NULL, err,
+				    sizeof(err));
 		if (rc) {
 			fprintf(stderr, PROG ": %s\n", err);
 			return s->exit_code;
+		}
+		rc = start_handoff(s);
+		if (rc) {
+			fprintf(stderr, PROG ": note: cannot answer processes that lose mfu-record's descriptors "
+				"(%s): a launcher that closes them leaves their steps unrecorded\n", strerror(-rc));
+			handoff_server_free(s->handoff);
+			s->handoff = NULL;
 		}
 	}
 	start_lib_probes(s);
@@ -875,6 +908,7 @@ int session_end(struct session *s, int rc)
 	probe_steps_free(s->d.probes); /* uprobes leave the target, semaphores drop */
 	lib_probes_free(s->lp);        /* before the database closes: it holds a statement */
 	py_hook_free(s->pyhook);
+	handoff_server_free(s->handoff);
 	attach_markers_close(s->am);
 	attach_close(s->at);
 	dram_close(s->d.dram);

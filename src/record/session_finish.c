@@ -117,16 +117,60 @@ static void say(struct session *s, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* A launched target's markers never reached the recorder: why, as far as
+ * this recording can tell. The program may never have called one, or a
+ * process of it that did lost mfu-record's descriptors and could not get
+ * them again (its handoff would be known): which processes loaded libmfu
+ * tells the two apart when the sampler saw their mappings. */
+static void no_marker_note(struct session *s, char *note, size_t len)
+{
+	sqlite3_stmt *st = NULL;
+	int known = s->d.sampler != NULL, pid = 0;
+	char lib[512] = "";
+
+	if (known && sqlite3_prepare_v2(s->db, "SELECT pid, path FROM mapping WHERE path LIKE '%/libmfu.so%' "
+					"ORDER BY time_ns LIMIT 1", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW) {
+		pid = sqlite3_column_int(st, 0);
+		strbuf(lib, sizeof(lib), "%s", (const char *)sqlite3_column_text(st, 1));
+	}
+	sqlite3_finalize(st);
+	if (pid)
+		strbuf(note, len, "no marker reached mfu-record, although process %d loaded libmfu (%s): it called "
+		       "no mfu_step_begin() or mfu_phase_begin(), or it lost mfu-record's descriptors (a launcher "
+		       "between them closed them) and could not reach mfu-record's socket to get them again "
+		       "(another network namespace, or a libmfu older than this mfu-record); in that case run "
+		       "mfu-record inside the launcher: mpirun -n N mfu-record -o run.%%r.sqlite -- app", pid, lib);
+	else if (known)
+		strbuf(note, len, "no marker was seen, and no process of the command loaded libmfu, so there are "
+		       "no steps; mark its loop (C: link libmfu, pkg-config mfu; Python: import mfu, which says "
+		       "on stderr when it cannot load libmfu) or take steps from a function with --step FUNC");
+	else
+		strbuf(note, len, "no marker was seen, so there are no steps: the program called no "
+		       "mfu_step_begin() or mfu_phase_begin() (mark its loop: C: link libmfu, pkg-config mfu; "
+		       "Python: import mfu), or a launcher between mfu-record and it closed mfu-record's "
+		       "descriptors where it could not ask for them again (then run mfu-record inside the "
+		       "launcher); or take steps from a function with --step FUNC");
+}
+
 static int store_end_notes(struct session *s, uint64_t lost)
 {
 	int rc = 0;
 
-	if (!rc && !s->attached && !s->d.probes && !s->pyhook && s->d.records == 0) {
-		char note[512];
-		strbuf(note, sizeof(note), "no marker was seen: the program never called mfu_step_begin() "
-		       "or mfu_phase_begin(), so there are no steps; mark its loop (C: link libmfu, "
-		       "pkg-config mfu; Python: import mfu, which says on stderr when it cannot load "
-		       "libmfu) or take steps from a function with --step FUNC");
+	unsigned served = 0, refused = 0;
+	char served_note[1024], refused_note[1024];
+	handoff_server_stop(s->handoff);
+	handoff_server_report(s->handoff, &served, &refused, served_note, sizeof(served_note), refused_note,
+			      sizeof(refused_note));
+	if (!rc && served)
+		rc = writer_note(s->d.writer, "launcher_fds", served_note);
+	if (!rc && refused) {
+		say(s, PROG ": note: %s\n", refused_note);
+		rc = writer_note(s->d.writer, s->d.records ? "launcher_fds" : "no_steps", refused_note);
+	}
+	if (!rc && !s->attached && !s->d.probes && !s->pyhook && s->d.records == 0 && !refused) {
+		char note[1024];
+		no_marker_note(s, note, sizeof(note));
 		say(s, PROG ": note: %s\n", note);
 		rc = writer_note(s->d.writer, "no_steps", note);
 	}

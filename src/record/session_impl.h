@@ -44,6 +44,7 @@
 #include "util.h"
 #include "dram.h"
 #include "emulate.h"
+#include "handoff_server.h"
 #include "intervals.h"
 #include "probe_steps.h"
 #include "py_hook.h"
@@ -130,6 +131,7 @@ struct session {
 	struct py_hook *pyhook;
 	struct attach *at;
 	struct attach_markers *am; /* the joined process's libmfu markers, NULL: none */
+	struct handoff_server *handoff; /* answers processes that lost the fds, NULL: none */
 	char am_why[700];       /* why its markers cannot be recorded, "" if they can */
 	struct checkpointer *ckpt;
 	int attached, target_ended, recap;

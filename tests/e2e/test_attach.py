@@ -307,5 +307,116 @@ class AttachNothing(AttachTest):
         self.assertIn('called no step or phase marker in the', note)
 
 
+class Launchers(TempDirTest):
+    """Something between mfu-record and the marked program closes the
+    descriptors mfu-record passes down, or puts other files at their
+    numbers: the program asks for them again and is recorded as usual; the
+    recording says who lost what; a process that may not have them, or
+    cannot ask, is never blamed for not marking."""
+
+    def run_under(self, launcher, args=(), steps=20, env=None, program=None):
+        db = self.path('run.sqlite')
+        program = program or [prog('MFU_WL_STEPS'), '--steps', str(steps), '--busy-us', '5000']
+        p = record(['-o', db] + list(args), launcher + program, env=env, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn('never called', p.stderr)
+        return p, db
+
+    def check_recorded(self, db, steps, processes=1):
+        rows = query(db, 'SELECT pid, count(*) AS n, sum(complete) AS c, min(counts) AS lo, max(counts) AS hi, '
+                         'count(cpu_ns) AS cpu FROM step GROUP BY pid')
+        self.assertEqual(len(rows), processes, rows)
+        for r in rows:
+            self.assertEqual((r['n'], r['c'], r['cpu']), (steps, steps, steps), r)
+            self.assertEqual((r['lo'], r['hi']), ('exact', 'exact'), r)
+        self.assertEqual(query(db, "SELECT count(*) AS n FROM note WHERE kind = 'no_steps'")[0]['n'], 0)
+        notes = [r['text'] for r in query(db, "SELECT text FROM note WHERE kind = 'launcher_fds'")]
+        self.assertEqual(len(notes), 1, notes)
+        self.assertIn('got them again over mfu-record\'s socket', notes[0])
+        return notes[0]
+
+    @unittest.skipUnless(shutil.which('mpirun'), 'no mpirun (Open MPI) installed')
+    def test_mpirun_between(self):
+        """Open MPI's mpirun closes every descriptor above 2 in the ranks it
+        starts: mfu-record -- mpirun -np 2 ./marked records both ranks."""
+        root = ['--allow-run-as-root'] if ROOT else []
+        env = dict(os.environ, OMPI_MCA_plm_rsh_agent='false', OMPI_MCA_rmaps_base_oversubscribe='1')
+        p, db = self.run_under(['mpirun'] + root + ['-np', '2'], env=env)
+        note = self.check_recorded(db, 20, processes=2)
+        self.assertIn('2 processes of the command', note)
+        self.assertRegex(note, r'MFU_RING_FD=\d+ is closed')
+        self.assertIn('MFU_LIBFLOPS_FD', note)  # the counting library asked too
+
+    def test_shell_closes_the_ring(self):
+        p, db = self.run_under(['sh', '-c', 'eval "exec ${MFU_RING_FD}>&-"; exec "$@"', 'sh'])
+        note = self.check_recorded(db, 20)
+        self.assertRegex(note, r'^1 process of the command .*: MFU_RING_FD=\d+ is closed\)')
+        self.assertNotIn('MFU_GROUP_FD', note)
+
+    def test_shell_reuses_every_number(self):
+        """Other files at the numbers (open, so "is it open?" would say
+        yes): each is told apart by what it is."""
+        script = ('import os, sys\n'
+                  'n = os.open("/dev/null", os.O_WRONLY)\n'
+                  'for v in ("MFU_RING_FD", "MFU_GROUP_FD", "MFU_LIBFLOPS_FD"):\n'
+                  '    for fd in os.environ[v].split(","):\n'
+                  '        if fd.isdigit():\n'
+                  '            os.dup2(n, int(fd))\n'
+                  'os.execvp(sys.argv[1], sys.argv[1:])\n')
+        p, db = self.run_under([sys.executable, '-c', script])
+        note = self.check_recorded(db, 20)
+        self.assertRegex(note, r'MFU_RING_FD=\d+ is another file \(/dev/null\)')
+        self.assertRegex(note, r'MFU_GROUP_FD \d+ is another file \(/dev/null\)')
+        self.assertRegex(note, r'MFU_LIBFLOPS_FD=\d+ is another file \(/dev/null\)')
+
+    def test_python_program_behind_a_shell(self):
+        p, db = self.run_under(['sh', '-c', 'eval "exec ${MFU_RING_FD}>&-"; exec "$@"', 'sh'], env=py_env(),
+                               program=[sys.executable, PY_STEPS, '--steps', '15', '--busy-ms', '5'])
+        self.check_recorded(db, 15)
+
+    def test_a_stranger_is_refused(self):
+        """A process that is not the command's (here: given the command's
+        environment by hand) is refused the descriptors; its steps are not
+        recorded, and the note says so instead of blaming the program."""
+        envfile, go = self.path('env'), self.path('go')
+        rec = subprocess.Popen([prog('MFU_RECORD'), '-o', self.path('run.sqlite'), '--', 'sh', '-c',
+                                'env > %s.tmp && mv %s.tmp %s; while [ ! -e %s ]; do sleep 0.05; done'
+                                % (envfile, envfile, envfile, go)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not os.path.exists(envfile):
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.05)
+        env = dict(os.environ)
+        with open(envfile) as f:
+            env.update(l.rstrip('\n').split('=', 1) for l in f if l.startswith('MFU_'))
+        stranger = subprocess.run([prog('MFU_WL_STEPS'), '--steps', '5'], env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, timeout=60)
+        self.assertEqual(stranger.returncode, 0, stranger.stderr)
+        open(go, 'w').close()
+        _, err = rec.communicate(timeout=120)
+        self.assertEqual(rec.returncode, 0, err)
+        db = self.path('run.sqlite')
+        self.assertEqual(query(db, 'SELECT count(*) AS n FROM step')[0]['n'], 0)
+        notes = [r['text'] for r in query(db, "SELECT text FROM note WHERE kind = 'no_steps'")]
+        self.assertEqual(len(notes), 1, notes)
+        self.assertIn('wl_steps, child of', notes[0])
+        self.assertIn('refused them again because it is not one of the command\'s processes', notes[0])
+        self.assertIn('mpirun -n N mfu-record -o run.%r.sqlite -- app', notes[0])
+        self.assertNotIn('never called', err)
+
+    @unittest.skipUnless(ROOT and shutil.which('unshare'), 'needs root for a network namespace')
+    def test_socket_out_of_reach(self):
+        """In another network namespace the program cannot reach the
+        recorder's socket: nothing is recorded, and the note says that the
+        program loaded libmfu, not that it never marked."""
+        p, db = self.run_under(['unshare', '-n', 'sh', '-c', 'eval "exec ${MFU_RING_FD}>&-"; exec "$@"', 'sh'],
+                               steps=5)
+        self.assertEqual(query(db, 'SELECT count(*) AS n FROM step')[0]['n'], 0)
+        note = query(db, "SELECT text FROM note WHERE kind = 'no_steps'")[0]['text']
+        self.assertRegex(note, r'no marker reached mfu-record, although process \d+ loaded libmfu')
+        self.assertIn('could not reach mfu-record\'s socket', note)
+
+
 if __name__ == '__main__':
     unittest.main()

@@ -1,4 +1,5 @@
 #include "launch.h"
+#include "handoff.h"
 #include "libflops.h"
 #include "paths.h"
 #include "util.h"
@@ -9,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -154,6 +158,19 @@ static int asan_after_preload(void)
 	return rc;
 }
 
+/* Name in @var what @fd is ("DEV:INO"), so that the target can tell it
+ * from another file a launcher put at that number (handoff.h). */
+static int set_identity(const char *var, int fd)
+{
+	struct stat st;
+	char buf[48];
+
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	snprintf(buf, sizeof(buf), "%llu:%llu", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+	return setenv(var, buf, 1) < 0 ? -errno : 0;
+}
+
 /* Library-call counting: the counting library goes last in LD_PRELOAD
  * (what the user preloads keeps its place: a sanitizer runtime must come
  * first), and the region's fd stays open across exec. Returns 0 or
@@ -182,14 +199,16 @@ static int preload_libflops(int lib_fd)
 			return -ENOMEM;
 	}
 	rc = setenv("LD_PRELOAD", pre, 1) < 0 || setenv(LIBFLOPS_ENV_FD, buf, 1) < 0 ? -errno : 0;
+	if (!rc)
+		rc = set_identity(LIBFLOPS_ENV_ID, lib_fd);
 	free(pre);
 	return rc ? rc : asan_after_preload();
 }
 
 static void child(char *const argv[], int ring_fd, int lib_fd, struct counters *cs, const sigset_t *mask,
-		  const struct launch_creds *creds, int sock, int exec_fd)
+		  const struct launch_creds *creds, const char *handoff, int sock, int exec_fd)
 {
-	char buf[64], groups[16 * MRING_MAX_GROUPS];
+	char buf[64], groups[16 * MRING_MAX_GROUPS], ids[24 * MRING_MAX_GROUPS];
 	int err = 0;
 	char go;
 
@@ -206,23 +225,38 @@ static void child(char *const argv[], int ring_fd, int lib_fd, struct counters *
 	close(sock);
 
 	snprintf(buf, sizeof(buf), "%d", ring_fd);
-	groups[0] = '\0';
+	groups[0] = ids[0] = '\0';
 	/* one item per group, "-" for a group of which nothing opened, "E"
-	 * for the one the FP-op emulator counts (--emulate) */
+	 * for the one the FP-op emulator counts (--emulate); and what each
+	 * leader is, its perf event id ("-": none) */
 	for (int g = 0; g < cs->ngroups; g++) {
 		int li = cs->leader[g];
-		size_t len = strlen(groups);
+		size_t len = strlen(groups), ilen = strlen(ids);
+		unsigned long long id = 0;
 		if (li < 0 || cs->c[li].emulated) {
 			snprintf(groups + len, sizeof(groups) - len, "%s%s", g ? "," : "", li < 0 ? "-" : "E");
+			snprintf(ids + ilen, sizeof(ids) - ilen, "%s-", g ? "," : "");
 			continue;
 		}
 		snprintf(groups + len, sizeof(groups) - len, "%s%d", g ? "," : "", cs->c[li].fd);
+		if (ioctl(cs->c[li].fd, PERF_EVENT_IOC_ID, &id) == 0)
+			snprintf(ids + ilen, sizeof(ids) - ilen, "%s%llu", g ? "," : "", id);
+		else
+			snprintf(ids + ilen, sizeof(ids) - ilen, "%s-", g ? "," : "");
 		set_cloexec(cs->c[li].fd, 0);
 	}
 	name_own_libmfu();
 	err = -drop_privileges(creds);
 	if (!err)
 		err = -preload_libflops(lib_fd);
+	/* the identities and the socket: a launcher between mfu-record and
+	 * the program may close these fds, or reuse their numbers */
+	if (!err && handoff && *handoff && setenv(MFU_ENV_RECORD_SOCK, handoff, 1) < 0)
+		err = errno;
+	if (!err)
+		err = -set_identity(MFU_ENV_RING_ID, ring_fd);
+	if (!err && cs->ngroups && setenv(MFU_ENV_GROUP_ID, ids, 1) < 0)
+		err = errno;
 	if (!err && set_cloexec(ring_fd, 0) == 0 && setenv(MFU_ENV_RING_FD, buf, 1) == 0 &&
 	    (cs->ngroups == 0 || setenv(MFU_ENV_GROUP_FD, groups, 1) == 0)) {
 		execvp(argv[0], argv);
@@ -235,7 +269,8 @@ static void child(char *const argv[], int ring_fd, int lib_fd, struct counters *
 }
 
 int launch_prepare(struct launch *l, char *const argv[], int ring_fd, int lib_fd, struct counters *cs,
-		   const sigset_t *child_mask, const struct launch_creds *creds, char *err, size_t errlen)
+		   const sigset_t *child_mask, const struct launch_creds *creds, const char *handoff, char *err,
+		   size_t errlen)
 {
 	int sp[2] = { -1, -1 }, ep[2] = { -1, -1 };
 	int rc;
@@ -256,7 +291,7 @@ int launch_prepare(struct launch *l, char *const argv[], int ring_fd, int lib_fd
 	if (l->pid == 0) {
 		close(sp[0]);
 		close(ep[0]);
-		child(argv, ring_fd, lib_fd, cs, child_mask, creds, sp[1], ep[1]);
+		child(argv, ring_fd, lib_fd, cs, child_mask, creds, handoff, sp[1], ep[1]);
 	}
 	close(sp[1]);
 	close(ep[1]);

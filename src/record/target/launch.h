@@ -34,9 +34,13 @@ struct launch {
  * results and fds, wait for go, exec. In the parent: receive the counters'
  * state and fds into @cs. With @lib_fd >= 0 (the region of library-call
  * counts, libflops.h) the child preloads the counting library
- * (launch_libflops_path()). Returns 0 or -errno (message in @err). */
+ * (launch_libflops_path()). Next to each fd's number the environment
+ * names what it is, and @handoff (when not NULL or "") the socket on
+ * which a process that lost them asks for them again (handoff.h).
+ * Returns 0 or -errno (message in @err). */
 int launch_prepare(struct launch *l, char *const argv[], int ring_fd, int lib_fd, struct counters *cs,
-		   const sigset_t *child_mask, const struct launch_creds *creds, char *err, size_t errlen);
+		   const sigset_t *child_mask, const struct launch_creds *creds, const char *handoff, char *err,
+		   size_t errlen);
 
 /* Tell the child to exec and wait for the outcome. Returns 0 when the exec
  * succeeded, else the child's -errno (the child has then exited with 127 and
