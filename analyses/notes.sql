@@ -230,12 +230,18 @@ lines(ord, sub, kind, text, missing, alert) AS (
               WHEN (SELECT COUNT(*) FROM main.step WHERE complete = 1) > 0 THEN
                 '--skip-steps left out all ' || (SELECT COUNT(*) FROM main.step WHERE complete = 1)
                 || ' complete steps; skip fewer'
+              WHEN EXISTS (SELECT 1 FROM step WHERE complete = 0) AND r.mode = 'attach' AND r.state = 'detached' THEN
+                'a step began while mfu-record was attached and had not ended when it left; attach for longer '
+                || '(--duration)'
               WHEN EXISTS (SELECT 1 FROM step WHERE complete = 0) THEN
                 'every step began and never ended (the program exited or crashed inside one)'
               WHEN EXISTS (SELECT 1 FROM probe WHERE role = 'step') THEN
                 'the --step probes never marked one (' || coalesce((SELECT group_concat(point || ': ' || hits
                 || ' hits' || CASE WHEN status <> 'placed' THEN ', ' || status ELSE '' END, '; ')
                 FROM probe WHERE role = 'step'), '') || '); check that the program calls it'
+              WHEN r.mode = 'attach' AND EXISTS (SELECT 1 FROM phase) THEN
+                'no step began and ended while mfu-record was attached, though phases did (steps longer than '
+                || 'the time attached, or a program that marks only phases); attach for longer (--duration)'
               WHEN r.mode = 'attach' THEN
                 'no step began and ended while mfu-record was attached; attach for longer (--duration)'
               WHEN EXISTS (SELECT 1 FROM phase) THEN

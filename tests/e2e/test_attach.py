@@ -299,6 +299,24 @@ class AttachNothing(AttachTest):
                     child = int(pids[0]) if 'wl_steps' in f.read() else None
         self.assertIn('is recorded already, by the mfu-record that started it', self.no_steps(child))
 
+    def test_step_longer_than_the_window(self):
+        """Steps of 0.8 s, attached for 0.5 s: whatever the window caught
+        (an end, a begin, nothing), the note says to attach longer or that
+        nothing was marked meanwhile, never that the program has no steps."""
+        proc = self.start([prog('MFU_WL_STEPS'), '--steps', '4', '--busy-us', '800000'])
+        rec, db = self.attach(proc.pid, 0.5)
+        self.assertEqual(query(db, 'SELECT count(*) AS n FROM step WHERE complete = 1')[0]['n'], 0)
+        r = subprocess.run([prog('MFU_REPORT'), '--db', db, 'notes', '--format', 'csv'], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        no_steps = [l for l in r.stdout.splitlines() if l.startswith('no_steps,')]
+        self.assertEqual(len(no_steps), 1, r.stdout)
+        self.assertTrue('attach for longer' in no_steps[0] or 'called no step or phase marker' in no_steps[0],
+                        no_steps[0])
+        self.assertNotIn('never ended (the program exited', no_steps[0])
+        proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 0)
+
     def test_marked_program_that_marks_nothing_meanwhile(self):
         """libmfu is there and switched on, but the program sits outside its
         marked loop: that is what the note says."""

@@ -18,7 +18,10 @@
 
 #define MEMFD_LINK "/memfd:" MFU_ATTACH_NAME " (deleted)"
 #define RING_LINK "/memfd:mfu-marker-ring (deleted)"
-#define MAX_SIZE (1ull << 30) /* a page and a ring bigger than this is no libmfu's */
+/* A ring of more records than this is no libmfu's: making it would have the
+ * recorder write (and pay for) that much of a hostile process's memory. */
+#define MAX_SLOTS (1u << 18)
+#define MAX_SIZE (MFU_ATTACH_PAGE + sizeof(struct mring_header) + (size_t)MAX_SLOTS * sizeof(struct mring_record))
 
 struct attach_markers {
 	pid_t pid;
@@ -73,7 +76,7 @@ static int try_page(struct attach_markers *am, pid_t pid, const char *path, char
 		goto not_one;
 	}
 	if (copy.pid != pid || copy.page_size != MFU_ATTACH_PAGE || copy.size != (uint64_t)st.st_size ||
-	    copy.nslots == 0 || (copy.nslots & (copy.nslots - 1)) || copy.nslots > MAX_SIZE / sizeof(struct mring_record) ||
+	    copy.nslots == 0 || (copy.nslots & (copy.nslots - 1)) || copy.nslots > MAX_SLOTS ||
 	    MFU_ATTACH_PAGE + mring_size(copy.nslots) > (uint64_t)st.st_size)
 		goto not_one; /* another process's page (passed over a socket), or one that retired */
 	am->fd = fd;
