@@ -23,7 +23,9 @@ MFU_LIBRARY if it is set, else as "libmfu.so.0" through the dynamic loader
 (so LD_LIBRARY_PATH finds an uninstalled build). If it cannot be loaded every
 call is a no-op; when the program is being recorded (MFU_RING_FD is set) the
 module says why, once, on stderr. Outside mfu-record every call is a no-op in
-libmfu too, and recording() is False.
+libmfu too, and recording() is False, until `mfu-record -p PID` joins the
+running process: libmfu's markers are then switched on from outside (nothing
+to do here), and off again when the recorder leaves.
 
 mfu.flops (the file mfu_flops.py, next to this one) has FLOP and byte
 formulas (matmul, transformer, param_bytes, kv_cache_bytes) and counts the
@@ -187,7 +189,8 @@ def available():
 
 
 def recording():
-    """True when this process is being recorded by mfu-record."""
+    """True while this process is being recorded by mfu-record: started by
+    it, or joined by mfu-record -p since it joined."""
     return bool(_recording())
 
 

@@ -325,6 +325,62 @@ class AttachNothing(AttachTest):
         self.assertIn('called no step or phase marker in the', note)
 
 
+# A process that makes an attach page of its own design (no libmfu at all):
+# VARIANT picks what is wrong with it. It then scribbles over the ring's
+# header while the recorder reads it, until killed.
+FORGER = r"""
+import fcntl, mmap, os, struct, sys, time
+variant = sys.argv[1]
+nslots = {'huge_ring': 1 << 40, 'many_slots': 1 << 20}.get(variant, 16384)
+size = 4096 + 192 + 576 * 16384
+fd = os.memfd_create('mfu-attach', os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+os.ftruncate(fd, size)
+if variant != 'unsealed':
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW)
+m = mmap.mmap(fd, size)
+pid = os.getpid() + (1 if variant == 'other_pid' else 0)
+struct.pack_into('<8sII QQ i', m, 0, b'mfmApage', 1, 4096, nslots, size, pid)
+open(sys.argv[2], 'w').close()
+while True:
+    if variant == 'scribbler' and struct.unpack_from('<I', m, 128)[0]:
+        for off in range(4096, 4096 + 192, 8):
+            struct.pack_into('<Q', m, off, 0xffffffffffffffff)
+    time.sleep(0.01)
+"""
+
+
+class HostilePage(AttachTest):
+    """The attach page is the joined process's memory, all of it: a page
+    that is not libmfu's (unsealed, another pid, a ring too large) is not
+    used; one rewritten while the recorder reads it stops the reading. The
+    recorder never crashes, and says what it found."""
+
+    def join_forger(self, variant):
+        ready = self.path('ready-' + variant)
+        proc = subprocess.Popen([sys.executable, '-c', FORGER, variant, ready])
+        self.addCleanup(self.reap, proc)
+        deadline = time.monotonic() + 30
+        while not os.path.exists(ready):
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.02)
+        rec, db = self.attach(proc.pid, 0.5, db=self.path(variant + '.sqlite'))
+        self.assertIsNone(proc.poll())
+        return rec, db
+
+    def test_pages_that_are_not_libmfus(self):
+        for variant in ('unsealed', 'other_pid', 'huge_ring', 'many_slots'):
+            rec, db = self.join_forger(variant)
+            self.assertNotIn('markers switched on', rec.stderr, variant)
+            note = query(db, "SELECT text FROM note WHERE kind = 'no_steps'")[0]['text']
+            self.assertIn('does not use libmfu', note, variant)
+
+    def test_ring_header_rewritten_while_read(self):
+        rec, db = self.join_forger('scribbler')
+        self.assertIn('markers switched on', rec.stderr)
+        self.assertIn('tampered with its marker ring', rec.stderr)
+        self.assertEqual(query(db, "SELECT count(*) AS n FROM note WHERE kind = 'ring_tampered'")[0]['n'], 1)
+
+
 class Launchers(TempDirTest):
     """Something between mfu-record and the marked program closes the
     descriptors mfu-record passes down, or puts other files at their
