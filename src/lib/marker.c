@@ -80,7 +80,10 @@ static struct mring_producer g_prod;       /* ... its geometry, as checked */
  * when libmfu made it; which generation of the ring it took (gen << 1 |
  * 1), or refused (gen << 1), 0: none yet. */
 static struct mfu_attach_page *g_page;
+static size_t g_page_size;                 /* as mapped (the page's own field is shared) */
 static int g_page_fd = -1;
+static dev_t g_page_dev;                   /* what g_page_fd is: the program may close */
+static ino_t g_page_ino;                   /* it and reuse its number for a file of its own */
 static struct mring_producer g_aprod;
 static uint64_t g_astate;
 static pthread_mutex_t g_alock = PTHREAD_MUTEX_INITIALIZER;
@@ -130,6 +133,16 @@ static int next_fd(const char **s)
 
 static void page_make(void);
 
+/* Close the page's descriptor if it still is the page's. */
+static void page_close_fd(void)
+{
+	struct stat st;
+
+	if (g_page_fd >= 0 && fstat(g_page_fd, &st) == 0 && st.st_dev == g_page_dev && st.st_ino == g_page_ino)
+		close(g_page_fd);
+	g_page_fd = -1;
+}
+
 static void after_fork_child(void)
 {
 	/* The child is a new process with one thread: its ids changed. */
@@ -145,9 +158,8 @@ static void after_fork_child(void)
 		struct mfu_attach_page *old = g_page;
 		g_onp = &g_on;
 		g_page = NULL;
-		munmap(old, (size_t)old->size);
-		close(g_page_fd);
-		g_page_fd = -1;
+		munmap(old, g_page_size);
+		page_close_fd();
 		g_astate = 0;
 		pthread_mutex_init(&g_alock, NULL);
 		page_make();
@@ -196,8 +208,7 @@ __attribute__((destructor)) static void mfu_fini(void)
 	}
 	if (g_page) {
 		__atomic_store_n(&g_page->pid, 0, __ATOMIC_RELEASE);
-		close(g_page_fd);
-		g_page_fd = -1;
+		page_close_fd();
 	}
 }
 
@@ -210,6 +221,7 @@ static void page_make(void)
 	const size_t size = MFU_ATTACH_PAGE + mring_size(MFU_ATTACH_RECORDS);
 	struct mfu_attach_page *pg;
 	struct rlimit rl;
+	struct stat st;
 	int fd;
 
 	if (getenv(MFU_ENV_NO_ATTACH))
@@ -220,7 +232,8 @@ static void page_make(void)
 	fd = memfd_create(MFU_ATTACH_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return;
-	if (ftruncate(fd, (off_t)size) != 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+	if (ftruncate(fd, (off_t)size) != 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
+	    fstat(fd, &st) != 0) {
 		close(fd);
 		return;
 	}
@@ -242,7 +255,10 @@ static void page_make(void)
 	g_aprod.slots = (struct mring_record *)((char *)g_aprod.h + sizeof(struct mring_header));
 	g_aprod.mask = MFU_ATTACH_RECORDS - 1;
 	g_page = pg;
+	g_page_size = size;
 	g_page_fd = fd;
+	g_page_dev = st.st_dev;
+	g_page_ino = st.st_ino;
 	g_onp = &pg->on;
 }
 

@@ -201,11 +201,12 @@ static int store_end_notes(struct session *s, uint64_t lost)
 			       (unsigned)s->o.interval_ms);
 		else
 			strbuf(counts, sizeof(counts), "unknown: -I 0 left no readings to interpolate them from");
-		strbuf(note, sizeof(note), "steps and phases come from the markers of process %d, switched on when "
+		strbuf(note, sizeof(note), "%s come from the markers of process %d, switched on when "
 		       "mfu-record joined it (libmfu %s): their times are the markers' own; their counts are %s, "
 		       "since the counters were opened on threads that were already running and libmfu cannot "
-		       "read them; %llu ends of steps or phases begun before the attach were left out", (int)s->o.pid,
-		       attach_markers_lib(s->am, lib, sizeof(lib)), counts,
+		       "read them; %llu ends of steps or phases begun before the attach were left out",
+		       s->d.probes ? "phases" : "steps and phases",
+		       (int)s->o.pid, attach_markers_lib(s->am, lib, sizeof(lib)), counts,
 		       (unsigned long long)markers_before_attach(s->d.markers));
 		rc = writer_note(s->d.writer, "attach", note);
 	}
