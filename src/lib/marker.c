@@ -41,20 +41,19 @@
 #include "libflops.h"
 #include "marker_ring.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
-#include <stdio.h>
-#include <sys/ioctl.h>
-#include <sys/resource.h>
-
-#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sdt.h>
 #include <sys/syscall.h>
