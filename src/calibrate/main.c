@@ -21,7 +21,7 @@
 #include "util.h"
 
 #define PROG "mfu-calibrate"
-#define MAX_ROWS PROFILE_MAX_PEAKS
+#define MAX_ROWS 64 /* one calibration's figures: kernels x dtypes x scopes + bandwidth */
 
 struct options {
 	int json;
@@ -192,6 +192,18 @@ static void cpulist_of(const int *cpus, int n, char *buf, size_t len)
 	}
 }
 
+/* The 1-minute load average (/proc/loadavg), -1 when unreadable: the
+ * profile keeps it beside each figure, to say what else ran. */
+static double loadavg(void)
+{
+	char buf[128];
+	double v;
+
+	if (read_text_file("/proc/loadavg", buf, sizeof(buf)) != 0 || sscanf(buf, "%lf", &v) != 1 || !(v >= 0))
+		return -1;
+	return v;
+}
+
 static struct row *add_row(struct calibration *c)
 {
 	struct row *r;
@@ -201,7 +213,19 @@ static struct row *add_row(struct calibration *c)
 	r = &c->rows[c->nrows++];
 	memset(r, 0, sizeof(*r));
 	r->p.measured_unix_s = (int64_t)time(NULL);
+	r->p.loadavg = loadavg();
 	return r;
+}
+
+/* What the profile keeps of a row beside its figure: the CPUs and threads
+ * it ran on, and how much of the time they had the CPUs. */
+static void set_conditions(const struct calibration *c, struct row *r, struct team *t)
+{
+	strbuf(r->p.cpus, sizeof(r->p.cpus), "%s", c->m.allowed_cpus);
+	r->p.ncpu = c->m.ncpu;
+	r->p.threads = team_size(t);
+	r->p.cpu_share = r->cpu_share > 0 ? r->cpu_share : 1e-3;
+	r->p.disturbed = r->cpu_share < TEAM_SHARE_OK;
 }
 
 static const char *scope_where(const struct calibration *c, struct team *t, char *buf, size_t len)
@@ -250,6 +274,7 @@ static int measure_flops(struct calibration *c, const struct plan *pl, struct te
 			r->seconds = fr.seconds;
 			r->cpu_share = fr.cpu_share;
 			r->clock_hz = fr.clock_hz;
+			set_conditions(c, r, t);
 			strbuf(r->p.kind, sizeof(r->p.kind), "flops");
 			strbuf(r->p.dtype, sizeof(r->p.dtype), "%s", machine_dtype_name(k->dtype));
 			strbuf(r->p.scope, sizeof(r->p.scope), "%s", s == 0 ? "core" : "all");
@@ -311,6 +336,7 @@ static int measure_stream(struct calibration *c, const struct plan *pl, struct t
 			r->p.value = res[i].bytes_per_s;
 			r->seconds = res[i].seconds;
 			r->cpu_share = res[i].cpu_share;
+			set_conditions(c, r, t);
 			if (res[i].other)
 				strbuf(other, sizeof(other), "; %s %.1f GB/s", res[i].other,
 				       res[i].other_bytes_per_s / 1e9);
@@ -331,26 +357,18 @@ static int measure_stream(struct calibration *c, const struct plan *pl, struct t
 	return 0;
 }
 
-/* The row a recorder uses for each kind, dtype and scope: the fastest FLOP
- * kernel; the triad for bandwidth, as STREAM reports it. */
+/* The row a recorder uses for each kind, dtype and scope: the fastest
+ * undisturbed FLOP kernel; the triad for bandwidth, as STREAM reports it
+ * (the profile's rule: profile_mark_best()). */
 static void mark_best(struct calibration *c)
 {
-	for (int i = 0; i < c->nrows; i++) {
-		struct profile_peak *p = &c->rows[i].p;
-		int best = 1;
+	static struct profile_peak p[MAX_ROWS];
 
-		if (strcmp(p->kind, "bandwidth") == 0) {
-			p->best = strncmp(p->kernel, "triad", 5) == 0;
-			continue;
-		}
-		for (int j = 0; j < c->nrows && best; j++) {
-			const struct profile_peak *q = &c->rows[j].p;
-			if (j != i && !strcmp(q->kind, p->kind) && !strcmp(q->dtype, p->dtype) &&
-			    !strcmp(q->scope, p->scope) && (q->value > p->value || (q->value == p->value && j < i)))
-				best = 0;
-		}
-		p->best = best;
-	}
+	for (int i = 0; i < c->nrows; i++)
+		p[i] = c->rows[i].p;
+	profile_mark_best(p, c->nrows);
+	for (int i = 0; i < c->nrows; i++)
+		c->rows[i].p.best = p[i].best;
 }
 
 struct out {
@@ -419,8 +437,13 @@ static int print_json(const struct calibration *c)
 			out_printf(&o, "%.6e, \"ratio\": %.4f", r->spec, r->p.value / r->spec);
 		else
 			out_printf(&o, "null, \"ratio\": null");
-		out_printf(&o, ", \"seconds\": %.6f, \"cpu_share\": %.3f, \"best\": %s", r->seconds,
-			   r->cpu_share, r->p.best ? "true" : "false");
+		out_printf(&o, ", \"seconds\": %.6f, \"cpu_share\": %.3f, \"disturbed\": %s, \"threads\": %d, "
+			   "\"best\": %s", r->seconds, r->cpu_share, r->p.disturbed ? "true" : "false", r->p.threads,
+			   r->p.best ? "true" : "false");
+		if (r->p.loadavg >= 0)
+			out_printf(&o, ", \"loadavg\": %.2f", r->p.loadavg);
+		else
+			out_printf(&o, ", \"loadavg\": null");
 		if (r->clock_hz > 0)
 			out_printf(&o, ", \"clock_hz\": %.6e", r->clock_hz);
 		else
@@ -480,7 +503,8 @@ static int print_table(const struct calibration *c)
 		snprintf(cell[0], sizeof(cell[0]), "%s", r->p.kind);
 		snprintf(cell[1], sizeof(cell[1]), "%s", r->p.dtype[0] ? r->p.dtype : "-");
 		snprintf(cell[2], sizeof(cell[2]), "%s", r->p.scope);
-		snprintf(cell[3], sizeof(cell[3]), "%s%s", r->p.kernel, r->p.best ? " *" : "");
+		snprintf(cell[3], sizeof(cell[3]), "%s%s%s", r->p.kernel, r->p.best || r->p.disturbed ? " " : "",
+			 r->p.best && r->p.disturbed ? "*!" : r->p.best ? "*" : r->p.disturbed ? "!" : "");
 		format_value(cell[4], sizeof(cell[4]), r->p.kind, r->p.dtype, r->p.value);
 		format_value(cell[5], sizeof(cell[5]), r->p.kind, r->p.dtype, r->spec);
 		if (r->spec > 0)
@@ -499,6 +523,12 @@ static int print_table(const struct calibration *c)
 	}
 	printf("\n* the figure mfu-record uses for that kind, dtype and scope: the fastest FLOP\n"
 	       "  kernel; the triad for bandwidth, as STREAM reports it\n");
+	for (int i = 0; i < c->nrows; i++)
+		if (c->rows[i].p.disturbed) {
+			printf("! disturbed: another task shared the CPUs (the threads ran less than %.0f%% of the\n"
+			       "  time): the figure is too low, and never a peak mfu-record uses\n", TEAM_SHARE_OK * 100);
+			break;
+		}
 	printf("bandwidth: each kernel sweeps %s;\n"
 	       "  STREAM byte counts (read 8 B, copy 16 B, triad 24 B per element), write-allocate\n"
 	       "  traffic not counted; \"_nt\": non-temporal stores were faster\n", c->stream_size);
@@ -532,12 +562,35 @@ static void warn_disturbed(const struct calibration *c)
 	if (n)
 		fprintf(stderr, PROG ": warning: other tasks shared the CPUs during %d of %d "
 			"measurements (the threads ran as little as %.0f%% of the time): those figures "
-			"are too low; calibrate on an idle machine\n", n, c->nrows, low * 100);
+			"are too low, and are never used as peaks; calibrate on an idle machine\n", n, c->nrows,
+			low * 100);
+}
+
+/* What the save did with the disturbed figures. */
+static void say_saved(const struct profile_calibration *s)
+{
+	char when[32];
+	time_t t = (time_t)s->kept_since;
+	struct tm tm;
+
+	if (s->kept > 0) {
+		gmtime_r(&t, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", &tm);
+		fprintf(stderr, PROG ": kept the earlier undisturbed figures (measured since %s) in place of %d "
+			"of the disturbed ones: a disturbed measurement never replaces one that was not\n", when,
+			s->kept);
+	}
+	if (s->disturbed > s->kept)
+		fprintf(stderr, PROG ": %d disturbed figure%s had no earlier undisturbed one: saved marked "
+			"disturbed, which mfu-record never uses as a peak (it takes one core's undisturbed figure "
+			"times the cores, or the spec, and says so); run mfu-calibrate again when the machine is "
+			"quiet\n", s->disturbed - s->kept, s->disturbed - s->kept == 1 ? "" : "s");
 }
 
 static int save_profile(const struct calibration *c, const struct options *o)
 {
-	struct profile_peak peaks[MAX_ROWS];
+	static struct profile_peak peaks[MAX_ROWS + 1];
+	struct profile_calibration saved;
 	char why[1024], path[4096];
 	int err;
 
@@ -545,7 +598,7 @@ static int save_profile(const struct calibration *c, const struct options *o)
 	double clock = c->clock_hz;
 	const char *when = "at the start";
 
-	for (int i = 0; i < c->nrows && n < MAX_ROWS; i++) {
+	for (int i = 0; i < c->nrows && n < MAX_ROWS + 1; i++) {
 		peaks[n++] = c->rows[i].p;
 		/* the clock while the FMA loops ran: what FLOP peaks scale with */
 		if (c->rows[i].clock_hz > clock) {
@@ -555,7 +608,7 @@ static int save_profile(const struct calibration *c, const struct options *o)
 	}
 	/* The measured core clock, for the recorder's peak texts: a VM's TSC
 	 * rate (its "cpu MHz") is not the clock its cores run at. */
-	if (clock > 0 && n < MAX_ROWS) {
+	if (clock > 0 && n < MAX_ROWS + 1) {
 		struct profile_peak *p = &peaks[n++];
 		memset(p, 0, sizeof(*p));
 		snprintf(p->kind, sizeof(p->kind), "clock");
@@ -564,6 +617,8 @@ static int save_profile(const struct calibration *c, const struct options *o)
 		p->value = clock;
 		p->best = 1;
 		p->measured_unix_s = c->rows[0].p.measured_unix_s;
+		p->loadavg = c->rows[0].p.loadavg;
+		p->cpu_share = 1; /* timed in thread CPU time: a shared CPU does not slow it */
 		snprintf(p->detail, sizeof(p->detail), "core clock %.2f GHz: a chain of dependent adds (one per "
 			 "cycle) timed %s on CPU %d", clock / 1e9, when, c->cpus[0]);
 	}
@@ -583,7 +638,7 @@ static int save_profile(const struct calibration *c, const struct options *o)
 		fprintf(stderr, PROG ": cannot save the profile as uid %d: %s\n", (int)u.uid, strerror(-err));
 		return err;
 	}
-	err = profile_save(file, &c->m, peaks, n, why, sizeof(why));
+	err = profile_save(file, &c->m, peaks, n, &saved, why, sizeof(why));
 	asuser_leave(&sv);
 	if (err) {
 		fprintf(stderr, PROG ": cannot save the profile: %s\n", why);
@@ -594,6 +649,7 @@ static int save_profile(const struct calibration *c, const struct options *o)
 	else if (profile_default_path(path, sizeof(path)))
 		strbuf(path, sizeof(path), "the default profile");
 	fprintf(stderr, PROG ": saved the profile to %s\n", path);
+	say_saved(&saved);
 	return 0;
 }
 

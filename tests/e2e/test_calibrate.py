@@ -183,16 +183,21 @@ class Calibrate(unittest.TestCase):
             self.skipTest('the CPUs were busy with other tasks in every run: ' + '; '.join(busy))
 
     def test_best_rows(self):
-        """One best row per (kind, dtype, scope): the fastest FLOP kernel,
-        the triad for bandwidth."""
+        """One best row per (kind, dtype, scope): the fastest FLOP kernel
+        whose threads had their CPUs (a disturbed figure only when all
+        are), the triad for bandwidth."""
         rows = self.rows1
         keys = {(r['kind'], r['dtype'], r['scope']) for r in rows}
         for k in keys:
             group = [r for r in rows if (r['kind'], r['dtype'], r['scope']) == k]
             best = [r for r in group if r['best']]
             self.assertEqual(len(best), 1, group)
+            for r in group:  # (cpu_share is printed to 3 decimals)
+                if abs(r['cpu_share'] - SHARE_OK) > 0.001:
+                    self.assertEqual(r['disturbed'], r['cpu_share'] < SHARE_OK, r)
             if k[0] == 'flops':
-                self.assertEqual(best[0]['value'], max(r['value'] for r in group))
+                quiet = [r for r in group if not r['disturbed']] or group
+                self.assertEqual(best[0]['value'], max(r['value'] for r in quiet))
             else:
                 self.assertTrue(best[0]['kernel'].startswith('triad'))
 
@@ -261,9 +266,25 @@ class Calibrate(unittest.TestCase):
             self.assertLess(clock[0][0], 1e10)
             stored = con.execute("SELECT value FROM measurement WHERE kind = 'flops' AND "
                                  "dtype = 'fp64' AND scope = 'core' AND best = 1").fetchone()
-            want = max(r['value'] for r in self.rows1 if r['kind'] == 'flops'
-                       and r['dtype'] == 'fp64' and r['scope'] == 'core')
+            group = [r for r in self.rows1 if r['kind'] == 'flops' and r['dtype'] == 'fp64'
+                     and r['scope'] == 'core']
+            want = max(r['value'] for r in ([r for r in group if not r['disturbed']] or group))
             self.assertAlmostEqual(stored[0] / want, 1.0, places=4)
+            # format 3: when, on which CPUs, with how many threads and
+            # under what load each figure was taken
+            self.assertEqual(con.execute('PRAGMA user_version').fetchone()[0], 3)
+            cpus = m[1]
+            for kind, scope, threads, share, load, dist, cal, rcpus in con.execute(
+                    "SELECT kind, scope, threads, cpu_share, loadavg, disturbed, calibration, cpus "
+                    "FROM measurement"):
+                self.assertEqual(rcpus, cpus)
+                self.assertEqual(threads, 1 if scope == 'core' else len(os.sched_getaffinity(0)))
+                self.assertEqual(cal, 1)
+                self.assertTrue(share is not None and 0 < share <= 1.5, share)
+                self.assertEqual(dist, 1 if share < SHARE_OK else 0, (kind, scope, share))
+                self.assertTrue(load is None or load >= 0, load)
+            cal = con.execute('SELECT id, cpus, measurements, disturbed, kept FROM calibration').fetchall()
+            self.assertEqual(cal, [(1, cpus, len(self.rows1), sum(r['disturbed'] for r in self.rows1), 0)])
         finally:
             con.close()
         # No temporary file left behind.

@@ -87,7 +87,7 @@ static void test_round_trip(void)
 
 	in = sample(&nin);
 	/* Missing directories are created, 0700. */
-	CHECK_EQ_INT(profile_save(path("a/b/profile.sqlite"), &m, in, nin, why, sizeof(why)), 0);
+	CHECK_EQ_INT(profile_save(path("a/b/profile.sqlite"), &m, in, nin, NULL, why, sizeof(why)), 0);
 	CHECK_EQ_INT(stat(path("a/b"), &st), 0);
 	CHECK_EQ_INT(st.st_mode & 0777, 0700);
 	CHECK_EQ_INT(stat(path("a"), &st), 0);
@@ -107,14 +107,32 @@ static void test_round_trip(void)
 		CHECK_EQ_INT(out[i].measured_unix_s, in[i].measured_unix_s);
 	}
 
-	/* Saving again replaces the profile: no rows from before. */
-	CHECK_EQ_INT(profile_save(path("a/b/profile.sqlite"), &m, in, 1, why, sizeof(why)), 0);
-	CHECK_EQ_INT(profile_load(path("a/b/profile.sqlite"), &m, out, PROFILE_MAX_PEAKS, &n, why,
-				  sizeof(why)), 0);
-	CHECK_EQ_INT(n, 1);
+	/* The format 3 fields a caller leaves out: from the machine. */
+	for (int i = 0; i < n; i++) {
+		CHECK_STR(out[i].cpus, "0-1");
+		CHECK_NEAR(out[i].ncpu, 2, 1e-9);
+		CHECK_EQ_INT(out[i].threads, strcmp(out[i].scope, "all") == 0 ? 2 : 1);
+		CHECK_EQ_INT(out[i].disturbed, 0);
+		CHECK_EQ_INT(out[i].calibration, 1);
+		CHECK_EQ_INT(out[i].applies, 1);
+	}
+
+	/* Saving again merges: the figure measured again replaces its own,
+	 * the others stay (a calibration of fewer kernels loses nothing). */
+	{
+		struct profile_peak again = in[0];
+		again.value = 7e10;
+		again.measured_unix_s = 1700000100;
+		CHECK_EQ_INT(profile_save(path("a/b/profile.sqlite"), &m, &again, 1, NULL, why, sizeof(why)), 0);
+		CHECK_EQ_INT(profile_load(path("a/b/profile.sqlite"), &m, out, PROFILE_MAX_PEAKS, &n, why,
+					  sizeof(why)), 0);
+		CHECK_EQ_INT(n, nin);
+		CHECK(out[0].value == 7e10 && out[0].calibration == 2);
+		CHECK(out[2].value == in[2].value && out[2].calibration == 1);
+	}
 
 	/* Too little room: the first rows and -ENOSPC. */
-	CHECK_EQ_INT(profile_save(path("a/b/profile.sqlite"), &m, in, nin, why, sizeof(why)), 0);
+	CHECK_EQ_INT(profile_save(path("a/b/profile.sqlite"), &m, in, nin, NULL, why, sizeof(why)), 0);
 	CHECK_EQ_INT(profile_load(path("a/b/profile.sqlite"), &m, out, 2, &n, why, sizeof(why)), -ENOSPC);
 	CHECK_EQ_INT(n, 2);
 
@@ -143,7 +161,7 @@ static void test_identity(void)
 	int n, nin, nc = 0;
 
 	in = sample(&nin);
-	CHECK_EQ_INT(profile_save(path("id.sqlite"), &m, in, nin, why, sizeof(why)), 0);
+	CHECK_EQ_INT(profile_save(path("id.sqlite"), &m, in, nin, NULL, why, sizeof(why)), 0);
 
 	other = m;
 	other.model = 0xCF;
@@ -194,7 +212,7 @@ static void test_identity(void)
 	/* Another host (a home directory shared by a cluster's nodes). */
 	{
 		char q[600];
-		CHECK_EQ_INT(profile_save(path("host.sqlite"), &m, in, nin, why, sizeof(why)), 0);
+		CHECK_EQ_INT(profile_save(path("host.sqlite"), &m, in, nin, NULL, why, sizeof(why)), 0);
 		snprintf(q, sizeof(q), "UPDATE machine SET host = 'node17'");
 		sql(path("host.sqlite"), q);
 		n = -1;
@@ -217,6 +235,208 @@ static void test_identity(void)
 	other.nominal_hz = 2.1e9;
 	CHECK_EQ_INT(profile_load(path("id.sqlite"), &other, out, PROFILE_MAX_PEAKS, &n, why, sizeof(why)), 0);
 	CHECK_EQ_INT(n, nin);
+}
+
+/* A fresh figure replaces the earlier one of the same thing unless it is
+ * disturbed and the earlier one is not; the best row of each group is the
+ * fastest undisturbed one. Fake measurements: a quiet calibration, then
+ * one beside a CPU-bound job on both CPUs (the issue's VM: 259 G one core,
+ * 269 G "all" at 52%). */
+static void test_merge_keeps_undisturbed(void)
+{
+	struct profile_peak quiet[4], busy[4], out[16];
+	int n = -1, kept = -1;
+
+	quiet[0] = peak("flops", "fp32", "core", "avx512_fma", 2.6e11, 1);
+	quiet[1] = peak("flops", "fp32", "all", "avx512_fma", 5.2e11, 1);
+	quiet[2] = peak("bandwidth", "", "all", "triad_nt", 6.0e10, 1);
+	quiet[3] = peak("flops", "fp32", "all", "avx2_fma", 2.6e11, 0);
+	for (int i = 0; i < 4; i++) {
+		snprintf(quiet[i].cpus, sizeof(quiet[i].cpus), "0-1");
+		quiet[i].ncpu = 2;
+		quiet[i].threads = strcmp(quiet[i].scope, "all") == 0 ? 2 : 1;
+		quiet[i].cpu_share = 0.99;
+		quiet[i].calibration = 1;
+		busy[i] = quiet[i];
+		busy[i].calibration = 2;
+		busy[i].measured_unix_s += 3600;
+	}
+	busy[0].value = 2.59e11;                               /* undisturbed: replaces */
+	busy[1].value = 2.69e11, busy[1].disturbed = 1, busy[1].cpu_share = 0.52;
+	busy[2].value = 3.0e10, busy[2].disturbed = 1, busy[2].cpu_share = 0.5;
+	snprintf(busy[2].kernel, sizeof(busy[2].kernel), "triad"); /* the plain stores won this time */
+	busy[3].value = 2.65e11, busy[3].disturbed = 1, busy[3].cpu_share = 0.55;
+
+	CHECK_EQ_INT(profile_merge(quiet, 4, busy, 4, out, 16, &n, &kept), 0);
+	CHECK_EQ_INT(n, 4);
+	CHECK_EQ_INT(kept, 3);
+	CHECK(out[0].value == 2.59e11 && out[0].calibration == 2);
+	CHECK(out[1].value == 5.2e11 && out[1].calibration == 1 && !out[1].disturbed);
+	CHECK(out[2].value == 6.0e10 && !out[2].disturbed); /* triad and triad_nt are one figure */
+	CHECK_STR(out[2].kernel, "triad_nt");
+	CHECK(out[3].value == 2.6e11 && !out[3].disturbed);
+	CHECK(out[1].best && !out[3].best && out[2].best && out[0].best);
+
+	/* nothing earlier: the disturbed figure is kept, flagged; an
+	 * undisturbed slower kernel is the best of its group */
+	CHECK_EQ_INT(profile_merge(NULL, 0, busy, 4, out, 16, &n, &kept), 0);
+	CHECK_EQ_INT(kept, 0);
+	CHECK(out[1].disturbed && out[3].disturbed);
+	CHECK(out[1].best && !out[3].best); /* both disturbed: the fastest */
+	busy[3].disturbed = 0;
+	CHECK_EQ_INT(profile_merge(NULL, 0, busy, 4, out, 16, &n, &kept), 0);
+	CHECK(!out[1].best && out[3].best);
+	busy[3].disturbed = 1;
+
+	/* another CPU set's all-CPU figures stay beside this one's; one
+	 * core's figure is one core's on any set */
+	for (int i = 0; i < 4; i++) {
+		snprintf(busy[i].cpus, sizeof(busy[i].cpus), "0");
+		busy[i].ncpu = 1;
+		busy[i].threads = 1;
+		busy[i].disturbed = 0;
+	}
+	CHECK_EQ_INT(profile_merge(quiet, 4, busy, 4, out, 16, &n, &kept), 0);
+	CHECK_EQ_INT(n, 7); /* 4 fresh + the other set's 3 all-CPU rows */
+	CHECK_EQ_INT(kept, 0);
+	CHECK_EQ_INT(profile_merge(quiet, 4, busy, 4, out, 5, &n, &kept), 0); /* room for 5 */
+	CHECK_EQ_INT(n, 5);
+	CHECK_EQ_INT(profile_merge(quiet, 4, busy, 4, NULL, 5, &n, &kept), -EINVAL);
+}
+
+/* Saved through the file: what the latest calibration did is recorded,
+ * and a reader gets the disturbed rows flagged. */
+static void test_save_disturbed(void)
+{
+	struct machine m = spr();
+	struct profile_peak in[3], out[PROFILE_MAX_PEAKS];
+	struct profile_calibration saved;
+	struct profile_status st;
+	char why[512];
+	int n;
+
+	in[0] = peak("flops", "fp32", "core", "avx512_fma", 2.6e11, 1);
+	in[1] = peak("flops", "fp32", "all", "avx512_fma", 5.2e11, 1);
+	in[2] = peak("bandwidth", "", "all", "triad", 6.0e10, 1);
+	for (int i = 0; i < 3; i++)
+		in[i].cpu_share = 0.99, in[i].loadavg = 0.1;
+	CHECK_EQ_INT(profile_save(path("dist.sqlite"), &m, in, 3, &saved, why, sizeof(why)), 0);
+	CHECK_EQ_INT(saved.id, 1);
+	CHECK_EQ_INT(saved.measurements, 3);
+	CHECK_EQ_INT(saved.disturbed, 0);
+	in[1].value = 2.69e11, in[1].cpu_share = 0.52, in[1].loadavg = 2.5, in[1].measured_unix_s += 60;
+	in[2].value = 2.0e10, in[2].cpu_share = 0.4, in[2].loadavg = 2.5;
+	CHECK_EQ_INT(profile_save(path("dist.sqlite"), &m, in, 3, &saved, why, sizeof(why)), 0);
+	CHECK_EQ_INT(saved.id, 2);
+	CHECK_EQ_INT(saved.disturbed, 2);
+	CHECK_EQ_INT(saved.kept, 2);
+	CHECK_EQ_INT(saved.kept_since, 1700000000);
+	CHECK_NEAR(saved.lowest_share, 0.4, 1e-9);
+	CHECK_NEAR(saved.loadavg, 2.5, 1e-9);
+	CHECK_EQ_INT(profile_read(path("dist.sqlite"), &m, out, PROFILE_MAX_PEAKS, &n, &st, why, sizeof(why)), 0);
+	CHECK_EQ_INT(st.format, 3);
+	CHECK_EQ_INT(st.last.id, 2);
+	CHECK_EQ_INT(st.last.kept, 2);
+	CHECK_EQ_INT(n, 3);
+	CHECK(out[1].value == 5.2e11 && !out[1].disturbed && out[1].calibration == 1);
+	CHECK(out[2].value == 6.0e10 && !out[2].disturbed);
+	CHECK_NEAR(out[1].cpu_share, 0.99, 1e-9);
+	CHECK_NEAR(out[1].loadavg, 0.1, 1e-9);
+	/* a profile that never had an undisturbed all-CPU figure keeps the
+	 * disturbed one, flagged */
+	CHECK_EQ_INT(profile_save(path("dist2.sqlite"), &m, in, 3, &saved, why, sizeof(why)), 0);
+	CHECK_EQ_INT(saved.kept, 0);
+	CHECK_EQ_INT(profile_load(path("dist2.sqlite"), &m, out, PROFILE_MAX_PEAKS, &n, why, sizeof(why)), 0);
+	CHECK(out[1].disturbed && out[1].best && out[1].value == 2.69e11);
+	CHECK_NEAR(out[1].cpu_share, 0.52, 1e-9);
+}
+
+/* A format 2 profile (mfu before issue 24) is read: its rows take the
+ * machine row's CPU set, and a detail that says "disturbed" flags its
+ * row; the next save rewrites it as format 3, keeping its undisturbed
+ * figures where the new ones are disturbed. */
+static void test_format_2(void)
+{
+	struct machine m = spr();
+	struct profile_peak out[PROFILE_MAX_PEAKS], in;
+	struct profile_status st;
+	char why[512], host[256], q[2048];
+	int n;
+
+	CHECK_EQ_INT(gethostname(host, sizeof(host)), 0);
+	snprintf(q, sizeof(q),
+		 "PRAGMA application_id = 1835431280; PRAGMA user_version = 2;"
+		 "CREATE TABLE machine (id INTEGER PRIMARY KEY, vendor, family, model, stepping, cpu_name, uarch,"
+		 " isa, allowed_cpus, ncpu, nominal_hz, kernel, date, mfu_version, host);"
+		 "CREATE TABLE measurement (kind, dtype, scope, kernel, value, best, detail, measured_unix_s);"
+		 "INSERT INTO machine VALUES (1, 'GenuineIntel', 6, 143, 8, 'Intel(R) Xeon(R) Processor',"
+		 " 'sapphire_rapids', 'sse2 avx fma avx2 avx512f avx512_bf16', '0-1', 2, 2e9, '6.1',"
+		 " '2026-01-02T03:04:05Z', '0.1', '%s');"
+		 "INSERT INTO measurement VALUES ('flops', 'fp32', 'core', 'avx512_fma', 2.59e11, 1,"
+		 " 'measured: avx512_fma, 1 thread on CPU 0, best of 3 x 10 ms', 1767323045);"
+		 "INSERT INTO measurement VALUES ('flops', 'fp32', 'all', 'avx512_fma', 2.69e11, 1,"
+		 " 'measured: avx512_fma, 2 threads on CPUs 0-1, best of 6 x 10 ms (disturbed: the threads ran"
+		 " 52%% of the time)', 1767323045);"
+		 "INSERT INTO measurement VALUES ('flops', 'fp32', 'all', 'avx2_fma', 2.5e11, 0,"
+		 " 'measured: avx2_fma, 2 threads on CPUs 0-1', 1767323045);",
+		 host);
+	sql(path("v2.sqlite"), q);
+	CHECK_EQ_INT(profile_read(path("v2.sqlite"), &m, out, PROFILE_MAX_PEAKS, &n, &st, why, sizeof(why)), 0);
+	CHECK_EQ_INT(st.format, 2);
+	CHECK_EQ_INT(st.last.disturbed, 1);
+	CHECK_STR(st.last.cpus, "0-1");
+	CHECK_EQ_INT(n, 3);
+	CHECK(!out[0].disturbed && out[0].threads == 1);
+	CHECK(out[1].disturbed && out[1].threads == 2);
+	CHECK_NEAR(out[1].cpu_share, 0.52, 1e-9);
+	CHECK_STR(out[1].cpus, "0-1");
+	/* the best all-CPU fp32 figure is now the undisturbed one */
+	CHECK(!out[1].best && out[2].best);
+
+	/* rewritten as format 3 by the next save */
+	in = peak("flops", "fp32", "all", "avx2_fma", 1.0e11, 1);
+	in.cpu_share = 0.3;
+	CHECK_EQ_INT(profile_save(path("v2.sqlite"), &m, &in, 1, NULL, why, sizeof(why)), 0);
+	CHECK_EQ_INT(profile_read(path("v2.sqlite"), &m, out, PROFILE_MAX_PEAKS, &n, &st, why, sizeof(why)), 0);
+	CHECK_EQ_INT(st.format, 3);
+	CHECK_EQ_INT(st.last.kept, 1);
+	CHECK_EQ_INT(n, 3);
+	for (int i = 0; i < n; i++)
+		if (!strcmp(out[i].kernel, "avx2_fma"))
+			CHECK(out[i].value == 2.5e11 && !out[i].disturbed);
+}
+
+/* Figures of two CPU sets: each set gets its own all-CPU rows, one
+ * core's apply to both; a set without any says which sets have them. */
+static void test_cpu_sets(void)
+{
+	struct machine m = spr(), one = spr();
+	struct profile_peak in[2], out[PROFILE_MAX_PEAKS];
+	char why[512];
+	int n;
+
+	in[0] = peak("flops", "fp32", "core", "avx512_fma", 2.6e11, 1);
+	in[1] = peak("bandwidth", "", "all", "triad", 6.0e10, 1);
+	CHECK_EQ_INT(profile_save(path("sets.sqlite"), &m, in, 2, NULL, why, sizeof(why)), 0);
+	snprintf(one.allowed_cpus, sizeof(one.allowed_cpus), "1");
+	one.ncpu = 1, one.ncpu_affinity = 1;
+	in[1].value = 3.1e10;
+	CHECK_EQ_INT(profile_save(path("sets.sqlite"), &one, in + 1, 1, NULL, why, sizeof(why)), 0);
+	CHECK_EQ_INT(profile_load(path("sets.sqlite"), &m, out, PROFILE_MAX_PEAKS, &n, why, sizeof(why)), 0);
+	CHECK_EQ_INT(n, 2);
+	for (int i = 0; i < n; i++)
+		if (!strcmp(out[i].scope, "all"))
+			CHECK(out[i].value == 6.0e10 && out[i].threads == 2);
+	CHECK_EQ_INT(profile_load(path("sets.sqlite"), &one, out, PROFILE_MAX_PEAKS, &n, why, sizeof(why)), 0);
+	CHECK_EQ_INT(n, 2);
+	for (int i = 0; i < n; i++)
+		if (!strcmp(out[i].scope, "all"))
+			CHECK(out[i].value == 3.1e10 && out[i].threads == 1);
+	one.ncpu = 0.5; /* a quota now */
+	CHECK_EQ_INT(profile_load(path("sets.sqlite"), &one, out, PROFILE_MAX_PEAKS, &n, why, sizeof(why)), 0);
+	CHECK_EQ_INT(n, 1);
+	CHECK(strstr(why, "0-1 (2 CPUs)") != NULL && strstr(why, "CPUs 1 (1 CPUs)") != NULL);
+	CHECK(strstr(why, "taskset -c 1 mfu-calibrate") != NULL);
 }
 
 static void test_missing_and_bad_files(void)
@@ -272,7 +492,7 @@ static void test_missing_and_bad_files(void)
 		int nin;
 		const struct profile_peak *in = sample(&nin);
 		struct stat st;
-		CHECK_EQ_INT(profile_save(path("cut.sqlite"), &m, in, nin, why, sizeof(why)), 0);
+		CHECK_EQ_INT(profile_save(path("cut.sqlite"), &m, in, nin, NULL, why, sizeof(why)), 0);
 		CHECK_EQ_INT(stat(path("cut.sqlite"), &st), 0);
 		CHECK_EQ_INT(truncate(path("cut.sqlite"), st.st_size / 2), 0);
 		n = -1;
@@ -287,7 +507,7 @@ static void test_missing_and_bad_files(void)
 
 	/* Saving where a file blocks the directory fails cleanly. */
 	write_file(path("blocker"), "x", 1);
-	CHECK(profile_save(path("blocker/profile.sqlite"), &m, out, 0, why, sizeof(why)) < 0);
+	CHECK(profile_save(path("blocker/profile.sqlite"), &m, out, 0, NULL, why, sizeof(why)) < 0);
 	CHECK(why[0] != '\0');
 
 	/* Bad arguments. */
@@ -331,7 +551,7 @@ static void test_default_path(void)
 	/* NULL path = the default, both ways. */
 	in = sample(&nin);
 	setenv("XDG_CACHE_HOME", path("xdg"), 1);
-	CHECK_EQ_INT(profile_save(NULL, &m, in, nin, why, sizeof(why)), 0);
+	CHECK_EQ_INT(profile_save(NULL, &m, in, nin, NULL, why, sizeof(why)), 0);
 	snprintf(want, sizeof(want), "%s/%s", path("xdg/mfu"), name);
 	CHECK_EQ_INT(access(want, R_OK), 0);
 	CHECK_EQ_INT(profile_load(NULL, &m, out, PROFILE_MAX_PEAKS, &n, why, sizeof(why)), 0);
@@ -394,6 +614,10 @@ int main(void)
 	}
 	test_round_trip();
 	test_identity();
+	test_merge_keeps_undisturbed();
+	test_save_disturbed();
+	test_format_2();
+	test_cpu_sets();
 	test_missing_and_bad_files();
 	test_default_path();
 	test_user_path();
