@@ -500,6 +500,111 @@ int machine_topology_count(const char *cpulist, const char *sysfs_cpu, int *core
 	return err;
 }
 
+/* The package of CPU @cpu, or -1 when its topology cannot be read. */
+static int package_of(const char *sysfs_cpu, int cpu)
+{
+	char path[PATH_MAX];
+	int pkg;
+
+	if (strbuf(path, sizeof(path), "%s/cpu%d/topology/physical_package_id", sysfs_cpu, cpu) ||
+	    read_int_file(path, &pkg) || pkg < 0)
+		return -1;
+	return pkg;
+}
+
+/* The online CPUs under @sysfs_cpu: its "online" list, else its cpuN
+ * directories (a fixture tree, a kernel without CPU hotplug). */
+static int online_cpus(const char *sysfs_cpu, struct cpumap *on)
+{
+	char path[PATH_MAX], buf[4096];
+	DIR *d;
+	struct dirent *e;
+	int *cpu = NULL, n = 0, err;
+	size_t cap = 0;
+
+	memset(on, 0, sizeof(*on));
+	if (!strbuf(path, sizeof(path), "%s/online", sysfs_cpu) && read_sysfs(path, buf, sizeof(buf)) == 0)
+		return cpumap_parse(on, buf);
+	d = opendir(sysfs_cpu);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		int c;
+		if (strncmp(e->d_name, "cpu", 3) || safe_atoi(e->d_name + 3, &c) || c < 0)
+			continue;
+		if (array_grow(&cpu, &cap, (size_t)n + 1, sizeof(*cpu))) {
+			closedir(d);
+			free(cpu);
+			return -ENOMEM;
+		}
+		cpu[n++] = c;
+	}
+	closedir(d);
+	/* ascending, as a cpumap is */
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && cpu[j - 1] > cpu[j]; j--) {
+			int t = cpu[j];
+			cpu[j] = cpu[j - 1];
+			cpu[j - 1] = t;
+		}
+	on->cpu = cpu;
+	on->n = n;
+	err = 0;
+	return err;
+}
+
+int machine_socket_cpus(const char *cpulist, const char *sysfs_cpu, int *socket_cpus, char *packages,
+			size_t len)
+{
+	struct cpumap mine = { 0 }, on = { 0 };
+	int pkgs[256], npkgs = 0, err, count = 0;
+
+	if (!cpulist || !sysfs_cpu || !socket_cpus || !packages || !len)
+		return -EINVAL;
+	*socket_cpus = 0;
+	packages[0] = '\0';
+	err = cpumap_parse(&mine, cpulist);
+	if (err)
+		return err;
+	for (int i = 0; i < mine.n; i++) {
+		int pkg = package_of(sysfs_cpu, mine.cpu[i]), k;
+		if (pkg < 0) {
+			err = -ENOENT; /* a CPU of unknown socket: no claim either way */
+			goto out;
+		}
+		for (k = 0; k < npkgs && pkgs[k] != pkg; k++)
+			;
+		if (k == npkgs) {
+			if (npkgs == (int)ARRAY_SIZE(pkgs)) {
+				err = -ENOENT;
+				goto out;
+			}
+			/* kept ascending for the list */
+			for (k = npkgs++; k > 0 && pkgs[k - 1] > pkg; k--)
+				pkgs[k] = pkgs[k - 1];
+			pkgs[k] = pkg;
+		}
+	}
+	if (npkgs == 0) {
+		err = -EINVAL;
+		goto out;
+	}
+	err = online_cpus(sysfs_cpu, &on);
+	if (err)
+		goto out;
+	for (int i = 0; i < on.n; i++) {
+		int pkg = package_of(sysfs_cpu, on.cpu[i]);
+		for (int k = 0; k < npkgs; k++)
+			count += pkg == pkgs[k];
+	}
+	*socket_cpus = count;
+	cpumap_format(pkgs, npkgs, packages, len);
+out:
+	cpumap_fini(&mine);
+	cpumap_fini(&on);
+	return err;
+}
+
 /* The affinity mask of @tid into @set (grown until the kernel accepts its
  * size: its nr_cpu_ids rounded up). */
 static int get_affinity(pid_t tid, cpu_set_t **set, size_t *setsize, unsigned *ncpus)
@@ -585,6 +690,10 @@ int machine_probe_cpus_at(struct machine *m, pid_t pid, const char *sysfs_cpu,
 		goto out;
 	m->sockets = sockets;
 	m->ncores_affinity = cores > 0 ? cores : m->ncpu_affinity;
+	/* whether the set is all of its sockets: what their memory bandwidth
+	 * is shared with (machine_bw_slice()) */
+	if (machine_socket_cpus(m->allowed_cpus, sysfs_cpu, &m->socket_cpus, m->packages, sizeof(m->packages)))
+		m->socket_cpus = 0;
 
 	/* A quota we cannot read is left unknown (0): the affinity still
 	 * bounds the CPUs, and a probe should not fail over it. */

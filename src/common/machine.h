@@ -56,6 +56,11 @@ struct machine {
 	double cpu_quota;       /* cgroup CPU quota in CPUs, 0 if none */
 	double ncpu;            /* min(ncpu_affinity, cpu_quota if set) */
 	int sockets;            /* sockets the allowed CPUs span (>= 1) */
+	char packages[64];      /* their physical_package_id list ("0", "0-1"); ""
+				 * when the topology cannot be read */
+	int socket_cpus;        /* online CPUs of those sockets (this OS's view: a
+				 * VM's vCPUs), 0 if unknown; more than
+				 * ncpu_affinity: the CPU set is part of them */
 	int ncores_affinity;    /* physical cores among the allowed CPUs (SMT
 				 * siblings once); the CPU count when the
 				 * topology cannot be read */
@@ -148,6 +153,23 @@ int machine_peak_flops(const struct machine *m, enum machine_dtype dtype, double
  * Returns 0 or -ENOENT; @detail receives the basis, or why there is none,
  * and ident_note. */
 int machine_peak_bw(const struct machine *m, double *bytes_per_s, char *detail, size_t len);
+
+/* Is @m's CPU set a slice of the sockets whose memory channels the spec
+ * bandwidth counts? Memory bandwidth is the socket's, shared by its cores:
+ * a slice reaches only part of it. 1 (with the reason in @why) when:
+ * a cgroup CPU quota caps it below its CPUs; its CPUs are fewer than the
+ * online CPUs of the sockets they span (an affinity mask, taskset, a
+ * cpuset); or it runs under a hypervisor (its vCPUs are a share of a
+ * host socket the guest cannot see whole). 0 otherwise (bare metal, whole
+ * sockets), with @why "". */
+int machine_bw_slice(const struct machine *m, char *why, size_t len);
+
+/* The online CPUs of the sockets the CPUs in @cpulist span, and those
+ * sockets' package ids as a list ("0", "0-1"), from the topology under
+ * @sysfs_cpu (its "online" list, else its cpuN directories). Returns 0,
+ * or -EINVAL / -ENOENT (no topology: *socket_cpus 0, @packages ""). */
+int machine_socket_cpus(const char *cpulist, const char *sysfs_cpu, int *socket_cpus, char *packages,
+			size_t len);
 
 /* Parse a CPU list ("0-3,8,10-11") into the number of CPUs; -EINVAL if bad.
  * Exposed for tests. */

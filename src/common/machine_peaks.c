@@ -216,9 +216,36 @@ int machine_peak_bw(const struct machine *m, double *bytes_per_s, char *detail, 
 	ns = m->sockets > 0 ? m->sockets : 1;
 	*bytes_per_s = (double)ns * u->channels * u->mts * 1e6 * 8;
 	format_count(sockets, sizeof(sockets), ns, "socket");
+	/* which ones: ranks of a job on one host share them (merge.c) */
+	if (m->packages[0])
+		machine_append(sockets, sizeof(sockets), " (package%s %s)", ns == 1 ? "" : "s", m->packages);
 	snprintf(detail, len, "spec: %s x %d channels x %d MT/s x 8 B [%s, %s, %s]", sockets,
 		 u->channels, u->mts, u->name, u->dram, u->platform);
 	if (m->ident_note[0])
 		machine_append(detail, len, "; %s", m->ident_note);
+	return 0;
+}
+
+int machine_bw_slice(const struct machine *m, char *why, size_t len)
+{
+	if (!m)
+		return -EINVAL;
+	machine_set_str(why, len, "");
+	if (m->cpu_quota > 0 && m->ncpu_affinity > 0 && m->cpu_quota < m->ncpu_affinity) {
+		snprintf(why, len, "a cgroup CPU quota of %g CPUs on its %d CPUs", m->cpu_quota, m->ncpu_affinity);
+		return 1;
+	}
+	if (m->socket_cpus > m->ncpu_affinity && m->ncpu_affinity > 0) {
+		snprintf(why, len, "CPUs %s are %d of the %d CPUs of socket%s %s (an affinity mask, taskset or a "
+			 "cpuset)", m->allowed_cpus, m->ncpu_affinity, m->socket_cpus,
+			 strchr(m->packages, '-') || strchr(m->packages, ',') ? "s" : "", m->packages);
+		return 1;
+	}
+	if (m->hypervisor) {
+		snprintf(why, len, "a virtual machine (cpuid hypervisor bit): its %d vCPU%s get a share of the "
+			 "host socket whose channels the spec counts", m->ncpu_affinity,
+			 m->ncpu_affinity == 1 ? "" : "s");
+		return 1;
+	}
 	return 0;
 }

@@ -10,7 +10,7 @@
  * in the invoking user's cache, and a link planted there reaches no more
  * than they could read. */
 static int load_profile(const char *path, const struct machine *m, struct profile_peak *pp, int *n,
-			char *why, size_t len)
+			struct profile_status *st, char *why, size_t len)
 {
 	struct asuser_saved sv;
 	int rc = asuser_enter(asuser_owner(), &sv);
@@ -21,7 +21,7 @@ static int load_profile(const char *path, const struct machine *m, struct profil
 		*n = 0;
 		return rc;
 	}
-	rc = profile_load(path, m, pp, PROFILE_MAX_PEAKS, n, why, len);
+	rc = profile_read(path, m, pp, PROFILE_MAX_PEAKS, n, st, why, len);
 	asuser_leave(&sv);
 	return rc;
 }
@@ -29,32 +29,52 @@ static int load_profile(const char *path, const struct machine *m, struct profil
 /* How many rows of the profile at @path (NULL: the default) apply to @m
  * (its CPU identity and CPU set); @why says why none do. An unreadable
  * profile counts as none. */
-static int count_profile(const char *path, const struct machine *m, char *why, size_t len)
+static int count_profile(const char *path, const struct machine *m, const char *dtype, int *disturbed,
+			 char *why, size_t len)
 {
-	struct profile_peak pp[PROFILE_MAX_PEAKS];
+	static struct profile_peak pp[PROFILE_MAX_PEAKS]; /* large; the main thread's */
 	int n = 0, rc;
 
-	rc = load_profile(path, m, pp, &n, why, len);
-	return rc < 0 && rc != -ENOSPC ? 0 : n;
+	rc = load_profile(path, m, pp, &n, NULL, why, len);
+	if (rc < 0 && rc != -ENOSPC)
+		n = 0;
+	*disturbed = n > 0 && peaks_profile_disturbed(pp, n, dtype, why, len);
+	return n;
 }
 
 
 /* The first recording on a machine measures its peaks once (--peak auto or
  * measured, the default profile, no applicable profile yet): a spec row
  * can be wrong by 3x (a VM that masks its CPU model, a TSC rate taken for
- * the clock), and only a measurement shows it. Before the target starts,
+ * the clock), and only a measurement shows it. A profile whose figures for
+ * this run were all disturbed (peaks_profile_disturbed()) is measured
+ * again when the machine is quiet now. Before the target starts,
  * so the two do not share the CPUs. @o->profile is the profile path
  * (explicit: no calibration), @path the default one when it is resolved
  * here (under sudo), else "". */
 static void calibrate_first(const struct options *o, const struct machine *m, const char *path)
 {
 	char why[512], prog[PATH_MAX], shown[PATH_MAX];
+	int disturbed = 0;
+	double busy = 1;
 
 	if (o->no_calibrate || o->profile || o->peak_mode == PEAKS_SPEC ||
 	    (o->peak_flops > 0 && o->peak_bw > 0) || o->list_events)
 		return;
-	if (count_profile(path[0] ? path : NULL, m, why, sizeof(why)) > 0)
+	if (count_profile(path[0] ? path : NULL, m, o->dtype, &disturbed, why, sizeof(why)) > 0) {
+		/* measured while other tasks ran, with nothing undisturbed to use
+		 * instead: measured again, but only on a quiet machine (a busy
+		 * one would give disturbed figures again) */
+		if (!disturbed || peaks_machine_busy(0.2, &busy) != 0 || busy > PEAKS_QUIET_BUSY)
+			return;
+		peaks_calibrate_program(prog, sizeof(prog));
+		fprintf(stderr, PROG ": %s; the machine is quiet now (%.0f%% of its CPU time busy): measuring its "
+			"peaks again with '%s --quick' (a few seconds; --no-calibrate skips it)\n", why, busy * 100,
+			prog);
+		if (peaks_calibrate(prog, path[0] ? path : NULL, asuser_owner(), why, sizeof(why)) != 0)
+			fprintf(stderr, PROG ": calibration failed: %s\n", why);
 		return;
+	}
 	peaks_calibrate_program(prog, sizeof(prog));
 	if (path[0])
 		snprintf(shown, sizeof(shown), "%s", path);
@@ -74,13 +94,14 @@ static void calibrate_first(const struct options *o, const struct machine *m, co
  * the caller once the command runs. */
 int choose_peaks(const struct machine *m, const struct options *o, struct peaks *pk)
 {
-	struct profile_peak pp[PROFILE_MAX_PEAKS];
+	static struct profile_peak pp[PROFILE_MAX_PEAKS]; /* large; the main thread's */
+	struct profile_status st;
 	struct peaks_request rq = { .mode = o->peak_mode, .dtype = o->dtype, .user_flops = o->peak_flops,
-				    .user_bw = o->peak_bw };
+				    .user_bw = o->peak_bw, .profile = &st };
 	char why[512] = "";
 	int n = 0, rc, err;
 
-	err = load_profile(o->profile, m, pp, &n, why, sizeof(why));
+	err = load_profile(o->profile, m, pp, &n, &st, why, sizeof(why));
 	if (err < 0 && err != -ENOSPC)
 		n = 0;
 	rc = peaks_choose(pk, m, &rq, pp, n, why);
@@ -94,6 +115,8 @@ static void say_peak_warnings(const struct peaks *pk)
 {
 	for (int i = 0; i < pk->nwarn; i++)
 		fprintf(stderr, PROG ": note: %s\n", pk->warn[i]);
+	if (pk->profile_note[0])
+		fprintf(stderr, PROG ": note: %s\n", pk->profile_note);
 }
 
 

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <string.h>
 #include <unistd.h>
@@ -564,6 +565,114 @@ static void test_topology(void)
 	CHECK(machine_topology_count(NULL, "/x", &cores, &sockets) == -EINVAL);
 }
 
+/* A sysfs tree of one socket of 96 CPUs (package 0), with an "online"
+ * list, made in @dir: what a bare-metal 96-core EPYC shows. */
+static void make_socket96(const char *dir)
+{
+	char p[512];
+	FILE *f;
+
+	for (int c = 0; c < 96; c++) {
+		snprintf(p, sizeof(p), "mkdir -p %s/cpu%d/topology", dir, c);
+		if (system(p) != 0)
+			return;
+		snprintf(p, sizeof(p), "%s/cpu%d/topology/physical_package_id", dir, c);
+		if ((f = fopen(p, "w"))) {
+			fputs("0\n", f);
+			fclose(f);
+		}
+		snprintf(p, sizeof(p), "%s/cpu%d/topology/core_id", dir, c);
+		if ((f = fopen(p, "w"))) {
+			fprintf(f, "%d\n", c);
+			fclose(f);
+		}
+	}
+	snprintf(p, sizeof(p), "%s/online", dir);
+	if ((f = fopen(p, "w"))) {
+		fputs("0-95\n", f);
+		fclose(f);
+	}
+}
+
+/* Which sockets a CPU set spans and how many CPUs they have: what tells a
+ * slice of a socket (whose memory bandwidth it shares) from whole ones. */
+static void test_socket_cpus(void)
+{
+	static const struct { int line; const char *list; int socket_cpus; const char *packages; } rows[] = {
+		{ __LINE__, "0-7", 8, "0-1" },  /* smt2: CPUs 0,1,4,5 in package 0, 2,3,6,7 in 1 */
+		{ __LINE__, "0,1", 4, "0" },
+		{ __LINE__, "0,4,1,5", 4, "0" },
+		{ __LINE__, "2", 4, "1" },
+		{ __LINE__, "1,2", 8, "0-1" },
+	};
+	char tmp[] = "/tmp/mfu-test-socket96-XXXXXX", packages[64], cmd[600];
+	int n;
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		int err = machine_socket_cpus(rows[i].list, TOPOLOGY "smt2", &n, packages, sizeof(packages));
+		CHECK_ROW(err == 0 && n == rows[i].socket_cpus && strcmp(packages, rows[i].packages) == 0,
+			  rows[i].line);
+	}
+	/* a CPU without topology: no claim */
+	CHECK_EQ_INT(machine_socket_cpus("0,8", TOPOLOGY "smt2", &n, packages, sizeof(packages)), -ENOENT);
+	CHECK_EQ_INT(n, 0);
+	CHECK_STR(packages, "");
+	CHECK_EQ_INT(machine_socket_cpus("1-", TOPOLOGY "smt2", &n, packages, sizeof(packages)), -EINVAL);
+	/* two CPUs of a 96-CPU socket (taskset -c 0-1 on bare metal) */
+	if (!mkdtemp(tmp))
+		return;
+	make_socket96(tmp);
+	CHECK_EQ_INT(machine_socket_cpus("0-1", tmp, &n, packages, sizeof(packages)), 0);
+	CHECK_EQ_INT(n, 96);
+	CHECK_STR(packages, "0");
+	CHECK_EQ_INT(machine_socket_cpus("0-95", tmp, &n, packages, sizeof(packages)), 0);
+	CHECK_EQ_INT(n, 96);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	CHECK_EQ_INT(system(cmd), 0);
+}
+
+/* machine_bw_slice(): the rules, in order, on described CPU sets. */
+static void test_bw_slice(void)
+{
+	struct machine m;
+	char why[400];
+
+	memset(&m, 0, sizeof(m));
+	strcpy(m.allowed_cpus, "0-95");
+	m.ncpu_affinity = 96, m.ncpu = 96, m.socket_cpus = 96;
+	strcpy(m.packages, "0");
+	/* bare metal, the whole socket */
+	CHECK_EQ_INT(machine_bw_slice(&m, why, sizeof(why)), 0);
+	CHECK_STR(why, "");
+	/* taskset -c 0-1 */
+	strcpy(m.allowed_cpus, "0-1");
+	m.ncpu_affinity = 2, m.ncpu = 2;
+	CHECK_EQ_INT(machine_bw_slice(&m, why, sizeof(why)), 1);
+	CHECK_STR(why, "CPUs 0-1 are 2 of the 96 CPUs of socket 0 (an affinity mask, taskset or a cpuset)");
+	/* two sockets, half of each */
+	strcpy(m.packages, "0-1");
+	m.socket_cpus = 192, m.ncpu_affinity = 96;
+	CHECK_EQ_INT(machine_bw_slice(&m, why, sizeof(why)), 1);
+	CHECK(strstr(why, "of the 192 CPUs of sockets 0-1") != NULL);
+	/* a cgroup quota on the whole socket */
+	strcpy(m.packages, "0");
+	m.socket_cpus = 96, m.ncpu_affinity = 96, m.cpu_quota = 4, m.ncpu = 4;
+	CHECK_EQ_INT(machine_bw_slice(&m, why, sizeof(why)), 1);
+	CHECK_STR(why, "a cgroup CPU quota of 4 CPUs on its 96 CPUs");
+	/* a quota above the CPUs caps nothing */
+	m.cpu_quota = 100, m.ncpu = 96;
+	CHECK_EQ_INT(machine_bw_slice(&m, why, sizeof(why)), 0);
+	/* a 2-vCPU VM: the guest sees a socket of 2 CPUs, its host has 96 */
+	m.cpu_quota = 0, m.socket_cpus = 2, m.ncpu_affinity = 2, m.ncpu = 2, m.hypervisor = 1;
+	CHECK_EQ_INT(machine_bw_slice(&m, why, sizeof(why)), 1);
+	CHECK_STR(why, "a virtual machine (cpuid hypervisor bit): its 2 vCPUs get a share of the host socket whose "
+		  "channels the spec counts");
+	/* unknown topology on bare metal: no claim */
+	m.hypervisor = 0, m.socket_cpus = 0;
+	CHECK_EQ_INT(machine_bw_slice(&m, why, sizeof(why)), 0);
+	CHECK_EQ_INT(machine_bw_slice(NULL, why, sizeof(why)), -EINVAL);
+}
+
 /* The CPU set of another process: a child pinned to one CPU. */
 static void test_probe_cpus_of_a_child(void)
 {
@@ -726,6 +835,8 @@ int main(void)
 	test_identify();
 	test_l3_sysfs();
 	test_topology();
+	test_socket_cpus();
+	test_bw_slice();
 	test_probe_cpus_of_a_child();
 	test_cgroup();
 	test_probe();

@@ -3,11 +3,16 @@
  * the target's cores), measured (mfu-calibrate's profile of this machine),
  * user (--peak-flops, --peak-bw), and which of them MFU and MBU use.
  *
- * --peak auto (the default) takes the higher of spec and measured, so a
- * utilization never claims more of the machine than it demonstrably
- * delivers: a spec row that is too low (a masked CPU model, a VM's TSC rate
- * taken for the core clock) is overruled by what the machine was seen to
- * do. Writes the peak table and the run's peak columns (writer.c).
+ * --peak auto (the default) takes the higher of spec and measured for
+ * FLOP/s, so a utilization never claims more of the machine than it
+ * demonstrably delivers: a spec row that is too low (a masked CPU model, a
+ * VM's TSC rate taken for the core clock) is overruled by what the machine
+ * was seen to do. Memory bandwidth is a socket's, shared: for a CPU set
+ * that is a slice of its sockets (machine_bw_slice(): a VM, taskset, a
+ * cgroup quota) auto takes what those CPUs were measured to reach, the
+ * socket's spec beside it; for whole sockets the higher of the two. A
+ * figure the profile marks disturbed is never a ceiling. Writes the peak
+ * table and the run's peak columns (writer.c).
  */
 #ifndef MFU_RECORD_PEAKS_H
 #define MFU_RECORD_PEAKS_H
@@ -48,6 +53,11 @@ struct peaks {
 	 * above the spec, --peak measured without a profile. */
 	char warn[PEAKS_MAX_WARN][600];
 	int nwarn;
+	/* What the machine profile holds that a reader of the run should know
+	 * (figures measured while other tasks ran, and which were used
+	 * instead), "" if nothing: a note of kind "profile" and a line on
+	 * stderr. */
+	char profile_note[1600];
 };
 
 struct peaks_request {
@@ -55,6 +65,9 @@ struct peaks_request {
 	const char *dtype;      /* dtype of the MFU peak, e.g. "fp32" */
 	double user_flops;      /* --peak-flops; 0: none */
 	double user_bw;         /* --peak-bw; 0: none */
+	/* The profile's latest calibration (profile_read()), for what the
+	 * notes say of it; NULL: unknown. */
+	const struct profile_status *profile;
 };
 
 /* Parse "auto", "spec" or "measured"; -EINVAL otherwise. */
@@ -64,11 +77,34 @@ const char *peaks_mode_name(enum peaks_mode mode);
 /* Work out every peak for @m (its cores and sockets are the target's) from
  * the machine model and the @npp profile rows @pp that apply to it
  * (profile_load's answer; @profile_why says why there are none), and choose
- * the ones @rq asks for. FLOP peaks of the whole CPU set come from the
- * profile's "all" row when it was measured on the same CPUs, else from its
- * one-core row times the target's cores. Returns 0 or -EINVAL. */
+ * the ones @rq asks for. Rows marked disturbed are never used. FLOP peaks
+ * of the whole CPU set come from the profile's "all" row when it was
+ * measured on the same CPUs, else (or when the best kernel's "all" row was
+ * disturbed and one core's figure times the cores is higher) from its
+ * one-core row times the target's cores. Bandwidth of the CPU set: its
+ * "all" row, else one thread's figure times its CPUs (an upper bound,
+ * never above the spec). Returns 0 or -EINVAL. */
 int peaks_choose(struct peaks *p, const struct machine *m, const struct peaks_request *rq,
 		 const struct profile_peak *pp, int npp, const char *profile_why);
+
+/* Does the profile (@pp, @npp rows that apply) give a run of @dtype
+ * nothing undisturbed to use where it has disturbed figures: no
+ * undisturbed FLOP figure of @dtype (one core's or all CPUs') beside a
+ * disturbed one, or none for memory bandwidth beside a disturbed one?
+ * 1 with what in @why, else 0. */
+int peaks_profile_disturbed(const struct profile_peak *pp, int npp, const char *dtype, char *why, size_t len);
+
+/* A machine at most this busy (share of all CPUs' time, /proc/stat) is
+ * quiet enough to measure its peaks. */
+#define PEAKS_QUIET_BUSY 0.10
+
+/* The share of all CPUs' time that was busy (not idle or waiting for
+ * I/O) over the next @seconds, from /proc/stat. Returns 0 or -errno. */
+int peaks_machine_busy(double seconds, double *busy);
+
+/* The busy share between two "cpu" lines of /proc/stat (@a before, @b
+ * after). Returns 0 or -EINVAL. */
+int peaks_stat_busy(const char *a, const char *b, double *busy);
 
 /* The mfu-calibrate program to run for a first calibration: next to
  * mfu-record when installed, in the build tree when run from it, else

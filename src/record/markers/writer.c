@@ -364,7 +364,10 @@ int writer_peaks(struct writer *w, const struct peaks *pk)
 {
 	int rc;
 
-	if (sqlite3_exec(w->db, "DELETE FROM peak", NULL, NULL, NULL) != SQLITE_OK)
+	/* the profile's note goes with the peaks it explains: chosen again
+	 * for another CPU set, it is said again, once */
+	if (sqlite3_exec(w->db, "DELETE FROM peak; DELETE FROM note WHERE kind = 'profile'", NULL, NULL, NULL) !=
+	    SQLITE_OK)
 		return fail(w);
 	for (int i = 0; i < pk->nrows; i++) {
 		const struct peak_row *r = &pk->rows[i];
@@ -373,6 +376,8 @@ int writer_peaks(struct writer *w, const struct peaks *pk)
 		if (rc)
 			return rc;
 	}
+	if (pk->profile_note[0])
+		return writer_note(w, "profile", pk->profile_note);
 	return 0;
 }
 

@@ -68,7 +68,8 @@ int writer_counter_total(struct writer *w, int id, uint64_t total, uint64_t enab
 int writer_peak(struct writer *w, const char *kind, const char *dtype, const char *scope,
 		double value, const char *source, const char *detail);
 int writer_note(struct writer *w, const char *kind, const char *text);
-/* Replace the peak table with @pk's rows. */
+/* Replace the peak table with @pk's rows, and the note of kind "profile"
+ * with @pk's profile_note. */
 int writer_peaks(struct writer *w, const struct peaks *pk);
 /* Set the run's CPU set (from @m: the target's), the peaks it uses and
  * their sources, how they were chosen (@peak_mode: auto, spec, measured)
