@@ -7,14 +7,20 @@
 --   wall_ms          the job's time in them: per step the slowest rank's
 --                    time, summed (ms); mean_step_ms per step
 --   mfu              the ranks' MFU at their own pace: sum over ranks and
---                    steps of flops / sum of (wall x the rank's peak)
+--                    steps of flops / sum of (wall x the rank's part of
+--                    the job's ceiling, job_rank_step.job_peak_flops)
 --   job_mfu          at the slowest rank's pace: sum over steps of the
 --                    ranks' flops / sum over steps of (the slowest rank's
---                    wall x the sum of the ranks' peaks), over the steps
---                    where every rank has an MFU numerator and a peak; NULL
---                    if none (docs/metrics.md, "Jobs of several ranks")
---   peak_flops       the ranks' peaks summed (FLOP/s); peak_source the
---                    source they share, or 'mixed: ...'; peak_bw likewise
+--                    wall x the job's ceiling), over the steps where every
+--                    rank has an MFU numerator and a peak; NULL if none
+--                    (docs/metrics.md, "Jobs of several ranks")
+--   peak_flops       the job's FLOP/s ceiling: the hosts' ceilings summed
+--                    (job_host: a host's is its ranks' peaks summed, CPUs
+--                    two of them share counted once); peak_source the
+--                    source the ranks share, or 'mixed: ...'
+--   peak_bw          the job's memory bandwidth ceiling: each host's once
+--                    (its ranks share its sockets: job_host.bw_rule says
+--                    how it was counted); peak_bw_source likewise
 --   job_flops        the ranks' MFU numerators summed over the steps (NULL
 --                    if a rank has none in a step)
 --   job_hw_flops     the ranks' counted FLOPs (PMU or --emulate) summed over
@@ -39,18 +45,22 @@ thr AS (SELECT coalesce((SELECT value FROM job_setting WHERE name = 'straggler_t
 fl AS MATERIALIZED (SELECT * FROM job_rank_step),
 per AS MATERIALIZED (
   SELECT step, max(wall_ns) AS max_ns, max(median_ns) AS median_ns, sum(straggler) AS nstraggler,
-         count(flops) = count(*) AND count(peak_flops) = count(*) AS known,
+         count(flops) = count(*) AND count(job_peak_flops) = count(*) AS known,
          count(flops) = count(*) AS flops_known, count(hw_flops) = count(*) AS hw_known,
-         sum(flops) AS flops, sum(hw_flops) AS hw_flops, sum(peak_flops) AS peak
+         sum(flops) AS flops, sum(hw_flops) AS hw_flops, sum(job_peak_flops) AS peak
   FROM fl GROUP BY step),
 byrank AS (
   SELECT rank, sum(down = 1) AS slowest, sum(straggler) AS straggler, sum(wall_ns) AS wall_ns
   FROM fl GROUP BY rank),
 own AS (SELECT jr.rank, (SELECT count(*) FROM step AS s WHERE s.rank = jr.rank AND s.complete = 1) AS steps
         FROM job_rank AS jr),
+-- the hosts' ceilings, each host once (merge.c computes job_host)
+jh AS (SELECT CASE WHEN count(peak_flops) = count(*) THEN sum(peak_flops) END AS peak_flops,
+              CASE WHEN count(peak_bw) = count(*) THEN sum(peak_bw) END AS peak_bw
+       FROM job_host),
 rr AS (SELECT count(*) AS n,
-              CASE WHEN count(peak_flops) = count(*) THEN sum(peak_flops) END AS peak_flops,
-              CASE WHEN count(peak_bw) = count(*) THEN sum(peak_bw) END AS peak_bw,
+              (SELECT peak_flops FROM jh)                    AS peak_flops,
+              (SELECT peak_bw FROM jh)                       AS peak_bw,
               CASE WHEN count(DISTINCT peak_flops_source) = 1 THEN max(peak_flops_source)
                    WHEN count(DISTINCT peak_flops_source) > 1
                    THEN 'mixed: ' || group_concat(DISTINCT peak_flops_source) END AS peak_source,
@@ -66,8 +76,8 @@ SELECT
   rr.n                                                         AS ranks,
   (SELECT count(*) FROM per)                                   AS steps,
   (SELECT sum(max_ns) FROM per) / 1e6                          AS wall_ms,
-  (SELECT sum(CASE WHEN peak_flops IS NOT NULL THEN flops END)
-          / sum(CASE WHEN flops IS NOT NULL AND peak_flops IS NOT NULL THEN wall_ns / 1e9 * peak_flops END)
+  (SELECT sum(CASE WHEN job_peak_flops IS NOT NULL THEN flops END)
+          / sum(CASE WHEN flops IS NOT NULL AND job_peak_flops IS NOT NULL THEN wall_ns / 1e9 * job_peak_flops END)
    FROM fl)                                                    AS mfu,
   rr.peak_flops                                                AS peak_flops,
   rr.peak_source                                               AS peak_source,

@@ -9,8 +9,11 @@
 --                    the job's world size
 --   the ranks' notes the note table of every rank, each text once with
 --                    the ranks that have it ("every rank: ...")
---   job_peak         the peak job_mfu divides by: the ranks' peaks summed
---                    (none for emulated ranks: merge_emulated says why)
+--   job_peak         the peak job_mfu divides by: the ranks' peaks summed,
+--                    CPUs two ranks of a host share counted once (none for
+--                    emulated ranks: merge_emulated says why); a
+--                    merge_host_peaks note names the hosts where that and
+--                    the memory bandwidth (each host once) made a difference
 --   job_mfu          why the job MFU is unknown (ranks without an MFU
 --                    numerator or a peak)
 --   impossible       a step's job MFU above 100% (alert)
@@ -22,8 +25,8 @@ nr AS (SELECT count(*) AS n FROM job_rank),
 -- each rank's time in each step every rank completed, the step's median,
 -- straggler or not: the merged database's view job_rank_step
 fl AS MATERIALIZED (SELECT * FROM job_rank_step),
-per AS (SELECT step, CASE WHEN count(flops) = count(*) AND count(peak_flops) = count(*)
-                          THEN sum(flops) / (max(wall_ns) / 1e9 * sum(peak_flops)) END AS job_mfu
+per AS (SELECT step, CASE WHEN count(flops) = count(*) AND count(job_peak_flops) = count(*)
+                          THEN sum(flops) / (max(wall_ns) / 1e9 * sum(job_peak_flops)) END AS job_mfu
         FROM fl GROUP BY step),
 rn AS (SELECT n FROM nr),
 lines(ord, sub, kind, text, missing, alert) AS (
@@ -38,9 +41,10 @@ lines(ord, sub, kind, text, missing, alert) AS (
   UNION ALL
   SELECT 3, 0, 'job_peak',
          CASE WHEN count(peak_flops) = count(*)
-              THEN 'job_mfu divides by the ranks'' ' || max(dtype) || ' peaks summed: '
-                   || printf('%.4g G', sum(peak_flops) / 1e9) || 'FLOP/s for ' || count(*)
-                   || CASE WHEN count(*) = 1 THEN ' rank' ELSE ' ranks' END
+              THEN 'job_mfu divides by the ranks'' ' || max(dtype) || ' peaks summed, each host''s CPUs counted '
+                   || 'once: ' || printf('%.4g G', (SELECT sum(peak_flops) FROM job_host) / 1e9) || 'FLOP/s for '
+                   || count(*) || CASE WHEN count(*) = 1 THEN ' rank' ELSE ' ranks' END
+                   || CASE WHEN count(DISTINCT host) > 1 THEN ' on ' || count(DISTINCT host) || ' hosts' ELSE '' END
               ELSE 'job_mfu is unknown: no FLOP/s peak is known for rank'
                    || CASE WHEN count(*) - count(peak_flops) > 1 THEN 's ' ELSE ' ' END
                    || (SELECT group_concat(rank, ', ') FROM run WHERE peak_flops IS NULL) END,

@@ -14,7 +14,9 @@
 --                  FLOPs declared, else library FLOPs); NULL if a rank has none
 --   job_hw_flops   the ranks' counted FLOPs summed (step.hw_flops: the PMU's
 --                  or the emulator's); NULL if a rank has none
---   job_peak_flops the ranks' peaks summed (FLOP/s; run.peak_flops)
+--   job_peak_flops the job's FLOP/s ceiling: the ranks' peaks summed, CPUs
+--                  two ranks of a host share counted once
+--                  (job_rank_step.job_peak_flops)
 --   job_mfu        job_flops / (max_ms / 1e3 * job_peak_flops): the work of
 --                  every rank over the job's capacity while the slowest rank
 --                  ran (docs/metrics.md, "Jobs of several ranks")
@@ -35,9 +37,9 @@ SELECT step,
        group_concat(CASE WHEN straggler THEN rank END, ' ') AS stragglers,
        CASE WHEN count(flops) = count(*) THEN sum(flops) END AS job_flops,
        CASE WHEN count(hw_flops) = count(*) THEN sum(hw_flops) END AS job_hw_flops,
-       CASE WHEN count(peak_flops) = count(*) THEN sum(peak_flops) END AS job_peak_flops,
-       CASE WHEN count(flops) = count(*) AND count(peak_flops) = count(*)
-            THEN sum(flops) / (max(wall_ns) / 1e9 * sum(peak_flops)) END AS job_mfu
+       CASE WHEN count(job_peak_flops) = count(*) THEN sum(job_peak_flops) END AS job_peak_flops,
+       CASE WHEN count(flops) = count(*) AND count(job_peak_flops) = count(*)
+            THEN sum(flops) / (max(wall_ns) / 1e9 * sum(job_peak_flops)) END AS job_mfu
 FROM (SELECT * FROM fl ORDER BY step, rank)
 GROUP BY step
 ORDER BY step;

@@ -236,9 +236,10 @@ int machine_bw_slice(const struct machine *m, char *why, size_t len)
 		return 1;
 	}
 	if (m->socket_cpus > m->ncpu_affinity && m->ncpu_affinity > 0) {
-		snprintf(why, len, "CPUs %s are %d of the %d CPUs of socket%s %s (an affinity mask, taskset or a "
-			 "cpuset)", m->allowed_cpus, m->ncpu_affinity, m->socket_cpus,
-			 strchr(m->packages, '-') || strchr(m->packages, ',') ? "s" : "", m->packages);
+		snprintf(why, len, "CPU%s %s %s %d of the %d CPUs of socket%s %s (an affinity mask, taskset or a "
+			 "cpuset)", m->ncpu_affinity == 1 ? "" : "s", m->allowed_cpus, m->ncpu_affinity == 1 ? "is" : "are",
+			 m->ncpu_affinity, m->socket_cpus, strchr(m->packages, '-') || strchr(m->packages, ',') ? "s" : "",
+			 m->packages);
 		return 1;
 	}
 	if (m->hypervisor) {

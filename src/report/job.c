@@ -1,4 +1,5 @@
 #include "job.h"
+#include "job_peak.h"
 #include "db.h"
 #include "merge.h"
 #include "util.h"
@@ -147,6 +148,33 @@ static int shadow_threshold(sqlite3 *db, double t, char *err, size_t errlen)
 	return db_exec(db, sql, err, errlen);
 }
 
+/* A merged file of an mfu before job_rank_peak (each host's ceilings
+ * once, job_peak.h): TEMP tables and a TEMP job_rank_step over them, so
+ * its job sections read as a fresh merge's. */
+static int host_peaks(sqlite3 *db, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	int have, rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'job_rank_peak'", -1,
+			       &st, NULL) != SQLITE_OK) {
+		strbuf(err, errlen, "%s", sqlite3_errmsg(db));
+		return -EIO;
+	}
+	have = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	if (have)
+		return 0;
+	rc = db_exec(db, "PRAGMA query_only = 0", err, errlen) ? -EIO : 0;
+	if (!rc)
+		rc = job_peak_tables(db, "temp", 0, err, errlen);
+	if (!rc)
+		rc = merge_job_view(db, "temp", err, errlen);
+	if (db_exec(db, "PRAGMA query_only = 1", err, errlen) && !rc)
+		rc = -EIO;
+	return rc;
+}
+
 int job_open(struct job **out, char **paths, size_t n, job_open_fn open, void *ctx,
 	     const struct job_options *opts, char *err, size_t errlen)
 {
@@ -192,6 +220,9 @@ int job_open(struct job **out, char **paths, size_t n, job_open_fn open, void *c
 			rc = -EIO;
 			goto out;
 		}
+		rc = host_peaks(j->merged, err, errlen);
+		if (rc)
+			goto out;
 	} else {
 		/* "": a temporary database SQLite deletes on close, in memory
 		 * until it grows */

@@ -1,4 +1,5 @@
 #include "merge.h"
+#include "job_peak.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -579,16 +580,18 @@ static const char job_tables_sql[] =
 
 /* job_rank_step: each rank's time, MFU numerator (flops) and counted
  * FLOPs (hw_flops) in each step every rank completed (matched by step
- * index), its place among the ranks in that step (up:
- * from the fastest, down: from the slowest; ties by rank), the step's
+ * index), its own peak (peak_flops) and its part of the job's FLOP
+ * ceiling (job_peak_flops: its peak, less the CPUs it shares with another
+ * rank of its host, job_peak.h), its place among the ranks in that step
+ * (up: from the fastest, down: from the slowest; ties by rank), the step's
  * median (the mean of the two middle times for an even number of ranks)
  * and whether it straggled (more than job_setting's threshold above the
- * median). An emulated rank's peak is NULL here: its times are the
+ * median). An emulated rank's peaks are NULL here: its times are the
  * emulator's, no rate of them is the program's. The job sections
  * (analyses/job*.sql, ranks.sql) read it; so can SQL users of a merged
- * file. */
-static const char job_view_sql[] =
-	"CREATE VIEW main.job_rank_step AS\n"
+ * file. %s: the schema (main, or temp over a merged file of an older mfu). */
+static const char job_view_fmt[] =
+	"CREATE VIEW %s.job_rank_step AS\n"
 	"WITH thr AS (SELECT coalesce((SELECT value FROM job_setting WHERE name = 'straggler_threshold'), 0.10) AS t),\n"
 	"nr AS (SELECT count(*) AS n FROM job_rank),\n"
 	"common AS (SELECT step FROM step WHERE complete = 1 GROUP BY step HAVING count(*) = (SELECT n FROM nr)),\n"
@@ -596,14 +599,32 @@ static const char job_view_sql[] =
 	"  SELECT s.rank, s.step, s.wall_ns, s.flops, s.hw_flops,\n"
 	"         CASE WHEN r.emulated IS NULL THEN r.peak_flops END AS peak_flops,\n"
 	"         row_number() OVER (PARTITION BY s.step ORDER BY s.wall_ns, s.rank) AS up,\n"
-	"         row_number() OVER (PARTITION BY s.step ORDER BY s.wall_ns DESC, s.rank) AS down\n"
-	"  FROM step AS s JOIN run AS r ON r.rank = s.rank\n"
+	"         row_number() OVER (PARTITION BY s.step ORDER BY s.wall_ns DESC, s.rank) AS down,\n"
+	"         CASE WHEN r.emulated IS NULL THEN jp.peak_flops END AS job_peak_flops\n"
+	"  FROM step AS s JOIN run AS r ON r.rank = s.rank LEFT JOIN job_rank_peak AS jp ON jp.rank = s.rank\n"
 	"  WHERE s.complete = 1 AND s.step IN (SELECT step FROM common)),\n"
 	"med AS MATERIALIZED (\n"
 	"  SELECT cs.step, avg(cs.wall_ns) AS median_ns FROM cs CROSS JOIN nr\n"
 	"  WHERE cs.up IN ((nr.n + 1) / 2, (nr.n + 2) / 2) GROUP BY cs.step)\n"
 	"SELECT cs.*, med.median_ns, cs.wall_ns > med.median_ns * (1 + thr.t) AS straggler\n"
 	"FROM cs JOIN med ON med.step = cs.step CROSS JOIN thr;\n";
+
+int merge_job_view(sqlite3 *db, const char *schema, char *err, size_t errlen)
+{
+	char *sql = sqlite3_mprintf(job_view_fmt, schema);
+	int rc = 0;
+
+	if (!sql) {
+		strbuf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+		strbuf(err, errlen, "%s", sqlite3_errmsg(db));
+		rc = -EIO;
+	}
+	sqlite3_free(sql);
+	return rc;
+}
 
 static const char job_indexes_sql[] =
 	"CREATE UNIQUE INDEX main.run_rank ON run(rank);\n"
@@ -748,10 +769,14 @@ static int merge_from(sqlite3 *out, const struct source *src, size_t n, double t
 	/* the fraction as text the SQL reads back exactly */
 	strbuf(sql, sizeof(sql), "INSERT INTO main.job_setting VALUES ('straggler_threshold', %.17g)", threshold);
 	if (sqlite3_exec(out, sql, NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_exec(out, job_indexes_sql, NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_exec(out, job_view_sql, NULL, NULL, NULL) != SQLITE_OK)
+	    sqlite3_exec(out, job_indexes_sql, NULL, NULL, NULL) != SQLITE_OK)
 		goto sqlfail;
 	rc = run_notes(out, ri, n, by_position, err, errlen);
+	/* each host's ceilings once (ranks on one host share it) */
+	if (!rc)
+		rc = job_peak_tables(out, "main", 1, err, errlen);
+	if (!rc)
+		rc = merge_job_view(out, "main", err, errlen);
 	if (!rc)
 		rc = step_count_note(out, err, errlen);
 	if (!rc && sqlite3_exec(out, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)

@@ -42,6 +42,11 @@ int merge_fd_check(size_t nfiles, char *err, size_t errlen);
 /* 1 if @db is a merged database (it has the job_rank table), else 0. */
 int merge_is_merged(sqlite3 *db);
 
+/* Create @schema.job_rank_step, the view the job sections read (merge.c
+ * says what it holds), in a merged database that has job_rank_peak
+ * (job_peak.h). Returns 0, -ENOMEM or -EIO (@err). */
+int merge_job_view(sqlite3 *db, const char *schema, char *err, size_t errlen);
+
 /* Parse a straggler threshold: a percentage ("10", "10%", "2.5") into a
  * fraction (0.10). 0 or -EINVAL (not a number from 0 to 1000). */
 int merge_parse_threshold(const char *s, double *out);

@@ -26,11 +26,12 @@ STEPS = 5
 FLOPS = 3000000
 
 
-def record(out, rank, args=(), program=None, size=2):
+def record(out, rank, args=(), program=None, size=2, taskset=None):
     env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARS}
     if rank is not None:
         env.update({'OMPI_COMM_WORLD_RANK': str(rank), 'OMPI_COMM_WORLD_SIZE': str(size)})
-    cmd = [prog('MFU_RECORD'), '-q', '--no-calibrate', '-F', '0', '-o', out, '--',
+    cmd = [prog('MFU_RECORD'), '-q', '--no-calibrate', '-F', '0', '-o', out, '--'] + \
+        (['taskset', '-c', taskset] if taskset else []) + [
            program or prog('MFU_WL_RANKS'), '--steps', str(STEPS), '--busy-us', '3000', '--slow-us', '12000',
            '--flops', str(FLOPS)] + list(args)
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
@@ -46,24 +47,40 @@ def report(*args, check=True):
     return p
 
 
+def cpu_list(text):
+    cpus = set()
+    for part in text.split(','):
+        lo, _, hi = part.partition('-')
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
 def job_by_hand(paths):
     """Per step index completed by every rank: (sum of the ranks' declared
-    FLOPs) / (the slowest rank's wall s x the sum of the ranks' peaks); and
-    over all those steps: sum of FLOPs / sum of (max wall x sum of peaks)."""
+    FLOPs) / (the slowest rank's wall s x the job's ceiling); and over all
+    those steps: sum of FLOPs / sum of (max wall x ceiling). The ceiling
+    counts each host's CPUs once: per host, the smaller of the ranks' peaks
+    summed and, CPU by CPU of the union of their CPU sets, the highest
+    peak per CPU (peak / ncpu) of a rank that may use it."""
     ranks = []
     for p in paths:
         con = sqlite3.connect('file:%s?mode=ro' % p, uri=True)
-        peak = con.execute('SELECT peak_flops FROM run').fetchone()[0]
+        peak, host, cpus, ncpu = con.execute('SELECT peak_flops, host, allowed_cpus, ncpu FROM run').fetchone()
         steps = {s: (w, f) for s, w, f in
                  con.execute('SELECT step, end_ns - begin_ns, model_flops FROM step WHERE complete = 1')}
         con.close()
-        ranks.append((peak, steps))
-    common = sorted(set.intersection(*(set(s) for _, s in ranks)))
+        ranks.append((peak, steps, host, cpu_list(cpus), ncpu))
+    common = sorted(set.intersection(*(set(r[1]) for r in ranks)))
+    peaks = 0.0
+    for host in {r[2] for r in ranks}:
+        mine = [r for r in ranks if r[2] == host]
+        union = set().union(*(r[3] for r in mine))
+        by_cpu = sum(max(r[0] / r[4] for r in mine if c in r[3]) for c in union)
+        peaks += min(sum(r[0] for r in mine), by_cpu)
     per, num, den = {}, 0.0, 0.0
-    peaks = sum(peak for peak, _ in ranks)
     for s in common:
-        flops = sum(steps[s][1] for _, steps in ranks)
-        wall = max(steps[s][0] for _, steps in ranks) / 1e9
+        flops = sum(r[1][s][1] for r in ranks)
+        wall = max(r[1][s][0] for r in ranks) / 1e9
         per[s] = flops / (wall * peaks)
         num += flops
         den += wall * peaks
@@ -134,6 +151,66 @@ class Merge(unittest.TestCase):
         # at the slowest rank's pace the job does less than at each rank's own
         self.assertLess(s['job_mfu'], s['mfu'])
         self.assertLessEqual(s['job_mfu'], 1)
+
+    def test_one_host_is_counted_once(self):
+        """Issue 24 item 5: the two ranks ran on this host's same CPUs.
+        The job's FLOP ceiling counts those CPUs once and its memory
+        bandwidth ceiling the host once, where summing the ranks' peaks
+        counted both twice; a note says so."""
+        runs = [query(p, 'SELECT peak_flops, peak_bw, allowed_cpus, host FROM run')[0] for p in (self.r0, self.r1)]
+        self.assertEqual(runs[0]['allowed_cpus'], runs[1]['allowed_cpus'])
+        out, err = self.job_json('summary', 'notes')
+        s = out['summary'][0]
+        self.assertEqual(s['hosts'], 1)
+        if runs[0]['peak_flops']:
+            self.assertAlmostEqual(s['peak_flops'], max(r['peak_flops'] for r in runs), delta=1)
+        if runs[0]['peak_bw']:
+            self.assertAlmostEqual(s['peak_bw'], max(r['peak_bw'] for r in runs), delta=1)
+            notes = [n for n in out['notes'] if n['kind'] == 'merge_host_peaks']
+            self.assertEqual(len(notes), 1, out['notes'])
+            self.assertIn('ranks 0, 1 run on host %s (CPUs %s) and share it' % (runs[0]['host'],
+                                                                               runs[0]['allowed_cpus']),
+                          notes[0]['text'])
+            self.assertIn("its memory bandwidth ceiling is the host's", notes[0]['text'])
+            self.assertIn('include every other rank', notes[0]['text'])
+        # the merged file keeps the hosts' ceilings for SQL
+        merged = self.path('once.sqlite')
+        report('merge', '-o', merged, self.path('job', 'run.*.sqlite'))
+        hosts = query(merged, 'SELECT * FROM job_host')
+        self.assertEqual(len(hosts), 1)
+        self.assertEqual(hosts[0]['ranks'], '0, 1')
+        rp = query(merged, 'SELECT * FROM job_rank_peak ORDER BY rank')
+        if runs[0]['peak_flops']:
+            self.assertAlmostEqual(sum(r['peak_flops'] for r in rp), hosts[0]['peak_flops'], delta=1)
+            js = query(merged, 'SELECT DISTINCT rank, peak_flops, job_peak_flops FROM job_rank_step')
+            for r in js:
+                self.assertAlmostEqual(r['job_peak_flops'], r['peak_flops'] / 2, delta=1)
+
+    def test_bound_ranks_on_one_host(self):
+        """Ranks bound to their own CPUs of one socket: the FLOP ceiling is
+        both CPU sets' (nothing shared), the bandwidth the socket's spec at
+        most (each rank's is the socket's spec: counted once)."""
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2 or not shutil.which('taskset'):
+            self.skipTest('needs 2 CPUs and taskset')
+        d = self.path('bound')
+        os.makedirs(d, exist_ok=True)
+        paths = []
+        for rank, cpu in ((0, cpus[0]), (1, cpus[1])):
+            paths.append(record(os.path.join(d, 'run.%d.sqlite' % rank), rank,
+                                program=prog('MFU_WL_RANKS'), taskset=str(cpu)))
+        runs = [query(p, 'SELECT peak_flops, peak_bw, peak_bw_source FROM run')[0] for p in paths]
+        spec = [query(p, "SELECT value, detail FROM peak WHERE source = 'spec' AND kind = 'bandwidth'")
+                for p in paths]
+        out = json.loads(report('--db', os.path.join(d, 'run.*.sqlite'), '--format', 'json', 'summary').stdout)
+        s = out[0]
+        if runs[0]['peak_flops'] and runs[1]['peak_flops']:
+            self.assertAlmostEqual(s['peak_flops'], runs[0]['peak_flops'] + runs[1]['peak_flops'], delta=1)
+        if spec[0] and spec[1] and '(package ' in spec[0][0]['detail'] and \
+                spec[0][0]['detail'] == spec[1][0]['detail']:
+            # one socket: the ranks' ceilings add up to at most its spec
+            want = min(runs[0]['peak_bw'] + runs[1]['peak_bw'], spec[0][0]['value'])
+            self.assertAlmostEqual(s['peak_bw'], want, delta=1)
 
     def test_table_names_the_rank_of_per_run_sections(self):
         p = report('--db', self.r0, '--db', self.r1, 'summary', 'steps')

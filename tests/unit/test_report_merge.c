@@ -7,10 +7,12 @@
 #include "check.h"
 #include "db.h"
 #include "merge.h"
+#include "job_peak.h"
 #include "util.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -392,6 +394,91 @@ static void test_threshold(void)
 	}
 }
 
+/* The hosts' ceilings (job_peak.h), worked out by hand: ranks on one
+ * host count its CPUs and its memory bandwidth once. */
+static void test_job_peak(void)
+{
+	static const char spec0[] = "spec: 1 socket (package 0) x 12 channels x 6000 MT/s x 8 B [zen5]";
+	static const char spec1[] = "spec: 1 socket (package 1) x 12 channels x 6000 MT/s x 8 B [zen5]";
+	static const char spec01[] = "spec: 2 sockets (packages 0-1) x 12 channels x 6000 MT/s x 8 B [zen5]";
+	static const char old[] = "spec: 1 socket x 12 channels x 6000 MT/s x 8 B [zen5]"; /* before packages */
+	static const struct {
+		int line;
+		int n;
+		struct job_peak_rank r[3];
+		double flops, bw;       /* the job's: the hosts' summed */
+		int hosts;
+	} rows[] = {
+		/* the issue's job: 2 ranks on one VM's CPUs 0-1, each with the
+		 * whole VM's peaks: counted once */
+		{ __LINE__, 2, { { 0, "vm", "0-1", 2, 100, 60, 576, spec0 }, { 1, "vm", "0-1", 2, 100, 60, 576, spec0 } },
+		  100, 60, 1 },
+		/* unbound ranks whose recorder gave each a share (rank_shared):
+		 * the shares add up to the node */
+		{ __LINE__, 2, { { 0, "n", "0-1", 1, 50, 60, 576, spec0 }, { 1, "n", "0-1", 1, 50, 60, 576, spec0 } },
+		  100, 60, 1 },
+		/* overlapping sets 0-3 and 2-5, 1 per CPU: 6 CPUs, not 8; the
+		 * bandwidth of the two sets summed, capped by the socket */
+		{ __LINE__, 2, { { 0, "n", "0-3", 4, 4, 40, 576, spec0 }, { 1, "n", "2-5", 4, 4, 40, 576, spec0 } },
+		  6, 80, 1 },
+		/* a quota of 1 CPU each on the same 4 CPUs: the quotas add up */
+		{ __LINE__, 2, { { 0, "n", "0-3", 1, 1, 40, 576, spec0 }, { 1, "n", "0-3", 1, 1, 40, 576, spec0 } },
+		  2, 40, 1 },
+		/* bound to their own CPUs of one socket: nothing shared for
+		 * FLOPs; each rank's bandwidth the socket's spec: once */
+		{ __LINE__, 2, { { 0, "n", "0", 1, 10, 576, 576, spec0 }, { 1, "n", "1", 1, 10, 576, 576, spec0 } },
+		  20, 576, 1 },
+		/* each measured alone (a slice): their figures add up */
+		{ __LINE__, 2, { { 0, "n", "0", 1, 10, 30, 576, spec0 }, { 1, "n", "1", 1, 10, 30, 576, spec0 } },
+		  20, 60, 1 },
+		/* one rank per socket: both sockets */
+		{ __LINE__, 2, { { 0, "n", "0-3", 4, 40, 576, 576, spec0 }, { 1, "n", "4-7", 4, 40, 576, 576, spec1 } },
+		  80, 1152, 1 },
+		/* a rank over both sockets and one on socket 1: the first's set
+		 * contains the other's */
+		{ __LINE__, 2, { { 0, "n", "0-7", 8, 80, 1152, 1152, spec01 }, { 1, "n", "4-7", 4, 40, 576, 576, spec1 } },
+		  80, 1152, 1 },
+		/* sockets not named (an older recording): shared, as one host's */
+		{ __LINE__, 2, { { 0, "n", "0", 1, 10, 576, 576, old }, { 1, "n", "1", 1, 10, 576, 576, old } },
+		  20, 576, 1 },
+		/* two hosts: each its own */
+		{ __LINE__, 2, { { 0, "a", "0-1", 2, 100, 60, 576, spec0 }, { 1, "b", "0-1", 2, 100, 60, 576, spec0 } },
+		  200, 120, 2 },
+		/* no host name: each rank its own host */
+		{ __LINE__, 2, { { 0, NULL, "0-1", 2, 100, 60, 576, spec0 }, { 1, NULL, "0-1", 2, 100, 60, 576, spec0 } },
+		  200, 120, 2 },
+		/* a CPU set unknown: summed */
+		{ __LINE__, 2, { { 0, "n", NULL, 2, 100, 60, 576, spec0 }, { 1, "n", "0-1", 2, 100, 60, 576, spec0 } },
+		  200, 120, 1 },
+		/* three ranks, two sharing CPU 0 */
+		{ __LINE__, 3, { { 0, "n", "0", 1, 10, 30, 576, spec0 }, { 1, "n", "0", 1, 10, 30, 576, spec0 },
+				 { 2, "n", "1", 1, 10, 30, 576, spec0 } },
+		  20, 60, 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct job_peak_rank r[3];
+		struct job_peak_host h[3];
+		double f = 0, b = 0;
+		int nh;
+
+		memcpy(r, rows[i].r, sizeof(r));
+		nh = job_peak_compute(r, (size_t)rows[i].n, h);
+		CHECK_ROW(nh == rows[i].hosts, rows[i].line);
+		for (int k = 0; k < rows[i].n; k++)
+			f += r[k].job_flops, b += r[k].job_bw;
+		CHECK_ROW(fabs(f - rows[i].flops) < 1e-9 * rows[i].flops, rows[i].line);
+		CHECK_ROW(fabs(b - rows[i].bw) < 1e-9 * rows[i].bw, rows[i].line);
+		if (fabs(f - rows[i].flops) >= 1e-9 * rows[i].flops || fabs(b - rows[i].bw) >= 1e-9 * rows[i].bw)
+			fprintf(stderr, "  line %d: flops %g bw %g\n", rows[i].line, f, b);
+		for (int k = 0; k < nh; k++) {
+			f -= h[k].peak_flops;
+			b -= h[k].peak_bw;
+		}
+		CHECK_ROW(fabs(f) < 1e-6 && fabs(b) < 1e-6, rows[i].line);
+	}
+}
+
 int main(void)
 {
 	char path[300];
@@ -415,6 +502,7 @@ int main(void)
 	test_versions();
 	test_expand();
 	test_threshold();
+	test_job_peak();
 	{
 		static const char *const files[] = { "r0", "r1", "r2", "d0", "o1", "u0", "e0", "e1", "v1", "job" };
 		for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
