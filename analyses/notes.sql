@@ -12,8 +12,9 @@
 --            anomalies, incomplete_steps, state, exit, impossible (a step's
 --            or a phase's MFU, HFU or MBU above 100%), spec_low (a measured
 --            peak more than 10% above the spec one), warmup (the first steps
---            much slower than the rest), or the note table's own kind (e.g.
---            missing_counters)
+--            much slower than the rest), span (mfu and hfu of the run or
+--            of a phase cover different steps or occurrences), or the note
+--            table's own kind (e.g. missing_counters)
 --   text     the note, one line
 --   missing  1 if the note explains data that is missing or unknown (NULL
 --            columns, lost records), else 0
@@ -46,7 +47,9 @@ s AS MATERIALIZED (
          SUM(CASE WHEN lib_flops > 0 THEN model_flops END)               AS both_declared,
          SUM(CASE WHEN model_flops IS NOT NULL THEN lib_flops END)       AS both_lib,
          MAX(hw_flops / (wall_ns * 1e-9))    AS max_hw_rate,
-         MAX(model_bytes / (wall_ns * 1e-9)) AS max_bytes_rate
+         MAX(model_bytes / (wall_ns * 1e-9)) AS max_bytes_rate,
+         COUNT(hw_flops)                     AS with_hw,
+         COUNT(CASE WHEN flops IS NOT NULL THEN hw_flops END) AS n_common
   FROM step WHERE complete = 1
 ),
 imp(ord, what, worst) AS (
@@ -167,6 +170,39 @@ lines(ord, sub, kind, text, missing, alert) AS (
          1, 0
   FROM s CROSS JOIN r WHERE s.steps > 0 AND s.with_flops < s.steps
   UNION ALL
+  -- MFU and HFU over different steps do not compare (the summary's
+  -- mfu_common and hfu_common do: summary.sql)
+  SELECT 4, 1, 'span',
+         'mfu and hfu cover different steps: mfu the ' || s.with_flops || ' with an MFU numerator (declared or '
+         || 'library FLOPs), hfu the ' || s.with_hw || ' with counted FLOPs; over the ' || s.n_common
+         || ' that have both, mfu_common and hfu_common in the summary compare them'
+         || coalesce((SELECT '; there mfu is ' || printf('%.2f%%', 100 * c.mfu_common) || ' and hfu '
+                             || printf('%.2f%%', 100 * c.hfu_common)
+                      FROM (SELECT sum(CASE WHEN hw_flops IS NOT NULL THEN flops END)
+                                     / (sum(CASE WHEN flops IS NOT NULL AND hw_flops IS NOT NULL THEN wall_ns END)
+                                        / 1e9 * r.peak_flops) AS mfu_common,
+                                   sum(CASE WHEN flops IS NOT NULL THEN hw_flops END)
+                                     / (sum(CASE WHEN flops IS NOT NULL AND hw_flops IS NOT NULL THEN wall_ns END)
+                                        / 1e9 * r.peak_flops) AS hfu_common
+                            FROM step WHERE complete = 1) AS c
+                      WHERE c.mfu_common IS NOT NULL), ''),
+         1, 0
+  FROM s CROSS JOIN r
+  WHERE s.with_flops > 0 AND s.with_hw > 0 AND (s.with_flops <> s.n_common OR s.with_hw <> s.n_common)
+    AND r.emulated IS NULL  -- (an emulated run has no mfu or hfu)
+  UNION ALL
+  SELECT 4, 2, 'span',
+         'phases whose mfu and hfu cover different occurrences (of the complete ones): '
+         || group_concat(name || ' (mfu ' || nf || ', hfu ' || nh || ' of ' || n || ')', ', '),
+         1, 0
+  FROM (SELECT name, count(*) AS n, count(flops) AS nf, count(hw_flops) AS nh, min(id) AS first
+        FROM phase WHERE complete = 1 GROUP BY name
+        HAVING count(flops) > 0 AND count(hw_flops) > 0
+           AND (count(flops) <> count(CASE WHEN flops IS NOT NULL THEN hw_flops END)
+                OR count(hw_flops) <> count(CASE WHEN flops IS NOT NULL THEN hw_flops END))
+        ORDER BY first)
+  WHERE (SELECT emulated FROM r) IS NULL
+  HAVING count(*) > 0  UNION ALL
   -- Which numerator MFU uses, when the library's: what it can miss.
   SELECT 4, 3, 'flops_source',
          'mfu of ' || CASE WHEN s.n_library = s.with_flops THEN

@@ -45,6 +45,13 @@
 --   emulated      the emulator that counted them (mfu-record --emulate),
 --                 NULL for a native run. An emulated run's times are the
 --                 emulator's: it has counts, no mfu, hfu, mbu or rates
+--   mfu_steps, hfu_steps  the steps mfu and hfu are over (with an MFU
+--                 numerator; with counted FLOPs): they differ when some
+--                 steps have one and not the other (library FLOPs only in
+--                 some steps, --hw-flops-from a shorter run), and a note says so
+--   common_steps  the steps that have both; mfu_common and hfu_common are
+--                 mfu and hfu over those same steps, the pair to compare
+--                 (hfu / mfu: recomputation and wasted lanes)
 --
 -- Run by hand: sqlite3 -header -column run.sqlite < analyses/summary.sql
 WITH
@@ -75,7 +82,13 @@ agg AS MATERIALIZED (
     SUM(CASE WHEN coalesce(dram_bytes, dram_read_bytes + dram_write_bytes) IS NOT NULL
              THEN wall_ns END)                                 AS dram_ns,
     MAX(end_ns) - MIN(begin_ns)                                AS e2e_ns,
-    COUNT(flops) = COUNT(*)                                    AS all_flops
+    COUNT(flops) = COUNT(*)                                    AS all_flops,
+    COUNT(flops)                                               AS n_flops,
+    COUNT(hw_flops)                                            AS n_hw,
+    COUNT(CASE WHEN flops IS NOT NULL THEN hw_flops END)       AS n_common,
+    SUM(CASE WHEN hw_flops IS NOT NULL THEN flops END)         AS common_flops,
+    SUM(CASE WHEN flops IS NOT NULL THEN hw_flops END)         AS common_hw,
+    SUM(CASE WHEN flops IS NOT NULL AND hw_flops IS NOT NULL THEN wall_ns END) AS common_ns
   FROM step
   WHERE complete = 1
 ),
@@ -136,7 +149,12 @@ SELECT
   agg.hw_flops_fp64                                            AS hw_flops_fp64,
   agg.hw_flops_fp32                                            AS hw_flops_fp32,
   agg.hw_flops_fp16                                            AS hw_flops_fp16,
-  r.emulated                                                   AS emulated
+  r.emulated                                                   AS emulated,
+  agg.n_flops                                                  AS mfu_steps,
+  agg.n_hw                                                     AS hfu_steps,
+  agg.n_common                                                 AS common_steps,
+  agg.common_flops / (agg.common_ns / 1e9 * r.peak_flops)      AS mfu_common,
+  agg.common_hw / (agg.common_ns / 1e9 * r.peak_flops)         AS hfu_common
 FROM agg
 CROSS JOIN pct
 LEFT JOIN r;

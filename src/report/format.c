@@ -75,6 +75,8 @@ static const struct column_style column_styles[] = {
 	{ "hfu", "HFU %", STYLE_UTIL },
 	{ "mbu", "MBU %", STYLE_UTIL },
 	{ "e2e_mfu", "e2e MFU %", STYLE_UTIL },
+	{ "mfu_common", "MFU common steps %", STYLE_UTIL },
+	{ "hfu_common", "HFU common steps %", STYLE_UTIL },
 	{ "job_mfu", "job MFU %", STYLE_UTIL },
 	{ "dram_bw_util", "DRAM BW %", STYLE_UTIL },
 	{ "compute_efficiency", "compute eff %", STYLE_UTIL },

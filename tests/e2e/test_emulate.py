@@ -137,10 +137,70 @@ class Emulate(TempDirTest):
         self.assertIn("the two runs' commands differ", p.stderr)
         # the native database itself is unchanged
         self.assertIsNone(query(native, 'SELECT max(hw_flops) AS m FROM step')[0]['m'])
+        # mfu covers the 5 declared steps, hfu the 3 counted: both spans,
+        # the pair over the same 3, and a note for the run and its phases
+        s = out['summary'][0]
+        self.assertEqual((s['mfu_steps'], s['hfu_steps'], s['common_steps']), (5, 3, 3))
+        if peak:
+            want = 3 * info['step_flops'] / (sum(walls[k] for k in range(3)) / 1e9 * peak)
+            self.assertAlmostEqual(s['hfu_common'], want, delta=want * 1e-9)
+            self.assertAlmostEqual(s['mfu_common'], want, delta=want * 1e-9)  # declared = counted here
+        self.assertIn('mfu and hfu cover different steps: mfu the 5 with an MFU numerator', p.stderr)
+        self.assertIn('phases whose mfu and hfu cover different occurrences (of the complete ones): '
+                      'fma (mfu 5, hfu 3 of 5), scalar (mfu 5, hfu 3 of 5)', p.stderr)
         # with --skip-steps the cut applies to the joined steps
         p = report('--db', native, '--hw-flops-from', emu, '-k', '1', '-f', 'csv', 'steps')
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(len(p.stdout.strip().splitlines()), 1 + 4)
+
+    def test_joined_mfu_and_hfu_over_the_same_steps(self):
+        """Issue 24 item 7: wl_blas's steps 2 and 6 make no BLAS call, so
+        the native run's MFU (library FLOPs) covers 6 of its 8 steps while
+        the emulated run counts FLOPs in all 8. The summary says both spans
+        and gives MFU and HFU over the 6 steps that have both; a note says
+        why they differ."""
+        blas = prog('MFU_WL_BLAS')
+        native, emu = self.path('native.sqlite'), self.path('emu.sqlite')
+        p = record(['-q', '-o', native], [blas, '--steps', '8'], cwd=self.dir)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = record(['--emulate', '-q', '-o', emu], [blas, '--steps', '8'], cwd=self.dir, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = report('--db', native, '--hw-flops-from', emu, '-f', 'json', 'summary', 'notes')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = json.loads(p.stdout)
+        s = out['summary'][0]
+        self.assertEqual((s['steps'], s['mfu_steps'], s['hfu_steps'], s['common_steps']), (8, 6, 8, 6))
+        # by hand, from the two databases
+        peak = query(native, 'SELECT peak_flops FROM run')[0]['peak_flops']
+        nat = {r['step']: r for r in query(native, 'SELECT step, wall_ns, lib_flops, flops FROM step '
+                                                   'WHERE complete = 1')}
+        hw = {r['step']: r['hw_flops'] for r in query(emu, 'SELECT step, hw_flops FROM step WHERE complete = 1')}
+        common = [k for k in nat if nat[k]['flops'] is not None and hw.get(k) is not None]
+        self.assertEqual(sorted(set(nat) - set(common)), [2, 6])
+        wall = sum(nat[k]['wall_ns'] for k in common) / 1e9
+        if peak:
+            want_mfu = sum(nat[k]['flops'] for k in common) / (wall * peak)
+            want_hfu = sum(hw[k] for k in common) / (wall * peak)
+            self.assertAlmostEqual(s['mfu_common'], want_mfu, delta=want_mfu * 1e-9)
+            self.assertAlmostEqual(s['hfu_common'], want_hfu, delta=want_hfu * 1e-9)
+            # mfu's own span is the common one here; hfu's is all 8 steps
+            self.assertAlmostEqual(s['mfu'], s['mfu_common'], delta=want_mfu * 1e-9)
+            all_wall = sum(r['wall_ns'] for r in nat.values()) / 1e9
+            self.assertAlmostEqual(s['hfu'], sum(hw.values()) / (all_wall * peak), delta=want_hfu * 1e-9)
+        spans = [n['text'] for n in out['notes'] if n['kind'] == 'span']
+        self.assertEqual(len(spans), 1, out['notes'])
+        self.assertIn('mfu and hfu cover different steps: mfu the 6 with an MFU numerator (declared or library '
+                      'FLOPs), hfu the 8 with counted FLOPs; over the 6 that have both, mfu_common and hfu_common',
+                      spans[0])
+        self.assertIn(spans[0], p.stderr)  # csv and json: on stderr
+        # an emulated run alone has no mfu or hfu to compare: no such note
+        p = report('--db', emu, '-f', 'json', 'notes')
+        self.assertNotIn('span', [n['kind'] for n in json.loads(p.stdout)])
+        # --skip-steps cuts both spans
+        p = report('--db', native, '--hw-flops-from', emu, '-k', '3', '-f', 'json', 'summary', 'notes')
+        out = json.loads(p.stdout)
+        s = out['summary'][0]
+        self.assertEqual((s['steps'], s['mfu_steps'], s['hfu_steps'], s['common_steps']), (5, 4, 5, 4))
 
     def test_diff_of_an_emulated_run_compares_counts(self):
         a, info = self.rec('a.sqlite', steps=3)
