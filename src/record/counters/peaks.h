@@ -27,7 +27,7 @@
 #define PEAKS_MAX_WARN 4
 
 enum peaks_mode {
-	PEAKS_AUTO = 0,  /* the higher of spec and measured */
+	PEAKS_AUTO = 0,  /* the higher of spec and measured; a slice's bandwidth: measured */
 	PEAKS_SPEC,
 	PEAKS_MEASURED,  /* measured where the profile has it, else spec (warned) */
 };
