@@ -1087,9 +1087,14 @@ int profile_read(const char *path, const struct machine *m, struct profile_peak 
 			/* name the other sets the all-CPU figures are for */
 			char one[300];
 			snprintf(one, sizeof(one), "%s (%g CPUs)", p->cpus, p->ncpu);
-			if (!strstr(other, one) && strlen(other) + strlen(one) + 8 < sizeof(other))
-				snprintf(other + strlen(other), sizeof(other) - strlen(other), "%s%s",
-					 other[0] ? ", " : "", one);
+			size_t used = strlen(other), add = strlen(one);
+			if (!strstr(other, one) && used + add + 3 < sizeof(other)) {
+				if (used) {
+					memcpy(other + used, ", ", 2);
+					used += 2;
+				}
+				memcpy(other + used, one, add + 1);
+			}
 			nother++;
 			continue;
 		}

@@ -391,7 +391,7 @@ int job_peak_tables(sqlite3 *db, const char *schema, int with_note, char *err, s
 
 	/* what was counted once, said once */
 	for (int i = 0; with_note && i < nh; i++) {
-		char text[1200], f[160] = "", b[400] = "";
+		char f[160] = "", b[600] = "", *text;
 		if (h[i].peak_flops > 0 && h[i].ranks_flops > 0 && h[i].peak_flops < h[i].ranks_flops * (1 - 1e-9))
 			snprintf(f, sizeof(f), "its FLOP ceiling counts their shared CPUs once (%.4g GFLOP/s, not the "
 				 "%.4g their peaks add up to)", h[i].peak_flops / 1e9, h[i].ranks_flops / 1e9);
@@ -401,11 +401,15 @@ int job_peak_tables(sqlite3 *db, const char *schema, int with_note, char *err, s
 				 h[i].bw_rule, h[i].ranks_bw / 1e9);
 		if (!f[0] && !b[0])
 			continue;
-		snprintf(text, sizeof(text), "ranks %s run on host %s (CPUs %s) and share it: %s%s", h[i].ranks,
-			 h[i].host[0] ? h[i].host : "?", h[i].cpus[0] ? h[i].cpus : "?", f, b);
+		/* sqlite3_mprintf: as long as it needs to be */
+		text = sqlite3_mprintf("ranks %s run on host %s (CPUs %s) and share it: %s%s", h[i].ranks,
+				       h[i].host[0] ? h[i].host : "?", h[i].cpus[0] ? h[i].cpus : "?", f, b);
+		if (!text)
+			goto nomem;
 		sqlite3_free(sql);
 		sql = sqlite3_mprintf("INSERT INTO note (rank, id, kind, text) VALUES (NULL, NULL, "
 				      "'merge_host_peaks', %Q)", text);
+		sqlite3_free(text);
 		if (!sql || sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
 			goto sqlfail;
 	}

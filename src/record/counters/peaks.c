@@ -68,7 +68,11 @@ static struct peak_row *add_row(struct peaks *p, const char *kind, const char *d
 	snprintf(r->scope, sizeof(r->scope), "%s", scope);
 	r->value = value;
 	snprintf(r->source, sizeof(r->source), "%s", source);
-	snprintf(r->detail, sizeof(r->detail), "%s", detail);
+	/* a detail longer than the row holds is cut (what it says first
+	 * matters most) */
+	size_t n = strnlen(detail, sizeof(r->detail) - 1);
+	memcpy(r->detail, detail, n);
+	r->detail[n] = '\0';
 	return r;
 }
 
