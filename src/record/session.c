@@ -95,7 +95,7 @@ static void calibrate_first(const struct options *o, const struct machine *m, co
 int choose_peaks(const struct machine *m, const struct options *o, struct peaks *pk)
 {
 	static struct profile_peak pp[PROFILE_MAX_PEAKS]; /* large; the main thread's */
-	struct profile_status st;
+	struct profile_status st = { 0 }; /* load_profile may fail before reading it */
 	struct peaks_request rq = { .mode = o->peak_mode, .dtype = o->dtype, .user_flops = o->peak_flops,
 				    .user_bw = o->peak_bw, .profile = &st };
 	char why[512] = "";
