@@ -85,7 +85,21 @@ CREATE TABLE run (
   -- "valgrind-3.19.0 --tool=mfufp"); NULL for a native run. An emulated
   -- run's times are the emulator's (2 to 1,000+ times the program's own), so
   -- mfu-report shows its counts, not its speed: no MFU, HFU or MBU.
-  emulated        TEXT
+  emulated        TEXT,
+  -- The whole run's library calls (library-call counting: every process
+  -- of the target, from its exec to its end, steps or no steps), read by
+  -- the recorder from the counting library's counters once the target
+  -- ended: lib_flops is the sum over precisions (int8 GEMMs add integer
+  -- operations), as in step. NULL when calls were not counted (lib_counting
+  -- is not 'on', or the recording did not finish), 0 when they were and
+  -- none was made. View run_flops turns them into rates and MFU.
+  lib_flops       INTEGER CHECK (lib_flops >= 0),
+  lib_flops_fp64  INTEGER CHECK (lib_flops_fp64 >= 0),
+  lib_flops_fp32  INTEGER CHECK (lib_flops_fp32 >= 0),
+  lib_flops_bf16  INTEGER CHECK (lib_flops_bf16 >= 0),
+  lib_flops_fp16  INTEGER CHECK (lib_flops_fp16 >= 0),
+  lib_ops_int8    INTEGER CHECK (lib_ops_int8 >= 0),
+  lib_calls       INTEGER CHECK (lib_calls >= 0)
 );
 
 -- Every peak the machine model knows for this run (per dtype and scope), with
@@ -276,6 +290,16 @@ CREATE TABLE lib_call (
   PRIMARY KEY (step, function)
 ) WITHOUT ROWID;
 
+-- Which library calls did the whole run's work: one row per function
+-- called (library-call counting, every process of the target), the totals
+-- behind run.lib_flops. A run without steps has these and no lib_call rows.
+CREATE TABLE run_lib_call (
+  function   TEXT PRIMARY KEY,  -- the symbol called: cblas_dgemm, sgemm_, ...
+  precision  TEXT NOT NULL,     -- fp64, fp32, bf16, fp16, int8
+  calls      INTEGER NOT NULL CHECK (calls > 0),
+  flops      INTEGER NOT NULL CHECK (flops >= 0)
+) WITHOUT ROWID;
+
 -- Every hardware and user (-e) event per step and per phase: raw is the
 -- count as read, value is raw scaled by time_enabled/time_running of its
 -- group (equal when not multiplexed); err bounds |value - true| (0: exact,
@@ -464,6 +488,56 @@ CREATE TABLE interval_reading (
   time_running INTEGER NOT NULL,
   PRIMARY KEY (time_ns, counter)
 ) WITHOUT ROWID;
+
+-- The library calls of the whole target (every process) as the recorder
+-- read them, at the same times as interval_reading (every -I ms; the first
+-- at the exec, all zero, the last once the target ended, equal to the run
+-- row's lib_* columns): cumulative counts since the start, which only
+-- grow, so the differences of consecutive readings are each interval's
+-- calls and FLOPs and add up to the run's exactly. None when library calls
+-- were not counted or -I 0.
+CREATE TABLE lib_reading (
+  time_ns         INTEGER PRIMARY KEY,  -- CLOCK_MONOTONIC of the reading
+  lib_flops       INTEGER NOT NULL,     -- sum of the five below
+  lib_flops_fp64  INTEGER NOT NULL,
+  lib_flops_fp32  INTEGER NOT NULL,
+  lib_flops_bf16  INTEGER NOT NULL,
+  lib_flops_fp16  INTEGER NOT NULL,
+  lib_ops_int8    INTEGER NOT NULL,
+  lib_calls       INTEGER NOT NULL
+);
+
+-- The whole run's library FLOPs over its time (docs/metrics.md, "The whole
+-- run"): the one definition the summary, the notes and the HTML page read.
+--   wall_ns            the run's wall time, exec to end (run.end_ns - start_ns)
+--   cpu_ns             its busy CPU time: task-clock of every thread and
+--                      process of the target over the run (counter.total)
+--   lib_flops_per_s    lib_flops / wall
+--   mfu                lib_flops / (wall x peak_flops)
+--   busy_flops_per_s   lib_flops / cpu time: FLOP per CPU-second used
+--   busy_mfu           lib_flops / (cpu time x peak_flops / ncpu): the MFU
+--                      of the CPU time the target used (its CPUs' share of
+--                      the peak while busy; mfu / cpu_util)
+--   cpu_util           cpu time / (wall x ncpu)
+-- NULL when unknown (no counted calls, no peak, an emulated run's times,
+-- which are the emulator's).
+CREATE VIEW run_flops AS
+SELECT r.lib_flops, r.lib_flops_fp64, r.lib_flops_fp32, r.lib_flops_bf16, r.lib_flops_fp16,
+       r.lib_ops_int8, r.lib_calls,
+       r.end_ns - r.start_ns AS wall_ns,
+       c.cpu_ns,
+       CASE WHEN r.emulated IS NULL THEN r.lib_flops / ((r.end_ns - r.start_ns) / 1e9) END AS lib_flops_per_s,
+       CASE WHEN r.emulated IS NULL AND r.peak_flops > 0
+            THEN r.lib_flops / ((r.end_ns - r.start_ns) / 1e9 * r.peak_flops) END AS mfu,
+       CASE WHEN r.emulated IS NULL THEN r.lib_flops / (c.cpu_ns / 1e9) END AS busy_flops_per_s,
+       CASE WHEN r.emulated IS NULL AND r.peak_flops > 0 AND r.ncpu > 0
+            THEN r.lib_flops / (c.cpu_ns / 1e9 * r.peak_flops / r.ncpu) END AS busy_mfu,
+       CASE WHEN r.emulated IS NULL AND r.ncpu > 0
+            THEN c.cpu_ns / ((r.end_ns - r.start_ns) * r.ncpu) END AS cpu_util
+FROM run AS r
+LEFT JOIN (SELECT total * 1.0 AS cpu_ns FROM counter WHERE col = 'cpu_ns' AND opened = 1 AND total > 0
+           ORDER BY id LIMIT 1) AS c
+WHERE r.id = 1;
 
 -- ---- programs without markers -----------------------------------------
 

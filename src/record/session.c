@@ -479,6 +479,10 @@ static void start_libflops(struct session *s)
 	s->lf = mem;
 	libflops_region_init(s->lf);
 	writer_set_libflops(s->d.writer, s->lf);
+	/* read on the timer too: a run without steps has its library FLOPs */
+	if (lib_counts_new(&s->d.lib, s->lf) != 0)
+		strbuf(s->lf_why, sizeof(s->lf_why), "library calls are counted in each step, but not for "
+		       "the whole run: out of memory");
 }
 
 /* BLAS functions linked into the executable itself, which preloading
@@ -686,6 +690,8 @@ static int open_readers(struct session *s)
 		rc = intervals_new(&s->d.intervals, s->db, &s->cs, (uint64_t)s->o.interval_ms * 1000000ull);
 		if (!rc)
 			rc = s->attached ? attach_add_sources(s->at, s->d.intervals) : intervals_add_source(s->d.intervals, leaders);
+		if (!rc && s->d.lib)
+			rc = intervals_set_lib(s->d.intervals, s->d.lib);
 		if (rc) {
 			fprintf(stderr, PROG ": cannot prepare the counter readings: %s\n", strerror(-rc));
 			launch_abort(&s->l);
@@ -936,6 +942,7 @@ int session_end(struct session *s, int rc)
 	attach_close(s->at);
 	dram_close(s->d.dram);
 	intervals_free(s->d.intervals);
+	lib_counts_free(s->d.lib);
 	markers_free(s->d.markers);
 	writer_close(s->d.writer);
 	/* the file is the user's: finishing it (which removes the -wal and

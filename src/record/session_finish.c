@@ -312,6 +312,31 @@ static int program_notes(struct session *s)
 	return rc;
 }
 
+/* The whole run's library calls (run.lib_*, run_lib_call), as the last
+ * reading took them (the same values as the last lib_reading row), and a
+ * note when processes' last calls may be missing from them. */
+static int store_run_lib(struct session *s)
+{
+	struct libflops_counter f[LIBFLOPS_MAX_FUNCS];
+	uint64_t sum[LIBFLOPS_WORDS];
+	char note[400];
+	int rc;
+
+	lib_counts_sum(s->d.lib, sum);
+	for (unsigned i = 0; i < libflops_nfuncs && i < LIBFLOPS_MAX_FUNCS; i++)
+		f[i] = lib_counts_func(s->d.lib, i);
+	rc = writer_run_lib(s->d.writer, sum, f, libflops_nfuncs < LIBFLOPS_MAX_FUNCS ? libflops_nfuncs : LIBFLOPS_MAX_FUNCS);
+	if (!rc && lib_counts_procs_lost(s->d.lib)) {
+		strbuf(note, sizeof(note), "%llu processes of the target exited and their counters were given to "
+		       "new processes before the recorder read their last calls (more than %d processes came "
+		       "and went within one reading period): the run's library FLOPs may miss those calls; "
+		       "a shorter -I reads more often", (unsigned long long)lib_counts_procs_lost(s->d.lib),
+		       LIBFLOPS_MAX_PROCS);
+		rc = writer_note(s->d.writer, "lib_flops", note);
+	}
+	return rc;
+}
+
 /* Whether library calls were counted (run.lib_counting), and a note when
  * they were not, or when some of what was counted is missing. */
 static int store_lib_counting(struct session *s)
@@ -357,6 +382,10 @@ static int store_lib_counting(struct session *s)
 		say(s, PROG ": note: %s\n", s->lp_why);
 		rc = writer_note(s->d.writer, "lib_flops", s->lp_why);
 	}
+	if (!rc && s->d.lib && s->lf && __atomic_load_n(&s->lf->loaded, __ATOMIC_ACQUIRE) && !s->lp_why[0])
+		rc = store_run_lib(s);
+	if (rc)
+		return rc;
 	if (active)
 		state = "on";
 	else if (s->lf_why[0])
@@ -475,6 +504,10 @@ int session_finish(struct session *s)
 			rc = intervals_sample(s->d.intervals, 1);
 			if (!rc && intervals_attribute(s->db, &s->cs, s->d.writer, err, sizeof(err)) != 0)
 				say(s, PROG ": %s\n", err);
+		} else if (s->d.lib) {
+			/* the whole run's library calls, as the target left them
+			 * (with -I, the reading above took them) */
+			lib_counts_read(s->d.lib);
 		}
 		if (!rc && s->d.dram) {
 			rc = dram_sample(s->d.dram, s->db, end_ns, 1);

@@ -46,6 +46,7 @@
 #include "emulate.h"
 #include "handoff_server.h"
 #include "intervals.h"
+#include "lib_counts.h"
 #include "probe_steps.h"
 #include "py_hook.h"
 #include "recap.h"
@@ -67,6 +68,7 @@ struct drain {
 	struct sampler *sampler;
 	struct dram *dram;
 	struct intervals *intervals;
+	struct lib_counts *lib;  /* the whole target's library calls (NULL: not counted) */
 	struct probe_steps *probes;
 	struct mring_consumer *ring; /* the marker ring's consumer (NULL: none) */
 	struct mring_consumer ring_c;

@@ -264,6 +264,11 @@ int session_run(struct session *s)
 			if (e)
 				record_failed(&s->d, e, "cannot store DRAM readings");
 		}
+		/* every turn, whatever -I: an exited process's final counts
+		 * are taken before the counting library gives its slot away
+		 * (a program that runs processes by the hundred) */
+		if (s->d.lib)
+			lib_counts_read(s->d.lib);
 		if (s->d.intervals && !s->d.failed) {
 			int e = intervals_sample(s->d.intervals, 0);
 			if (e)

@@ -1,4 +1,5 @@
 #include "intervals.h"
+#include "lib_counts.h"
 #include "util.h"
 
 #include <errno.h>
@@ -19,6 +20,8 @@ struct intervals {
 	size_t nsrc, cap;
 	sqlite3_stmt *ins;
 	uint64_t count, failed;
+	struct lib_counts *lc;  /* library calls read with the groups, NULL: none */
+	sqlite3_stmt *lib_ins;
 };
 
 int intervals_new(struct intervals **out, sqlite3 *db, const struct counters *cs, uint64_t period_ns)
@@ -46,6 +49,7 @@ void intervals_free(struct intervals *iv)
 	if (!iv)
 		return;
 	sqlite3_finalize(iv->ins);
+	sqlite3_finalize(iv->lib_ins);
 	free(iv->src);
 	free(iv);
 }
@@ -60,6 +64,17 @@ int intervals_add_source(struct intervals *iv, const int *leader_fd)
 	return 0;
 }
 
+int intervals_set_lib(struct intervals *iv, struct lib_counts *lc)
+{
+	if (sqlite3_prepare_v3(iv->db,
+		"INSERT OR REPLACE INTO lib_reading (time_ns, lib_flops, lib_flops_fp64, lib_flops_fp32, "
+		"lib_flops_bf16, lib_flops_fp16, lib_ops_int8, lib_calls) VALUES (?,?,?,?,?,?,?,?)",
+		-1, SQLITE_PREPARE_PERSISTENT, &iv->lib_ins, NULL) != SQLITE_OK)
+		return -EIO;
+	iv->lc = lc;
+	return 0;
+}
+
 uint64_t intervals_count(const struct intervals *iv)
 {
 	return iv ? iv->count : 0;
@@ -70,9 +85,42 @@ uint64_t intervals_failed_reads(const struct intervals *iv)
 	return iv ? iv->failed : 0;
 }
 
-static int store(struct intervals *iv, uint64_t time_ns, const struct counter_reading *r)
+/* A count as an SQLite integer: the counting library saturates at
+ * UINT64_MAX, which no run reaches; INT64_MAX stands for it. */
+static sqlite3_int64 i64(uint64_t v)
+{
+	return v > (uint64_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)v;
+}
+
+/* The library calls' totals @sum (lib_counts_sum()) at @time_ns. */
+static int store_lib(struct intervals *iv, uint64_t time_ns, const uint64_t *sum)
+{
+	uint64_t flops = 0;
+	int rc;
+
+	for (int p = 0; p < LIBFLOPS_NPREC; p++)
+		flops = flops + sum[1 + p] < flops ? UINT64_MAX : flops + sum[1 + p];
+	sqlite3_bind_int64(iv->lib_ins, 1, (sqlite3_int64)time_ns);
+	sqlite3_bind_int64(iv->lib_ins, 2, i64(flops));
+	for (int p = 0; p < LIBFLOPS_NPREC; p++)
+		sqlite3_bind_int64(iv->lib_ins, 3 + p, i64(sum[1 + p]));
+	sqlite3_bind_int64(iv->lib_ins, 3 + LIBFLOPS_NPREC, i64(sum[0]));
+	rc = sqlite3_step(iv->lib_ins);
+	sqlite3_reset(iv->lib_ins);
+	if (rc != SQLITE_DONE)
+		return sqlite3_errcode(iv->db) == SQLITE_FULL ? -ENOSPC : -EIO;
+	return 0;
+}
+
+static int store(struct intervals *iv, uint64_t time_ns, const struct counter_reading *r, const uint64_t *lib)
 {
 	const struct counters *cs = iv->cs;
+
+	if (iv->lc) {
+		int rc = store_lib(iv, time_ns, lib);
+		if (rc)
+			return rc;
+	}
 
 	for (int i = 0; i < cs->n; i++) {
 		const struct counter *c = &cs->c[i];
@@ -98,6 +146,7 @@ static int store(struct intervals *iv, uint64_t time_ns, const struct counter_re
 
 int intervals_store_zero(struct intervals *iv, uint64_t time_ns)
 {
+	uint64_t lib[LIBFLOPS_WORDS] = { 0 };
 	struct counter_reading r;
 
 	memset(&r, 0, sizeof(r));
@@ -105,7 +154,7 @@ int intervals_store_zero(struct intervals *iv, uint64_t time_ns)
 	for (int g = 0; g < iv->cs->ngroups; g++)
 		r.data[iv->cs->group_offset[g]] = iv->cs->group_nr[g];
 	iv->last_ns = time_ns;
-	return store(iv, time_ns, &r);
+	return store(iv, time_ns, &r, lib);
 }
 
 static void read_all(struct intervals *iv, struct counter_reading *out);
@@ -114,24 +163,31 @@ int intervals_sample(struct intervals *iv, int force)
 {
 	const struct counters *cs = iv->cs;
 	struct counter_reading r;
+	uint64_t lib[LIBFLOPS_WORDS] = { 0 };
 	uint64_t t0 = now_ns(), t1;
 	/* the reads take microseconds; longer means the recorder was
 	 * preempted among them, and the time would not say when they were
 	 * taken: read again (a few times at most) */
-	uint64_t slack = 20000 + 5000 * (uint64_t)(iv->nsrc * (size_t)cs->ngroups);
+	uint64_t slack = 20000 + 5000 * (uint64_t)(iv->nsrc * (size_t)cs->ngroups) + (iv->lc ? 20000 : 0);
 
-	if (!iv->nsrc || (!force && t0 - iv->last_ns < iv->period_ns))
+	if ((!iv->nsrc && !iv->lc) || (!force && t0 - iv->last_ns < iv->period_ns))
 		return 0;
 	iv->last_ns = t0;
 	for (int attempt = 0;; attempt++) {
 		read_all(iv, &r);
+		/* the library calls with the groups, at the same time: a
+		 * read again only adds what came since (they only grow) */
+		if (iv->lc) {
+			lib_counts_read(iv->lc);
+			lib_counts_sum(iv->lc, lib);
+		}
 		t1 = now_ns();
 		if (t1 - t0 <= slack || attempt == 3)
 			break;
 		t0 = now_ns();
 	}
 	/* the midpoint stands for all of them */
-	return store(iv, t0 + (t1 - t0) / 2, &r);
+	return store(iv, t0 + (t1 - t0) / 2, &r, lib);
 }
 
 static void read_all(struct intervals *iv, struct counter_reading *out)

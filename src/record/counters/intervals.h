@@ -14,6 +14,10 @@
  * interpolated value to either. A workload whose rate is constant across a
  * reading period is interpolated exactly.
  *
+ * With the groups it reads the library calls of every process of the target
+ * (lib_counts.h) into lib_reading, at the same times: the intervals of a
+ * run without steps get their library FLOPs from these.
+ *
  * A reading sums one or more sources: in a launched target, the process-wide
  * inherited groups whose fds the recorder holds; attached to a running
  * process (mfu-record -p), one set of groups per thread.
@@ -37,6 +41,13 @@ void intervals_free(struct intervals *iv);
 /* Add one set of group fds to sum: @leader_fd[g] is group g's leader (-1:
  * group not open there). The fds stay the caller's. Returns 0 or -ENOMEM. */
 int intervals_add_source(struct intervals *iv, const int *leader_fd);
+
+struct lib_counts;
+/* Read @lc (the library calls of the whole target, lib_counts.h) with
+ * every reading, into lib_reading at the same time_ns; with no group
+ * source, the library calls alone. @lc stays the caller's. Returns 0 or
+ * -EIO. */
+int intervals_set_lib(struct intervals *iv, struct lib_counts *lc);
 
 /* Store a reading of every source at @time_ns with the given values (all
  * zero: before the counters were enabled), without reading anything. For

@@ -293,6 +293,50 @@ int writer_run_lib_counting(struct writer *w, const char *state)
 	return run_set_text(w, "UPDATE run SET lib_counting = ? WHERE id = 1", state);
 }
 
+/* A count as an SQLite integer (INT64_MAX for the counting library's
+ * saturated UINT64_MAX). */
+static sqlite3_int64 count64(uint64_t v)
+{
+	return v > (uint64_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)v;
+}
+
+int writer_run_lib(struct writer *w, const uint64_t sum[LIBFLOPS_WORDS], const struct libflops_counter *funcs,
+		   unsigned nfuncs)
+{
+	sqlite3_stmt *st = NULL;
+	uint64_t flops = 0;
+	int rc;
+
+	if (sqlite3_prepare_v2(w->db, "UPDATE run SET lib_flops = ?, lib_flops_fp64 = ?, lib_flops_fp32 = ?, "
+			       "lib_flops_bf16 = ?, lib_flops_fp16 = ?, lib_ops_int8 = ?, lib_calls = ? WHERE id = 1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return fail(w);
+	for (int p = 0; p < LIBFLOPS_NPREC; p++)
+		flops = flops + sum[1 + p] < flops ? UINT64_MAX : flops + sum[1 + p];
+	sqlite3_bind_int64(st, 1, count64(flops));
+	for (int p = 0; p < LIBFLOPS_NPREC; p++)
+		sqlite3_bind_int64(st, 2 + p, count64(sum[1 + p]));
+	sqlite3_bind_int64(st, 2 + LIBFLOPS_NPREC, count64(sum[0]));
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w);
+	sqlite3_finalize(st);
+	st = NULL;
+	if (!rc && sqlite3_prepare_v2(w->db, "INSERT OR REPLACE INTO run_lib_call (function, precision, calls, flops) "
+				      "VALUES (?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+		return fail(w);
+	for (unsigned f = 0; !rc && f < nfuncs && f < libflops_nfuncs; f++) {
+		if (!funcs[f].calls)
+			continue;
+		sqlite3_bind_text(st, 1, libflops_funcs[f].name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, libflops_prec_name(libflops_funcs[f].prec), -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, count64(funcs[f].calls));
+		sqlite3_bind_int64(st, 4, count64(funcs[f].flops));
+		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w);
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int writer_run_emulated(struct writer *w, const char *engine)
 {
 	return run_set_text(w, "UPDATE run SET emulated = ? WHERE id = 1", engine);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "counters.h"
+#include "libflops.h"
 #include "machine.h"
 #include "markers.h"
 #include "peaks.h"
@@ -60,6 +61,11 @@ int writer_run_rank(struct writer *w, int rank, int size, int local_rank, int lo
 		    const char *source, int shared);
 /* run.lib_counting: "on", "off" or "unavailable". */
 int writer_run_lib_counting(struct writer *w, const char *state);
+/* The whole run's library calls: run.lib_* from @sum (calls, then FLOPs
+ * per precision, as lib_counts_sum() gives them) and a run_lib_call row for
+ * each of the @nfuncs functions (libflops_funcs order) with calls. */
+int writer_run_lib(struct writer *w, const uint64_t sum[LIBFLOPS_WORDS], const struct libflops_counter *funcs,
+		   unsigned nfuncs);
 /* run.emulated: the engine of an --emulate run (NULL: native). */
 int writer_run_emulated(struct writer *w, const char *engine);
 /* Store the counters' whole-run totals (read by the recorder after the end);

@@ -1,0 +1,140 @@
+/* lib_counts: the whole target's library calls from the region's slots.
+ * The region is made here, and its slots written as the counting library
+ * writes them: totals, processes that exit, slots that change hands. */
+#include "check.h"
+#include "lib_counts.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static unsigned func_id(const char *name)
+{
+	for (unsigned i = 0; i < libflops_nfuncs; i++)
+		if (strcmp(libflops_funcs[i].name, name) == 0)
+			return i;
+	fprintf(stderr, "no function %s\n", name);
+	exit(1);
+}
+
+/* What the counting library does on a call of @f in slot @p. */
+static void count(struct libflops_proc *p, unsigned f, uint64_t flops)
+{
+	p->f[f].calls++;
+	p->f[f].flops += flops;
+	if (p->nused < f + 1)
+		p->nused = f + 1;
+}
+
+static void claim(struct libflops_proc *p, int32_t pid)
+{
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->active = 1;
+}
+
+/* A pid that no process has: a child that exited and was reaped. */
+static int32_t dead_pid(void)
+{
+	pid_t c = fork();
+	if (c == 0)
+		_exit(0);
+	waitpid(c, NULL, 0);
+	return (int32_t)c;
+}
+
+int main(void)
+{
+	struct libflops_region *r = calloc(1, libflops_region_size());
+	struct lib_counts *lc = NULL;
+	unsigned dgemm = func_id("cblas_dgemm"), sgemm = func_id("sgemm_");
+	uint64_t w[LIBFLOPS_WORDS];
+	int32_t me = (int32_t)getpid(), dead = dead_pid();
+
+	CHECK(r != NULL);
+	libflops_region_init(r);
+	CHECK_EQ_INT(lib_counts_new(&lc, r), 0);
+
+	/* nothing counted: zeros, not unknown (the caller says unknown) */
+	lib_counts_read(lc);
+	lib_counts_sum(lc, w);
+	CHECK_EQ_INT(w[0], 0);
+
+	/* two processes: one alive, one that has exited since */
+	claim(&r->procs[0], me);
+	count(&r->procs[0], dgemm, 2 * 64 * 64 * 64);
+	count(&r->procs[0], sgemm, 1000);
+	claim(&r->procs[1], dead);
+	count(&r->procs[1], dgemm, 500);
+	lib_counts_read(lc);
+	lib_counts_sum(lc, w);
+	CHECK_EQ_INT(w[0], 3);
+	CHECK_EQ_INT(w[1 + LIBFLOPS_FP64], 2 * 64 * 64 * 64 + 500);
+	CHECK_EQ_INT(w[1 + LIBFLOPS_FP32], 1000);
+	CHECK_EQ_INT(lib_counts_func(lc, dgemm).calls, 2);
+	CHECK_EQ_INT(lib_counts_func(lc, dgemm).flops, 2 * 64 * 64 * 64 + 500);
+	CHECK_EQ_INT(lib_counts_func(lc, libflops_nfuncs + 5).calls, 0);
+	CHECK_EQ_INT(lib_counts_procs(lc), 2);
+	/* most slots free: the exited process's slot is left alone */
+	CHECK_EQ_INT(r->procs[1].pid, dead);
+	CHECK_EQ_INT(lib_counts_procs_freed(lc), 0);
+
+	/* more calls: the totals grow by them */
+	count(&r->procs[0], dgemm, 10);
+	lib_counts_read(lc);
+	lib_counts_sum(lc, w);
+	CHECK_EQ_INT(w[0], 4);
+	CHECK_EQ_INT(w[1 + LIBFLOPS_FP64], 2 * 64 * 64 * 64 + 510);
+
+	/* a slot given to a new process between two reads (the counting
+	 * library zeroes it): the old counts stay, the new ones add, and the
+	 * old process's calls after the last read may be lost */
+	claim(&r->procs[2], dead);
+	count(&r->procs[2], sgemm, 7);
+	lib_counts_read(lc);
+	count(&r->procs[2], sgemm, 7); /* after the read: lost with the slot */
+	claim(&r->procs[2], me);
+	count(&r->procs[2], sgemm, 3);
+	lib_counts_read(lc);
+	lib_counts_sum(lc, w);
+	CHECK_EQ_INT(w[1 + LIBFLOPS_FP32], 1000 + 7 + 3);
+	CHECK_EQ_INT(lib_counts_procs_lost(lc), 1);
+
+	/* counts that go down in a slot (the target wrote its region): the
+	 * totals never do */
+	uint64_t before = w[1 + LIBFLOPS_FP64];
+	r->procs[0].f[dgemm].flops = 1;
+	lib_counts_read(lc);
+	lib_counts_sum(lc, w);
+	CHECK(w[1 + LIBFLOPS_FP64] >= before);
+	before = w[1 + LIBFLOPS_FP64];
+
+	/* the table fills up: an exited process's slot is read one last time
+	 * and freed (pid 0, zeroed) before the counting library would give
+	 * it away, and the totals keep its counts */
+	for (int i = 3; i < LIBFLOPS_MAX_PROCS / 2 + 4; i++)
+		claim(&r->procs[i], me);
+	count(&r->procs[1], dgemm, 40); /* the exited process's last call */
+	lib_counts_read(lc);
+	lib_counts_sum(lc, w);
+	CHECK_EQ_INT(r->procs[1].pid, 0);
+	CHECK_EQ_INT(r->procs[1].nused, 0);
+	CHECK_EQ_INT(r->procs[1].f[dgemm].calls, 0);
+	CHECK_EQ_INT(lib_counts_procs_freed(lc), 1);
+	CHECK_EQ_INT(w[1 + LIBFLOPS_FP64], before + 40);
+	/* the live ones are left alone */
+	CHECK_EQ_INT(r->procs[0].pid, me);
+	/* and a new process in the freed slot adds to the totals */
+	claim(&r->procs[1], me);
+	count(&r->procs[1], dgemm, 5);
+	lib_counts_read(lc);
+	lib_counts_sum(lc, w);
+	CHECK_EQ_INT(w[1 + LIBFLOPS_FP64], before + 45);
+	CHECK_EQ_INT(lib_counts_procs_lost(lc), 1);
+
+	lib_counts_free(lc);
+	lib_counts_free(NULL);
+	free(r);
+	return check_status();
+}
