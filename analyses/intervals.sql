@@ -6,12 +6,24 @@
 --   cpu_util   = cpus / run.ncpu
 --   hw_flops   = counted FLOPs (lane-weighted FP events) in the interval
 --   hfu        = hw_flops / (interval seconds * run.peak_flops)
+--   lib_flops  = FLOPs of the library calls (BLAS, oneDNN) of every process
+--                of the target in the interval (lib_reading, read with the
+--                groups); lib_calls the calls. The intervals' lib_flops add
+--                up to run.lib_flops exactly. NULL when calls were not
+--                counted, 0 when none was made
+--   lib_flops_per_s = lib_flops / interval seconds
+--   mfu        = lib_flops / (interval seconds * run.peak_flops): the MFU
+--                of the interval from its library FLOPs; 0 in an interval
+--                without calls of a run that made some, NULL in a run that
+--                made none (its FLOPs, if any, came from elsewhere) and for
+--                an emulated run (its times are the emulator's)
 -- t_ms is the end of the interval, from run.start_ns (exec, or attach).
 -- Counters that read 0 by construction (switches and migrations counted
 -- in user mode only) are left out, like in the step table.
 --
 -- Run by hand: sqlite3 -header -column run.sqlite < analyses/intervals.sql
-WITH r AS (SELECT start_ns, peak_flops, ncpu FROM run WHERE id = 1),
+WITH r AS (SELECT start_ns, peak_flops, ncpu, emulated,
+                  (SELECT max(lib_flops) FROM lib_reading) AS lib_total FROM run WHERE id = 1),
 d AS (
   SELECT ir.time_ns, c.col, c.weight,
          ir.raw - lag(ir.raw) OVER w AS draw,
@@ -38,10 +50,23 @@ t AS (
          sum(CASE WHEN col = 'instructions' THEN value END)    AS instructions,
          sum(CASE WHEN col LIKE 'hw_flops_%' THEN value END)   AS hw_flops
   FROM v
+  GROUP BY time_ns),
+-- the library calls, read at the same times (cumulative integers)
+lr AS (
+  SELECT time_ns,
+         time_ns - lag(time_ns) OVER w     AS dt,
+         lib_flops - lag(lib_flops) OVER w AS lib_flops,
+         lib_calls - lag(lib_calls) OVER w AS lib_calls
+  FROM lib_reading
+  WINDOW w AS (ORDER BY time_ns)),
+-- every interval either source has (both, in a recording)
+tt AS (
+  SELECT time_ns, max(dt) AS dt
+  FROM (SELECT time_ns, dt FROM t UNION ALL SELECT time_ns, dt FROM lr WHERE dt > 0)
   GROUP BY time_ns)
 SELECT
-  (t.time_ns - (SELECT start_ns FROM r)) / 1e6                  AS t_ms,
-  t.dt / 1e6                                                    AS interval_ms,
+  (tt.time_ns - (SELECT start_ns FROM r)) / 1e6                 AS t_ms,
+  tt.dt / 1e6                                                   AS interval_ms,
   t.cpu_ns / t.dt                                               AS cpus,
   t.cpu_ns / t.dt / (SELECT ncpu FROM r)                        AS cpu_util,
   t.ctx_switches                                                AS ctx_switches,
@@ -51,6 +76,14 @@ SELECT
   t.instructions                                                AS instructions,
   t.instructions / t.cycles                                     AS ipc,
   t.hw_flops                                                    AS hw_flops,
-  t.hw_flops / (t.dt / 1e9 * (SELECT peak_flops FROM r))        AS hfu
-FROM t
-ORDER BY t.time_ns;
+  t.hw_flops / (t.dt / 1e9 * (SELECT peak_flops FROM r))        AS hfu,
+  lr.lib_flops                                                  AS lib_flops,
+  lr.lib_calls                                                  AS lib_calls,
+  CASE WHEN (SELECT emulated FROM r) IS NULL
+       THEN lr.lib_flops / (tt.dt / 1e9) END                    AS lib_flops_per_s,
+  CASE WHEN (SELECT emulated FROM r) IS NULL AND (SELECT lib_total FROM r) > 0
+       THEN lr.lib_flops / (tt.dt / 1e9 * (SELECT peak_flops FROM r)) END AS mfu
+FROM tt
+LEFT JOIN t ON t.time_ns = tt.time_ns
+LEFT JOIN lr ON lr.time_ns = tt.time_ns
+ORDER BY tt.time_ns;

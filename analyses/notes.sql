@@ -8,7 +8,12 @@
 --            "count") declared from: the recorder's), flops_mismatch (declared vs library
 --            FLOPs outside 0.5-2x), lib_dtype (the library FLOPs are mostly
 --            of another dtype than the peak's), no_steps (no
---            complete step, and why, unless the recorder said it), lost_records,
+--            complete step, and why, unless the recorder said it; never
+--            --step FUNC for a stripped executable, run.exe_functions = 0),
+--            whole_run (no step in the run: what was measured instead, the
+--            whole run's library FLOPs, rates and MFU of view run_flops),
+--            lib_outside_steps (more than 10% of the run's library FLOPs
+--            were made outside the complete steps), lost_records,
 --            anomalies, incomplete_steps, state, exit, impossible (a step's
 --            or a phase's MFU, HFU or MBU above 100%), spec_low (a measured
 --            peak more than 10% above the spec one), warmup (the first steps
@@ -27,6 +32,7 @@
 -- Run by hand: sqlite3 -header -column run.sqlite < analyses/notes.sql
 WITH
 r AS (SELECT * FROM run WHERE id = 1),
+rf AS (SELECT * FROM run_flops),
 -- One scan of the steps for the counts below (a run may have a million):
 -- how many declared their FLOPs and bytes, and the highest rates, which
 -- say whether any utilization is above 100% (impossible). Which steps and
@@ -43,6 +49,8 @@ s AS MATERIALIZED (
          SUM(CASE WHEN flops_source = 'library' THEN lib_flops_bf16 END) AS lib_bf16,
          SUM(CASE WHEN flops_source = 'library' THEN lib_flops_fp16 END) AS lib_fp16,
          SUM(CASE WHEN flops_source = 'library' THEN lib_ops_int8 END)   AS lib_int8,
+         SUM(lib_flops)                      AS lib_all,
+         COUNT(lib_flops)                    AS n_lib,
          COUNT(CASE WHEN lib_flops > 0 THEN model_flops END)             AS n_both,
          SUM(CASE WHEN lib_flops > 0 THEN model_flops END)               AS both_declared,
          SUM(CASE WHEN model_flops IS NOT NULL THEN lib_flops END)       AS both_lib,
@@ -282,14 +290,90 @@ lines(ord, sub, kind, text, missing, alert) AS (
                 'no step began and ended while mfu-record was attached; attach for longer (--duration)'
               WHEN EXISTS (SELECT 1 FROM phase) THEN
                 'the program marks phases but never steps; call mfu_step_begin() and mfu_step_end() around '
-                || 'its loop body, or take steps from a function with --step FUNC'
+                || 'its loop body'
+                || CASE WHEN r.exe_functions = 0 THEN '' ELSE ', or take steps from a function with --step FUNC' END
               ELSE
                 'no step marker was seen; mark the program''s loop (mfu_step_begin() and mfu_step_end(), or '
-                || 'import mfu in Python) or take steps from a function with --step FUNC'
+                || 'import mfu in Python)'
+                -- a stripped executable: no symbol names its functions
+                || CASE WHEN r.exe_functions = 0 AND r.exe_usdt > 0 THEN
+                     ' or take steps from one of its USDT probes with --step sdt:PROVIDER:NAME (its executable '
+                     || 'is stripped: --step FUNC cannot find its functions)'
+                   WHEN r.exe_functions = 0 THEN
+                     ' (its executable is stripped: --step FUNC cannot find its functions)'
+                   ELSE ' or take steps from a function with --step FUNC' END
             END,
          1, 0
   FROM s CROSS JOIN r
   WHERE s.steps = 0 AND NOT EXISTS (SELECT 1 FROM main.note WHERE kind = 'no_steps')
+  UNION ALL
+  -- No step in the whole run: what was measured instead (view run_flops).
+  SELECT 4, 6, 'whole_run',
+         'without steps, the figures are the whole run''s, exec to end ('
+         || printf('%.1f', rf.wall_ns / 1e6) || ' ms): '
+         || CASE WHEN rf.lib_flops IS NULL THEN
+              'its library FLOPs are unknown ('
+              || CASE r.lib_counting WHEN 'off' THEN 'not counted: --no-lib-flops'
+                                     WHEN 'on' THEN 'the recording did not finish'
+                                     ELSE 'not counted: the lib_flops note says why' END
+              || '), and so is its MFU'
+              || CASE WHEN rf.cpu_ns > 0 THEN '; it kept ' || printf('%.2f', rf.cpu_ns / rf.wall_ns)
+                        || ' CPUs busy on average (' || printf('%.1f', rf.cpu_ns / 1e6) || ' ms of CPU time)'
+                      ELSE '' END
+            WHEN rf.lib_flops = 0 THEN
+              'it made no counted library call (BLAS, oneDNN), so its library FLOPs are 0, and its MFU is '
+              || 'unknown: FLOPs computed elsewhere (its own loops, JIT kernels) are counted only when declared '
+              || '(mfu_step_model) or by FP counters'
+            ELSE
+              CASE WHEN rf.lib_flops >= 1e12 THEN printf('%.4g T', rf.lib_flops / 1e12)
+                   WHEN rf.lib_flops >= 1e9 THEN printf('%.4g G', rf.lib_flops / 1e9)
+                   WHEN rf.lib_flops >= 1e6 THEN printf('%.4g M', rf.lib_flops / 1e6)
+                   WHEN rf.lib_flops >= 1e3 THEN printf('%.4g k', rf.lib_flops / 1e3)
+                   ELSE printf('%d ', rf.lib_flops) END
+              || 'FLOP of library calls (' || rf.lib_calls || CASE rf.lib_calls WHEN 1 THEN ' call' ELSE ' calls' END
+              || coalesce((SELECT ': ' || group_concat(printf('%.0f', v * 100.0 / rf.lib_flops) || '% ' || p, ', ')
+                           FROM (SELECT 'fp64' AS p, rf.lib_flops_fp64 AS v UNION ALL SELECT 'fp32', rf.lib_flops_fp32
+                                 UNION ALL SELECT 'bf16', rf.lib_flops_bf16 UNION ALL SELECT 'fp16', rf.lib_flops_fp16
+                                 UNION ALL SELECT 'int8 ops', rf.lib_ops_int8 ORDER BY v DESC)
+                           WHERE v > 0 AND rf.lib_flops > 0), '')
+              || ')'
+              || CASE WHEN rf.lib_flops_per_s IS NOT NULL THEN
+                   ', ' || CASE WHEN rf.lib_flops_per_s >= 1e12 THEN printf('%.4g T', rf.lib_flops_per_s / 1e12)
+                                WHEN rf.lib_flops_per_s >= 1e9 THEN printf('%.4g G', rf.lib_flops_per_s / 1e9)
+                                WHEN rf.lib_flops_per_s >= 1e6 THEN printf('%.4g M', rf.lib_flops_per_s / 1e6)
+                                WHEN rf.lib_flops_per_s >= 1e3 THEN printf('%.4g k', rf.lib_flops_per_s / 1e3)
+                                ELSE printf('%.4g ', rf.lib_flops_per_s) END || 'FLOP/s' ELSE '' END
+              || CASE WHEN rf.mfu IS NOT NULL THEN
+                   ': run_mfu ' || printf('%.2f', rf.mfu * 100) || '% of the ' || r.dtype || ' peak'
+                   || CASE WHEN rf.busy_mfu IS NOT NULL THEN
+                        ', busy_mfu ' || printf('%.2f', rf.busy_mfu * 100) || '% over the '
+                        || printf('%.1f', rf.cpu_ns / 1e6) || ' ms of CPU time it used' ELSE '' END
+                 ELSE ' (no peak: its MFU is unknown)' END
+            END
+         || CASE WHEN EXISTS (SELECT 1 FROM main.lib_reading) OR EXISTS (SELECT 1 FROM main.interval_reading) THEN
+              '; mfu-report intervals gives them every ' || printf('%g', r.interval_ns / 1e6) || ' ms'
+              || CASE WHEN rf.lib_flops > 0 THEN ', with the MFU of each' ELSE '' END
+            ELSE '' END,
+         rf.lib_flops IS NULL OR rf.lib_flops = 0, 0
+  FROM s CROSS JOIN r CROSS JOIN rf
+  WHERE s.steps = 0 AND r.emulated IS NULL AND r.end_ns IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM main.step WHERE complete = 1)
+  UNION ALL
+  -- Library FLOPs outside the steps: work the steps' MFU does not see.
+  SELECT 4, 7, 'lib_outside_steps',
+         printf('%.0f', 100.0 - s.lib_all * 100.0 / rf.lib_flops) || '% of the run''s library FLOPs ('
+         || CASE WHEN rf.lib_flops >= 1e12 THEN printf('%.4g T', rf.lib_flops / 1e12)
+                 WHEN rf.lib_flops >= 1e9 THEN printf('%.4g G', rf.lib_flops / 1e9)
+                 WHEN rf.lib_flops >= 1e6 THEN printf('%.4g M', rf.lib_flops / 1e6)
+                 WHEN rf.lib_flops >= 1e3 THEN printf('%.4g k', rf.lib_flops / 1e3)
+                 ELSE printf('%d ', rf.lib_flops) END
+         || 'FLOP in all) were made outside the ' || s.steps || CASE s.steps WHEN 1 THEN ' complete step' ELSE ' complete steps' END
+         || ' (before, between or after them: set-up, evaluation, checkpoints): the steps'' MFU leaves them out; '
+         || 'run_mfu' || CASE WHEN rf.mfu IS NOT NULL THEN ' (' || printf('%.2f', rf.mfu * 100) || '%)' ELSE '' END
+         || ' covers the whole run',
+         0, 0
+  FROM s CROSS JOIN rf
+  WHERE s.steps > 0 AND s.n_lib = s.steps AND rf.lib_flops > 0 AND s.lib_all < 0.9 * rf.lib_flops
   UNION ALL
   -- Lost records are the recorder's loss, not marker misuse: the threads
   -- that lost them have records_lost anomalies instead of misuse ones, and

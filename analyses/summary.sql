@@ -52,10 +52,25 @@
 --   common_steps  the steps that have both; mfu_common and hfu_common are
 --                 mfu and hfu over those same steps, the pair to compare
 --                 (hfu / mfu: recomputation and wasted lanes)
+-- The whole run, steps or none (view run_flops, docs/metrics.md "The whole
+-- run"): every library call of every process from exec to end.
+--   run_lib_flops, run_lib_calls  its library FLOPs and calls (NULL: not
+--                 counted); run_lib_flops_fp64 ... run_lib_ops_int8 by
+--                 precision
+--   run_lib_flops_per_s  run_lib_flops / run wall time
+--   run_mfu       run_lib_flops / (run wall time x peak_flops)
+--   run_cpu_ms    the run's busy CPU time: task-clock of all its threads
+--   busy_flops_per_s  run_lib_flops / run_cpu: FLOP per CPU-second used
+--   busy_mfu      run_lib_flops / (run_cpu x peak_flops / ncpu): the MFU of
+--                 the CPU time the target used (run_mfu / its CPU util)
+--   lib_in_steps  lib_flops / run_lib_flops: the share of the run's library
+--                 FLOPs made inside the complete steps counted here (the
+--                 rest: before, between and after them)
 --
 -- Run by hand: sqlite3 -header -column run.sqlite < analyses/summary.sql
 WITH
 r AS (SELECT * FROM run WHERE id = 1),
+rf AS (SELECT * FROM run_flops),
 agg AS MATERIALIZED (
   SELECT
     COUNT(*)                                                   AS steps,
@@ -118,6 +133,19 @@ SELECT
   agg.lib_flops                                                AS lib_flops,
   agg.both_declared / nullif(agg.both_lib, 0)                  AS lib_ratio,
   r.lib_counting                                               AS lib_counting,
+  rf.lib_flops                                                 AS run_lib_flops,
+  rf.lib_calls                                                 AS run_lib_calls,
+  rf.lib_flops_per_s                                           AS run_lib_flops_per_s,
+  rf.mfu                                                       AS run_mfu,
+  rf.cpu_ns / 1e6                                              AS run_cpu_ms,
+  rf.busy_flops_per_s                                          AS busy_flops_per_s,
+  rf.busy_mfu                                                  AS busy_mfu,
+  agg.lib_flops / nullif(rf.lib_flops, 0)                      AS lib_in_steps,
+  rf.lib_flops_fp64                                            AS run_lib_flops_fp64,
+  rf.lib_flops_fp32                                            AS run_lib_flops_fp32,
+  rf.lib_flops_bf16                                            AS run_lib_flops_bf16,
+  rf.lib_flops_fp16                                            AS run_lib_flops_fp16,
+  rf.lib_ops_int8                                              AS run_lib_ops_int8,
   agg.mean_ns / 1e6                                            AS mean_step_ms,
   pct.p50_ns / 1e6                                             AS p50_step_ms,
   pct.p95_ns / 1e6                                             AS p95_step_ms,
@@ -157,4 +185,5 @@ SELECT
   agg.common_hw / (agg.common_ns / 1e9 * r.peak_flops)         AS hfu_common
 FROM agg
 CROSS JOIN pct
-LEFT JOIN r;
+LEFT JOIN r
+LEFT JOIN rf;

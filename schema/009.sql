@@ -99,7 +99,15 @@ CREATE TABLE run (
   lib_flops_bf16  INTEGER CHECK (lib_flops_bf16 >= 0),
   lib_flops_fp16  INTEGER CHECK (lib_flops_fp16 >= 0),
   lib_ops_int8    INTEGER CHECK (lib_ops_int8 >= 0),
-  lib_calls       INTEGER CHECK (lib_calls >= 0)
+  lib_calls       INTEGER CHECK (lib_calls >= 0),
+  -- What --step can name in the launched executable (for the advice of a
+  -- run without steps): exe_functions 1 when its symbol tables name
+  -- functions it defines (.symtab, its debug file's, exported .dynsym
+  -- ones), 0 when stripped (--step FUNC cannot find them); exe_usdt its
+  -- USDT probes (--step sdt:PROVIDER:NAME). NULL: not looked at (attached,
+  -- not an ELF file).
+  exe_functions   INTEGER,
+  exe_usdt        INTEGER
 );
 
 -- Every peak the machine model knows for this run (per dtype and scope), with
@@ -519,18 +527,19 @@ CREATE TABLE lib_reading (
 --                      of the CPU time the target used (its CPUs' share of
 --                      the peak while busy; mfu / cpu_util)
 --   cpu_util           cpu time / (wall x ncpu)
--- NULL when unknown (no counted calls, no peak, an emulated run's times,
--- which are the emulator's).
+-- NULL when unknown (calls not counted, no peak, an emulated run's times,
+-- which are the emulator's); mfu and busy_mfu also when no call was made
+-- (lib_flops 0: the FLOPs, if any, came from elsewhere), as a step's MFU.
 CREATE VIEW run_flops AS
 SELECT r.lib_flops, r.lib_flops_fp64, r.lib_flops_fp32, r.lib_flops_bf16, r.lib_flops_fp16,
        r.lib_ops_int8, r.lib_calls,
        r.end_ns - r.start_ns AS wall_ns,
        c.cpu_ns,
        CASE WHEN r.emulated IS NULL THEN r.lib_flops / ((r.end_ns - r.start_ns) / 1e9) END AS lib_flops_per_s,
-       CASE WHEN r.emulated IS NULL AND r.peak_flops > 0
+       CASE WHEN r.emulated IS NULL AND r.peak_flops > 0 AND r.lib_flops > 0
             THEN r.lib_flops / ((r.end_ns - r.start_ns) / 1e9 * r.peak_flops) END AS mfu,
        CASE WHEN r.emulated IS NULL THEN r.lib_flops / (c.cpu_ns / 1e9) END AS busy_flops_per_s,
-       CASE WHEN r.emulated IS NULL AND r.peak_flops > 0 AND r.ncpu > 0
+       CASE WHEN r.emulated IS NULL AND r.peak_flops > 0 AND r.ncpu > 0 AND r.lib_flops > 0
             THEN r.lib_flops / (c.cpu_ns / 1e9 * r.peak_flops / r.ncpu) END AS busy_mfu,
        CASE WHEN r.emulated IS NULL AND r.ncpu > 0
             THEN c.cpu_ns / ((r.end_ns - r.start_ns) * r.ncpu) END AS cpu_util

@@ -117,6 +117,45 @@ static void say(struct session *s, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* How a run without steps gets per-step figures, for the executable it
+ * ran (run.exe_functions, exe_usdt): never --step FUNC for a stripped one,
+ * whose symbol tables name none of its functions. */
+static void step_advice(struct session *s, char *buf, size_t len)
+{
+	char exe[PATH_MAX];
+	const char *base;
+	int functions = -1;
+	long usdt = -1;
+
+	if (!s->attached && probe_steps_program(s->o.argv[0], exe, sizeof(exe)) == 0 &&
+	    probes_exe_names(exe, &functions, &usdt) != 0) {
+		functions = -1;
+		usdt = -1;
+	}
+	if (functions >= 0)
+		(void)writer_run_exe(s->d.writer, functions, usdt); /* a fact for the notes; not vital */
+	base = strrchr(s->o.argv[0], '/');
+	base = base ? base + 1 : s->o.argv[0];
+	if (strncmp(base, "python", 6) == 0)
+		strbuf(buf, len, "mark its loop (import mfu; with mfu.step(): ..., which says on stderr when "
+		       "it cannot load libmfu) or take steps from a Python function with --step "
+		       "py:MODULE.FUNC");
+	else if (functions == 0 && usdt > 0)
+		strbuf(buf, len, "its executable is stripped (no symbol table names its functions, so --step "
+		       "FUNC cannot find them), but it has %ld USDT probe%s (readelf -n %s): take steps from "
+		       "one with --step sdt:PROVIDER:NAME, or mark its loop in its source (C: link libmfu, "
+		       "pkg-config mfu)", usdt, usdt == 1 ? "" : "s", exe);
+	else if (functions == 0)
+		strbuf(buf, len, "its executable is stripped (no symbol table names its functions, so --step "
+		       "FUNC cannot find them): mark its loop in its source (C: link libmfu, pkg-config mfu) "
+		       "or build it with symbols for --step FUNC; --step LIB:FUNC makes each call of a "
+		       "shared library's function a step");
+	else
+		strbuf(buf, len, "mark its loop (C: link libmfu, pkg-config mfu; Python: import mfu, which "
+		       "says on stderr when it cannot load libmfu) or take steps from a function with "
+		       "--step FUNC");
+}
+
 /* A launched target's markers never reached the recorder: why, as far as
  * this recording can tell. The program may never have called one, or a
  * process of it that did lost mfu-record's descriptors and could not get
@@ -126,7 +165,8 @@ static void no_marker_note(struct session *s, char *note, size_t len)
 {
 	sqlite3_stmt *st = NULL;
 	int known = s->d.sampler != NULL, pid = 0;
-	char lib[512] = "";
+	char lib[512] = "", advice[700];
+	const char *whole = s->o.interval_ms ? " and each -I interval's (intervals)" : "";
 
 	if (known && sqlite3_prepare_v2(s->db, "SELECT pid, path FROM mapping WHERE path LIKE '%/libmfu.so%' "
 					"ORDER BY time_ns LIMIT 1", -1, &st, NULL) == SQLITE_OK &&
@@ -135,6 +175,7 @@ static void no_marker_note(struct session *s, char *note, size_t len)
 		strbuf(lib, sizeof(lib), "%s", (const char *)sqlite3_column_text(st, 1));
 	}
 	sqlite3_finalize(st);
+	step_advice(s, advice, sizeof(advice));
 	if (pid)
 		strbuf(note, len, "no marker reached mfu-record, although process %d loaded libmfu (%s): it called "
 		       "no mfu_step_begin() or mfu_phase_begin(), or it lost mfu-record's descriptors (a launcher "
@@ -143,14 +184,14 @@ static void no_marker_note(struct session *s, char *note, size_t len)
 		       "mfu-record inside the launcher: mpirun -n N mfu-record -o run.%%r.sqlite -- app", pid, lib);
 	else if (known)
 		strbuf(note, len, "no marker was seen, and no process of the command loaded libmfu, so there are "
-		       "no steps; mark its loop (C: link libmfu, pkg-config mfu; Python: import mfu, which says "
-		       "on stderr when it cannot load libmfu) or take steps from a function with --step FUNC");
+		       "no steps, and the figures are the whole run's (summary: run_lib_flops, run_mfu)%s; for "
+		       "per-step figures, %s", whole, advice);
 	else
 		strbuf(note, len, "no marker was seen, so there are no steps: the program called no "
-		       "mfu_step_begin() or mfu_phase_begin() (mark its loop: C: link libmfu, pkg-config mfu; "
-		       "Python: import mfu), or a launcher between mfu-record and it closed mfu-record's "
-		       "descriptors where it could not ask for them again (then run mfu-record inside the "
-		       "launcher); or take steps from a function with --step FUNC");
+		       "mfu_step_begin() or mfu_phase_begin(), or a launcher between mfu-record and it closed "
+		       "mfu-record's descriptors where it could not ask for them again (then run mfu-record "
+		       "inside the launcher); the figures are the whole run's (summary: run_lib_flops, "
+		       "run_mfu)%s; for per-step figures, %s", whole, advice);
 }
 
 static int store_end_notes(struct session *s, uint64_t lost)
@@ -169,7 +210,7 @@ static int store_end_notes(struct session *s, uint64_t lost)
 		rc = writer_note(s->d.writer, s->d.records ? "launcher_fds" : "no_steps", refused_note);
 	}
 	if (!rc && !s->attached && !s->d.probes && !s->pyhook && s->d.records == 0 && !refused) {
-		char note[1024];
+		char note[1536];
 		no_marker_note(s, note, sizeof(note));
 		say(s, PROG ": note: %s\n", note);
 		rc = writer_note(s->d.writer, "no_steps", note);

@@ -79,11 +79,14 @@ static const struct column_style column_styles[] = {
 	{ "hfu_common", "HFU common steps %", STYLE_UTIL },
 	{ "job_mfu", "job MFU %", STYLE_UTIL },
 	{ "dram_bw_util", "DRAM BW %", STYLE_UTIL },
+	{ "run_mfu", "run MFU %", STYLE_UTIL },
+	{ "busy_mfu", "busy MFU %", STYLE_UTIL },
 	{ "compute_efficiency", "compute eff %", STYLE_UTIL },
 	/* fractions without a suffix */
 	{ "share", "share %", STYLE_PCT },
 	{ "change", "change %", STYLE_PCT }, /* --diff: new / base - 1 */
 	{ "hw_fraction", "counted %", STYLE_PCT },
+	{ "lib_in_steps", "lib in steps %", STYLE_PCT },
 	{ "idle", "idle %", STYLE_PCT },
 	{ "kernel", "kernel %", STYLE_PCT },
 	{ "sync", "sync %", STYLE_PCT },
@@ -109,6 +112,12 @@ static const struct column_style column_styles[] = {
 	{ "hw_flops_fp64", "HW FLOP fp64", STYLE_ENG },
 	{ "hw_flops_fp32", "HW FLOP fp32", STYLE_ENG },
 	{ "hw_flops_fp16", "HW FLOP fp16", STYLE_ENG },
+	{ "run_lib_flops_fp64", "run lib FLOP fp64", STYLE_ENG },
+	{ "run_lib_flops_fp32", "run lib FLOP fp32", STYLE_ENG },
+	{ "run_lib_flops_bf16", "run lib FLOP bf16", STYLE_ENG },
+	{ "run_lib_flops_fp16", "run lib FLOP fp16", STYLE_ENG },
+	{ "run_lib_ops_int8", "run lib ops int8", STYLE_ENG },
+	{ "busy_flops_per_s", "busy FLOP/CPU-s", STYLE_ENG },
 	{ "value", "value", STYLE_ENG },
 	{ "per_s", "per s", STYLE_ENG },
 	/* other headers */

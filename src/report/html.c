@@ -324,41 +324,47 @@ static void out_step_value(struct html *h, sqlite3_stmt *st, int i, int kind, co
 		out_write(h, num, (size_t)snprintf(num, sizeof(num), "%.6g", v));
 }
 
-/* "steps": {"columns": ..., "rows": [[step, begin_ms, ...], ...],
- * "texts": {"flops_source": [...]}}: one row per complete step, streamed
- * (a million steps are never held in memory). */
-static int out_steps(struct html *h)
+/* "@key": {"columns": ..., "rows": [[...], ...], "texts": {"@text_column":
+ * [...]}}: the @ncols @columns of analysis @name, one row per row,
+ * streamed (a million steps are never held in memory); a text column's
+ * values go as indexes into its list. */
+static int out_series(struct html *h, const char *name, const char *key, const char *const *columns, size_t ncols,
+		      const char *text_column)
 {
-	int idx[ARRAY_SIZE(step_columns)], kind[ARRAY_SIZE(step_columns)];
+	int idx[16], kind[16];
 	const char *texts[MAX_TEXTS];
 	size_t ntexts = 0, n = 0;
 	sqlite3_stmt *st = NULL;
-	int rc = prepare(h, "steps", &st);
+	int rc;
 
+	if (ncols > ARRAY_SIZE(idx))
+		return -EINVAL;
+	rc = prepare(h, name, &st);
 	if (rc)
 		return rc;
-	for (size_t c = 0; c < ARRAY_SIZE(step_columns); c++) {
-		size_t len = strlen(step_columns[c]);
+	for (size_t c = 0; c < ncols; c++) {
+		size_t len = strlen(columns[c]);
 
 		idx[c] = -1;
 		for (int i = 0; i < sqlite3_column_count(st); i++)
-			if (strcmp(sqlite3_column_name(st, i), step_columns[c]) == 0)
+			if (strcmp(sqlite3_column_name(st, i), columns[c]) == 0)
 				idx[c] = i;
 		if (idx[c] < 0) {
-			strbuf(h->err, h->errlen, "steps: no column %s", step_columns[c]);
+			strbuf(h->err, h->errlen, "%s: no column %s", name, columns[c]);
 			rc = -EIO;
 			goto out;
 		}
-		kind[c] = strcmp(step_columns[c], "flops_source") == 0 ? 't'
-			  : len > 3 && strcmp(step_columns[c] + len - 3, "_ms") == 0 ? 'm' : 'f';
+		kind[c] = text_column && strcmp(columns[c], text_column) == 0 ? 't'
+			  : len > 3 && strcmp(columns[c] + len - 3, "_ms") == 0 ? 'm' : 'f';
 	}
-	out_str(h, "\"steps\":{\"columns\":[");
-	for (size_t c = 0; c < ARRAY_SIZE(step_columns); c++) {
+	out_json_cstr(h, key);
+	out_str(h, ":{\"columns\":[");
+	for (size_t c = 0; c < ncols; c++) {
 		char label[64];
-		const char *style = format_column_style(step_columns[c], label, sizeof(label));
+		const char *style = format_column_style(columns[c], label, sizeof(label));
 
 		out_str(h, c ? ",[" : "[");
-		out_json_cstr(h, step_columns[c]);
+		out_json_cstr(h, columns[c]);
 		out_str(h, ",");
 		out_json_cstr(h, label);
 		out_str(h, ",");
@@ -368,7 +374,7 @@ static int out_steps(struct html *h)
 	out_str(h, "],\"rows\":[");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		out_str(h, n++ ? ",\n[" : "\n[");
-		for (size_t c = 0; c < ARRAY_SIZE(step_columns); c++) {
+		for (size_t c = 0; c < ncols; c++) {
 			if (c)
 				out_str(h, ",");
 			out_step_value(h, st, idx[c], kind[c], texts, &ntexts);
@@ -378,21 +384,44 @@ static int out_steps(struct html *h)
 			break;
 	}
 	if (rc != SQLITE_DONE && !h->werr) {
-		rc = sql_error(h, "steps");
+		rc = sql_error(h, name);
 		goto out;
 	}
-	out_str(h, "],\"texts\":{\"flops_source\":[");
-	for (size_t k = 0; k < ntexts; k++) {
-		out_str(h, k ? "," : "");
-		out_json_cstr(h, texts[k]);
+	out_str(h, "],\"texts\":{");
+	if (text_column) {
+		out_json_cstr(h, text_column);
+		out_str(h, ":[");
+		for (size_t k = 0; k < ntexts; k++) {
+			out_str(h, k ? "," : "");
+			out_json_cstr(h, texts[k]);
+		}
+		out_str(h, "]");
 	}
-	out_str(h, "]}}");
+	out_str(h, "}}");
 	rc = h->werr;
 out:
 	for (size_t k = 0; k < ntexts; k++)
 		free((void *)texts[k]);
 	sqlite3_finalize(st);
 	return rc;
+}
+
+/* "steps": every complete step, what the time series draws. */
+static int out_steps(struct html *h)
+{
+	return out_series(h, "steps", "steps", step_columns, ARRAY_SIZE(step_columns), "flops_source");
+}
+
+/* The columns of the intervals section the MFU-over-time chart draws and
+ * shows on hover, in this order. */
+static const char *const interval_columns[] = {
+	"t_ms", "interval_ms", "mfu", "lib_flops_per_s", "lib_flops", "lib_calls", "cpu_util",
+};
+
+/* "intervals": every interval reading (-I), for MFU over time. */
+static int out_intervals(struct html *h)
+{
+	return out_series(h, "intervals", "intervals", interval_columns, ARRAY_SIZE(interval_columns), NULL);
 }
 
 /* ---- the steps' breakdown, summed ---- */
@@ -497,6 +526,7 @@ static const char page_sections[] =
 	"<section id=\"overview\"></section>\n"
 	"<section id=\"notes\"></section>\n"
 	"<section id=\"series\"></section>\n"
+	"<section id=\"timeline\"></section>\n"
 	"<section id=\"phases\"></section>\n"
 	"<section id=\"waterfall\"></section>\n"
 	"<section id=\"roofline\"></section>\n"
@@ -544,6 +574,9 @@ static int out_data(struct html *h, const struct html_info *info)
 		return rc;
 	out_str(h, ",\n");
 	if ((rc = out_steps(h)))
+		return rc;
+	out_str(h, ",\n");
+	if ((rc = out_intervals(h)))
 		return rc;
 	out_str(h, "}");
 	return h->werr;

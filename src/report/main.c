@@ -215,7 +215,7 @@ static int skip_steps_sql_from(long n, const char *steps, const char *phases, ch
 		      "-- mfu-report --skip-steps %ld: TEMP views that shadow the tables (SQLite finds a\n"
 		      "-- TEMP name first) and keep what follows the first %ld complete steps: the\n"
 		      "-- later steps, their phases (outside steps: by begin time), samples,\n"
-		      "-- off-CPU intervals and counter readings.\n"
+		      "-- off-CPU intervals, counter and library-call readings.\n"
 		      "CREATE TEMP VIEW mfu_skip AS SELECT\n"
 		      "  coalesce((SELECT step FROM %s WHERE complete = 1 ORDER BY step LIMIT 1 OFFSET %ld),\n"
 		      "           9223372036854775807) AS step,\n"
@@ -228,6 +228,10 @@ static int skip_steps_sql_from(long n, const char *steps, const char *phases, ch
 		      "CREATE TEMP VIEW offcpu AS SELECT * FROM main.offcpu WHERE end_ns > (SELECT begin_ns FROM mfu_skip);\n"
 		      "CREATE TEMP VIEW interval_reading AS SELECT * FROM main.interval_reading\n"
 		      "  WHERE time_ns >= coalesce((SELECT MAX(time_ns) FROM main.interval_reading\n"
+		      "                             WHERE time_ns <= (SELECT begin_ns FROM mfu_skip)),\n"
+		      "                            (SELECT begin_ns FROM mfu_skip));\n"
+		      "CREATE TEMP VIEW lib_reading AS SELECT * FROM main.lib_reading\n"
+		      "  WHERE time_ns >= coalesce((SELECT MAX(time_ns) FROM main.lib_reading\n"
 		      "                             WHERE time_ns <= (SELECT begin_ns FROM mfu_skip)),\n"
 		      "                            (SELECT begin_ns FROM mfu_skip));\n",
 		      n, n, steps, n, steps, n, steps, phases);
@@ -265,7 +269,7 @@ static int note_view(sqlite3 *db, int quiet, int hw_from, char *err, size_t errl
  * the other run's counts. */
 static int skip_steps(sqlite3 *db, long n, int hw_from, char *err, size_t errlen)
 {
-	char sql[2048];
+	char sql[4096];
 
 	if (!n && !hw_from)
 		return 0;
@@ -567,7 +571,7 @@ static int print_sql(const char *name, int skip)
 		return EXIT_DATA;
 	}
 	if (skip > 0) {
-		char views[2048];
+		char views[4096];
 
 		if (skip_steps_sql(skip, views, sizeof(views))) {
 			fprintf(stderr, PROG ": the --skip-steps SQL does not fit\n");

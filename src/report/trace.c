@@ -1,4 +1,5 @@
 #include "trace.h"
+#include "analysis.h"
 #include "format.h"
 #include "format_impl.h"
 #include "util.h"
@@ -531,6 +532,110 @@ out:
 	return rc;
 }
 
+/* ---- MFU over time: the intervals ---- */
+
+/* The tracks of the interval readings (-I): the columns of the intervals
+ * analysis each shows, on the target's process. Their own names: the
+ * per-step tracks (MFU, CPU util) hold a step's value, these an
+ * interval's, steps or none. */
+static const struct {
+	const char *column, *track;
+} interval_defs[] = {
+	{ "mfu", "MFU (intervals)" },
+	{ "lib_flops_per_s", "lib FLOP/s (intervals)" },
+	{ "cpu_util", "CPU util (intervals)" },
+};
+
+static void t_track(struct trace *t, int64_t pid, int64_t ns, const char *track, double v)
+{
+	t_event(t);
+	t_str(t, "\"ph\":\"C\",\"name\":\"");
+	t_str(t, track);
+	t_str(t, "\",\"pid\":");
+	t_i64(t, pid);
+	t_str(t, ",\"ts\":");
+	t_us(t, ns, t->origin);
+	t_str(t, ",\"args\":{\"value\":");
+	t_double(t, v);
+	t_str(t, "}}");
+	t->counts.counters++;
+}
+
+/* Each interval's values from its start, as the intervals analysis has
+ * them (its one definition of the interval's MFU); a track drops to 0 at
+ * the end of the last interval, and where an interval has no value for it
+ * (unknown: no gap is drawn as 0 otherwise). Tracks no interval has a
+ * value for are not written. */
+static int write_interval_counters(struct trace *t)
+{
+	const struct analysis *a = analysis_find("intervals");
+	sqlite3_stmt *st = NULL, *rs = NULL;
+	int col[ARRAY_SIZE(interval_defs)], it = -1, idt = -1, rc;
+	unsigned set = 0;
+	int64_t pid = 0, end = INT64_MIN;
+	char msg[512];
+
+	if (!a)
+		return 0;
+	rc = prepare(t, "the run", "SELECT target_pid, start_ns FROM run WHERE id = 1", &rs);
+	if (rc)
+		return rc;
+	if (sqlite3_step(rs) == SQLITE_ROW)
+		pid = sqlite3_column_int64(rs, 0);
+	sqlite3_finalize(rs);
+	rc = analysis_prepare(a, t->db, &st, msg, sizeof(msg));
+	if (rc) {
+		strbuf(t->err, t->errlen, "intervals: %s", msg);
+		return rc == -ENOMEM ? -ENOMEM : -EIO;
+	}
+	for (int c = 0; c < sqlite3_column_count(st); c++) {
+		const char *name = sqlite3_column_name(st, c);
+		if (strcmp(name, "t_ms") == 0)
+			it = c;
+		else if (strcmp(name, "interval_ms") == 0)
+			idt = c;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(interval_defs); i++) {
+		col[i] = -1;
+		for (int c = 0; c < sqlite3_column_count(st); c++)
+			if (strcmp(sqlite3_column_name(st, c), interval_defs[i].column) == 0)
+				col[i] = c;
+	}
+	if (it < 0 || idt < 0) {
+		sqlite3_finalize(st);
+		return 0;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		/* t_ms is from run.start_ns, the trace's origin: back to ns */
+		double t_ms = sqlite3_column_double(st, it), dt_ms = sqlite3_column_double(st, idt);
+		int64_t e, b;
+
+		if (!isfinite(t_ms) || !isfinite(dt_ms) || fabs(t_ms) > 9e12 || dt_ms < 0 || dt_ms > 9e12 ||
+		    __builtin_add_overflow(t->origin, (int64_t)llround(t_ms * 1e6), &e) ||
+		    __builtin_sub_overflow(e, (int64_t)llround(dt_ms * 1e6), &b))
+			continue; /* an edited database's: no time to put it at */
+		for (size_t i = 0; i < ARRAY_SIZE(interval_defs); i++) {
+			int known = col[i] >= 0 && sqlite3_column_type(st, col[i]) != SQLITE_NULL &&
+				    isfinite(sqlite3_column_double(st, col[i]));
+			if (known) {
+				t_track(t, pid, b, interval_defs[i].track, sqlite3_column_double(st, col[i]));
+				set |= 1u << i;
+			} else if (set & (1u << i)) {
+				t_track(t, pid, b, interval_defs[i].track, 0);
+				set &= ~(1u << i);
+			}
+		}
+		end = e;
+		t->counts.intervals++;
+	}
+	rc = loop_end(t, rc, "intervals");
+	for (size_t i = 0; !rc && i < ARRAY_SIZE(interval_defs); i++)
+		if (set & (1u << i))
+			t_track(t, pid, end, interval_defs[i].track, 0);
+	sqlite3_finalize(st);
+	return rc;
+}
+
 /* ---- off-CPU intervals ---- */
 
 /* Where the thread left the CPU: "function <- caller" of the interval's
@@ -725,7 +830,8 @@ static int write_metadata(struct trace *t)
 	} counts[] = {
 		{ "steps", t->counts.steps },       { "phases", t->counts.phases },
 		{ "incomplete", t->counts.incomplete }, { "offcpu", t->counts.offcpu },
-		{ "counters", t->counts.counters }, { "samples", t->counts.samples },
+		{ "counters", t->counts.counters }, { "intervals", t->counts.intervals },
+		{ "samples", t->counts.samples },
 		{ "names", t->counts.names },
 	};
 	int rc = prepare(t, "the run", run_sql, &st);
@@ -797,6 +903,8 @@ int trace_write(sqlite3 *db, FILE *out, struct trace_counts *counts, char *err, 
 	}
 	if (!rc)
 		rc = write_intervals(t);
+	if (!rc)
+		rc = write_interval_counters(t);
 	if (!rc)
 		rc = write_offcpu(t);
 	if (!rc)

@@ -24,6 +24,7 @@ struct trace_counts {
 	uint64_t incomplete; /* steps and phases that never ended: instants */
 	uint64_t offcpu;     /* off-CPU intervals: slices */
 	uint64_t counters;   /* counter events */
+	uint64_t intervals;  /* interval readings (-I) put on the interval tracks */
 	uint64_t samples;    /* cpu-clock samples: instants */
 	uint64_t names;      /* process and thread name events */
 };

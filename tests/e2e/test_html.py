@@ -231,6 +231,20 @@ setTimeout(function () {
     }
   }
   out.phaseBars = document.querySelectorAll('#phases-chart g.bar-phase').length;
+  // MFU over time: the intervals, drawn, and one interval's values on hover
+  var tl = document.querySelector('#timeline-chart');
+  if (tl) {
+    var ts = tl.querySelector('svg'), tp = tl.querySelector('path.tseries-mfu');
+    out.timeline = { intervals: tl.getAttribute('data-intervals'), drawn: ts ? ts.getAttribute('data-drawn') : null,
+                     mfuPath: tp ? tp.getAttribute('d').length : 0, runLine: tl.querySelectorAll('line.runmfu').length,
+                     text: tl.textContent };
+    if (ts) {
+      var tb = ts.getBoundingClientRect();
+      ts.dispatchEvent(new MouseEvent('mousemove', { clientX: tb.left + tb.width / 2, clientY: tb.top + tb.height / 2,
+                                                     bubbles: true, cancelable: true }));
+      out.timeline.tip = tl.querySelector('.tooltip').textContent;
+    }
+  }
   out.errors = __t.errors;
   out.csp = __t.csp;
   out.resources = performance.getEntriesByType('resource').map(function (e) { return e.name; });
@@ -244,8 +258,80 @@ setTimeout(function () {
 BIG = 10_000 if mfutest.SANITIZED else 100_000
 
 
+class ChromiumPage:
+    """Drawing a report in headless Chromium and checking what it drew, for
+    a unittest.TestCase (test_unmarked.py draws its MFU over time with it)."""
+
+    def need_chromium(self):
+        if not CHROMIUM:
+            self.skipTest('no headless Chromium (apt-get install chromium-headless-shell)')
+
+    def draw(self, html_path, with_probe=True):
+        """Chromium's DOM of the page (with the monitor and probe scripts
+        injected into a copy), its screenshot (PNG bytes) and its log."""
+        self.need_chromium()
+        with open(html_path, encoding='utf-8') as f:
+            text = f.read()
+        if with_probe:
+            text = text.replace('<head>\n', '<head>\n' + MONITOR + '\n', 1)
+            i = text.rindex('</body>')
+            text = text[:i] + PROBE + '\n' + text[i:]
+        probe = html_path[:-5] + '-probe.html'
+        with open(probe, 'w', encoding='utf-8') as f:
+            f.write(text)
+        common = ['--disable-gpu', '--no-first-run', '--disable-extensions', '--disable-sync',
+                  '--disable-background-networking', '--disable-component-update',
+                  '--host-resolver-rules=MAP * ~NOTFOUND', '--proxy-server=127.0.0.1:9',
+                  '--enable-logging=stderr', '--v=0', '--window-size=1280,2000']
+        if os.geteuid() == 0:
+            common.append('--no-sandbox')
+        url = 'file://' + probe
+        # Chromium is not ours: under a sanitizer build the suite preloads
+        # ASan's runtime into every program, which only slows Chromium down
+        env = {k: v for k, v in os.environ.items() if k not in ('LD_PRELOAD', 'ASAN_OPTIONS', 'UBSAN_OPTIONS')}
+        with tempfile.TemporaryDirectory(prefix='mfu-chromium-') as prof:
+            r = mfutest.run_chromium(CHROMIUM + common + ['--user-data-dir=' + prof, '--virtual-time-budget=5000',
+                                                          '--dump-dom', url], timeout=180, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr.decode(errors='replace')[-2000:])
+        dom, log = r.stdout.decode('utf-8', errors='replace'), r.stderr.decode(errors='replace')
+        shot = html_path[:-5] + '.png'
+        with tempfile.TemporaryDirectory(prefix='mfu-chromium-') as prof:
+            r = mfutest.run_chromium(CHROMIUM + common + ['--user-data-dir=' + prof, '--screenshot=' + shot, url],
+                                     timeout=180, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr.decode(errors='replace')[-2000:])
+        log += r.stderr.decode(errors='replace')
+        with open(shot, 'rb') as f:
+            png = f.read()
+        return dom, png, log
+
+    def check_drawn(self, dom, png, log):
+        """No error, no request, and a screenshot with something in it."""
+        console = [l for l in log.splitlines() if 'CONSOLE' in l or 'Uncaught' in l]
+        self.assertEqual(console, [], 'console messages')
+        for word in ('net::ERR', 'Failed to load resource', 'Refused to'):
+            self.assertNotIn(word, log)
+        m = re.search(r'data-test="([^"]*)"', dom)
+        self.assertTrue(m, 'the probe did not run')
+        got = json.loads(html.unescape(m.group(1)))
+        self.assertEqual(got['ready'], 'ok', got.get('failures'))
+        self.assertEqual(got['errors'], [])
+        self.assertEqual(got['csp'], [], 'requests the page tried')
+        self.assertEqual(got['resources'], [], 'resources the page loaded')
+        self.assertEqual(got['images'], 0)
+        width, height, bpp, rows = decode_png(png)
+        self.assertEqual((width, height), (1280, 2000))
+        # not blank: many rows with more than one colour, many colours
+        busy = sum(1 for r in rows[::4] if r.count(r[:bpp]) * bpp != len(r))
+        colours = set()
+        for r in rows[::16]:
+            colours.update(r[i:i + 3] for i in range(0, len(r), bpp * 8))
+        self.assertGreater(busy, len(rows[::4]) // 4)
+        self.assertGreater(len(colours), 20)
+        return got
+
+
 @unittest.skipUnless(os.path.exists(REPORT), 'MFU_REPORT is not set (run through meson test)')
-class HtmlTest(unittest.TestCase):
+class HtmlTest(ChromiumPage, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls._tmp = tempfile.TemporaryDirectory(prefix='mfu-html-')
@@ -399,73 +485,6 @@ class HtmlTest(unittest.TestCase):
 
     # ---- drawn by Chromium ----
 
-    def need_chromium(self):
-        if not CHROMIUM:
-            self.skipTest('no headless Chromium (apt-get install chromium-headless-shell)')
-
-    def draw(self, html_path, with_probe=True):
-        """Chromium's DOM of the page (with the monitor and probe scripts
-        injected into a copy), its screenshot (PNG bytes) and its log."""
-        self.need_chromium()
-        with open(html_path, encoding='utf-8') as f:
-            text = f.read()
-        if with_probe:
-            text = text.replace('<head>\n', '<head>\n' + MONITOR + '\n', 1)
-            i = text.rindex('</body>')
-            text = text[:i] + PROBE + '\n' + text[i:]
-        probe = html_path[:-5] + '-probe.html'
-        with open(probe, 'w', encoding='utf-8') as f:
-            f.write(text)
-        common = ['--disable-gpu', '--no-first-run', '--disable-extensions', '--disable-sync',
-                  '--disable-background-networking', '--disable-component-update',
-                  '--host-resolver-rules=MAP * ~NOTFOUND', '--proxy-server=127.0.0.1:9',
-                  '--enable-logging=stderr', '--v=0', '--window-size=1280,2000']
-        if os.geteuid() == 0:
-            common.append('--no-sandbox')
-        url = 'file://' + probe
-        # Chromium is not ours: under a sanitizer build the suite preloads
-        # ASan's runtime into every program, which only slows Chromium down
-        env = {k: v for k, v in os.environ.items() if k not in ('LD_PRELOAD', 'ASAN_OPTIONS', 'UBSAN_OPTIONS')}
-        with tempfile.TemporaryDirectory(prefix='mfu-chromium-') as prof:
-            r = mfutest.run_chromium(CHROMIUM + common + ['--user-data-dir=' + prof, '--virtual-time-budget=5000',
-                                                          '--dump-dom', url], timeout=180, env=env)
-        self.assertEqual(r.returncode, 0, r.stderr.decode(errors='replace')[-2000:])
-        dom, log = r.stdout.decode('utf-8', errors='replace'), r.stderr.decode(errors='replace')
-        shot = html_path[:-5] + '.png'
-        with tempfile.TemporaryDirectory(prefix='mfu-chromium-') as prof:
-            r = mfutest.run_chromium(CHROMIUM + common + ['--user-data-dir=' + prof, '--screenshot=' + shot, url],
-                                     timeout=180, env=env)
-        self.assertEqual(r.returncode, 0, r.stderr.decode(errors='replace')[-2000:])
-        log += r.stderr.decode(errors='replace')
-        with open(shot, 'rb') as f:
-            png = f.read()
-        return dom, png, log
-
-    def check_drawn(self, dom, png, log):
-        """No error, no request, and a screenshot with something in it."""
-        console = [l for l in log.splitlines() if 'CONSOLE' in l or 'Uncaught' in l]
-        self.assertEqual(console, [], 'console messages')
-        for word in ('net::ERR', 'Failed to load resource', 'Refused to'):
-            self.assertNotIn(word, log)
-        m = re.search(r'data-test="([^"]*)"', dom)
-        self.assertTrue(m, 'the probe did not run')
-        got = json.loads(html.unescape(m.group(1)))
-        self.assertEqual(got['ready'], 'ok', got.get('failures'))
-        self.assertEqual(got['errors'], [])
-        self.assertEqual(got['csp'], [], 'requests the page tried')
-        self.assertEqual(got['resources'], [], 'resources the page loaded')
-        self.assertEqual(got['images'], 0)
-        width, height, bpp, rows = decode_png(png)
-        self.assertEqual((width, height), (1280, 2000))
-        # not blank: many rows with more than one colour, many colours
-        busy = sum(1 for r in rows[::4] if r.count(r[:bpp]) * bpp != len(r))
-        colours = set()
-        for r in rows[::16]:
-            colours.update(r[i:i + 3] for i in range(0, len(r), bpp * 8))
-        self.assertGreater(busy, len(rows[::4]) // 4)
-        self.assertGreater(len(colours), 20)
-        return got
-
     def tip_values(self, tip):
         """step, MFU % and wall ms from a tooltip's text."""
         step = int(re.search(r'step (\d+)', tip).group(1))
@@ -504,6 +523,12 @@ class HtmlTest(unittest.TestCase):
         want_wall, want_mfu = self.step_truth(db, step)
         self.assertAlmostEqual(wall, want_wall, delta=0.0006)
         self.assertAlmostEqual(mfu, want_mfu, delta=0.006)
+        # MFU over time: every interval reading of the run, drawn
+        iv = json.loads(subprocess.run([REPORT, '--db', db, '--format', 'json', 'intervals'], stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, timeout=120).stdout)
+        self.assertGreater(len(iv), 0)
+        self.assertEqual(int(got['timeline']['intervals']), len(iv))
+        self.assertIn(got['timeline']['drawn'], ('intervals', 'buckets'))
 
     def test_odd_drawn(self):
         out, _ = self.write(self.odd, 'odd-drawn.html')
@@ -522,6 +547,8 @@ class HtmlTest(unittest.TestCase):
         got = self.check_drawn(dom, png, log)
         self.assertEqual(got['phaseBars'], 0)
         self.assertIn('No complete step', dom)
+        self.assertEqual(got['timeline']['intervals'], '0')   # the fixture has no readings
+        self.assertIn('No interval reading', got['timeline']['text'])
 
     def test_big_drawn(self):
         """100,000 steps: drawn as min/max per pixel column; zooming in

@@ -337,6 +337,23 @@ int writer_run_lib(struct writer *w, const uint64_t sum[LIBFLOPS_WORDS], const s
 	return rc;
 }
 
+int writer_run_exe(struct writer *w, int functions, long usdt)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(w->db, "UPDATE run SET exe_functions = ?, exe_usdt = ? WHERE id = 1", -1, &st,
+			       NULL) != SQLITE_OK)
+		return fail(w);
+	if (functions >= 0)
+		sqlite3_bind_int(st, 1, functions);
+	if (usdt >= 0)
+		sqlite3_bind_int64(st, 2, usdt);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w);
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int writer_run_emulated(struct writer *w, const char *engine)
 {
 	return run_set_text(w, "UPDATE run SET emulated = ? WHERE id = 1", engine);

@@ -66,6 +66,10 @@ int writer_run_lib_counting(struct writer *w, const char *state);
  * each of the @nfuncs functions (libflops_funcs order) with calls. */
 int writer_run_lib(struct writer *w, const uint64_t sum[LIBFLOPS_WORDS], const struct libflops_counter *funcs,
 		   unsigned nfuncs);
+/* run.exe_functions (1: the executable's symbol tables name functions it
+ * defines, 0: stripped) and run.exe_usdt (its USDT probes); < 0: unknown,
+ * NULL. */
+int writer_run_exe(struct writer *w, int functions, long usdt);
 /* run.emulated: the engine of an --emulate run (NULL: native). */
 int writer_run_emulated(struct writer *w, const char *engine);
 /* Store the counters' whole-run totals (read by the recorder after the end);

@@ -643,3 +643,58 @@ out:
 	return err;
 }
 
+
+/* Whether symbol table @scn of @e has a function defined in the file. */
+static int defines_function(Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
+
+	for (size_t i = 0; data && i < n; i++) {
+		GElf_Sym sym;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		if ((GELF_ST_TYPE(sym.st_info) == STT_FUNC || GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC) &&
+		    sym.st_shndx != SHN_UNDEF && sym.st_value)
+			return 1;
+	}
+	return 0;
+}
+
+static int count_usdt(void *ctx, const struct probe_usdt *u)
+{
+	(void)u;
+	(*(long *)ctx)++;
+	return 0;
+}
+
+int probes_exe_names(const char *path, int *functions, long *usdt)
+{
+	struct elf_file f, dbg = { .fd = -1 };
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int err;
+
+	*functions = 0;
+	*usdt = 0;
+	err = elf_file_open(path, &f, NULL, 0);
+	if (err)
+		return err;
+	/* where probes_resolve_function() looks: .symtab (the file's or its
+	 * debug file's), then .dynsym */
+	if (!has_section_type(f.elf, SHT_SYMTAB))
+		open_debug_file(&f, &dbg);
+	for (int pass = 0; pass < 2 && !*functions; pass++) {
+		Elf *e = pass == 0 && dbg.elf ? dbg.elf : f.elf;
+
+		scn = NULL;
+		while (!*functions && (scn = elf_nextscn(e, scn)))
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM))
+				*functions = defines_function(scn, &sh);
+	}
+	elf_file_close(&dbg);
+	elf_file_close(&f);
+	err = probes_list_usdt(path, count_usdt, usdt, NULL, 0);
+	return err < 0 ? err : 0;
+}

@@ -131,6 +131,14 @@ struct probe_site {
 int probes_resolve_function(const char *path, const char *func, struct probe_site *out,
 			    char *why, size_t whylen);
 
+/* What --step can name in the executable @path: *@functions 1 when its
+ * symbol tables name a function it defines (a .symtab, its own or its
+ * debug file's under /usr/lib/debug, or a function it exports in .dynsym),
+ * 0 when they name none (stripped: --step FUNC cannot find its functions);
+ * *@usdt its USDT probes (--step sdt:PROVIDER:NAME). Returns 0, or -errno
+ * (-ENOEXEC: no ELF executable, e.g. a script). */
+int probes_exe_names(const char *path, int *functions, long *usdt);
+
 /*
  * Find every site of USDT probe @provider:@name in @path's .note.stapsdt
  * notes (one probe can have several sites: inlined or repeated). *sites is

@@ -296,6 +296,12 @@
     card('MBU', 'mbu', 'declared bytes / (wall \u00d7 peak, ' + peakWord(s.peak_bw_source) + ')',
       'model bytes / (wall x peak bytes/s)');
     card('end-to-end MFU', 'e2e_mfu', 'gaps between steps included');
+    card('run MFU', 'run_mfu', 'library FLOPs / (run wall \u00d7 peak, ' + peakWord(s.peak_source) + ')',
+      'the whole run, steps or none: the FLOPs of its library calls / (exec to end x peak FLOP/s)');
+    card('busy MFU', 'busy_mfu', 'library FLOPs / (CPU time \u00d7 peak per CPU)',
+      'the whole run over the CPU time it used: library FLOPs / (task-clock x peak FLOP/s / CPUs)');
+    card('library FLOP', 'run_lib_flops', known(s.run_lib_calls) ? s.run_lib_calls + ' calls, whole run' +
+      (num(s.lib_in_steps) ? ', ' + fmt(s.lib_in_steps, 'pct') + ' % in steps' : '') : 'not counted');
     card('steps', 'steps', known(s.incomplete_steps) && s.incomplete_steps > 0 ? s.incomplete_steps + ' incomplete left out' : 'complete steps');
     card('mean step', 'mean_step_ms', known(s.p50_step_ms) ? 'p50 ' + fmt(s.p50_step_ms, 'ms') + ' ms, p95 ' + fmt(s.p95_step_ms, 'ms') + ' ms' : 'no step time known');
     card('achieved', 'model_flops_per_s', 'MFU numerator over the steps\u2019 wall time');
@@ -722,6 +728,331 @@
       xsel.value = 'step';
     }
     extent();
+    redraw();
+  }
+
+  /* ---- MFU over time: the intervals ---- */
+
+  var TSERIES = [
+    { key: 'mfu', label: 'MFU', color: '#0072B2', on: true,
+      how: 'library FLOPs / (interval \u00d7 peak FLOP/s)' },
+    { key: 'cpu_util', label: 'CPU util', color: '#7f7f7f', on: false,
+      how: 'CPU time / (interval \u00d7 CPUs)' }
+  ];
+
+  /* One value per interval of the recorder's readings (the intervals
+   * analysis, every -I ms), drawn as a step line: each interval holds its
+   * value from its start to its end. With more intervals than pixel
+   * columns, a column draws the time-weighted mean of its intervals (the
+   * MFU of that stretch of time: their FLOPs over their time) and a band
+   * from the lowest to the highest. */
+  function drawTimeline() {
+    var sec = heading('timeline', 'MFU over time',
+      'The whole run, steps or none (the intervals analysis: the recorder reads the library calls of every process and the ' +
+      'counters every -I ms): the MFU of each interval from the FLOPs of its library calls (BLAS, oneDNN), in % of the peak. ' +
+      'Scroll or press + and \u2212 to zoom, drag or use the arrow keys to pan, double-click or 0 to see the whole run. With ' +
+      'more intervals than pixels, each pixel column draws the mean over its time and a band from the lowest to the highest ' +
+      'interval. An unknown value is a gap.');
+    var iv = D.intervals || { columns: [], rows: [] }, n = iv.rows.length;
+    var ci = {};
+    iv.columns.forEach(function (c, i) { ci[c[0]] = i; });
+    var S = summaryRow().r;
+    var wrap = h('div', { 'class': 'chart', id: 'timeline-chart' }, sec);
+    wrap.setAttribute('data-intervals', String(n));
+    if (n === 0) {
+      h('p', { 'class': 'muted' }, wrap, 'No interval reading: the recorder read no counters over time (mfu-record -I 0' +
+        (D.skip_steps ? ', or --skip-steps ' + D.skip_steps + ' left out every step' : '') + ').');
+      return;
+    }
+    var t1 = new Float64Array(n), t0 = new Float64Array(n), val = {};
+    var fps = new Float64Array(n), lf = new Float64Array(n), calls = new Float64Array(n);
+    TSERIES.forEach(function (s) { val[s.key] = new Float64Array(n); });
+    function get(r, k) { var v = ci[k] === undefined ? null : r[ci[k]]; return num(v) ? v : NaN; }
+    for (var i = 0; i < n; i++) {
+      var r = iv.rows[i];
+      t1[i] = get(r, 't_ms') / 1000;
+      t0[i] = t1[i] - get(r, 'interval_ms') / 1000;
+      fps[i] = get(r, 'lib_flops_per_s');
+      lf[i] = get(r, 'lib_flops');
+      calls[i] = get(r, 'lib_calls');
+      TSERIES.forEach(function (s) { val[s.key][i] = get(r, s.key); });
+    }
+    var present = {};
+    TSERIES.forEach(function (s) {
+      var a = val[s.key], c = 0;
+      for (var i = 0; i < n; i++)
+        if (a[i] === a[i]) c++;
+      present[s.key] = c;
+    });
+    if (!present.mfu)
+      TSERIES[1].on = true;
+    var controls = h('div', { 'class': 'controls' }, wrap, null);
+    var bIn = h('button', { type: 'button', title: 'zoom in (+)' }, controls, '+');
+    var bOut = h('button', { type: 'button', title: 'zoom out (\u2212)' }, controls, '\u2212');
+    var bAll = h('button', { type: 'button', title: 'the whole run (0)' }, controls, 'whole run');
+    var legend = h('div', { 'class': 'legend' }, controls);
+    TSERIES.forEach(function (s) {
+      var lab = h('label', { title: s.how }, legend);
+      var cb = h('input', { type: 'checkbox' }, lab);
+      cb.checked = s.on && present[s.key] > 0;
+      cb.addEventListener('change', function () { s.on = cb.checked; redraw(); });
+      h('span', { 'class': 'swatch', style: 'background:' + s.color }, lab);
+      lab.appendChild(document.createTextNode(s.label + (present[s.key] ? '' : ' (unknown in every interval)')));
+      s.on = cb.checked;
+    });
+    var range = h('div', { 'class': 'range' }, wrap);
+    var svg = sv('svg', { role: 'img', tabindex: '0', 'aria-label': 'MFU over time', 'data-intervals': String(n) }, wrap);
+    var tipDiv = h('div', { 'class': 'tooltip' }, wrap);
+
+    var full0 = t0[0] === t0[0] ? Math.min(t0[0], t1[0]) : t1[0], full1 = t1[n - 1];
+    if (!(full1 > full0)) {
+      full0 -= 0.5;
+      full1 += 0.5;
+    }
+    var v0 = full0, v1 = full1;
+    var W = 1000, H = 300, M = { l: 62, r: 18, t: 14, b: 46 }, pw, ph, yMax, hoverI = -1;
+    function X(x) { return M.l + (x - v0) / (v1 - v0) * pw; }
+    function Y(y) { return M.t + ph - y / yMax * ph; }
+    function setView(a, b) {
+      var span = clamp(b - a, Math.max((full1 - full0) / 1e6, (full1 - full0) / n * 4), full1 - full0);
+      if (a < full0) a = full0;
+      if (a + span > full1) a = full1 - span;
+      v0 = a;
+      v1 = a + span;
+      redraw();
+    }
+    function zoom(f, at) {
+      if (at === undefined)
+        at = (v0 + v1) / 2;
+      setView(at - (at - v0) * f, at + (v1 - at) * f);
+    }
+    function redraw() {
+      W = Math.max(640, Math.round(wrap.clientWidth || 1000));
+      pw = W - M.l - M.r;
+      ph = H - M.t - M.b;
+      while (svg.firstChild)
+        svg.removeChild(svg.firstChild);
+      attrs(svg, { viewBox: '0 0 ' + W + ' ' + H, width: W, height: H });
+      /* the intervals that overlap the view */
+      var i0 = Math.max(0, lowerBound(t1, v0, n)), i1 = Math.min(n, lowerBound(t1, v1, n) + 1);
+      var shown = TSERIES.filter(function (s) { return s.on; });
+      yMax = 0;
+      shown.forEach(function (s) {
+        var a = val[s.key];
+        for (var i = i0; i < i1; i++)
+          if (a[i] > yMax) yMax = a[i];
+      });
+      if (num(S.run_mfu) && S.run_mfu > yMax && TSERIES[0].on) yMax = S.run_mfu;
+      yMax = yMax > 0 ? yMax * 1.08 : 0.01;
+      var yt = ticks(0, yMax * 100, 6);
+      yMax = Math.max(yMax, yt.ticks[yt.ticks.length - 1] / 100);
+      yt = ticks(0, yMax * 100, 6);
+      sv('rect', { x: M.l, y: M.t, width: pw, height: ph }, sv('clipPath', { id: 'timeline-clip' }, sv('defs', null, svg)));
+      var grid = sv('g', { 'class': 'grid' }, svg), axis = sv('g', { 'class': 'axis' }, svg);
+      yt.ticks.forEach(function (v) {
+        var y = Y(v / 100);
+        sv('line', { x1: M.l, x2: M.l + pw, y1: y, y2: y }, grid);
+        sv('text', { x: M.l - 6, y: y + 4, 'text-anchor': 'end' }, axis, tickText(v, yt.step));
+      });
+      var xt = ticks(v0, v1, Math.max(3, Math.floor(pw / 110)));
+      xt.ticks.forEach(function (v) {
+        var x = X(v);
+        if (x < M.l - 0.5 || x > M.l + pw + 0.5) return;
+        sv('line', { x1: x, x2: x, y1: M.t, y2: M.t + ph }, grid);
+        sv('text', { x: x, y: M.t + ph + 16, 'text-anchor': 'middle' }, axis, tickText(v, xt.step));
+      });
+      sv('line', { x1: M.l, x2: M.l + pw, y1: M.t + ph, y2: M.t + ph }, axis);
+      sv('line', { x1: M.l, x2: M.l, y1: M.t, y2: M.t + ph }, axis);
+      sv('text', { 'class': 'axislabel', x: M.l + pw / 2, y: H - 8, 'text-anchor': 'middle' }, svg,
+        'time since the target started (s)');
+      sv('text', { 'class': 'axislabel', transform: 'translate(14,' + (M.t + ph / 2) + ') rotate(-90)', 'text-anchor': 'middle' }, svg,
+        'utilization (% of peak)');
+      if (yMax >= 1) {
+        var y100 = Y(1);
+        sv('line', { x1: M.l, x2: M.l + pw, y1: y100, y2: y100, stroke: '#b42318', 'stroke-dasharray': '5 4' }, svg);
+        sv('text', { x: M.l + pw - 4, y: y100 - 4, 'text-anchor': 'end', fill: '#b42318' }, svg, '100%: above it is impossible (see the notes)');
+      }
+      var plot = sv('g', { 'clip-path': 'url(#timeline-clip)' }, svg);
+      var perInterval = (i1 - i0) <= pw / 2;
+      svg.setAttribute('data-drawn', perInterval ? 'intervals' : 'buckets');
+      shown.forEach(function (s) {
+        var a = val[s.key], d = '', band = '', pen = false;
+        if (perInterval) {
+          for (var i = i0; i < i1; i++) {
+            if (a[i] !== a[i] || t0[i] !== t0[i]) {
+              pen = false;
+              continue;
+            }
+            var y = r2(Y(a[i]));
+            d += (pen ? 'L' : 'M') + r2(X(t0[i])) + ',' + y + 'L' + r2(X(t1[i])) + ',' + y;
+            pen = true;
+          }
+          sv('path', { 'class': 'series tseries-' + s.key, d: d, fill: 'none', stroke: s.color, 'stroke-width': 1.5 }, plot);
+          return;
+        }
+        /* per pixel column: the time-weighted mean, and the range */
+        var col = -1, sw = 0, st = 0, lo = 0, hi = 0, has = false, gap = true, lows = [], highs = [];
+        function flush() {
+          if (!has) return;
+          var x = r2(M.l + col + 0.5), y = r2(Y(sw / st));
+          d += (gap ? 'M' : 'L') + x + ',' + y;
+          lows.push([x, r2(Y(lo))]);
+          highs.push([x, r2(Y(hi))]);
+          gap = false;
+          has = false;
+        }
+        function flushBand() {
+          if (lows.length) {
+            band += 'M' + highs.map(function (p) { return p[0] + ',' + p[1]; }).join('L') +
+              'L' + lows.reverse().map(function (p) { return p[0] + ',' + p[1]; }).join('L') + 'Z';
+          }
+          lows = [];
+          highs = [];
+        }
+        for (var q = i0; q < i1; q++) {
+          var c = Math.floor((t1[q] - v0) / (v1 - v0) * pw), y = a[q], dt = t1[q] - t0[q];
+          if (c !== col) {
+            flush();
+            col = c;
+            sw = st = 0;
+          }
+          if (y !== y || !(dt > 0)) {
+            flush();
+            flushBand();
+            gap = true;
+            sw = st = 0;
+            continue;
+          }
+          if (!has) {
+            lo = hi = y;
+            has = true;
+          }
+          sw += y * dt;
+          st += dt;
+          if (y < lo) lo = y;
+          if (y > hi) hi = y;
+        }
+        flush();
+        flushBand();
+        sv('path', { 'class': 'band tband-' + s.key, d: band, fill: s.color, 'fill-opacity': 0.18, stroke: 'none' }, plot);
+        sv('path', { 'class': 'series tseries-' + s.key, d: d, fill: 'none', stroke: s.color, 'stroke-width': 1.2, 'stroke-linejoin': 'round' }, plot);
+      });
+      if (TSERIES[0].on && num(S.run_mfu)) {
+        var yr = Y(S.run_mfu);
+        sv('line', { 'class': 'runmfu', x1: M.l, x2: M.l + pw, y1: yr, y2: yr, stroke: '#0072B2', 'stroke-dasharray': '2 3' }, svg);
+        sv('text', { x: M.l + 4, y: yr - 4, fill: '#0072B2' }, svg, 'run MFU ' + fmt(S.run_mfu, 'util') + ' %');
+      }
+      if (!shown.length || shown.every(function (s) { return !present[s.key]; }))
+        sv('text', { 'class': 'nodata', x: M.l + pw / 2, y: M.t + ph / 2, 'text-anchor': 'middle' }, svg,
+          'No MFU is known for any interval: library calls not counted, none made, or no peak (see the notes).');
+      var cross = sv('line', { y1: M.t, y2: M.t + ph, stroke: '#57606a', 'stroke-width': 1, visibility: 'hidden' }, svg);
+      var overlay = sv('rect', { x: M.l, y: M.t, width: pw, height: ph, fill: 'transparent', 'class': 'overlay' }, svg);
+      overlay.style.cursor = 'crosshair';
+      svg._cross = cross;
+      var count = i1 - i0;
+      range.textContent = (count >= n ? 'the whole run: ' : count + ' of ') + n + ' interval' + (n === 1 ? '' : 's') +
+        ' (' + (perInterval ? 'one step each' : 'mean and range per pixel column') + ')';
+      if (hoverI >= 0)
+        showHover(hoverI);
+    }
+    function lines(i) {
+      var out = [['interval ' + fixed(t0[i], 3) + '\u2013' + fixed(t1[i], 3) + ' s', '']];
+      out.push(['length', fmt((t1[i] - t0[i]) * 1000, 'ms') + ' ms']);
+      out.push(['MFU', val.mfu[i] === val.mfu[i] ? fmt(val.mfu[i], 'util') + ' %' : 'unknown',
+        'library FLOPs / (interval \u00d7 peak, ' + peakWord(S.peak_source) + ')', TSERIES[0].color]);
+      out.push(['library FLOP/s', fps[i] === fps[i] ? eng(fps[i]) + ' ' + flopUnit() : 'unknown']);
+      out.push(['library FLOPs', lf[i] === lf[i] ? eng(lf[i]) + ' in ' + calls[i] + ' call' + (calls[i] === 1 ? '' : 's') : 'unknown']);
+      out.push(['CPU util', val.cpu_util[i] === val.cpu_util[i] ? fmt(val.cpu_util[i], 'util') + ' %' : 'unknown',
+        'CPU time / (interval \u00d7 CPUs)', TSERIES[1].color]);
+      return out;
+    }
+    function showHover(i) {
+      hoverI = i;
+      var x = X(t1[i]);
+      if (x < M.l - 1 || x > M.l + pw + 1) {
+        hideHover();
+        return;
+      }
+      attrs(svg._cross, { x1: x, x2: x, visibility: 'visible' });
+      while (tipDiv.firstChild)
+        tipDiv.removeChild(tipDiv.firstChild);
+      lines(i).forEach(function (l, k) {
+        var line = h('div', null, tipDiv);
+        if (k === 0) {
+          h('b', null, line, l[0]);
+          return;
+        }
+        if (l[3])
+          h('span', { 'class': 'swatch', style: 'background:' + l[3] }, line);
+        line.appendChild(document.createTextNode(l[0] + ': '));
+        h('b', null, line, l[1]);
+        if (l[2])
+          h('span', { 'class': 'src' }, line, '  ' + l[2]);
+      });
+      tipDiv.style.display = 'block';
+      var rect = svg.getBoundingClientRect(), scale = rect.width / W;
+      var left = x * scale + 14, top = svg.offsetTop + M.t * scale + 4;
+      if (left + tipDiv.offsetWidth > wrap.clientWidth)
+        left = Math.max(0, x * scale - tipDiv.offsetWidth - 14);
+      tipDiv.style.left = left + 'px';
+      tipDiv.style.top = top + 'px';
+    }
+    function hideHover() {
+      hoverI = -1;
+      tipDiv.style.display = 'none';
+      if (svg._cross)
+        svg._cross.setAttribute('visibility', 'hidden');
+    }
+    function dataX(evt) {
+      var rect = svg.getBoundingClientRect();
+      return v0 + ((evt.clientX - rect.left) * W / rect.width - M.l) / pw * (v1 - v0);
+    }
+    /* the interval that holds time x (the first that ends at or after it) */
+    function at(x) {
+      var k = lowerBound(t1, x, n);
+      return k >= n ? n - 1 : k;
+    }
+    var drag = null;
+    svg.addEventListener('mousemove', function (evt) { if (!drag) showHover(at(dataX(evt))); });
+    svg.addEventListener('mouseleave', function () { if (!drag) hideHover(); });
+    svg.addEventListener('wheel', function (evt) {
+      evt.preventDefault();
+      zoom(evt.deltaY < 0 ? 1 / 1.35 : 1.35, dataX(evt));
+    }, { passive: false });
+    svg.addEventListener('mousedown', function (evt) {
+      if (evt.button !== 0) return;
+      evt.preventDefault();
+      var rect = svg.getBoundingClientRect();
+      drag = { x: evt.clientX, a: v0, b: v1, per: (v1 - v0) / (pw * rect.width / W) };
+      hideHover();
+    });
+    window.addEventListener('mousemove', function (evt) {
+      if (!drag) return;
+      var span = drag.b - drag.a, a = clamp(drag.a - (evt.clientX - drag.x) * drag.per, full0, full1 - span);
+      v0 = a;
+      v1 = a + span;
+      redraw();
+    });
+    window.addEventListener('mouseup', function () { drag = null; });
+    svg.addEventListener('dblclick', function () { setView(full0, full1); });
+    svg.addEventListener('keydown', function (evt) {
+      var span = v1 - v0, k = evt.key;
+      if (k === '+' || k === '=') zoom(1 / 1.5);
+      else if (k === '-' || k === '_') zoom(1.5);
+      else if (k === 'ArrowLeft') setView(v0 - span * 0.1, v1 - span * 0.1);
+      else if (k === 'ArrowRight') setView(v0 + span * 0.1, v1 + span * 0.1);
+      else if (k === '0' || k === 'Home') setView(full0, full1);
+      else return;
+      evt.preventDefault();
+    });
+    bIn.addEventListener('click', function () { zoom(1 / 1.5); });
+    bOut.addEventListener('click', function () { zoom(1.5); });
+    bAll.addEventListener('click', function () { setView(full0, full1); });
+    var pending = 0;
+    window.addEventListener('resize', function () {
+      if (pending) return;
+      pending = requestAnimationFrame(function () { pending = 0; redraw(); });
+    });
     redraw();
   }
 
@@ -1169,7 +1500,7 @@
 
   function drawToc() {
     var nav = document.querySelector('nav.toc');
-    [['overview', 'Overview'], ['notes', 'Notes'], ['series', 'MFU per step'], ['phases', 'Phases'], ['waterfall', 'Waterfall'],
+    [['overview', 'Overview'], ['notes', 'Notes'], ['series', 'MFU per step'], ['timeline', 'MFU over time'], ['phases', 'Phases'], ['waterfall', 'Waterfall'],
       ['roofline', 'Roofline'], ['functions', 'Top functions'], ['run', 'Run']].forEach(function (x) {
       h('a', { href: '#' + x[0] }, nav, x[1]);
     });
@@ -1191,6 +1522,7 @@
     guarded('overview', drawToc);
     guarded('notes', drawNotes);
     guarded('series', drawSeries);
+    guarded('timeline', drawTimeline);
     guarded('phases', drawPhases);
     guarded('waterfall', drawWaterfall);
     guarded('roofline', drawRoofline);

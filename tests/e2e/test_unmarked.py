@@ -1,0 +1,348 @@
+"""A program as it comes (issue 23 item 1): no markers, no options, a
+stripped executable that calls BLAS through the dynamic loader, as
+Debian's hpcc does. `mfu-record -- ./app` must give what `perf stat ./app`
+gives, in MFU: the whole run's library FLOPs and MFU, and the same over time.
+
+tests/workloads/unmarked_blas.c (wl_unmarked_blas) prints the FLOPs (2mnk
+per call) and calls it made; the test also computes them from its sizes.
+
+- the whole run: run.lib_flops by precision and lib_calls equal to the
+  program's own count exactly; run_lib_call per function; the summary's
+  run_mfu and busy_mfu as docs/metrics.md defines them; lib_reading only
+  grows, from zeros at the exec to the run's totals; at least 5 intervals
+  with library FLOPs whose sum is the run's exactly, each with its MFU; the
+  notes say what was measured and never advise --step FUNC for this
+  stripped executable; the trace's interval tracks; the HTML page's MFU
+  over time, drawn by headless Chromium (skipped without one);
+- child processes that exit, more of them than the counting library has
+  slots: none of their calls lost, with -I 10 and with -I 0 (no readings,
+  the same totals);
+- --no-lib-flops: the run's library FLOPs and MFU unknown (NULL), never 0,
+  and a note that says so;
+- a marked Python program (numpy) with calls outside its steps: the run's
+  FLOPs vs the steps', and the note about those outside;
+- as user nobody (root only: setpriv), the same exact totals: nothing here
+  needs a privilege.
+
+No CPU is assumed: an MFU is checked against the peak the run recorded,
+and is NULL where no peak is known.
+"""
+import json
+import os
+import pwd
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mfutest  # noqa: E402
+from mfutest import SRCDIR, TempDirTest, prog, python_with, query, record  # noqa: E402
+from test_html import ChromiumPage  # noqa: E402
+
+ROOT = os.geteuid() == 0
+NUMPY_PY = python_with('numpy')
+PRECISIONS = ('fp64', 'fp32', 'bf16', 'fp16')
+
+
+def workload():
+    path = os.environ.get('MFU_WL_UNMARKED_BLAS')
+    if not path or not os.path.exists(path):
+        raise unittest.SkipTest('wl_unmarked_blas was not built: OpenBLAS (libopenblas-dev) is not installed '
+                                '(tools/install-deps installs it)')
+    return path
+
+
+def expected(rounds, n, procs=0, child_rounds=2):
+    """{function: (precision, calls, FLOPs)} of wl_unmarked_blas's calls:
+    each round cblas_dgemm n x n x n, dgemm_ n x n/2 x n, cblas_sgemm
+    n x n x n/2 (2mnk each)."""
+    h = max(n // 2, 1)
+    k = rounds + procs * child_rounds
+    return {'cblas_dgemm': ('fp64', k, k * 2 * n * n * n),
+            'dgemm_': ('fp64', k, k * 2 * n * h * n),
+            'cblas_sgemm': ('fp32', k, k * 2 * n * n * h)}
+
+
+def totals(calls):
+    by = {p: sum(f for q, c, f in calls.values() if q == p) for p in PRECISIONS}
+    return by, sum(by.values()), sum(c for q, c, f in calls.values())
+
+
+def report(db, *args):
+    p = subprocess.run([prog('MFU_REPORT'), '--db', db] + list(args), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=120)
+    if p.returncode != 0:
+        raise AssertionError('mfu-report %s: %s' % (' '.join(args), p.stderr))
+    return p.stdout
+
+
+def section(db, name):
+    return json.loads(report(db, '--format', 'json', name))
+
+
+class Unmarked(ChromiumPage, TempDirTest):
+    ROUNDS, SIZE = 40, 96
+
+    def record(self, args=(), wl_args=(), env=None):
+        db = self.path('run.sqlite')
+        for suffix in ('', '-wal', '-shm', '.old'):
+            if os.path.exists(db + suffix):
+                os.unlink(db + suffix)
+        p = record(['-o', db] + list(args), [workload()] + list(wl_args), env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return db, p
+
+    def printed(self, out):
+        """The FLOPs and calls the program says it made."""
+        m = re.search(r'^flops (\d+) calls (\d+)$', out, re.M)
+        self.assertTrue(m, out)
+        return int(m.group(1)), int(m.group(2))
+
+    def check_totals(self, db, out, calls):
+        """run.lib_* and run_lib_call: exactly the calls made."""
+        by, flops, ncalls = totals(calls)
+        self.assertEqual(self.printed(out), (flops, ncalls))
+        run = query(db, 'SELECT * FROM run')[0]
+        self.assertEqual(run['lib_counting'], 'on')
+        self.assertEqual(run['lib_flops'], flops)
+        self.assertEqual(run['lib_calls'], ncalls)
+        for p in PRECISIONS:
+            self.assertEqual(run['lib_flops_' + p], by[p], p)
+        self.assertEqual(run['lib_ops_int8'], 0)
+        got = {r['function']: (r['precision'], r['calls'], r['flops'])
+               for r in query(db, 'SELECT * FROM run_lib_call')}
+        self.assertEqual(got, calls)
+        return run
+
+    def check_readings(self, db, run):
+        """lib_reading: zeros at the exec, only growing, the run's totals
+        last; the intervals section's rows add up to them exactly."""
+        rows = query(db, 'SELECT * FROM lib_reading ORDER BY time_ns')
+        self.assertGreaterEqual(len(rows), 6)
+        self.assertEqual(rows[0]['time_ns'], run['start_ns'])
+        self.assertEqual(rows[0]['lib_flops'], 0)
+        cols = ['lib_flops', 'lib_calls'] + ['lib_flops_' + p for p in PRECISIONS] + ['lib_ops_int8']
+        for a, b in zip(rows, rows[1:]):
+            for c in cols:
+                self.assertLessEqual(a[c], b[c], c)
+        for c in cols:
+            self.assertEqual(rows[-1][c], run[c], c)
+        self.assertEqual(rows[-1]['lib_flops'], sum(rows[-1]['lib_flops_' + p] for p in PRECISIONS)
+                         + rows[-1]['lib_ops_int8'])
+        iv = section(db, 'intervals')
+        with_lib = [r for r in iv if r['lib_flops'] is not None]
+        self.assertGreaterEqual(len(with_lib), 5)
+        self.assertEqual(len(with_lib), len(rows) - 1)
+        self.assertEqual(sum(r['lib_flops'] for r in with_lib), run['lib_flops'])
+        self.assertEqual(sum(r['lib_calls'] for r in with_lib), run['lib_calls'])
+        peak = run['peak_flops']
+        for r in with_lib:
+            dt = r['interval_ms'] / 1e3
+            self.assertAlmostEqual(r['lib_flops_per_s'], r['lib_flops'] / dt, delta=1e-6 * r['lib_flops'] / dt + 1e-9)
+            if peak:
+                self.assertAlmostEqual(r['mfu'], r['lib_flops'] / (dt * peak), delta=1e-9)
+            else:
+                self.assertIsNone(r['mfu'])
+        return with_lib
+
+    def test_whole_run_exact(self):
+        """No markers, no options: the whole run and its intervals, exact."""
+        db, p = self.record()
+        run = self.check_totals(db, p.stdout, expected(self.ROUNDS, self.SIZE))
+        intervals = self.check_readings(db, run)
+        # the summary: the run's FLOPs and the two MFUs of docs/metrics.md
+        s = section(db, 'summary')[0]
+        self.assertEqual(s['steps'], 0)
+        self.assertIsNone(s['lib_flops'])       # no step: the steps' FLOPs unknown
+        self.assertIsNone(s['lib_in_steps'])
+        self.assertEqual(s['run_lib_flops'], run['lib_flops'])
+        self.assertEqual(s['run_lib_calls'], run['lib_calls'])
+        self.assertEqual(s['run_lib_flops_fp64'], run['lib_flops_fp64'])
+        self.assertEqual(s['run_lib_flops_fp32'], run['lib_flops_fp32'])
+        wall = (run['end_ns'] - run['start_ns']) / 1e9
+        cpu = query(db, "SELECT total FROM counter WHERE name = 'task-clock'")[0]['total'] / 1e9
+        self.assertGreater(cpu, 0)
+        self.assertAlmostEqual(s['run_cpu_ms'], cpu * 1e3, delta=1e-6)
+        self.assertAlmostEqual(s['run_lib_flops_per_s'], run['lib_flops'] / wall, delta=1e-3)
+        self.assertAlmostEqual(s['busy_flops_per_s'], run['lib_flops'] / cpu, delta=1e-3)
+        if run['peak_flops']:
+            self.assertAlmostEqual(s['run_mfu'], run['lib_flops'] / (wall * run['peak_flops']), delta=1e-12)
+            self.assertAlmostEqual(s['busy_mfu'], run['lib_flops'] / (cpu * run['peak_flops'] / run['ncpu']),
+                                   delta=1e-12)
+            self.assertGreater(s['run_mfu'], 0)
+        else:
+            self.assertIsNone(s['run_mfu'])
+            self.assertIsNone(s['busy_mfu'])
+        # the notes: what was measured, and advice that can work here
+        self.assertEqual(run['exe_functions'], 0)   # stripped
+        notes = {n['kind']: n for n in section(db, 'notes')}
+        self.assertIn('stripped', notes['no_steps']['text'])
+        self.assertNotIn('take steps from a function with --step FUNC', notes['no_steps']['text'])
+        whole = notes['whole_run']
+        self.assertIn('FLOP of library calls (%d calls: ' % run['lib_calls'], whole['text'])
+        self.assertIn('75% fp64, 25% fp32', whole['text'])
+        self.assertIn('mfu-report intervals', whole['text'])
+        if run['peak_flops']:
+            self.assertIn('run_mfu %.2f%%' % (s['run_mfu'] * 100), whole['text'])
+        self.assertEqual(whole['missing'], 0)
+        # the recorder said it too, as the run ended
+        self.assertIn('no marker was seen', p.stderr)
+        self.assertIn('stripped', p.stderr)
+        # the table format shows the run's figures
+        table = report(db)
+        self.assertRegex(table, r'run lib FLOP +\d')
+        self.assertRegex(table, r'run MFU %')
+        # the trace: a counter track per interval value
+        trace = self.path('trace.json')
+        report(db, '--trace', trace)
+        with open(trace) as f:
+            t = json.load(f)
+        self.assertEqual(t['metadata']['events']['intervals'], len(intervals))
+        mfu_track = [e for e in t['traceEvents'] if e.get('ph') == 'C' and e['name'] == 'MFU (intervals)']
+        if run['peak_flops']:
+            # one value per interval, and 0 after the last one
+            self.assertEqual(len(mfu_track), len(intervals) + 1)
+            self.assertEqual([e['args']['value'] for e in mfu_track[:-1]], [r['mfu'] for r in intervals])
+            self.assertEqual(mfu_track[-1]['args']['value'], 0)
+        flops_track = [e for e in t['traceEvents'] if e.get('ph') == 'C' and e['name'] == 'lib FLOP/s (intervals)']
+        self.assertEqual(len(flops_track), len(intervals) + 1)
+        self.check_html(db, run, intervals)
+
+    def check_html(self, db, run, intervals):
+        """The page's MFU over time: one step of the line per interval, the
+        run's MFU, and an interval's exact values on hover."""
+        if not mfutest.chromium():
+            return  # the data is checked above; drawing needs Chromium
+        out = self.path('report.html')
+        report(db, '--html', out)
+        dom, png, log = self.draw(out)
+        got = self.check_drawn(dom, png, log)
+        tl = got['timeline']
+        self.assertEqual(int(tl['intervals']), len(intervals))
+        self.assertEqual(tl['drawn'], 'intervals')
+        if run['peak_flops']:
+            self.assertGreater(tl['mfuPath'], 0)
+            self.assertEqual(tl['runLine'], 1)
+            m = re.search(r'MFU: ([0-9.]+) %', tl['tip'])
+            self.assertTrue(m, tl['tip'])
+            shown = float(m.group(1))
+            self.assertTrue(any(abs(r['mfu'] * 100 - shown) <= 0.006 for r in intervals), (shown, tl['tip']))
+        self.assertIn('the whole run: %d intervals' % len(intervals), tl['text'])
+
+    def test_many_intervals_drawn(self):
+        """An hour of 10 ms readings (a tenth of it under a sanitizer):
+        more intervals than pixels, drawn as the mean and range per pixel
+        column; the page stays small enough to open."""
+        self.need_chromium()
+        db, p = self.record(wl_args=['--rounds', '5'])
+        n = 36_000 if mfutest.SANITIZED else 360_000
+        con = sqlite3.connect(db)
+        start = con.execute('SELECT start_ns FROM run').fetchone()[0]
+        con.execute('DELETE FROM interval_reading')
+        con.execute('DELETE FROM lib_reading')
+        # cumulative: 1e9 FLOPs in each interval of 10 ms, but every 7th empty
+        con.execute('WITH RECURSIVE i(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM i WHERE k < ?)'
+                    ' INSERT INTO lib_reading SELECT ? + k * 10000000, (k - k / 7) * 1000000000,'
+                    ' (k - k / 7) * 1000000000, 0, 0, 0, 0, k - k / 7 FROM i', (n, start))
+        con.execute('UPDATE run SET end_ns = ?, lib_flops = ?, lib_flops_fp64 = ?, lib_calls = ?',
+                    (start + n * 10_000_000, (n - n // 7) * 10 ** 9, (n - n // 7) * 10 ** 9, n - n // 7))
+        con.commit()
+        con.close()
+        out = self.path('big.html')
+        report(db, '--html', out)
+        self.assertLess(os.path.getsize(out), 40 << 20)
+        dom, png, log = self.draw(out)
+        got = self.check_drawn(dom, png, log)
+        self.assertEqual(int(got['timeline']['intervals']), n)
+        self.assertEqual(got['timeline']['drawn'], 'buckets')
+        self.assertIn('the whole run: %d intervals' % n, got['timeline']['text'])
+
+    def test_processes_that_exit(self):
+        """80 child processes one after the other, more than the counting
+        library's 64 slots: every call counted, with and without readings."""
+        calls = expected(3, 48, procs=80, child_rounds=2)
+        db, p = self.record(wl_args=['--rounds', '3', '--size', '48', '--procs', '80', '--sleep-us', '2000'])
+        run = self.check_totals(db, p.stdout, calls)
+        self.check_readings(db, run)
+        self.assertEqual(query(db, "SELECT COUNT(*) AS n FROM note WHERE kind = 'lib_flops'")[0]['n'], 0)
+        db, p = self.record(['-I', '0'], ['--rounds', '3', '--size', '48', '--procs', '80', '--sleep-us', '0'])
+        self.check_totals(db, p.stdout, calls)
+        self.assertEqual(query(db, 'SELECT COUNT(*) AS n FROM lib_reading')[0]['n'], 0)
+        self.assertEqual(section(db, 'intervals'), [])
+        self.assertNotIn("-I interval", p.stderr)
+
+    def test_no_lib_flops_is_unknown(self):
+        """Not counted: NULL, never 0, and a note that says so."""
+        db, p = self.record(['--no-lib-flops'])
+        self.printed(p.stdout)
+        run = query(db, 'SELECT * FROM run')[0]
+        self.assertEqual(run['lib_counting'], 'off')
+        for c in ('lib_flops', 'lib_calls', 'lib_flops_fp64'):
+            self.assertIsNone(run[c], c)
+        self.assertEqual(query(db, 'SELECT COUNT(*) AS n FROM run_lib_call')[0]['n'], 0)
+        s = section(db, 'summary')[0]
+        for c in ('run_lib_flops', 'run_mfu', 'busy_mfu', 'run_lib_flops_per_s'):
+            self.assertIsNone(s[c], c)
+        self.assertGreater(s['run_cpu_ms'], 0)   # the CPU time is known
+        iv = section(db, 'intervals')
+        self.assertGreaterEqual(len(iv), 5)
+        self.assertTrue(all(r['lib_flops'] is None and r['mfu'] is None for r in iv))
+        notes = {n['kind']: n for n in section(db, 'notes')}
+        self.assertIn('library FLOPs are unknown (not counted: --no-lib-flops)', notes['whole_run']['text'])
+        self.assertEqual(notes['whole_run']['missing'], 1)
+
+    @unittest.skipUnless(NUMPY_PY, 'no Python with numpy (python3-numpy)')
+    def test_marked_run_outside_steps(self):
+        """Steps of a marked program, and library calls outside them: the
+        whole run's FLOPs, the steps' share and a note."""
+        script = self.path('outside.py')
+        with open(script, 'w') as f:
+            f.write('import numpy as np\nimport mfu\n'
+                    'a = np.ones((200, 300)); b = np.ones((300, 100))\n'
+                    'for i in range(3):\n    a @ b\n'        # set-up: outside any step
+                    'for i in range(2):\n    with mfu.step():\n        a @ b\n'
+                    'a @ b\n')                             # after the steps
+        env = dict(os.environ, PYTHONPATH=prog('MFU_PYTHON_DIR'))
+        db = self.path('py.sqlite')
+        p = record(['-o', db], [NUMPY_PY, script], env=env, timeout=180)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        gemm = 2 * 200 * 300 * 100
+        run = query(db, 'SELECT * FROM run')[0]
+        self.assertEqual(run['lib_flops'], 6 * gemm)
+        self.assertEqual(run['lib_calls'], 6)
+        s = section(db, 'summary')[0]
+        self.assertEqual(s['steps'], 2)
+        self.assertEqual(s['lib_flops'], 2 * gemm)
+        self.assertEqual(s['run_lib_flops'], 6 * gemm)
+        self.assertAlmostEqual(s['lib_in_steps'], 1 / 3, delta=1e-12)
+        notes = {n['kind']: n['text'] for n in section(db, 'notes')}
+        self.assertIn('67% of the run\'s library FLOPs', notes['lib_outside_steps'])
+        self.assertNotIn('whole_run', notes)
+        iv = [r for r in section(db, 'intervals') if r['lib_flops'] is not None]
+        self.assertEqual(sum(r['lib_flops'] for r in iv), 6 * gemm)
+
+    @unittest.skipUnless(ROOT and shutil.which('setpriv'), 'needs root to become another user')
+    def test_unprivileged(self):
+        """As user nobody: the same exact totals (no privilege is needed)."""
+        nb = pwd.getpwnam('nobody')
+        with tempfile.TemporaryDirectory(prefix='mfu-unmarked-') as bindir:
+            os.chmod(bindir, 0o755)   # nobody may run, not change, what is in it
+            exe = os.path.join(bindir, 'app')
+            shutil.copy(workload(), exe)
+            os.chmod(exe, 0o755)
+            db = self.path('nobody.sqlite')
+            p = subprocess.run(['setpriv', '--reuid=%d' % nb.pw_uid, '--regid=%d' % nb.pw_gid, '--clear-groups',
+                                prog('MFU_RECORD'), '-o', db, '--', exe, '--rounds', '20'],
+                               env=dict(os.environ, HOME=self.dir), cwd=self.dir,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        run = self.check_totals(db, p.stdout, expected(20, self.SIZE))
+        self.check_readings(db, run)
+
+
+if __name__ == '__main__':
+    unittest.main()
