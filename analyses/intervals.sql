@@ -37,8 +37,20 @@ d AS (
 v AS (
   SELECT time_ns, dt, col,
          CASE WHEN drun > 0 THEN draw * 1.0 * den / drun
-              WHEN den = 0 THEN draw * 1.0 END * coalesce(weight, 1) AS value
+              WHEN den = 0 THEN draw * 1.0 END * coalesce(weight, 1) AS value,
+         NULL AS calls
   FROM d
+  WHERE dt > 0
+  UNION ALL
+  -- the library calls, read at the same times (cumulative integers): one
+  -- row each, grouped with the counters in the one GROUP BY below
+  SELECT time_ns, dt, 'lib', lib_flops, lib_calls
+  FROM (SELECT time_ns,
+               time_ns - lag(time_ns) OVER w     AS dt,
+               lib_flops - lag(lib_flops) OVER w AS lib_flops,
+               lib_calls - lag(lib_calls) OVER w AS lib_calls
+        FROM lib_reading
+        WINDOW w AS (ORDER BY time_ns))
   WHERE dt > 0),
 t AS (
   SELECT time_ns, max(dt) AS dt,
@@ -48,25 +60,14 @@ t AS (
          sum(CASE WHEN col = 'page_faults' THEN value END)     AS page_faults,
          sum(CASE WHEN col = 'cycles' THEN value END)          AS cycles,
          sum(CASE WHEN col = 'instructions' THEN value END)    AS instructions,
-         sum(CASE WHEN col LIKE 'hw_flops_%' THEN value END)   AS hw_flops
+         sum(CASE WHEN col LIKE 'hw_flops_%' THEN value END)   AS hw_flops,
+         sum(CASE WHEN col = 'lib' THEN value END)             AS lib_flops,
+         sum(calls)                                            AS lib_calls
   FROM v
-  GROUP BY time_ns),
--- the library calls, read at the same times (cumulative integers)
-lr AS (
-  SELECT time_ns,
-         time_ns - lag(time_ns) OVER w     AS dt,
-         lib_flops - lag(lib_flops) OVER w AS lib_flops,
-         lib_calls - lag(lib_calls) OVER w AS lib_calls
-  FROM lib_reading
-  WINDOW w AS (ORDER BY time_ns)),
--- every interval either source has (both, in a recording)
-tt AS (
-  SELECT time_ns, max(dt) AS dt
-  FROM (SELECT time_ns, dt FROM t UNION ALL SELECT time_ns, dt FROM lr WHERE dt > 0)
   GROUP BY time_ns)
 SELECT
-  (tt.time_ns - (SELECT start_ns FROM r)) / 1e6                 AS t_ms,
-  tt.dt / 1e6                                                   AS interval_ms,
+  (t.time_ns - (SELECT start_ns FROM r)) / 1e6                  AS t_ms,
+  t.dt / 1e6                                                    AS interval_ms,
   t.cpu_ns / t.dt                                               AS cpus,
   t.cpu_ns / t.dt / (SELECT ncpu FROM r)                        AS cpu_util,
   t.ctx_switches                                                AS ctx_switches,
@@ -77,13 +78,11 @@ SELECT
   t.instructions / t.cycles                                     AS ipc,
   t.hw_flops                                                    AS hw_flops,
   t.hw_flops / (t.dt / 1e9 * (SELECT peak_flops FROM r))        AS hfu,
-  lr.lib_flops                                                  AS lib_flops,
-  lr.lib_calls                                                  AS lib_calls,
+  t.lib_flops                                                   AS lib_flops,
+  t.lib_calls                                                   AS lib_calls,
   CASE WHEN (SELECT emulated FROM r) IS NULL
-       THEN lr.lib_flops / (tt.dt / 1e9) END                    AS lib_flops_per_s,
+       THEN t.lib_flops / (t.dt / 1e9) END                      AS lib_flops_per_s,
   CASE WHEN (SELECT emulated FROM r) IS NULL AND (SELECT lib_total FROM r) > 0
-       THEN lr.lib_flops / (tt.dt / 1e9 * (SELECT peak_flops FROM r)) END AS mfu
-FROM tt
-LEFT JOIN t ON t.time_ns = tt.time_ns
-LEFT JOIN lr ON lr.time_ns = tt.time_ns
-ORDER BY tt.time_ns;
+       THEN t.lib_flops / (t.dt / 1e9 * (SELECT peak_flops FROM r)) END AS mfu
+FROM t
+ORDER BY t.time_ns;

@@ -31,6 +31,7 @@ struct live {
 	uint64_t hist[HIST_N];
 	double peak_flops, peak_bw;
 	uint64_t lost;
+	double lib_flops;        /* the whole run's library FLOPs so far; < 0: not counted */
 };
 
 struct live *live_new(FILE *out, int enabled, uint64_t start_ns)
@@ -46,6 +47,7 @@ struct live *live_new(FILE *out, int enabled, uint64_t start_ns)
 	l->on = enabled && out && isatty(fileno(out)) && !(term && !strcmp(term, "dumb"));
 	l->start_ns = start_ns;
 	l->last_draw_ns = start_ns;
+	l->lib_flops = -1;
 	return l;
 }
 
@@ -209,11 +211,25 @@ void live_tick(struct live *l, uint64_t now_ns, double peak_flops, double peak_b
 		strbuf(line, sizeof(line), "mfu-record: %.0f s, %llu steps, last %s, median %s%s%s%s%s",
 		       (double)(now_ns - l->start_ns) / 1e9, (unsigned long long)l->steps, last, med, mfu, hfu,
 		       mbu, lostbuf);
+	} else if (l->lib_flops >= 0) {
+		/* no step (yet): what the whole run did so far, as the summary
+		 * will say (run_lib_flops, run_mfu) */
+		char run[48];
+		fmt_util(run, sizeof(run), "run MFU", l->lib_flops, (double)(now_ns - l->start_ns), peak_flops);
+		strbuf(line, sizeof(line), "mfu-record: %.0f s, no step yet, library %.3g GFLOP%s%s",
+		       (double)(now_ns - l->start_ns) / 1e9, l->lib_flops / 1e9, l->lib_flops > 0 ? run : "",
+		       lostbuf);
 	} else {
 		strbuf(line, sizeof(line), "mfu-record: %.0f s, no step yet%s", (double)(now_ns - l->start_ns) / 1e9,
 		       lostbuf);
 	}
 	draw(l, line);
+}
+
+void live_lib(struct live *l, double flops)
+{
+	if (l)
+		l->lib_flops = flops;
 }
 
 static uint64_t mono_ns(void)

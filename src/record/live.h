@@ -37,6 +37,10 @@ void live_step(struct live *l, const struct interval_row *row);
  * so far. */
 void live_tick(struct live *l, uint64_t now_ns, double peak_flops, double peak_bw, uint64_t lost);
 
+/* The whole run's library FLOPs so far (lib_counts.h), shown while no step
+ * has ended: with the run's MFU so far. */
+void live_lib(struct live *l, double flops);
+
 /* The end of the recording is at @what (e.g. "symbolizing the samples"). */
 void live_stage(struct live *l, const char *what);
 

@@ -423,8 +423,18 @@ static int store_lib_counting(struct session *s)
 		say(s, PROG ": note: %s\n", s->lp_why);
 		rc = writer_note(s->d.writer, "lib_flops", s->lp_why);
 	}
-	if (!rc && s->d.lib && s->lf && __atomic_load_n(&s->lf->loaded, __ATOMIC_ACQUIRE) && !s->lp_why[0])
+	/* the whole run: the counting library's calls, and those of the
+	 * executable's own BLAS (uprobes) */
+	if (!rc && s->d.lib && s->lf && (__atomic_load_n(&s->lf->loaded, __ATOMIC_ACQUIRE) || s->lp) &&
+	    !s->lp_why[0]) {
 		rc = store_run_lib(s);
+		if (!rc && s->lp && lib_probes_add_run(s->lp, s->db) != 0) {
+			strbuf(note, sizeof(note), "cannot add the executable's library calls to the run's: %s",
+			       sqlite3_errmsg(s->db));
+			say(s, PROG ": %s\n", note);
+			rc = writer_note(s->d.writer, "lib_flops", note);
+		}
+	}
 	if (rc)
 		return rc;
 	if (active)

@@ -293,6 +293,14 @@ int session_run(struct session *s)
 		}
 		if (!s->attached)
 			cpu_watch_poll(&s->d, &s->cw, &s->o, &s->pk, s->l.pid, now_ns(), 0);
+		if (s->d.lib && live_active(s->live)) {
+			uint64_t w[LIBFLOPS_WORDS];
+			double f = 0;
+			lib_counts_sum(s->d.lib, w);
+			for (int p = 1; p < LIBFLOPS_WORDS; p++)
+				f += (double)w[p];
+			live_lib(s->live, f);
+		}
 		live_tick(s->live, now_ns(), s->pk.flops, s->pk.bw, s->d.ring ? mring_consumer_lost(s->d.ring) : 0);
 
 		/* A busy ring is drained again at once; an idle one every 5 ms,

@@ -2,8 +2,8 @@
 """Benchmark mfu-report on a large generated run database.
 
 usage: bench_report.py [--report PATH] [--steps N] [--phases-per-step K]
-                       [--keep FILE | --db FILE] [--repeat R] [--skip-steps N]
-                       [--formats SECTIONS] [--baseline PATH]
+                       [--intervals N] [--keep FILE | --db FILE] [--repeat R]
+                       [--skip-steps N] [--formats SECTIONS] [--baseline PATH]
 
 Builds a database with N complete steps (default 1,000,000), each with K
 complete phases (default 3: data, forward, backward), applying schema/NNN.sql,
@@ -24,6 +24,10 @@ binary (the commit before a change) on the same database in the same
 session, alternating with --report, so both figures share the machine's
 load. --formats '' leaves this part out.
 
+--intervals N adds N interval readings 10 ms apart (the recorder's default
+-I) of the four software counters and of the library calls (N = 360,000 is
+an hour), for timing the intervals section and the whole-run figures.
+
 The mfu-report binary comes from --report, else $MFU_REPORT, else
 build/src/report/mfu-report under the source tree.
 """
@@ -43,7 +47,33 @@ from benchlib import machine  # noqa: E402
 PHASES = ['data', 'forward', 'backward', 'optimizer', 'comm', 'log']
 
 
-def build(path, nsteps, nphases, schema_version=None):
+def add_readings(db, n, start):
+    """@n readings every 10 ms from @start: the software counters'
+    cumulative values (interval_reading) and the library calls'
+    (lib_reading), one GEMM-heavy second in every three idle."""
+    db.executemany(
+        "INSERT INTO counter (id, name, kind, unit, opened, encoding, grp, col) VALUES (?, ?, 'software', ?, 1, ?, 0, ?)",
+        [(0, 'task-clock', 'ns', '1:1', 'cpu_ns'), (1, 'context-switches', 'count', '1:3', 'ctx_switches'),
+         (2, 'cpu-migrations', 'count', '1:4', 'cpu_migrations'), (3, 'page-faults', 'count', '1:2', 'page_faults')])
+    db.execute(
+        "WITH RECURSIVE i(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM i WHERE k < ?),"
+        " c(id, per) AS (VALUES (0, 15000000), (1, 3), (2, 1), (3, 40))"
+        " INSERT INTO interval_reading SELECT ? + k * 10000000, c.id, k * c.per, k * 10000000, k * 10000000"
+        " FROM i CROSS JOIN c ORDER BY 1, 2", (n, start))
+    db.execute(
+        "WITH RECURSIVE i(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM i WHERE k < ?),"
+        " b AS (SELECT k, (k / 300) * 100 + min(k % 300, 100) AS busy FROM i)"
+        " INSERT INTO lib_reading SELECT ? + k * 10000000, busy * 3000000000, busy * 2000000000,"
+        " busy * 1000000000, 0, 0, 0, busy * 40 FROM b", (n, start))
+    last = db.execute("SELECT lib_flops, lib_flops_fp64, lib_flops_fp32, lib_calls FROM lib_reading"
+                      " ORDER BY time_ns DESC LIMIT 1").fetchone()
+    db.execute("UPDATE counter SET total = ? * 15000000 WHERE id = 0", (n,))
+    db.execute("UPDATE run SET end_ns = ?, interval_ns = 10000000, lib_counting = 'on', lib_flops = ?,"
+               " lib_flops_fp64 = ?, lib_flops_fp32 = ?, lib_flops_bf16 = 0, lib_flops_fp16 = 0,"
+               " lib_ops_int8 = 0, lib_calls = ?", (start + n * 10_000_000,) + tuple(last))
+
+
+def build(path, nsteps, nphases, schema_version=None, nintervals=0):
     if os.path.exists(path):
         os.unlink(path)
     db = sqlite3.connect(path)
@@ -92,6 +122,8 @@ def build(path, nsteps, nphases, schema_version=None):
             "       FROM step CROSS JOIN names ORDER BY step, j)",
             (k, k, k, k, k, k))
     t = start + nsteps * 1200000
+    if nintervals:
+        add_readings(db, nintervals, start)
     db.execute("INSERT INTO note (kind, text) VALUES ('missing_counters',"
                " 'no hardware PMU: cycles, instructions and FP_ARITH are not counted')")
     db.commit()
@@ -104,6 +136,8 @@ def main():
                     os.path.join(ROOT, 'build', 'src', 'report', 'mfu-report')))
     ap.add_argument('--steps', type=int, default=1_000_000)
     ap.add_argument('--phases-per-step', type=int, default=3, choices=range(0, len(PHASES) + 1))
+    ap.add_argument('--intervals', type=int, default=0, metavar='N',
+                    help='add N interval readings (counters and library calls) 10 ms apart')
     ap.add_argument('--keep', metavar='FILE', help='build the database here and keep it')
     ap.add_argument('--db', metavar='FILE', help='time on this existing database, build none')
     ap.add_argument('--repeat', type=int, default=3)
@@ -123,7 +157,7 @@ def main():
         path = args.db or args.keep or os.path.join(tmp, 'bench.sqlite')
         if not args.db:
             t0 = time.monotonic()
-            build(path, args.steps, args.phases_per_step, args.schema_version)
+            build(path, args.steps, args.phases_per_step, args.schema_version, args.intervals)
             print('built %s: %d steps, %d phases each, %.1f MB in %.1f s' % (
                 path, args.steps, args.phases_per_step, os.path.getsize(path) / 1e6,
                 time.monotonic() - t0))

@@ -114,6 +114,18 @@ class LibProbes(TempDirTest):
             self.assertEqual(calls, {k: (n, float(f)) for k, (n, f) in want.items() if k in expect_funcs},
                              'step %d' % row['step'])
         self.assertEqual(query(db, 'SELECT lib_counting FROM run')[0]['lib_counting'], 'on')
+        # the whole run (issue 23 item 1): every call, all of them in the
+        # three steps here, in run.lib_*, run_lib_call, and the readings,
+        # whose last is the run's totals
+        run = query(db, 'SELECT lib_flops, lib_flops_fp64, lib_calls FROM run')[0]
+        total = sum(f for s in range(3) for n, f in step_flops(s).values())
+        ncalls = sum(n for s in range(3) for n, f in step_flops(s).values())
+        self.assertEqual(run, {'lib_flops': total, 'lib_flops_fp64': total, 'lib_calls': ncalls})
+        by_func = {r['function']: (r['calls'], r['flops']) for r in query(db, 'SELECT * FROM run_lib_call')}
+        self.assertEqual(sum(c for c, f in by_func.values()), ncalls)
+        self.assertEqual({k for k in by_func}, set(expect_funcs))
+        last = query(db, 'SELECT lib_flops, lib_calls FROM lib_reading ORDER BY time_ns DESC LIMIT 1')
+        self.assertEqual(last, [{'lib_flops': total, 'lib_calls': ncalls}])
         notes = [r['text'] for r in query(db, "SELECT text FROM note WHERE kind = 'lib_flops'")]
         self.assertTrue(any('counted with uprobes' in n for n in notes), notes)
 
@@ -224,6 +236,8 @@ class LibProbes(TempDirTest):
         self.assertEqual(len(rows), 3)
         for r in rows:
             self.assertEqual((r['lib_flops'], r['lib_calls'], r['flops']), (None, None, None), r)
+        # nor the whole run's: the counting library saw only part of it
+        self.assertEqual(query(db, 'SELECT lib_flops, lib_calls FROM run'), [{'lib_flops': None, 'lib_calls': None}])
         self.assertEqual(query(db, 'SELECT COUNT(*) AS n FROM lib_call')[0]['n'], 0)
 
     @unittest.skipUnless(ROOT, 'uprobes need root')

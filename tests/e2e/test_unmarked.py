@@ -13,7 +13,9 @@ per call) and calls it made; the test also computes them from its sizes.
   with library FLOPs whose sum is the run's exactly, each with its MFU; the
   notes say what was measured and never advise --step FUNC for this
   stripped executable; the trace's interval tracks; the HTML page's MFU
-  over time, drawn by headless Chromium (skipped without one);
+  over time, drawn by headless Chromium (skipped without one), for an
+  hour of readings too; on a terminal, the live line's library FLOPs so
+  far;
 - child processes that exit, more of them than the counting library has
   slots: none of their calls lost, with -I 10 and with -I 0 (no readings,
   the same totals);
@@ -42,6 +44,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mfutest  # noqa: E402
 from mfutest import SRCDIR, TempDirTest, prog, python_with, query, record  # noqa: E402
 from test_html import ChromiumPage  # noqa: E402
+from test_live import on_pty  # noqa: E402
 
 ROOT = os.geteuid() == 0
 NUMPY_PY = python_with('numpy')
@@ -260,6 +263,20 @@ class Unmarked(ChromiumPage, TempDirTest):
         self.assertEqual(int(got['timeline']['intervals']), n)
         self.assertEqual(got['timeline']['drawn'], 'buckets')
         self.assertIn('the whole run: %d intervals' % n, got['timeline']['text'])
+
+    def test_live_line(self):
+        """On a terminal, while no step has ended: the run's library FLOPs
+        so far, which only grow, up to the run's total."""
+        db = self.path('live.sqlite')
+        out, status = on_pty([prog('MFU_RECORD'), '-o', db, '--', workload(), '--rounds', '400'], rows=40, cols=200)
+        self.assertEqual(status, 0, out[-2000:])
+        lines = re.findall(rb'no step yet, library ([0-9.e+-]+) GFLOP(, run MFU ([0-9.]+)%)?', out)
+        self.assertGreaterEqual(len(lines), 1, out[-2000:])
+        shown = [float(g) for g, _, _ in lines]
+        self.assertEqual(shown, sorted(shown))
+        total = query(db, 'SELECT lib_flops FROM run')[0]['lib_flops']
+        self.assertLessEqual(shown[-1], total / 1e9 * 1.001)
+        self.assertGreater(shown[-1], 0)
 
     def test_processes_that_exit(self):
         """80 child processes one after the other, more than the counting

@@ -793,3 +793,50 @@ int lib_probes_finish(struct lib_probes *lp, sqlite3 *db, pid_t pid, const struc
 	       lost ? "; some hits were lost, so lib_flops may be too low" : "");
 	return err;
 }
+
+/* The executable's calls in the whole run's library counts: the run row,
+ * run_lib_call, and each lib_reading at or after them (cumulative). */
+static const char run_sql[] =
+	"CREATE TEMP TABLE lib_hit_cum AS SELECT h.time_ns AS t,"
+	" sum(h.flops) OVER w AS f,"
+	" total(CASE f.prec WHEN 0 THEN h.flops END) OVER w AS f0,"
+	" total(CASE f.prec WHEN 1 THEN h.flops END) OVER w AS f1,"
+	" total(CASE f.prec WHEN 2 THEN h.flops END) OVER w AS f2,"
+	" total(CASE f.prec WHEN 3 THEN h.flops END) OVER w AS f3,"
+	" total(CASE f.prec WHEN 4 THEN h.flops END) OVER w AS f4,"
+	" count(*) OVER w AS n"
+	" FROM lib_hit AS h JOIN lib_func AS f ON f.id = h.func"
+	" WINDOW w AS (ORDER BY h.time_ns, h.rowid ROWS UNBOUNDED PRECEDING);"
+	"CREATE INDEX temp.lib_hit_cum_t ON lib_hit_cum (t);"
+	"UPDATE run SET lib_flops = coalesce(lib_flops, 0) + CAST(x.f AS INTEGER),"
+	" lib_flops_fp64 = coalesce(lib_flops_fp64, 0) + CAST(x.f0 AS INTEGER),"
+	" lib_flops_fp32 = coalesce(lib_flops_fp32, 0) + CAST(x.f1 AS INTEGER),"
+	" lib_flops_bf16 = coalesce(lib_flops_bf16, 0) + CAST(x.f2 AS INTEGER),"
+	" lib_flops_fp16 = coalesce(lib_flops_fp16, 0) + CAST(x.f3 AS INTEGER),"
+	" lib_ops_int8 = coalesce(lib_ops_int8, 0) + CAST(x.f4 AS INTEGER),"
+	" lib_calls = coalesce(lib_calls, 0) + x.n"
+	" FROM (SELECT f, f0, f1, f2, f3, f4, n FROM lib_hit_cum ORDER BY t DESC, n DESC LIMIT 1) AS x"
+	" WHERE id = 1;"
+	"INSERT INTO run_lib_call (function, precision, calls, flops)"
+	" SELECT f.name, f.precision, count(*), CAST(total(h.flops) AS INTEGER)"
+	" FROM lib_hit AS h JOIN lib_func AS f ON f.id = h.func GROUP BY f.id"
+	" ON CONFLICT (function) DO UPDATE SET calls = calls + excluded.calls, flops = flops + excluded.flops;"
+	"UPDATE lib_reading SET lib_flops = lib_flops + CAST(c.f AS INTEGER),"
+	" lib_flops_fp64 = lib_flops_fp64 + CAST(c.f0 AS INTEGER),"
+	" lib_flops_fp32 = lib_flops_fp32 + CAST(c.f1 AS INTEGER),"
+	" lib_flops_bf16 = lib_flops_bf16 + CAST(c.f2 AS INTEGER),"
+	" lib_flops_fp16 = lib_flops_fp16 + CAST(c.f3 AS INTEGER),"
+	" lib_ops_int8 = lib_ops_int8 + CAST(c.f4 AS INTEGER), lib_calls = lib_calls + c.n"
+	" FROM (SELECT r.time_ns AS rt, (SELECT max(t) FROM lib_hit_cum WHERE t <= r.time_ns) AS ct"
+	"       FROM lib_reading AS r) AS m"
+	" JOIN lib_hit_cum AS c ON c.t = m.ct"
+	" WHERE lib_reading.time_ns = m.rt"
+	" AND c.n = (SELECT max(n) FROM lib_hit_cum WHERE t = m.ct);"
+	"DROP TABLE temp.lib_hit_cum;";
+
+int lib_probes_add_run(struct lib_probes *lp, sqlite3 *db)
+{
+	if (!lp)
+		return 0;
+	return exec_sql(db, run_sql);
+}

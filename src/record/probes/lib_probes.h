@@ -55,6 +55,13 @@ struct libflops_region;
 int lib_probes_finish(struct lib_probes *lp, sqlite3 *db, pid_t pid, const struct libflops_region *lf,
 		      char *note, size_t notelen);
 
+/* After lib_probes_finish() and once the counting library's whole-run
+ * totals are stored (run.lib_*, run_lib_call, lib_reading): add the
+ * executable's calls to them, each reading getting the calls made up to
+ * its time, so the readings still end at the run's totals. Returns 0 or
+ * -EIO. */
+int lib_probes_add_run(struct lib_probes *lp, sqlite3 *db);
+
 /* Close the events and remove them from tracefs. Accepts NULL. */
 void lib_probes_free(struct lib_probes *lp);
 
