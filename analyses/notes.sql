@@ -7,7 +7,8 @@
 --            uses library-call FLOPs), flops_count (where mfu.step(flops=
 --            "count") declared from: the recorder's), flops_mismatch (declared vs library
 --            FLOPs outside 0.5-2x), lib_dtype (the library FLOPs are mostly
---            of another dtype than the peak's), no_steps (no
+--            of another dtype than the peak's: those of the steps, else
+--            the whole run's), no_steps (no
 --            complete step, and why, unless the recorder said it; never
 --            --step FUNC for a stripped executable, run.exe_functions = 0),
 --            whole_run (no step in the run: what was measured instead, the
@@ -254,6 +255,20 @@ lines(ord, sub, kind, text, missing, alert) AS (
       SELECT 'int8', lib_int8 FROM s)
     ORDER BY v DESC LIMIT 1) AS d
   WHERE s.lib > 0 AND d.v > 0.5 * s.lib AND d.dtype <> r.dtype
+  UNION ALL
+  -- the same for the whole run's MFU when no step has library FLOPs
+  SELECT 4, 5, 'lib_dtype',
+         printf('%.0f', d.v * 100.0 / rf.lib_flops) || '% of the run''s library FLOPs are ' || d.dtype
+         || ', but run_mfu uses the ' || r.dtype || ' peak: record with --dtype ' || d.dtype
+         || ' for their MFU against the ' || d.dtype || ' peak',
+         0, 0
+  FROM s CROSS JOIN r CROSS JOIN rf CROSS JOIN (
+    SELECT dtype, v FROM (
+      SELECT 'fp64' AS dtype, lib_flops_fp64 AS v FROM rf UNION ALL SELECT 'fp32', lib_flops_fp32 FROM rf UNION ALL
+      SELECT 'bf16', lib_flops_bf16 FROM rf UNION ALL SELECT 'fp16', lib_flops_fp16 FROM rf UNION ALL
+      SELECT 'int8', lib_ops_int8 FROM rf)
+    ORDER BY v DESC LIMIT 1) AS d
+  WHERE coalesce(s.lib, 0) = 0 AND rf.lib_flops > 0 AND d.v > 0.5 * rf.lib_flops AND d.dtype <> r.dtype
   UNION ALL
   SELECT 4, 1, 'model_bytes',
          CASE WHEN s.with_bytes = 0 THEN
