@@ -20,7 +20,8 @@ per call) and calls it made; the test also computes them from its sizes.
   slots: none of their calls lost, with -I 10 and with -I 0 (no readings,
   the same totals);
 - --no-lib-flops: the run's library FLOPs and MFU unknown (NULL), never 0,
-  and a note that says so;
+  and a note that says so; a program that makes no call: 0 FLOPs, MFU
+  unknown, and --step FUNC advised (it has a symbol table);
 - a marked Python program (numpy) with calls outside its steps: the run's
   FLOPs vs the steps', and the note about those outside;
 - as user nobody (root only: setpriv), the same exact totals: nothing here
@@ -311,6 +312,28 @@ class Unmarked(ChromiumPage, TempDirTest):
         notes = {n['kind']: n for n in section(db, 'notes')}
         self.assertIn('library FLOPs are unknown (not counted: --no-lib-flops)', notes['whole_run']['text'])
         self.assertEqual(notes['whole_run']['missing'], 1)
+
+    def test_no_library_call(self):
+        """Counted, and no call made (tests/workloads/nomark.c): 0 library
+        FLOPs, and an MFU that is unknown, not 0, as a step's would be."""
+        db = self.path('nomark.sqlite')
+        p = record(['-o', db], [prog('MFU_WL_NOMARK'), '--calls', '3', '--busy-us', '20000'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        run = query(db, 'SELECT * FROM run')[0]
+        self.assertEqual((run['lib_counting'], run['lib_flops'], run['lib_calls']), ('on', 0, 0))
+        self.assertEqual(run['exe_functions'], 1)    # not stripped: --step FUNC works
+        s = section(db, 'summary')[0]
+        self.assertEqual(s['run_lib_flops'], 0)
+        self.assertEqual(s['run_lib_flops_per_s'], 0)
+        self.assertIsNone(s['run_mfu'])
+        self.assertIsNone(s['busy_mfu'])
+        iv = section(db, 'intervals')
+        self.assertGreaterEqual(len(iv), 5)
+        self.assertTrue(all(r['lib_flops'] == 0 and r['mfu'] is None for r in iv), iv)
+        notes = {n['kind']: n for n in section(db, 'notes')}
+        self.assertIn('no counted library call', notes['whole_run']['text'])
+        self.assertEqual(notes['whole_run']['missing'], 1)
+        self.assertIn('take steps from a function with --step FUNC', notes['no_steps']['text'])
 
     @unittest.skipUnless(NUMPY_PY, 'no Python with numpy (python3-numpy)')
     def test_marked_run_outside_steps(self):
