@@ -61,11 +61,14 @@ static void retire(struct lib_counts *lc, struct slot_seen *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* Copy slot @p's counters into @s. The region is the target's to write:
- * every count is taken as it is, and one that went down (the slot was
- * zeroed for a new owner of the same pid, or the target wrote it) starts
- * a new owner, so that the totals never decrease. */
-static void take(struct lib_counts *lc, const struct libflops_proc *p, struct slot_seen *s, int32_t pid)
+/* Copy slot @p's counters into @s, as process @pid's. The region is the
+ * target's to write: every count is taken as it is, and one that went down
+ * (the slot was zeroed for a new owner of the same pid, or the target wrote
+ * it) starts a new owner, so that the totals never decrease. With @check,
+ * a slot given to another process during the copy (the counting library
+ * changes the pid first, then zeroes the counters) is left for the next
+ * read; without, the caller holds the slot (free_slot()). */
+static void take(struct lib_counts *lc, const struct libflops_proc *p, struct slot_seen *s, int32_t pid, int check)
 {
 	uint64_t n = __atomic_load_n(&p->nused, __ATOMIC_ACQUIRE);
 	struct libflops_counter cur[LIBFLOPS_MAX_FUNCS];
@@ -77,6 +80,9 @@ static void take(struct lib_counts *lc, const struct libflops_proc *p, struct sl
 		cur[f].calls = __atomic_load_n(&p->f[f].calls, __ATOMIC_RELAXED);
 		cur[f].flops = __atomic_load_n(&p->f[f].flops, __ATOMIC_RELAXED);
 	}
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (check && __atomic_load_n(&p->pid, __ATOMIC_RELAXED) != pid)
+		return;
 	for (unsigned f = 0; f < n && f < s->nused; f++)
 		down |= cur[f].calls < s->last[f].calls || cur[f].flops < s->last[f].flops;
 	if (down || n < s->nused) {
@@ -112,7 +118,7 @@ static void free_slot(struct lib_counts *lc, struct libflops_proc *p, struct slo
 
 	if (!__atomic_compare_exchange_n(&p->pid, &want, -1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return; /* taken over by the counting library meanwhile: the next read sees it */
-	take(lc, p, s, pid);
+	take(lc, p, s, pid, 0);
 	retire(lc, s);
 	__atomic_store_n(&p->active, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&p->nused, 0, __ATOMIC_RELAXED);
@@ -149,7 +155,7 @@ void lib_counts_read(struct lib_counts *lc)
 			nfree++;
 		if (pid <= 0)
 			continue;
-		take(lc, p, s, pid);
+		take(lc, p, s, pid, 1);
 	}
 	if (nfree >= FREE_LOW)
 		return;
