@@ -70,7 +70,7 @@ imp(ord, what, worst) AS (
 -- of the occurrences' intervals within each step (see phases.sql, whose
 -- CTEs bad, ok, reach and un these are). mfu-report reads them from its
 -- mfu_phase_stats table instead (computed once for phases and notes).
--- @computed: pg AS (SELECT name, flops, union_flops_ns, hw_flops, union_hw_ns, model_bytes, union_bytes_ns FROM mfu_phase_stats),
+-- @computed: pg AS MATERIALIZED (SELECT name, flops, union_flops_ns, hw_flops, union_hw_ns, model_bytes, union_bytes_ns FROM mfu_phase_stats),
 pg AS (
   WITH
   bad AS MATERIALIZED (SELECT step FROM step WHERE complete = 0),
