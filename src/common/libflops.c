@@ -432,15 +432,7 @@ struct libflops_proc *libflops_proc_for(struct libflops_region *r, int32_t pid)
 			continue;
 		if (!__atomic_compare_exchange_n(&p->pid, &old, pid, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			continue;
-		__atomic_store_n(&p->active, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&p->nlist, 0, __ATOMIC_RELAXED);
-		for (unsigned f = 0; f < LIBFLOPS_MAX_FUNCS; f++) {
-			__atomic_store_n(&p->list[f], 0, __ATOMIC_RELAXED);
-			__atomic_store_n(&p->listed[f], 0, __ATOMIC_RELAXED);
-			__atomic_store_n(&p->f[f].calls, 0, __ATOMIC_RELAXED);
-			__atomic_store_n(&p->f[f].flops, 0, __ATOMIC_RELAXED);
-		}
-		__atomic_thread_fence(__ATOMIC_RELEASE);
+		libflops_proc_clear(p);
 		return p;
 	}
 	__atomic_fetch_add(&r->procs_full, 1, __ATOMIC_RELAXED);
@@ -463,22 +455,34 @@ void libflops_list_add(struct libflops_proc *p, unsigned id)
 
 /* The entries of @p's list that a reader may look at: the region is
  * shared with the target, so nlist is bounded here. */
-static uint32_t list_len(const struct libflops_proc *p)
+uint32_t libflops_list_len(const struct libflops_proc *p)
 {
 	uint32_t n = __atomic_load_n(&p->nlist, __ATOMIC_ACQUIRE);
 	return n < LIBFLOPS_MAX_FUNCS ? n : LIBFLOPS_MAX_FUNCS;
 }
 
-/* Entry @i of @p's list as an id, or -1 (being written, or not an id). */
-static int list_id(const struct libflops_proc *p, uint32_t i)
+int libflops_list_id(const struct libflops_proc *p, uint32_t i)
 {
 	uint16_t e = __atomic_load_n(&p->list[i], __ATOMIC_ACQUIRE);
 	return e && e <= LIBFLOPS_NIDS ? e - 1 : -1;
 }
 
+void libflops_proc_clear(struct libflops_proc *p)
+{
+	__atomic_store_n(&p->active, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->nlist, 0, __ATOMIC_RELAXED);
+	for (unsigned f = 0; f < LIBFLOPS_MAX_FUNCS; f++) {
+		__atomic_store_n(&p->list[f], 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&p->listed[f], 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&p->f[f].calls, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&p->f[f].flops, 0, __ATOMIC_RELAXED);
+	}
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
 void libflops_sum(const struct libflops_proc *p, uint64_t out[LIBFLOPS_WORDS])
 {
-	uint32_t n = list_len(p);
+	uint32_t n = libflops_list_len(p);
 
 	memset(out, 0, LIBFLOPS_WORDS * sizeof(out[0]));
 	/* a program calls a few of the functions: sum those only (a marker
@@ -486,7 +490,7 @@ void libflops_sum(const struct libflops_proc *p, uint64_t out[LIBFLOPS_WORDS])
 	 * first call of that function, right now) is left out: its counts
 	 * show at the next boundary. */
 	for (uint32_t i = 0; i < n; i++) {
-		int id = list_id(p, i);
+		int id = libflops_list_id(p, i);
 		uint64_t calls;
 
 		if (id < 0)
@@ -505,7 +509,7 @@ uint64_t libflops_snapshot(struct libflops_region *r, const struct libflops_proc
 {
 	uint64_t i = __atomic_fetch_add(&r->snap_head, 1, __ATOMIC_RELAXED);
 	struct libflops_snap *s = &r->snaps[i & (LIBFLOPS_NSNAP - 1)];
-	uint32_t n = list_len(p), k = 0;
+	uint32_t n = libflops_list_len(p), k = 0;
 	int full = 0;
 
 	/* seqlock write: 0 while the copy is in progress */
@@ -513,7 +517,7 @@ uint64_t libflops_snapshot(struct libflops_region *r, const struct libflops_proc
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	s->pid = p->pid;
 	for (uint32_t j = 0; j < n; j++) {
-		int id = list_id(p, j);
+		int id = libflops_list_id(p, j);
 		if (id < 0)
 			continue; /* being listed: as in libflops_sum() */
 		if (k == LIBFLOPS_SNAP_FUNCS) {

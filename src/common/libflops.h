@@ -269,6 +269,16 @@ struct libflops_region *libflops_region_attach(void);
  * all are held by live processes (counted in procs_full). */
 struct libflops_proc *libflops_proc_for(struct libflops_region *r, int32_t pid);
 
+/* How many entries of @p's function list are taken (some may still be
+ * being written), and entry @i as a function id, or -1 while it is written.
+ * The list only grows while its process holds the slot, in the order of
+ * first calls. */
+uint32_t libflops_list_len(const struct libflops_proc *p);
+int libflops_list_id(const struct libflops_proc *p, uint32_t i);
+
+/* Zero @p's counters and list for a new owner (who set its pid first). */
+void libflops_proc_clear(struct libflops_proc *p);
+
 /* The slot of @pid if it has one (the recorder), else NULL. */
 const struct libflops_proc *libflops_proc_find(const struct libflops_region *r, int32_t pid);
 

@@ -297,19 +297,27 @@ static int unknown_flops_note(struct session *s)
 		" (SELECT COUNT(*) FROM phase WHERE lib_calls_unknown > 0),"
 		" (SELECT group_concat(function || ' (' || n || (CASE n WHEN 1 THEN ' call)' ELSE ' calls)' END), ', ')"
 		"  FROM (SELECT function, SUM(calls) AS n FROM lib_call WHERE flops IS NULL"
-		"  GROUP BY function ORDER BY n DESC, function LIMIT 6))";
+		"  GROUP BY function ORDER BY n DESC, function LIMIT 6)),"
+		" (SELECT lib_calls_unknown FROM run WHERE id = 1),"
+		" (SELECT lib_flops IS NULL FROM run WHERE id = 1),"
+		" (SELECT group_concat(function || ' (' || calls || (CASE calls WHEN 1 THEN ' call)' ELSE ' calls)' END),"
+		"  ', ') FROM (SELECT function, calls FROM run_lib_call WHERE flops IS NULL"
+		"  ORDER BY calls DESC, function LIMIT 6))";
 	sqlite3_stmt *st = NULL;
-	char note[768];
-	long long steps = 0, unknown = 0, phases = 0;
+	char note[1024];
+	long long steps = 0, unknown = 0, phases = 0, run = 0;
 	int rc = 0;
 
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	if (sqlite3_step(st) == SQLITE_ROW) {
 		const char *names = (const char *)sqlite3_column_text(st, 3);
+		const char *run_names = (const char *)sqlite3_column_text(st, 6);
+		int run_null = sqlite3_column_int(st, 5);
 		steps = sqlite3_column_int64(st, 0);
 		unknown = sqlite3_column_int64(st, 1);
 		phases = sqlite3_column_int64(st, 2);
+		run = sqlite3_column_int64(st, 4);
 		if (steps || phases) {
 			char what[96];
 			if (steps && phases)
@@ -321,9 +329,18 @@ static int unknown_flops_note(struct session *s)
 			strbuf(note, sizeof(note), "%s called library functions whose FLOPs are unknown "
 			       "(iterative LAPACK drivers: eigenvalues, SVD, least squares by SVD; oneDNN "
 			       "primitives other than convolution, inner product and matmul)%s%s: their "
-			       "lib_flops count the other calls only (partial, lib_calls_unknown > 0)%s",
+			       "lib_flops count the other calls only (partial, lib_calls_unknown > 0)%s%s",
 			       what, names ? ", " : "", names ? names : "",
-			       unknown ? ", or are NULL where nothing else was counted" : "");
+			       unknown ? ", or are NULL where nothing else was counted" : "",
+			       run > 0 ? "; the whole run's (run_lib_flops, run_mfu) likewise" : "");
+			rc = writer_note(s->d.writer, "lib_flops", note);
+		} else if (run > 0) {
+			strbuf(note, sizeof(note), "the run called library functions whose FLOPs are unknown "
+			       "(iterative LAPACK drivers: eigenvalues, SVD, least squares by SVD; oneDNN "
+			       "primitives other than convolution, inner product and matmul)%s%s: the whole run's "
+			       "library FLOPs (run_lib_flops, run_mfu) count the other calls only (partial, "
+			       "run.lib_calls_unknown %lld)%s", run_names ? ", " : "", run_names ? run_names : "", run,
+			       run_null ? ", and are unknown (NULL), as no other call was counted" : "");
 			rc = writer_note(s->d.writer, "lib_flops", note);
 		}
 	}

@@ -385,7 +385,11 @@ class Blas(LibTest):
         exe = need('dnnl', 'oneDNN (libdnnl-dev) is not installed')
         db, p = self.record([exe])
         self.check_dnnl(exe, db, p.stdout)
-        self.assertEqual(p.stdout, self.bare([exe]))
+        # "reused": whether the allocator gave the second primitive the
+        # first one's address, which the workload can only make likely
+        def same(out):
+            return [line for line in out.splitlines() if not line.startswith('reused ')]
+        self.assertEqual(same(p.stdout), same(self.bare([exe])))
 
     @unittest.skipUnless(ROOT and shutil.which('setpriv'), 'needs root to become another user')
     def test_dnnl_unprivileged(self):

@@ -21,10 +21,7 @@ static unsigned func_id(const char *name)
 /* What the counting library does on a call of @f in slot @p. */
 static void count(struct libflops_proc *p, unsigned f, uint64_t flops)
 {
-	p->f[f].calls++;
-	p->f[f].flops += flops;
-	if (p->nused < f + 1)
-		p->nused = f + 1;
+	libflops_add(p, f, flops);
 }
 
 static void claim(struct libflops_proc *p, int32_t pid)
@@ -119,7 +116,8 @@ int main(void)
 	lib_counts_read(lc);
 	lib_counts_sum(lc, w);
 	CHECK_EQ_INT(r->procs[1].pid, 0);
-	CHECK_EQ_INT(r->procs[1].nused, 0);
+	CHECK_EQ_INT(r->procs[1].nlist, 0);
+	CHECK_EQ_INT(r->procs[1].listed[dgemm], 0);
 	CHECK_EQ_INT(r->procs[1].f[dgemm].calls, 0);
 	CHECK_EQ_INT(lib_counts_procs_freed(lc), 1);
 	CHECK_EQ_INT(w[1 + LIBFLOPS_FP64], before + 40);
@@ -132,6 +130,40 @@ int main(void)
 	lib_counts_sum(lc, w);
 	CHECK_EQ_INT(w[1 + LIBFLOPS_FP64], before + 45);
 	CHECK_EQ_INT(lib_counts_procs_lost(lc), 1);
+
+	/* a list entry still being written (a first call, right now): the
+	 * read stops there, and takes it at the next read */
+	unsigned daxpy = func_id("daxpy_"), dsyev = func_id("dsyev_");
+	struct libflops_proc *q = &r->procs[LIBFLOPS_MAX_PROCS - 1];
+	uint64_t fp32 = w[1 + LIBFLOPS_FP32];
+	claim(q, me);
+	count(q, dgemm, 100);
+	q->f[daxpy].calls = 1;
+	q->f[daxpy].flops = 8;
+	q->listed[daxpy] = 1;
+	q->nlist = 2; /* entry 1 not written yet */
+	count(q, sgemm, 20);     /* listed third, behind the one in progress */
+	lib_counts_read(lc);
+	lib_counts_sum(lc, w);
+	CHECK_EQ_INT(w[1 + LIBFLOPS_FP64], before + 45 + 100);
+	CHECK_EQ_INT(w[1 + LIBFLOPS_FP32], fp32);
+	q->list[1] = (uint16_t)(daxpy + 1);
+	lib_counts_read(lc);
+	lib_counts_sum(lc, w);
+	CHECK_EQ_INT(w[1 + LIBFLOPS_FP64], before + 45 + 100 + 8);
+	CHECK_EQ_INT(w[1 + LIBFLOPS_FP32], fp32 + 20);
+	CHECK_EQ_INT(lib_counts_func(lc, daxpy).calls, 1);
+
+	/* a function whose FLOPs are unknown: a call, in the unknown word,
+	 * and none of its (0) FLOPs in any precision */
+	uint64_t calls = w[LIBFLOPS_W_CALLS];
+	CHECK_EQ_INT(libflops_funcs[dsyev].op, LIBFLOPS_UNKNOWN);
+	count(q, dsyev, 0);
+	lib_counts_read(lc);
+	lib_counts_sum(lc, w);
+	CHECK_EQ_INT(w[LIBFLOPS_W_CALLS], calls + 1);
+	CHECK_EQ_INT(w[LIBFLOPS_W_UNKNOWN], 1);
+	CHECK_EQ_INT(w[1 + LIBFLOPS_FP64], before + 45 + 100 + 8);
 
 	lib_counts_free(lc);
 	lib_counts_free(NULL);

@@ -68,7 +68,7 @@ int intervals_set_lib(struct intervals *iv, struct lib_counts *lc)
 {
 	if (sqlite3_prepare_v3(iv->db,
 		"INSERT OR REPLACE INTO lib_reading (time_ns, lib_flops, lib_flops_fp64, lib_flops_fp32, "
-		"lib_flops_bf16, lib_flops_fp16, lib_ops_int8, lib_calls) VALUES (?,?,?,?,?,?,?,?)",
+		"lib_flops_bf16, lib_flops_fp16, lib_ops_int8, lib_calls, lib_calls_unknown) VALUES (?,?,?,?,?,?,?,?,?)",
 		-1, SQLITE_PREPARE_PERSISTENT, &iv->lib_ins, NULL) != SQLITE_OK)
 		return -EIO;
 	iv->lc = lc;
@@ -99,12 +99,13 @@ static int store_lib(struct intervals *iv, uint64_t time_ns, const uint64_t *sum
 	int rc;
 
 	for (int p = 0; p < LIBFLOPS_NPREC; p++)
-		flops = flops + sum[1 + p] < flops ? UINT64_MAX : flops + sum[1 + p];
+		flops = flops + sum[LIBFLOPS_W_FLOPS + p] < flops ? UINT64_MAX : flops + sum[LIBFLOPS_W_FLOPS + p];
 	sqlite3_bind_int64(iv->lib_ins, 1, (sqlite3_int64)time_ns);
 	sqlite3_bind_int64(iv->lib_ins, 2, i64(flops));
 	for (int p = 0; p < LIBFLOPS_NPREC; p++)
-		sqlite3_bind_int64(iv->lib_ins, 3 + p, i64(sum[1 + p]));
-	sqlite3_bind_int64(iv->lib_ins, 3 + LIBFLOPS_NPREC, i64(sum[0]));
+		sqlite3_bind_int64(iv->lib_ins, 3 + p, i64(sum[LIBFLOPS_W_FLOPS + p]));
+	sqlite3_bind_int64(iv->lib_ins, 3 + LIBFLOPS_NPREC, i64(sum[LIBFLOPS_W_CALLS]));
+	sqlite3_bind_int64(iv->lib_ins, 4 + LIBFLOPS_NPREC, i64(sum[LIBFLOPS_W_UNKNOWN]));
 	rc = sqlite3_step(iv->lib_ins);
 	sqlite3_reset(iv->lib_ins);
 	if (rc != SQLITE_DONE)

@@ -10,19 +10,21 @@
  * fewer processes never has its slots touched. */
 #define FREE_LOW (LIBFLOPS_MAX_PROCS / 2)
 
-/* What the last read saw in one slot. */
+/* What the last read saw in one slot: the first n functions of its
+ * process's list (ids[], in the order of their first calls) and their
+ * counters, by id in last[] (0 for every other id). */
 struct slot_seen {
 	int32_t pid;     /* owner (0: free or not yet seen) */
 	int active;      /* the counting library ran in it */
 	int counted;     /* the owner is in procs */
-	uint64_t nused;  /* functions below this are in last[] */
+	uint32_t n;
+	uint16_t ids[LIBFLOPS_MAX_FUNCS];
 	struct libflops_counter last[LIBFLOPS_MAX_FUNCS];
 };
 
 struct lib_counts {
 	struct libflops_region *r;
-	unsigned nfuncs;
-	struct libflops_counter retired[LIBFLOPS_MAX_FUNCS]; /* of slots given up */
+	struct libflops_counter retired[LIBFLOPS_MAX_FUNCS]; /* of slots given up, by id */
 	struct slot_seen seen[LIBFLOPS_MAX_PROCS];
 	uint64_t procs, lost, freed;
 };
@@ -41,7 +43,6 @@ int lib_counts_new(struct lib_counts **out, struct libflops_region *r)
 	if (!lc)
 		return -ENOMEM;
 	lc->r = r;
-	lc->nfuncs = libflops_nfuncs < LIBFLOPS_MAX_FUNCS ? libflops_nfuncs : LIBFLOPS_MAX_FUNCS;
 	*out = lc;
 	return 0;
 }
@@ -54,46 +55,58 @@ void lib_counts_free(struct lib_counts *lc)
 /* The owner of @s gave up its slot: what it counted stays in the totals. */
 static void retire(struct lib_counts *lc, struct slot_seen *s)
 {
-	for (unsigned f = 0; f < s->nused && f < lc->nfuncs; f++) {
-		lc->retired[f].calls = add_sat(lc->retired[f].calls, s->last[f].calls);
-		lc->retired[f].flops = add_sat(lc->retired[f].flops, s->last[f].flops);
+	for (uint32_t i = 0; i < s->n; i++) {
+		unsigned id = s->ids[i];
+		lc->retired[id].calls = add_sat(lc->retired[id].calls, s->last[id].calls);
+		lc->retired[id].flops = add_sat(lc->retired[id].flops, s->last[id].flops);
 	}
 	memset(s, 0, sizeof(*s));
 }
 
 /* Copy slot @p's counters into @s, as process @pid's. The region is the
- * target's to write: every count is taken as it is, and one that went down
- * (the slot was zeroed for a new owner of the same pid, or the target wrote
- * it) starts a new owner, so that the totals never decrease. With @check,
- * a slot given to another process during the copy (the counting library
- * changes the pid first, then zeroes the counters) is left for the next
- * read; without, the caller holds the slot (free_slot()). */
+ * target's to write: every count is taken as it is, and a list that is
+ * not the last read's extended, or a count that went down (the slot was
+ * zeroed for a new owner of the same pid, or the target wrote it), starts
+ * a new owner, so that the totals never decrease. The list is read up to
+ * its first entry still being written (a first call, right now): the rest
+ * shows at the next read. With @check, a slot given to another process
+ * during the copy (the counting library changes the pid first, then zeroes
+ * the counters) is left for the next read; without, the caller holds the
+ * slot (free_slot()). */
 static void take(struct lib_counts *lc, const struct libflops_proc *p, struct slot_seen *s, int32_t pid, int check)
 {
-	uint64_t n = __atomic_load_n(&p->nused, __ATOMIC_ACQUIRE);
+	uint32_t n = libflops_list_len(p), k = 0;
+	uint16_t ids[LIBFLOPS_MAX_FUNCS];
 	struct libflops_counter cur[LIBFLOPS_MAX_FUNCS];
 	int down = 0;
 
-	if (n > lc->nfuncs)
-		n = lc->nfuncs;
-	for (unsigned f = 0; f < n; f++) {
-		cur[f].calls = __atomic_load_n(&p->f[f].calls, __ATOMIC_RELAXED);
-		cur[f].flops = __atomic_load_n(&p->f[f].flops, __ATOMIC_RELAXED);
+	for (; k < n; k++) {
+		int id = libflops_list_id(p, k);
+		if (id < 0)
+			break;
+		ids[k] = (uint16_t)id;
+		cur[k].calls = __atomic_load_n(&p->f[id].calls, __ATOMIC_RELAXED);
+		cur[k].flops = __atomic_load_n(&p->f[id].flops, __ATOMIC_RELAXED);
 	}
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (check && __atomic_load_n(&p->pid, __ATOMIC_RELAXED) != pid)
 		return;
-	for (unsigned f = 0; f < n && f < s->nused; f++)
-		down |= cur[f].calls < s->last[f].calls || cur[f].flops < s->last[f].flops;
-	if (down || n < s->nused) {
+	down = k < s->n;
+	for (uint32_t i = 0; !down && i < s->n; i++)
+		down = ids[i] != s->ids[i] || cur[i].calls < s->last[ids[i]].calls ||
+		       cur[i].flops < s->last[ids[i]].flops;
+	if (down) {
 		int active = s->active, counted = s->counted;
 		retire(lc, s);
 		s->active = active;
 		s->counted = counted;
 	}
 	s->pid = pid;
-	memcpy(s->last, cur, n * sizeof(cur[0]));
-	s->nused = n;
+	for (uint32_t i = 0; i < k; i++) {
+		s->ids[i] = ids[i];
+		s->last[ids[i]] = cur[i];
+	}
+	s->n = k;
 	if (__atomic_load_n(&p->active, __ATOMIC_RELAXED))
 		s->active = 1;
 	if (s->active && !s->counted) {
@@ -120,12 +133,7 @@ static void free_slot(struct lib_counts *lc, struct libflops_proc *p, struct slo
 		return; /* taken over by the counting library meanwhile: the next read sees it */
 	take(lc, p, s, pid, 0);
 	retire(lc, s);
-	__atomic_store_n(&p->active, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&p->nused, 0, __ATOMIC_RELAXED);
-	for (unsigned f = 0; f < lc->nfuncs; f++) {
-		__atomic_store_n(&p->f[f].calls, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&p->f[f].flops, 0, __ATOMIC_RELAXED);
-	}
+	libflops_proc_clear(p);
 	__atomic_store_n(&p->pid, 0, __ATOMIC_RELEASE);
 	lc->freed++;
 }
@@ -164,12 +172,14 @@ void lib_counts_read(struct lib_counts *lc)
 			free_slot(lc, &lc->r->procs[i], &lc->seen[i], pids[i]);
 }
 
-static void sum_into(uint64_t out[LIBFLOPS_WORDS], const struct libflops_counter *c, uint64_t n)
+static void add_func(uint64_t out[LIBFLOPS_WORDS], unsigned id, struct libflops_counter c)
 {
-	for (unsigned f = 0; f < n; f++) {
-		out[0] = add_sat(out[0], c[f].calls);
-		out[1 + libflops_funcs[f].prec] = add_sat(out[1 + libflops_funcs[f].prec], c[f].flops);
-	}
+	out[LIBFLOPS_W_CALLS] = add_sat(out[LIBFLOPS_W_CALLS], c.calls);
+	if (libflops_funcs[id].op == LIBFLOPS_UNKNOWN)
+		out[LIBFLOPS_W_UNKNOWN] = add_sat(out[LIBFLOPS_W_UNKNOWN], c.calls);
+	else
+		out[LIBFLOPS_W_FLOPS + libflops_funcs[id].prec] =
+			add_sat(out[LIBFLOPS_W_FLOPS + libflops_funcs[id].prec], c.flops);
 }
 
 void lib_counts_sum(const struct lib_counts *lc, uint64_t out[LIBFLOPS_WORDS])
@@ -177,23 +187,27 @@ void lib_counts_sum(const struct lib_counts *lc, uint64_t out[LIBFLOPS_WORDS])
 	memset(out, 0, LIBFLOPS_WORDS * sizeof(out[0]));
 	if (!lc)
 		return;
-	/* the functions a process used only (a few of the 120) */
-	sum_into(out, lc->retired, lc->nfuncs);
-	for (int i = 0; i < LIBFLOPS_MAX_PROCS; i++)
-		if (lc->seen[i].pid)
-			sum_into(out, lc->seen[i].last, lc->seen[i].nused);
+	for (unsigned id = 0; id < libflops_nfuncs; id++)
+		if (lc->retired[id].calls)
+			add_func(out, id, lc->retired[id]);
+	/* the functions a process called only (a few of the 338) */
+	for (int i = 0; i < LIBFLOPS_MAX_PROCS; i++) {
+		const struct slot_seen *s = &lc->seen[i];
+		for (uint32_t j = 0; s->pid && j < s->n; j++)
+			add_func(out, s->ids[j], s->last[s->ids[j]]);
+	}
 }
 
 struct libflops_counter lib_counts_func(const struct lib_counts *lc, unsigned f)
 {
 	struct libflops_counter c = { 0, 0 };
 
-	if (!lc || f >= lc->nfuncs)
+	if (!lc || f >= libflops_nfuncs)
 		return c;
 	c = lc->retired[f];
 	for (int i = 0; i < LIBFLOPS_MAX_PROCS; i++) {
 		const struct slot_seen *s = &lc->seen[i];
-		if (s->pid && f < s->nused) {
+		if (s->pid) {
 			c.calls = add_sat(c.calls, s->last[f].calls);
 			c.flops = add_sat(c.flops, s->last[f].flops);
 		}

@@ -308,15 +308,19 @@ int writer_run_lib(struct writer *w, const uint64_t sum[LIBFLOPS_WORDS], const s
 	int rc;
 
 	if (sqlite3_prepare_v2(w->db, "UPDATE run SET lib_flops = ?, lib_flops_fp64 = ?, lib_flops_fp32 = ?, "
-			       "lib_flops_bf16 = ?, lib_flops_fp16 = ?, lib_ops_int8 = ?, lib_calls = ? WHERE id = 1",
-			       -1, &st, NULL) != SQLITE_OK)
+			       "lib_flops_bf16 = ?, lib_flops_fp16 = ?, lib_ops_int8 = ?, lib_calls = ?, "
+			       "lib_calls_unknown = ? WHERE id = 1", -1, &st, NULL) != SQLITE_OK)
 		return fail(w);
 	for (int p = 0; p < LIBFLOPS_NPREC; p++)
-		flops = flops + sum[1 + p] < flops ? UINT64_MAX : flops + sum[1 + p];
-	sqlite3_bind_int64(st, 1, count64(flops));
-	for (int p = 0; p < LIBFLOPS_NPREC; p++)
-		sqlite3_bind_int64(st, 2 + p, count64(sum[1 + p]));
-	sqlite3_bind_int64(st, 2 + LIBFLOPS_NPREC, count64(sum[0]));
+		flops = flops + sum[LIBFLOPS_W_FLOPS + p] < flops ? UINT64_MAX : flops + sum[LIBFLOPS_W_FLOPS + p];
+	/* only calls of unknown FLOPs: unknown, not 0 (as a step's) */
+	if (!(sum[LIBFLOPS_W_UNKNOWN] && !flops)) {
+		sqlite3_bind_int64(st, 1, count64(flops));
+		for (int p = 0; p < LIBFLOPS_NPREC; p++)
+			sqlite3_bind_int64(st, 2 + p, count64(sum[LIBFLOPS_W_FLOPS + p]));
+	}
+	sqlite3_bind_int64(st, 2 + LIBFLOPS_NPREC, count64(sum[LIBFLOPS_W_CALLS]));
+	sqlite3_bind_int64(st, 3 + LIBFLOPS_NPREC, count64(sum[LIBFLOPS_W_UNKNOWN]));
 	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w);
 	sqlite3_finalize(st);
 	st = NULL;
@@ -329,7 +333,10 @@ int writer_run_lib(struct writer *w, const uint64_t sum[LIBFLOPS_WORDS], const s
 		sqlite3_bind_text(st, 1, libflops_funcs[f].name, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, libflops_prec_name(libflops_funcs[f].prec), -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 3, count64(funcs[f].calls));
-		sqlite3_bind_int64(st, 4, count64(funcs[f].flops));
+		if (libflops_funcs[f].op == LIBFLOPS_UNKNOWN)
+			sqlite3_bind_null(st, 4);
+		else
+			sqlite3_bind_int64(st, 4, count64(funcs[f].flops));
 		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w);
 		sqlite3_reset(st);
 	}

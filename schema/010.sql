@@ -6,7 +6,7 @@
 -- Times are CLOCK_MONOTONIC nanoseconds (the clock the markers use) unless a
 -- column says otherwise. docs/schema.md describes every column.
 
-PRAGMA user_version = 9;
+PRAGMA user_version = 10;
 
 -- ---- the run ----------------------------------------------------------
 
@@ -100,6 +100,11 @@ CREATE TABLE run (
   lib_flops_fp16  INTEGER CHECK (lib_flops_fp16 >= 0),
   lib_ops_int8    INTEGER CHECK (lib_ops_int8 >= 0),
   lib_calls       INTEGER CHECK (lib_calls >= 0),
+  -- calls among lib_calls of functions whose FLOPs are unknown (iterative
+  -- LAPACK drivers, oneDNN primitives of kinds not counted): above 0, the
+  -- lib_flops columns count the other calls only (partial), and are NULL
+  -- when nothing else was counted
+  lib_calls_unknown INTEGER CHECK (lib_calls_unknown >= 0),
   -- What --step can name in the launched executable (for the advice of a
   -- run without steps): exe_functions 1 when its symbol tables name
   -- functions it defines (.symtab, its debug file's, exported .dynsym
@@ -305,7 +310,7 @@ CREATE TABLE run_lib_call (
   function   TEXT PRIMARY KEY,  -- the symbol called: cblas_dgemm, sgemm_, ...
   precision  TEXT NOT NULL,     -- fp64, fp32, bf16, fp16, int8
   calls      INTEGER NOT NULL CHECK (calls > 0),
-  flops      INTEGER NOT NULL CHECK (flops >= 0)
+  flops      INTEGER CHECK (flops >= 0)  -- NULL: a function whose FLOPs are unknown
 ) WITHOUT ROWID;
 
 -- Every hardware and user (-e) event per step and per phase: raw is the
@@ -512,7 +517,8 @@ CREATE TABLE lib_reading (
   lib_flops_bf16  INTEGER NOT NULL,
   lib_flops_fp16  INTEGER NOT NULL,
   lib_ops_int8    INTEGER NOT NULL,
-  lib_calls       INTEGER NOT NULL
+  lib_calls       INTEGER NOT NULL,
+  lib_calls_unknown INTEGER NOT NULL DEFAULT 0  -- of lib_calls: FLOPs unknown, not in lib_flops
 );
 
 -- The whole run's library FLOPs over its time (docs/metrics.md, "The whole
@@ -532,7 +538,7 @@ CREATE TABLE lib_reading (
 -- (lib_flops 0: the FLOPs, if any, came from elsewhere), as a step's MFU.
 CREATE VIEW run_flops AS
 SELECT r.lib_flops, r.lib_flops_fp64, r.lib_flops_fp32, r.lib_flops_bf16, r.lib_flops_fp16,
-       r.lib_ops_int8, r.lib_calls,
+       r.lib_ops_int8, r.lib_calls, r.lib_calls_unknown,
        r.end_ns - r.start_ns AS wall_ns,
        c.cpu_ns,
        CASE WHEN r.emulated IS NULL THEN r.lib_flops / ((r.end_ns - r.start_ns) / 1e9) END AS lib_flops_per_s,
