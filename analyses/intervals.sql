@@ -77,7 +77,8 @@ SELECT
   t.instructions                                                AS instructions,
   t.instructions / t.cycles                                     AS ipc,
   t.hw_flops                                                    AS hw_flops,
-  t.hw_flops / (t.dt / 1e9 * (SELECT peak_flops FROM r))        AS hfu,
+  CASE WHEN (SELECT emulated FROM r) IS NULL
+       THEN t.hw_flops / (t.dt / 1e9 * (SELECT peak_flops FROM r)) END AS hfu,
   t.lib_flops                                                   AS lib_flops,
   t.lib_calls                                                   AS lib_calls,
   CASE WHEN (SELECT emulated FROM r) IS NULL

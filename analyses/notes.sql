@@ -19,7 +19,9 @@
 --            or a phase's MFU, HFU or MBU above 100%), spec_low (a measured
 --            peak more than 10% above the spec one), warmup (the first steps
 --            much slower than the rest), span (mfu and hfu of the run or
---            of a phase cover different steps or occurrences), or the note
+--            of a phase cover different steps or occurrences), x87 (an
+--            emulated run's steps executed x87 arithmetic, which hw_flops
+--            leaves out), or the note
 --            table's own kind (e.g. missing_counters)
 --   text     the note, one line
 --   missing  1 if the note explains data that is missing or unknown (NULL
@@ -166,7 +168,17 @@ lines(ord, sub, kind, text, missing, alert) AS (
   FROM r WHERE r.emulated IS NULL
   UNION ALL
   SELECT 4, 0, 'model_flops',
-         CASE WHEN s.with_flops = 0 THEN
+         CASE WHEN s.with_flops = 0 AND r.lib_counting = 'on' AND EXISTS (SELECT 1 FROM probe WHERE role = 'step') THEN
+           -- the counting library's counters are read at marker boundaries,
+           -- in the program; a probe boundary is a uprobe hit, read later
+           -- by the recorder, when they have moved on
+           'no step declared its model FLOPs, and the steps'' library FLOPs are unknown (NULL, not 0): '
+           || 'the steps come from --step probes, at which the counting library''s counters cannot be '
+           || 'read (they are read at marker boundaries, inside the program), so mfu is unknown; the '
+           || 'whole run''s library FLOPs are known (run_lib_flops and run_mfu in the summary, and '
+           || 'per interval in mfu-report intervals); mark the loop (mfu_step_begin(), mfu.step()) '
+           || 'for library FLOPs per step'
+         WHEN s.with_flops = 0 THEN
            'no step declared its model FLOPs (mfu_step_model)'
            || CASE WHEN r.lib_counting = 'on' THEN ' or made a counted library call (BLAS, oneDNN)'
                    ELSE ' and library calls were not counted' END
@@ -389,6 +401,23 @@ lines(ord, sub, kind, text, missing, alert) AS (
          0, 0
   FROM s CROSS JOIN rf
   WHERE s.steps > 0 AND s.n_lib = s.steps AND rf.lib_flops > 0 AND s.lib_all < 0.9 * rf.lib_flops
+  UNION ALL
+  -- x87 arithmetic (long double, code built for the x87) in an emulated
+  -- run: counted apart (emu:x87_ops, docs/emulate.md), not in hw_flops.
+  SELECT 4, 8, 'x87',
+         x.n || CASE x.n WHEN 1 THEN ' complete step' ELSE ' complete steps' END
+         || ' executed x87 floating-point operations (' || printf('%.0f', x.ops) || ' in all'
+         || CASE WHEN x.hw > 0 THEN ', ' || printf('%.3g', x.ops / x.hw) || 'x their hw_flops'
+                 ELSE ', and no counted SSE/AVX FLOPs' END
+         || '): the emulator counts x87 arithmetic apart (emu:x87_ops, per step in the events section), '
+         || 'not in hw_flops, as the PMU''s FP_ARITH events do not count it either, and it has no precision '
+         || 'the peaks know (80-bit registers): the steps'' floating-point work is larger than their '
+         || 'hw_flops by these operations',
+         0, 0
+  FROM (SELECT count(*) AS n, sum(sc.value) AS ops, sum(st.hw_flops) AS hw
+        FROM step_counter AS sc JOIN counter AS c ON c.id = sc.counter JOIN step AS st ON st.step = sc.step
+        WHERE c.name = 'emu:x87_ops' AND st.complete = 1 AND sc.value > 0) AS x
+  WHERE x.n > 0
   UNION ALL
   -- Lost records are the recorder's loss, not marker misuse: the threads
   -- that lost them have records_lost anomalies instead of misuse ones, and

@@ -310,7 +310,7 @@ static int write_names(struct trace *t)
 /* Columns 0-5 place the event (id, pid, tid, begin_ns, end_ns, complete);
  * the rest are its args, named as in the steps section. */
 static const char steps_sql[] =
-	"WITH r AS (SELECT peak_flops, peak_bw, ncpu FROM run WHERE id = 1)\n"
+	"WITH r AS (SELECT peak_flops, peak_bw, ncpu, emulated IS NULL AS native FROM run WHERE id = 1)\n"
 	"SELECT s.step, s.pid, s.tid, s.begin_ns, s.end_ns, s.complete,\n"
 	"  s.step AS step, s.wall_ns / 1e6 AS wall_ms,\n"
 	"  s.flops / (s.wall_ns / 1e9 * r.peak_flops) AS mfu,\n"
@@ -325,10 +325,10 @@ static const char steps_sql[] =
 	"  coalesce(s.dram_bytes, s.dram_read_bytes + s.dram_write_bytes) AS dram_bytes,\n"
 	"  coalesce(s.dram_bytes, s.dram_read_bytes + s.dram_write_bytes)\n"
 	"    / (s.wall_ns / 1e9 * r.peak_bw) AS dram_bw_util,\n"
-	"  s.flops / (s.wall_ns / 1e9) AS model_flops_per_s,\n"
-	"  s.hw_flops / (s.wall_ns / 1e9) AS hw_flops_per_s,\n"
-	"  s.model_bytes / (s.wall_ns / 1e9) AS model_bytes_per_s,\n"
-	"  coalesce(s.dram_bytes, s.dram_read_bytes + s.dram_write_bytes) / (s.wall_ns / 1e9) AS dram_bytes_per_s,\n"
+	"  CASE WHEN r.native THEN s.flops / (s.wall_ns / 1e9) END AS model_flops_per_s,\n"
+	"  CASE WHEN r.native THEN s.hw_flops / (s.wall_ns / 1e9) END AS hw_flops_per_s,\n"
+	"  CASE WHEN r.native THEN s.model_bytes / (s.wall_ns / 1e9) END AS model_bytes_per_s,\n"
+	"  CASE WHEN r.native THEN coalesce(s.dram_bytes, s.dram_read_bytes + s.dram_write_bytes) / (s.wall_ns / 1e9) END AS dram_bytes_per_s,\n"
 	"  s.counts AS counts, s.end_tid AS end_tid\n"
 	"FROM step s LEFT JOIN r\n"
 	"ORDER BY s.step";

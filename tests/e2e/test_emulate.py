@@ -103,6 +103,42 @@ class Emulate(TempDirTest):
         self.assertNotIn('peak is known', p.stderr)
         self.assertNotIn('no hardware PMU', p.stderr)
 
+    def test_x87_noted_and_no_rates_anywhere(self):
+        """x87 arithmetic in a step: counted apart (emu:x87_ops per step),
+        not in hw_flops, and a note says so; no section gives a rate of an
+        emulated run (its times are the emulator's): events, intervals,
+        the trace's step arguments."""
+        db, info = self.rec_cmd('x.sqlite', ['--x87', '5000'])
+        x87 = query(db, "SELECT sc.step, sc.value FROM step_counter sc JOIN counter c ON c.id = sc.counter"
+                        " WHERE c.name = 'emu:x87_ops' ORDER BY sc.step")
+        self.assertEqual([r['value'] for r in x87], [5000] * 3)
+        hw = query(db, 'SELECT hw_flops FROM step WHERE complete = 1')
+        self.assertEqual([r['hw_flops'] for r in hw], [info['step_flops']] * 3)
+        p = report('--db', db, '-f', 'json', 'notes', 'events', 'intervals')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = json.loads(p.stdout)
+        notes = {n['kind']: n['text'] for n in out['notes']}
+        self.assertIn('3 complete steps executed x87 floating-point operations (15000 in all', notes['x87'])
+        self.assertIn('not in hw_flops', notes['x87'])
+        self.assertTrue(out['events'])
+        for row in out['events']:
+            self.assertIsNone(row['per_s'], row)
+        for row in out['intervals']:
+            for k in ('hfu', 'mfu', 'lib_flops_per_s'):
+                self.assertIsNone(row[k], (k, row))
+        trace = self.path('x.json')
+        p = report('--db', db, '--trace', trace)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(trace) as f:
+            events = json.load(f)
+        events = events['traceEvents'] if isinstance(events, dict) else events
+        steps = [e for e in events if e.get('cat') == 'step' or str(e.get('name', '')).startswith('step')]
+        self.assertTrue(steps)
+        for e in steps:
+            for k, v in e.get('args', {}).items():
+                if k.endswith('_per_s') or k in ('mfu', 'hfu', 'mbu'):
+                    self.assertIsNone(v, (k, e))
+
     def test_forked_child_and_threads_are_summed(self):
         db, info = self.rec_cmd('e.sqlite', ['--fork', '--threads', '2'], steps=2)
         self.assertEqual(info['step_flops'], info['fma_flops'] + 4 * info['scalar_flops'])

@@ -336,6 +336,33 @@ class Unmarked(ChromiumPage, TempDirTest):
         self.assertIn('take steps from a function with --step FUNC', notes['no_steps']['text'])
 
     @unittest.skipUnless(NUMPY_PY, 'no Python with numpy (python3-numpy)')
+    @unittest.skipUnless(ROOT, 'uprobes need root')
+    def test_probe_steps_say_their_library_flops_are_unknown(self):
+        """Steps from --step probes: the counting library's counters are
+        read at marker boundaries, not at a uprobe's, so the steps' library
+        FLOPs are unknown (NULL, never 0) and a note says why and what is
+        known; the whole run's are exact. The probe names the library as
+        the program links it (libopenblas.so.0, on Debian a link to
+        libopenblasp-r0.3.21.so beside it)."""
+        blas = [line.split('=>')[1].split()[0] for line in
+                subprocess.run(['ldd', workload()], stdout=subprocess.PIPE, text=True).stdout.splitlines()
+                if line.strip().startswith('libopenblas.so.0 =>')]
+        if not blas:
+            self.skipTest('wl_unmarked_blas does not link libopenblas.so.0')
+        rounds, n = 4, 96
+        db, p = self.record(['--step', 'libopenblas.so.0:cblas_dgemm'],
+                            ['--rounds', str(rounds), '--size', str(n), '--sleep-us', '0'])
+        flops, calls = self.printed(p.stdout)
+        steps = query(db, 'SELECT lib_flops, lib_calls, flops FROM step WHERE complete = 1')
+        self.assertEqual(len(steps), rounds)
+        for row in steps:
+            self.assertEqual(row, {'lib_flops': None, 'lib_calls': None, 'flops': None})
+        run = query(db, 'SELECT lib_flops, lib_calls FROM run')[0]
+        self.assertEqual((run['lib_flops'], run['lib_calls']), (flops, calls))
+        notes = {r['kind']: r['text'] for r in section(db, 'notes')}
+        self.assertIn('the steps come from --step probes', notes['model_flops'])
+        self.assertIn('run_lib_flops', notes['model_flops'])
+
     def test_marked_run_outside_steps(self):
         """Steps of a marked program, and library calls outside them: the
         whole run's FLOPs, the steps' share and a note."""

@@ -171,6 +171,34 @@ static void test_object_matches(void)
 		snprintf(p.object, sizeof(p.object), "%s", rows[i].object);
 		CHECK_ROW(probes_object_matches(&p, rows[i].path) == rows[i].match, rows[i].line);
 	}
+
+	/* a name that is a link beside the file the loader's search gives
+	 * (Debian's libopenblas.so.0 -> libopenblasp-r0.3.21.so) */
+	char dir[] = "/tmp/mfu-test-objXXXXXX", file[PATH_MAX];
+	struct probe_point p;
+	int fd;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(file, sizeof(file), "%s/libfoop-r1.2.so", dir);
+	fd = open(file, O_CREAT | O_WRONLY, 0600);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_EQ_INT(symlink("libfoop-r1.2.so", check_path(dir, "libfoo.so.0")), 0);
+	CHECK_EQ_INT(symlink("libfoop-r1.2.so", check_path(dir, "libfoo.so")), 0);
+	memset(&p, 0, sizeof(p));
+	p.kind = PROBE_POINT_FUNC;
+	snprintf(p.object, sizeof(p.object), "libfoo.so.0");
+	CHECK_EQ_INT(probes_object_matches(&p, file), 1);
+	snprintf(p.object, sizeof(p.object), "libfoo");       /* libfoo.so */
+	CHECK_EQ_INT(probes_object_matches(&p, file), 1);
+	snprintf(p.object, sizeof(p.object), "libfoo.so.1");  /* no such link */
+	CHECK_EQ_INT(probes_object_matches(&p, file), 0);
+	snprintf(p.object, sizeof(p.object), "libbar.so");
+	CHECK_EQ_INT(probes_object_matches(&p, file), 0);
+	unlink(check_path(dir, "libfoo.so.0"));
+	unlink(check_path(dir, "libfoo.so"));
+	unlink(file);
+	rmdir(dir);
 }
 
 /* ---- fixtures ---- */

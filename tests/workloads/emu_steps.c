@@ -2,7 +2,7 @@
  * emu_steps: marked steps of known floating-point work, for mfu-record
  * --emulate (tests/e2e/test_emulate.py).
  *
- *   emu_steps [--steps N] [--n K] [--fork] [--threads T]
+ *   emu_steps [--steps N] [--n K] [--fork] [--threads T] [--x87 X]
  *
  * Each step has two phases:
  *   "fma"     K iterations of one vfmadd231pd on 256-bit registers (4 fp64
@@ -11,7 +11,9 @@
  *   "scalar"  K iterations of one mulsd and one addsd (2 fp64 FLOPs)
  * With --fork, the step then forks a child that runs K iterations of the
  * scalar loop and exits, and waits for it; with --threads T, T threads
- * each run the scalar loop K times, and the step joins them. Each step
+ * each run the scalar loop K times, and the step joins them; with --x87 X,
+ * the step ends with X x87 multiplications (fmul, outside the phases and
+ * not in its declared FLOPs: hw_flops does not count x87). Each step
  * declares its FLOPs with mfu_step_model, the phases theirs with
  * mfu_phase_model. The first line printed says which FMA path ran and the
  * FLOPs of one step:
@@ -73,6 +75,13 @@ static void scalar_loop(long n)
 			 : "cc", "memory", "xmm0", "xmm1");
 }
 
+/* @n x87 multiplications of st(0) by st(1), both 1.0; the stack left as found */
+static void x87_loop(long n)
+{
+	__asm__ volatile("fld1\n\tfld1\n\t1:\n\tfmul %%st(1), %%st\n\tdec %0\n\tjnz 1b\n\t"
+			 "fstp %%st(0)\n\tfstp %%st(0)\n\t" : "+r"(n) : : "cc", "st", "st(1)");
+}
+
 static long g_n = 100000;
 
 static void *thread_main(void *arg)
@@ -85,6 +94,7 @@ static void *thread_main(void *arg)
 int main(int argc, char **argv)
 {
 	int steps = 5, do_fork = 0, nthreads = 0;
+	long x87 = 0;
 	pthread_t th[64];
 
 	for (int i = 1; i < argc; i++) {
@@ -96,12 +106,14 @@ int main(int argc, char **argv)
 			do_fork = 1;
 		else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
 			nthreads = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--x87") == 0 && i + 1 < argc)
+			x87 = atol(argv[++i]);
 		else {
-			fprintf(stderr, "usage: emu_steps [--steps N] [--n K] [--fork] [--threads T]\n");
+			fprintf(stderr, "usage: emu_steps [--steps N] [--n K] [--fork] [--threads T] [--x87 X]\n");
 			return 2;
 		}
 	}
-	if (steps < 0 || g_n < 1 || nthreads < 0 || nthreads > 64) {
+	if (steps < 0 || g_n < 1 || nthreads < 0 || nthreads > 64 || x87 < 0) {
 		fprintf(stderr, "emu_steps: bad arguments\n");
 		return 2;
 	}
@@ -144,6 +156,8 @@ int main(int argc, char **argv)
 			}
 		for (int t = 0; t < nthreads; t++)
 			pthread_join(th[t], NULL);
+		if (x87)
+			x87_loop(x87);
 		mfu_step_model(step_flops, 0);
 		mfu_step_end();
 	}

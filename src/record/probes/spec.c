@@ -291,9 +291,25 @@ int probes_object_matches(const struct probe_point *p, const char *path)
 	base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	n = strlen(p->object);
-	if (strncmp(base, p->object, n) != 0)
-		return 0;
-	return base[n] == '\0' || base[n] == '.';
+	if (strncmp(base, p->object, n) == 0 && (base[n] == '\0' || base[n] == '.'))
+		return 1;
+	/* the name a program links is often a link beside the file it
+	 * loads: Debian's libopenblas.so.0 (and libopenblas.so) is
+	 * libopenblasp-r0.3.21.so in the same directory, and the loader's
+	 * search gives the file */
+	if (base != path) {
+		static const char *const ext[] = { "", ".so" };
+		char alias[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
+		int dir = (int)(base - path);
+
+		if (!realpath(path, rb))
+			return 0;
+		for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++)
+			if (strbuf(alias, sizeof(alias), "%.*s%s%s", dir, path, p->object, ext[i]) == 0 &&
+			    realpath(alias, ra) && !strcmp(ra, rb))
+				return 1;
+	}
+	return 0;
 }
 
 
