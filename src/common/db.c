@@ -134,14 +134,40 @@ int db_check_side_files(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
-int db_create(const char *path, sqlite3 **out, char *err, size_t errlen)
+/* Move the file at @path out of the way, to @path.old, else the first of
+ * @path.old.2, .3 ... that does not exist: never over another file (an
+ * earlier recording kept the same way). @kept gets the name. */
+static int keep_old(const char *path, char *kept, size_t keptlen, char *err, size_t errlen)
+{
+	for (int n = 1; n <= DB_KEEP_MAX; n++) {
+		int rc = n == 1 ? strbuf(kept, keptlen, "%s.old", path) : strbuf(kept, keptlen, "%s.old.%d", path, n);
+		if (rc) {
+			strbuf(err, errlen, "%s: path too long", path);
+			return -ENAMETOOLONG;
+		}
+		if (renameat2(AT_FDCWD, path, AT_FDCWD, kept, RENAME_NOREPLACE) == 0)
+			return 0;
+		if (errno != EEXIST) {
+			rc = -errno;
+			strbuf(err, errlen, "cannot keep the existing %s as %s: %s", path, kept, strerror(-rc));
+			return rc;
+		}
+	}
+	strbuf(err, errlen, "%s exists, and so do %s.old and %s.old.2 to .old.%d (earlier recordings kept): "
+	       "remove some, or write to another file", path, path, path, DB_KEEP_MAX);
+	return -EEXIST;
+}
+
+int db_create(const char *path, sqlite3 **out, char *kept, size_t keptlen, char *err, size_t errlen)
 {
 	struct stat st;
 	sqlite3 *db = NULL;
-	char old[4096];
+	char old[4096] = "";
 	int fd, rc, moved = 0;
 
 	*out = NULL;
+	if (keptlen)
+		kept[0] = '\0';
 	/* before anything is moved or made: SQLite would refuse the link
 	 * only once the file exists, and leave it behind */
 	rc = db_check_side_files(path, err, errlen);
@@ -152,15 +178,9 @@ int db_create(const char *path, sqlite3 **out, char *err, size_t errlen)
 			strbuf(err, errlen, "%s is a directory", path);
 			return -EISDIR;
 		}
-		if (strbuf(old, sizeof(old), "%s.old", path)) {
-			strbuf(err, errlen, "%s: path too long", path);
-			return -ENAMETOOLONG;
-		}
-		if (rename(path, old) < 0) {
-			rc = -errno;
-			strbuf(err, errlen, "cannot keep the existing %s as %s: %s", path, old, strerror(-rc));
+		rc = keep_old(path, old, sizeof(old), err, errlen);
+		if (rc)
 			return rc;
-		}
 		moved = 1;
 		/* SQLite's side files belong to the old database; drop them. */
 		for (const char *sfx = "-wal"; sfx; sfx = strcmp(sfx, "-wal") == 0 ? "-shm" : NULL) {
@@ -205,6 +225,8 @@ int db_create(const char *path, sqlite3 **out, char *err, size_t errlen)
 	if (rc)
 		goto fail;
 	*out = db;
+	if (moved && keptlen)
+		strbuf(kept, keptlen, "%s", old);
 	return 0;
 fail:
 	/* no half-made file under the name: the one made here goes */

@@ -22,11 +22,16 @@ int db_check_side_files(const char *path, char *err, size_t errlen);
 /* Create a new database at @path with the current schema, in WAL mode,
  * with a busy timeout of DB_BUSY_TIMEOUT_MS. Side files that are symlinks
  * are refused first (db_check_side_files), before anything is made. An
- * existing file at @path is then renamed to "@path.old" (like perf); the
- * new file is created with O_EXCL|O_NOFOLLOW, so a planted symlink is not
- * followed. On failure nothing made here is left (the old file is put
- * back). Returns 0 or -errno / -EPROTO with a message in @err. */
-int db_create(const char *path, sqlite3 **out, char *err, size_t errlen);
+ * existing file at @path is then renamed to "@path.old", or, when that
+ * exists, to the first of "@path.old.2" ... "@path.old.<DB_KEEP_MAX>" that
+ * does not (never over another file: unlike perf, a second recording does
+ * not destroy the first one's .old); @kept gets that name ("" when nothing
+ * was there). The new file is created with O_EXCL|O_NOFOLLOW, so a planted
+ * symlink is not followed. On failure nothing made here is left (the old
+ * file is put back). Returns 0 or -errno / -EPROTO with a message in @err
+ * (-EEXIST when every kept name is taken). */
+#define DB_KEEP_MAX 99
+int db_create(const char *path, sqlite3 **out, char *kept, size_t keptlen, char *err, size_t errlen);
 
 /* Finish a database made by db_create(): run the deferred part of the
  * schema (after the "-- @deferred" line: indexes that would slow down

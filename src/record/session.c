@@ -68,10 +68,10 @@ static void calibrate_first(const struct options *o, const struct machine *m, co
 		if (!disturbed || peaks_machine_busy(0.2, &busy) != 0 || busy > PEAKS_QUIET_BUSY)
 			return;
 		peaks_calibrate_program(prog, sizeof(prog));
-		fprintf(stderr, PROG ": %s; the machine is quiet now (%.0f%% of its CPU time busy): measuring its "
+		rec_note(o, PROG ": %s; the machine is quiet now (%.0f%% of its CPU time busy): measuring its "
 			"peaks again with '%s --quick' (a few seconds; --no-calibrate skips it)\n", why, busy * 100,
 			prog);
-		if (peaks_calibrate(prog, path[0] ? path : NULL, asuser_owner(), why, sizeof(why)) != 0)
+		if (peaks_calibrate(prog, path[0] ? path : NULL, asuser_owner(), o->quiet, why, sizeof(why)) != 0)
 			fprintf(stderr, PROG ": calibration failed: %s\n", why);
 		return;
 	}
@@ -80,9 +80,9 @@ static void calibrate_first(const struct options *o, const struct machine *m, co
 		snprintf(shown, sizeof(shown), "%s", path);
 	else if (profile_default_path(shown, sizeof(shown)) != 0)
 		snprintf(shown, sizeof(shown), "the default profile");
-	fprintf(stderr, PROG ": this machine has not been calibrated yet (%s): measuring its peaks once "
+	rec_note(o, PROG ": this machine has not been calibrated yet (%s): measuring its peaks once "
 		"with '%s --quick' (a few seconds; saved in %s; --no-calibrate skips it)\n", why, prog, shown);
-	if (peaks_calibrate(prog, path[0] ? path : NULL, asuser_owner(), why, sizeof(why)) != 0)
+	if (peaks_calibrate(prog, path[0] ? path : NULL, asuser_owner(), o->quiet, why, sizeof(why)) != 0)
 		fprintf(stderr, PROG ": calibration failed: %s; using the spec peaks\n", why);
 }
 
@@ -111,12 +111,23 @@ int choose_peaks(const struct machine *m, const struct options *o, struct peaks 
 }
 
 
-static void say_peak_warnings(const struct peaks *pk)
+void rec_note(const struct options *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (o->quiet)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+static void say_peak_warnings(const struct options *o, const struct peaks *pk)
 {
 	for (int i = 0; i < pk->nwarn; i++)
-		fprintf(stderr, PROG ": note: %s\n", pk->warn[i]);
+		rec_note(o, PROG ": note: %s\n", pk->warn[i]);
 	if (pk->profile_note[0])
-		fprintf(stderr, PROG ": note: %s\n", pk->profile_note);
+		rec_note(o, PROG ": note: %s\n", pk->profile_note);
 }
 
 
@@ -253,6 +264,71 @@ struct session *session_new(const struct options *o)
 
 /* What to open: the machine, the counters, probes and the Python hook,
  * the calibration, the process to join; the command as JSON. */
+/* Whether the recording can be made at -o, as its owner (the user under
+ * sudo), before anything slow (a calibration) or anything started: not a
+ * directory, not another database's side file, in a directory the owner
+ * may write (a file is made there and removed: the test the kernel would
+ * apply). Returns 0 or an exit code, with one line on stderr. */
+static int check_output(struct session *s)
+{
+	static const char *const side[] = { "-wal", "-shm", "-journal" };
+	const char *out = s->o.output, *slash = strrchr(out, '/');
+	char dir[PATH_MAX], probe[PATH_MAX + 32];
+	size_t len = strlen(out);
+	struct asuser_saved sv;
+	struct stat st;
+	int rc, fd, e = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(side); i++) {
+		size_t n = strlen(side[i]);
+		char base[PATH_MAX];
+		if (len > n && len - n < sizeof(base) && strcmp(out + len - n, side[i]) == 0) {
+			memcpy(base, out, len - n);
+			base[len - n] = '\0';
+			if (lstat(base, &st) == 0 && S_ISREG(st.st_mode)) {
+				fprintf(stderr, PROG ": %s is the %s file of the database %s: write the recording to "
+					"another file\n", out, side[i] + 1, base);
+				return 2;
+			}
+		}
+	}
+	if (!slash)
+		strbuf(dir, sizeof(dir), ".");
+	else if (slash == out)
+		strbuf(dir, sizeof(dir), "/");
+	else if (strbuf(dir, sizeof(dir), "%.*s", (int)(slash - out), out)) {
+		fprintf(stderr, PROG ": %s: path too long\n", out);
+		return 2;
+	}
+	rc = asuser_enter(&s->owner, &sv);
+	if (rc) {
+		fprintf(stderr, PROG ": cannot act as uid %d to create %s: %s\n", (int)s->owner.uid, out,
+			strerror(-rc));
+		return s->exit_code;
+	}
+	if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) {
+		e = EISDIR;
+	} else if (strbuf(probe, sizeof(probe), "%s/.mfu-record-XXXXXX", dir) == 0) {
+		fd = mkostemp(probe, O_CLOEXEC);
+		if (fd < 0) {
+			e = errno;
+		} else {
+			close(fd);
+			unlink(probe);
+		}
+	}
+	asuser_leave(&sv);
+	if (e == EISDIR) {
+		fprintf(stderr, PROG ": %s is a directory: name the recording's file (-o DIR/run.sqlite)\n", out);
+		return 2;
+	}
+	if (e) {
+		fprintf(stderr, PROG ": cannot write the recording %s: directory %s: %s\n", out, dir, strerror(e));
+		return s->exit_code;
+	}
+	return 0;
+}
+
 int session_plan(struct session *s)
 {
 	char err[512];
@@ -298,6 +374,9 @@ int session_plan(struct session *s)
 	if (s->creds.drop)
 		asuser_init(&s->owner, s->creds.uid, s->creds.gid, s->creds.user[0] ? s->creds.user : NULL);
 	asuser_set_owner(&s->owner);
+	rc = check_output(s);
+	if (rc)
+		return rc;
 	/* ... and the profile is theirs too (with --as-root, root's own):
 	 * sudo -E leaves the user's HOME, where root's calibration would
 	 * leave root's files and follow the user's links */
@@ -328,7 +407,7 @@ int session_plan(struct session *s)
 		}
 	}
 	if (nureq && !s->o.interval_ms)
-		fprintf(stderr, PROG ": note: with -I 0 there are no counter readings to interpolate, so the "
+		rec_note(&s->o, PROG ": note: with -I 0 there are no counter readings to interpolate, so the "
 			"counts of steps and phases from uprobes are unknown\n");
 	if (nureq) {
 		char exe[PATH_MAX], warn[2048], why[1200];
@@ -356,7 +435,7 @@ int session_plan(struct session *s)
 				size_t n = strcspn(line, "\n");
 				/* LIB:POINT of a library not loaded yet: probed once
 				 * it is mapped (a bare name not found is refused) */
-				fprintf(stderr, PROG ": %.*s\n", (int)n, line);
+				rec_note(&s->o, PROG ": %.*s\n", (int)n, line);
 				line += n + (line[n] == '\n');
 			}
 		}
@@ -407,7 +486,6 @@ int session_plan(struct session *s)
 static int start_database(struct session *s)
 {
 	char err[512];
-	struct stat lst;
 	struct asuser_saved sv;
 	int rc;
 
@@ -420,8 +498,7 @@ static int start_database(struct session *s)
 			strerror(-rc));
 		return s->exit_code;
 	}
-	s->had_old = lstat(s->o.output, &lst) == 0;
-	rc = db_create(s->o.output, &s->db, err, sizeof(err));
+	rc = db_create(s->o.output, &s->db, s->kept_old, sizeof(s->kept_old), err, sizeof(err));
 	asuser_leave(&sv);
 	if (rc) {
 		fprintf(stderr, PROG ": %s\n", err);
@@ -562,7 +639,7 @@ static int start_target(struct session *s)
 		 * on this socket. Without one it can only say nothing. */
 		rc = handoff_server_open(&s->handoff);
 		if (rc)
-			fprintf(stderr, PROG ": note: cannot listen for processes that lose mfu-record's descriptors "
+			rec_note(&s->o, PROG ": note: cannot listen for processes that lose mfu-record's descriptors "
 				"(%s): a launcher that closes them leaves their steps unrecorded\n", strerror(-rc));
 		rc = launch_prepare(&s->l, s->o.emulate ? s->emu.argv : s->o.argv, s->ring_fd, s->lf_fd, &s->cs,
 				    &s->old, &s->creds, s->handoff ? handoff_server_name(s->handoff) : NULL, err,
@@ -573,7 +650,7 @@ static int start_target(struct session *s)
 		}
 		rc = start_handoff(s);
 		if (rc) {
-			fprintf(stderr, PROG ": note: cannot answer processes that lose mfu-record's descriptors "
+			rec_note(&s->o, PROG ": note: cannot answer processes that lose mfu-record's descriptors "
 				"(%s): a launcher that closes them leaves their steps unrecorded\n", strerror(-rc));
 			handoff_server_free(s->handoff);
 			s->handoff = NULL;
@@ -679,7 +756,7 @@ static int open_readers(struct session *s)
 			fprintf(stderr, PROG ": %s\n", note);
 			writer_note(s->d.writer, "no_sampling", note);
 		} else if (sampler_note(s->d.sampler)[0]) {
-			fprintf(stderr, PROG ": note: %s\n", sampler_note(s->d.sampler));
+			rec_note(&s->o, PROG ": note: %s\n", sampler_note(s->d.sampler));
 		}
 	}
 
@@ -782,15 +859,15 @@ static int go(struct session *s)
 		s->db = NULL;
 		if (!as) {
 			unlink(s->o.output);
-			if (s->had_old) {
-				char old_path[PATH_MAX];
-				if (strbuf(old_path, sizeof(old_path), "%s.old", s->o.output) == 0)
-					rename(old_path, s->o.output);
-			}
+			if (s->kept_old[0])
+				rename(s->kept_old, s->o.output);
 			asuser_leave(&sv);
 		}
 		return s->exit_code;
 	}
+	/* the target runs: the earlier recording stays where it was moved */
+	if (s->kept_old[0])
+		rec_note(&s->o, PROG ": %s existed: kept as %s\n", s->o.output, s->kept_old);
 	/* Say once what will be missing and why. */
 	{
 		int hw_failed = 0, first = -1;
@@ -802,19 +879,19 @@ static int go(struct session *s)
 					first = i;
 				hw_failed++;
 			} else {
-				fprintf(stderr, PROG ": cannot open counter '%s': %s\n", s->cs.c[i].name, s->cs.c[i].reason);
+				rec_note(&s->o, PROG ": cannot open counter '%s': %s\n", s->cs.c[i].name, s->cs.c[i].reason);
 			}
 		}
 		if (s->cs.hw_missing[0])
-			fprintf(stderr, PROG ": %s\n", s->cs.hw_missing);
+			rec_note(&s->o, PROG ": %s\n", s->cs.hw_missing);
 		if (hw_failed)
-			fprintf(stderr, PROG ": cannot open %d of the hardware counters (first '%s': %s)\n",
+			rec_note(&s->o, PROG ": cannot open %d of the hardware counters (first '%s': %s)\n",
 				hw_failed, s->cs.c[first].name, s->cs.c[first].reason);
 		if (s->cs.amx_note[0])
-			fprintf(stderr, PROG ": note: %s\n", s->cs.amx_note);
+			rec_note(&s->o, PROG ": note: %s\n", s->cs.amx_note);
 		if (s->dram_why[0])
-			fprintf(stderr, PROG ": %s\n", s->dram_why);
-		say_peak_warnings(&s->pk);
+			rec_note(&s->o, PROG ": %s\n", s->dram_why);
+		say_peak_warnings(&s->o, &s->pk);
 	}
 
 	rc = writer_run_begin(s->d.writer, &s->ri);
@@ -879,10 +956,10 @@ static int go(struct session *s)
 	if (s->attached) {
 		size_t nth;
 		attach_tids(s->at, &nth);
-		fprintf(stderr, PROG ": attached to process %d (%zu thread%s)%s%s\n", (int)s->o.pid, nth, nth == 1 ? "" : "s",
+		rec_note(&s->o, PROG ": attached to process %d (%zu thread%s)%s%s\n", (int)s->o.pid, nth, nth == 1 ? "" : "s",
 			s->am ? ", its libmfu markers switched on" : "", s->o.duration > 0 ? "" : "; Ctrl-C detaches");
 		if (!s->am && !s->o.quiet && !s->d.probes)
-			fprintf(stderr, PROG ": note: no steps: %s\n", s->am_why);
+			rec_note(&s->o, PROG ": note: no steps: %s\n", s->am_why);
 	}
 	return -1;
 }

@@ -117,6 +117,9 @@ static void say(struct session *s, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* A note (not an error): nothing with -q; it stays in the database. */
+#define say_note(s, ...) do { if (!(s)->o.quiet) say((s), __VA_ARGS__); } while (0)
+
 /* How a run without steps gets per-step figures, for the executable it
  * ran (run.exe_functions, exe_usdt): never --step FUNC for a stripped one,
  * whose symbol tables name none of its functions. */
@@ -206,13 +209,13 @@ static int store_end_notes(struct session *s, uint64_t lost)
 	if (!rc && served)
 		rc = writer_note(s->d.writer, "launcher_fds", served_note);
 	if (!rc && refused) {
-		say(s, PROG ": note: %s\n", refused_note);
+		say_note(s, PROG ": note: %s\n", refused_note);
 		rc = writer_note(s->d.writer, s->d.records ? "launcher_fds" : "no_steps", refused_note);
 	}
 	if (!rc && !s->attached && !s->d.probes && !s->pyhook && s->d.records == 0 && !refused) {
 		char note[1536];
 		no_marker_note(s, note, sizeof(note));
-		say(s, PROG ": note: %s\n", note);
+		say_note(s, PROG ": note: %s\n", note);
 		rc = writer_note(s->d.writer, "no_steps", note);
 	}
 	if (!rc && s->attached && !s->d.probes && !s->pyhook && s->d.records == 0) {
@@ -231,7 +234,7 @@ static int store_end_notes(struct session *s, uint64_t lost)
 			       "while it runs its marked loop, or for longer (--duration)", (int)s->o.pid,
 			       (double)(now_ns() - s->ri.start_ns) / 1e9, attach_markers_lib(s->am, lib, sizeof(lib)));
 		if (s->am) /* else said when it joined */
-			say(s, PROG ": note: %s\n", note);
+			say_note(s, PROG ": note: %s\n", note);
 		rc = writer_note(s->d.writer, "no_steps", note);
 	}
 	if (!rc && s->am && s->d.records) {
@@ -257,13 +260,13 @@ static int store_end_notes(struct session *s, uint64_t lost)
 		       "--step the steps come from the probes, so its step markers and their "
 		       "mfu_step_model() declarations were left out; record without --step to use them",
 		       (unsigned long long)markers_ignored_step_markers(s->d.markers));
-		say(s, PROG ": note: %s\n", note);
+		say_note(s, PROG ": note: %s\n", note);
 		rc = writer_note(s->d.writer, "step_source", note);
 	}
 	for (int k = 0; !rc && s->d.markers && k < 2; k++) {
 		char note[512];
 		if (markers_limits_note(s->d.markers, k, note, sizeof(note))) {
-			say(s, PROG ": note: %s\n", note);
+			say_note(s, PROG ": note: %s\n", note);
 			rc = writer_note(s->d.writer, k ? "too_many_threads" : "too_many_processes", note);
 		}
 	}
@@ -278,7 +281,7 @@ static int store_end_notes(struct session *s, uint64_t lost)
 		strbuf(note, sizeof(note), "%llu marker records were lost (the marker ring was full); "
 		       "steps and phases around them may be missing or incomplete: %s",
 		       (unsigned long long)lost, what);
-		say(s, PROG ": %s\n", note);
+		say(s, PROG ": %s\n", note); /* data lost: said with -q too */
 		rc = writer_note(s->d.writer, "lost_records", note);
 	}
 	return rc;
@@ -437,7 +440,7 @@ static int store_lib_counting(struct session *s)
 		}
 		if (rc)
 			return rc;
-		say(s, PROG ": note: %s\n", s->lp_why);
+		say_note(s, PROG ": note: %s\n", s->lp_why);
 		rc = writer_note(s->d.writer, "lib_flops", s->lp_why);
 	}
 	/* the whole run: the counting library's calls, and those of the
@@ -448,7 +451,7 @@ static int store_lib_counting(struct session *s)
 		if (!rc && s->lp && lib_probes_add_run(s->lp, s->db) != 0) {
 			strbuf(note, sizeof(note), "cannot add the executable's library calls to the run's: %s",
 			       sqlite3_errmsg(s->db));
-			say(s, PROG ": %s\n", note);
+			say_note(s, PROG ": %s\n", note);
 			rc = writer_note(s->d.writer, "lib_flops", note);
 		}
 	}
@@ -459,7 +462,7 @@ static int store_lib_counting(struct session *s)
 	else if (s->lf_why[0])
 		state = "unavailable";
 	if (s->lf_why[0]) {
-		say(s, PROG ": note: %s\n", s->lf_why);
+		say_note(s, PROG ": note: %s\n", s->lf_why);
 		rc = writer_note(s->d.writer, "lib_flops", s->lf_why);
 	}
 	if (!rc && s->lf && s->lf->procs_full) {
@@ -546,7 +549,7 @@ int session_finish(struct session *s)
 		if (probe_steps_finish(s->d.probes, s->db, why, sizeof(why)) != 0 && !s->d.failed)
 			record_failed(&s->d, -EIO, why);
 		if (probe_steps_note(s->d.probes)[0]) {
-			say(s, PROG ": %s\n", probe_steps_note(s->d.probes));
+			say_note(s, PROG ": %s\n", probe_steps_note(s->d.probes));
 			writer_note(s->d.writer, "probes", probe_steps_note(s->d.probes));
 		}
 	}
@@ -555,7 +558,7 @@ int session_finish(struct session *s)
 		if (py_hook_finish(s->pyhook, s->db, note, sizeof(note), why, sizeof(why)) != 0)
 			record_failed(&s->d, -EIO, why);
 		else if (note[0]) {
-			say(s, PROG ": %s\n", note);
+			say_note(s, PROG ": %s\n", note);
 			writer_note(s->d.writer, "probes", note);
 		}
 	}

@@ -122,7 +122,8 @@ struct session {
 	int ring_fd, sfd;
 	int exit_code;          /* what mfu-record exits with */
 	int status;             /* the target's wait status */
-	int exit_status, exit_signal, interrupted, had_old;
+	int exit_status, exit_signal, interrupted;
+	char kept_old[PATH_MAX]; /* where an earlier recording at -o was moved, or "" */
 	struct markers_sink sink;
 	struct launch_creds creds;
 	struct asuser owner;    /* the target's user under sudo: the output, the hook's and
@@ -150,6 +151,9 @@ struct session {
 };
 
 int choose_peaks(const struct machine *m, const struct options *o, struct peaks *pk);
+/* A note on stderr (what is missing and why, what was chosen): nothing with
+ * -q, which prints errors only; the notes stay in the database. */
+void rec_note(const struct options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cpu_watch_peaks(struct drain *d, struct cpu_watch *cw, const struct options *o, struct peaks *pk, const char *source);
 uint64_t drain_ring(struct drain *d, uint64_t max, uint64_t deadline_ns);
 void ring_tampered(struct drain *d);

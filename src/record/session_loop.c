@@ -227,7 +227,7 @@ static void cpu_watch_poll(struct drain *d, struct cpu_watch *cw, const struct o
 			       "the peaks are for %s, the set its first step began with", cw->used.allowed_cpus,
 			       m.allowed_cpus, cw->used.allowed_cpus);
 			live_clear(d->live);
-			fprintf(stderr, PROG ": note: %s\n", note);
+			rec_note(o, PROG ": note: %s\n", note);
 			writer_note(d->writer, "cpus_changed", note);
 		}
 		return;

@@ -180,7 +180,8 @@ class UnderSudo(TempDirTest):
             env.pop('MFU_NO_CALIBRATE', None)
 
             def run(out, extra=(), env=env, as_user=False):
-                cmd = [rec, '-q', '-o', self.path(out)] + list(extra) + ['--', 'true']
+                # not -q, which would leave out the calibration's messages
+                cmd = [rec, '-o', self.path(out)] + list(extra) + ['--', 'true']
                 if as_user:
                     cmd = ['setpriv', '--reuid=%d' % self.user.pw_uid, '--regid=%d' % self.user.pw_gid,
                            '--clear-groups'] + cmd

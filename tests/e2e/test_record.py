@@ -704,7 +704,7 @@ class RecordUsage(TempDirTest):
     def test_unwritable_output(self):
         p = self.run_rec('-o', '/proc/no/such/dir/run.sqlite', 'true')
         self.assertEqual(p.returncode, 125)
-        self.assertIn('cannot create', p.stderr)
+        self.assertIn('cannot write the recording', p.stderr)
 
     def test_symlink_not_followed(self):
         target = self.path('victim')

@@ -48,13 +48,47 @@ static void test_create_and_open(void)
 
 	CHECK(db_schema_version() >= 1);
 	write_file(path("run.sqlite"), "old", 3);
-	CHECK_EQ_INT(db_create(path("run.sqlite"), &db, err, sizeof(err)), 0);
+	CHECK_EQ_INT(db_create(path("run.sqlite"), &db, NULL, 0, err, sizeof(err)), 0);
 	CHECK_EQ_INT(stat(path("run.sqlite.old"), &st), 0);
 	CHECK_EQ_INT(st.st_size, 3);
 	CHECK_EQ_INT(db_exec(db, "INSERT INTO run (id, mfu_version, command, start_unix_ns, start_ns, dtype, state) "
 			     "VALUES (1, 'x', '[]', 0, 0, 'fp32', 'complete')", err, sizeof(err)), 0);
 	CHECK_EQ_INT(db_finish(db, err, sizeof(err)), 0);
 	sqlite3_close(db);
+
+	/* a second and a third recording: the earlier ones are all kept,
+	 * none overwritten (run.sqlite.old is still the first file) */
+	{
+		char kept[512];
+		sqlite3 *db2;
+		CHECK_EQ_INT(db_create(path("run.sqlite"), &db2, kept, sizeof(kept), err, sizeof(err)), 0);
+		CHECK(strcmp(kept, path("run.sqlite.old.2")) == 0);
+		sqlite3_close(db2);
+		CHECK_EQ_INT(stat(path("run.sqlite.old"), &st), 0);
+		CHECK_EQ_INT(st.st_size, 3);
+		CHECK_EQ_INT(db_create(path("run.sqlite"), &db2, kept, sizeof(kept), err, sizeof(err)), 0);
+		CHECK(strcmp(kept, path("run.sqlite.old.3")) == 0);
+		sqlite3_close(db2);
+		CHECK_EQ_INT(stat(path("run.sqlite.old.2"), &st), 0);
+		CHECK(st.st_size > 3); /* the second recording */
+		/* put the first recording back where the rest of the test wants it */
+		CHECK_EQ_INT(rename(path("run.sqlite.old.2"), path("run.sqlite")), 0);
+		unlink(path("run.sqlite.old.3"));
+		unlink(path("run.sqlite-wal"));
+		unlink(path("run.sqlite-shm"));
+		/* every kept name taken: refused, nothing moved */
+		for (int n = 2; n <= DB_KEEP_MAX; n++) {
+			char name[64];
+			snprintf(name, sizeof(name), "full.sqlite.old.%d", n);
+			write_file(path(name), "k", 1);
+		}
+		write_file(path("full.sqlite.old"), "k", 1);
+		write_file(path("full.sqlite"), "only", 4);
+		CHECK_EQ_INT(db_create(path("full.sqlite"), &db2, kept, sizeof(kept), err, sizeof(err)), -EEXIST);
+		CHECK(strstr(err, "remove some") != NULL);
+		CHECK_EQ_INT(stat(path("full.sqlite"), &st), 0);
+		CHECK_EQ_INT(st.st_size, 4);
+	}
 
 	int before = count_files();
 	CHECK_EQ_INT(db_open_readonly(path("run.sqlite"), &db, err, sizeof(err)), 0);
@@ -77,7 +111,7 @@ static void test_checks(void)
 	sqlite3 *db;
 	char err[512];
 
-	CHECK_EQ_INT(db_create(path("checks.sqlite"), &db, err, sizeof(err)), 0);
+	CHECK_EQ_INT(db_create(path("checks.sqlite"), &db, NULL, 0, err, sizeof(err)), 0);
 	CHECK_EQ_INT(db_exec(db, "INSERT INTO step (step, pid, tid, begin_ns, complete) VALUES (0, 1, 1, 10, 0);"
 			     "INSERT INTO phase (id, name, pid, tid, depth, begin_ns, complete) VALUES (0, 'p', 1, 1, 0, 0, 0)",
 			     err, sizeof(err)), 0);
@@ -131,13 +165,13 @@ static void test_symlink(void)
 
 	write_file(path("victim"), "keep", 4);
 	CHECK_EQ_INT(symlink(path("victim"), path("link.sqlite")), 0);
-	CHECK_EQ_INT(db_create(path("link.sqlite"), &db, err, sizeof(err)), 0);
+	CHECK_EQ_INT(db_create(path("link.sqlite"), &db, NULL, 0, err, sizeof(err)), 0);
 	sqlite3_close(db);
 	CHECK_EQ_INT(stat(path("victim"), &st), 0);
 	CHECK_EQ_INT(st.st_size, 4); /* the planted link's target is untouched */
 	CHECK_EQ_INT(lstat(path("link.sqlite.old"), &st), 0);
 	CHECK(S_ISLNK(st.st_mode));
-	CHECK_EQ_INT(db_create(dir, &db, err, sizeof(err)), -EISDIR);
+	CHECK_EQ_INT(db_create(dir, &db, NULL, 0, err, sizeof(err)), -EISDIR);
 }
 
 /* Stale side files that are links (issue 22): refused with one line naming
@@ -158,7 +192,7 @@ static void test_side_file_links(void)
 				write_file(path(name), "old", 3);
 			CHECK_EQ_INT(symlink(path("victim2"), path(side)), 0);
 			int before = count_files();
-			CHECK_EQ_INT(db_create(path(name), &db, err, sizeof(err)), -ELOOP);
+			CHECK_EQ_INT(db_create(path(name), &db, NULL, 0, err, sizeof(err)), -ELOOP);
 			CHECK(db == NULL);
 			CHECK(strstr(err, side) != NULL && strstr(err, "symbolic link") != NULL);
 			CHECK(strchr(err, '\n') == NULL);
@@ -206,7 +240,7 @@ static void test_finish_waits_for_a_reader(void)
 	int fds[2];
 	struct stat sb;
 
-	CHECK_EQ_INT(db_create(path("busy.sqlite"), &db, err, sizeof(err)), 0);
+	CHECK_EQ_INT(db_create(path("busy.sqlite"), &db, NULL, 0, err, sizeof(err)), 0);
 	CHECK_EQ_INT(db_exec(db, "INSERT INTO run (id, mfu_version, command, start_unix_ns, start_ns, dtype, state) "
 			     "VALUES (1, 'x', '[]', 0, 0, 'fp32', 'complete')", err, sizeof(err)), 0);
 	CHECK_EQ_INT(sqlite3_open_v2(path("busy.sqlite"), &r.db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
@@ -232,7 +266,7 @@ static void test_finish_waits_for_a_reader(void)
 	close(fds[1]);
 
 	/* one that never lets go: -EBUSY after the timeout, still WAL */
-	CHECK_EQ_INT(db_create(path("held.sqlite"), &db, err, sizeof(err)), 0);
+	CHECK_EQ_INT(db_create(path("held.sqlite"), &db, NULL, 0, err, sizeof(err)), 0);
 	CHECK_EQ_INT(sqlite3_open_v2(path("held.sqlite"), &ro, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
 	CHECK_EQ_INT(sqlite3_exec(ro, "BEGIN; SELECT count(*) FROM run", NULL, NULL, NULL), SQLITE_OK);
 	CHECK_EQ_INT(db_finish(db, err, sizeof(err)), -EBUSY);

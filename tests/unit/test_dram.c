@@ -32,7 +32,7 @@ static void test_attribute(void)
 
 	close(fd);
 	unlink(path);
-	CHECK_EQ_INT(db_create(path, &db, err, sizeof(err)), 0);
+	CHECK_EQ_INT(db_create(path, &db, NULL, 0, err, sizeof(err)), 0);
 	/* two sockets, each reading 1 byte/ns and writing 0.5 byte/ns, sampled
 	 * every 10 ms from t = 1 s to t = 2 s */
 	char sql[256];

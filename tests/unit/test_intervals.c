@@ -92,7 +92,7 @@ static void test_attribute(void)
 	close(fd);
 	unlink(path);
 	plan(&cs);
-	CHECK_EQ_INT(db_create(path, &db, err, sizeof(err)), 0);
+	CHECK_EQ_INT(db_create(path, &db, NULL, 0, err, sizeof(err)), 0);
 	CHECK_EQ_INT(writer_open(&w, db, err, sizeof(err)), 0);
 	CHECK_EQ_INT(writer_counters(w, &cs), 0);
 	for (uint64_t t = T0; t <= 2000000000; t += 10000000) {

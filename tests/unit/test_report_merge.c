@@ -38,7 +38,7 @@ static void make_rank(const char *name, int rank, const char *program, const cha
 
 	strbuf(path, sizeof(path), "%s/%s", dir, name);
 	unlink(path);
-	if (db_create(path, &db, err, sizeof(err))) {
+	if (db_create(path, &db, NULL, 0, err, sizeof(err))) {
 		fprintf(stderr, "db_create %s: %s\n", path, err);
 		CHECK(0);
 		return;

@@ -579,7 +579,7 @@ void peaks_calibrate_program(char *buf, size_t len)
 	snprintf(buf, len, "mfu-calibrate");
 }
 
-int peaks_calibrate(const char *program, const char *profile, const struct asuser *as, char *why,
+int peaks_calibrate(const char *program, const char *profile, const struct asuser *as, int quiet, char *why,
 		    size_t len)
 {
 	const char *argv[6];
@@ -601,10 +601,14 @@ int peaks_calibrate(const char *program, const char *profile, const struct asuse
 	}
 	if (pid == 0) {
 		sigset_t none;
-		/* the table goes nowhere; warnings (a busy machine) reach the user */
+		/* the table goes nowhere; warnings (a busy machine) reach the
+		 * user, but for -q (a failure is said by the recorder) */
 		devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-		if (devnull >= 0)
+		if (devnull >= 0) {
 			dup2(devnull, STDOUT_FILENO);
+			if (quiet)
+				dup2(devnull, STDERR_FILENO);
+		}
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		err = asuser_become(as);

@@ -112,11 +112,12 @@ int peaks_stat_busy(const char *a, const char *b, double *busy);
 void peaks_calibrate_program(char *buf, size_t len);
 
 /* Run `mfu-calibrate --quick --profile PATH` (PATH NULL: its default) with
- * its table output discarded and its warnings on our stderr, as user @as
- * (NULL or inactive: as we are; under sudo the invoking user, whose cache
- * the profile goes to: nothing of root's lands there). Returns 0, or
- * -errno / -ECHILD (it failed) with the reason in @why. */
-int peaks_calibrate(const char *program, const char *profile, const struct asuser *as, char *why,
+ * its table output discarded and its warnings on our stderr (discarded
+ * too when @quiet), as user @as (NULL or inactive: as we are; under sudo
+ * the invoking user, whose cache the profile goes to: nothing of root's
+ * lands there). Returns 0, or -errno / -ECHILD (it failed) with the reason
+ * in @why. */
+int peaks_calibrate(const char *program, const char *profile, const struct asuser *as, int quiet, char *why,
 		    size_t len);
 
 #endif
