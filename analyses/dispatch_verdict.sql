@@ -1,7 +1,7 @@
 -- The one-line verdict above the dispatch section (at-sign-wrapped names stand for those sections' queries).
 WITH d AS (SELECT * FROM (@dispatch@)),
 tot AS (SELECT sum(samples) AS n, sum(CASE WHEN class = 'dispatch' THEN samples END) AS nd FROM d),
-top AS (SELECT phase, symbol, share FROM d WHERE class = 'dispatch' ORDER BY est_ms DESC LIMIT 1),
+top AS (SELECT phase, symbol, share, samples, via_process FROM d WHERE class = 'dispatch' ORDER BY est_ms DESC LIMIT 1),
 -- the program's own code to name with --compute (not a libm helper whose
 -- caller was lost)
 unc AS (SELECT phase, symbol, share FROM d WHERE class = 'unclassified'
@@ -10,7 +10,10 @@ unc AS (SELECT phase, symbol, share FROM d WHERE class = 'unclassified'
 SELECT CASE
   WHEN (SELECT count(*) FROM sample WHERE kind = 0) = 0 THEN 'No cpu-clock samples in this run (-F 0, or sampling unavailable): dispatch overhead is unknown.'
   WHEN top.symbol IS NULL THEN 'No dispatch samples: no on-CPU time in an interpreter, framework dispatch, allocator, copy or lock.'
-  ELSE printf('The top dispatch function is %s() in phase %s: %.0f%% of that phase''s on-CPU samples.', top.symbol, top.phase, 100.0 * top.share)
+  ELSE printf('The top dispatch function is %s() in phase %s: %.0f%% of that phase''s on-CPU samples', top.symbol, top.phase, 100.0 * top.share)
+       || CASE WHEN top.via_process > 0
+               THEN printf(' (%.0f%% of them on threads with no phase of their own, placed by the marking thread''s phases)',
+                           100.0 * top.via_process / top.samples) ELSE '' END || '.'
 END
 || coalesce(CASE WHEN unc.share > 0.05 THEN printf(' The top unclassified function is %s() in phase %s (%.0f%%): if it is a compute kernel, name it with --compute ''REGEX''.', unc.symbol, unc.phase, 100.0 * unc.share) END, '')
 FROM tot LEFT JOIN top LEFT JOIN unc;

@@ -7,8 +7,11 @@
 -- ("read <- load_batch"); for a between-steps gap, where the driver thread
 -- spent the longest off-CPU interval of the gap, or else the function most
 -- sampled in it. step: the step the gap is in (or follows); phase: the
--- thread's innermost phase open when the interval began. Times in ms; start
--- from the run's start.
+-- phase open when the interval began by the process's phase timeline, as in
+-- dispatch.sql: the thread's own innermost complete phase open then, else
+-- the one open on its process's marking thread (the thread that began the
+-- process's first step, else its first phase), NULL outside every phase.
+-- Times in ms; start from the run's start.
 WITH
 run0 AS (SELECT start_ns FROM run),
 uf AS (  -- user frames of each stack, numbered from the innermost
@@ -38,10 +41,39 @@ evb AS (
   SELECT pid, id, max(CASE WHEN is_off = 0 THEN t END)
            OVER (PARTITION BY pid ORDER BY t, is_off ROWS UNBOUNDED PRECEDING) AS b, is_off
   FROM ev),
+-- the phase of an interval: dispatch.sql's walk (the last phase begun on
+-- the thread at or before the interval's start, up phase.parent to the
+-- nearest one still open, at most 64 phases, among phases begun less than
+-- the longest one ago), in lane 0 on the interval's thread and lane 1 on
+-- its process's marking thread (mk) when that is another thread
+lim_ph AS (SELECT coalesce(max(end_ns - begin_ns), 0) AS maxph, 64 AS max_depth FROM phase WHERE complete = 1),
+mk AS MATERIALIZED (
+  SELECT pid, coalesce((SELECT st.tid FROM step st WHERE st.pid = t.pid ORDER BY st.step LIMIT 1),
+                       (SELECT p.tid FROM phase p WHERE p.pid = t.pid ORDER BY p.id LIMIT 1)) AS tid
+  FROM (SELECT pid FROM thread UNION SELECT target_pid FROM run) t WHERE pid IS NOT NULL),
 offs AS (
   SELECT o.kind, st.step, o.tid, o.start_ns, o.dur_ns, o.stack,
-         (SELECT p.name FROM phase p WHERE p.tid = o.tid AND p.begin_ns <= o.start_ns
-            AND (p.end_ns IS NULL OR p.end_ns > o.start_ns) ORDER BY p.depth DESC LIMIT 1) AS phase
+         (SELECT ph.name FROM phase ph WHERE ph.id = (
+            WITH RECURSIVE up(lane, id, parent, open, n) AS (
+              SELECT * FROM (
+                SELECT 0, p.id, p.parent, coalesce(p.complete = 1 AND p.end_ns > o.start_ns, 0), 1
+                FROM phase p
+                WHERE p.tid = o.tid AND p.begin_ns <= o.start_ns
+                  AND p.begin_ns > o.start_ns - (SELECT maxph FROM lim_ph) - 1
+                ORDER BY p.begin_ns DESC, p.id DESC LIMIT 1)
+              UNION ALL
+              SELECT * FROM (
+                SELECT 1, p.id, p.parent, coalesce(p.complete = 1 AND p.end_ns > o.start_ns, 0), 1
+                FROM phase p
+                WHERE p.tid = (SELECT mk.tid FROM mk WHERE mk.pid = o.pid AND mk.tid <> o.tid)
+                  AND p.begin_ns <= o.start_ns
+                  AND p.begin_ns > o.start_ns - (SELECT maxph FROM lim_ph) - 1
+                ORDER BY p.begin_ns DESC, p.id DESC LIMIT 1)
+              UNION ALL
+              SELECT up.lane, q.id, q.parent, coalesce(q.complete = 1 AND q.end_ns > o.start_ns, 0), up.n + 1
+              FROM up JOIN phase q ON q.id = up.parent
+              WHERE NOT up.open AND up.n < (SELECT max_depth FROM lim_ph))
+            SELECT id FROM up WHERE open ORDER BY lane LIMIT 1)) AS phase
   FROM evb e CROSS JOIN st ON st.pid = e.pid AND st.begin_ns = e.b
        JOIN offcpu o ON o.rowid = e.id
   WHERE e.is_off = 1 AND o.start_ns < st.end_ns),

@@ -259,6 +259,64 @@ class Sampling(TempDirTest):
         self.assertTrue(all(r['compute_ms'] is None and r['blocked_ms'] >= 9 for r in rows), rows)
 
 
+def open_phase(phases, tid, t):
+    """The innermost complete phase of thread TID open at T, by brute force
+    over every phase (of those open, the one begun last), or None."""
+    open_ = [p for p in phases if p['tid'] == tid and p['complete'] == 1 and p['begin_ns'] <= t < p['end_ns']]
+    return max(open_, key=lambda p: (p['begin_ns'], p['id']))['name'] if open_ else None
+
+
+class ProcessPhases(TempDirTest):
+    """Issue 23, item 4: a sample or off-CPU interval of a thread with no
+    phase of its own open is in the phase open then on the process's marking
+    thread. wl_workers (tests/workloads/workers.c) runs each worker_*()
+    function on a thread that marks nothing (but "own") while the main
+    thread holds a known phase open, or none: the ground truth by design."""
+    WANT = {'worker_forward': ('forward', True), 'worker_backward': ('backward', True),
+            'worker_own': ('own', False), 'worker_outside': ('(no phase)', False),
+            'worker_between': ('(no phase)', False)}
+
+    def test_worker_samples_land_in_the_marking_threads_phases(self):
+        db = self.path('run.sqlite')
+        p = record(['-o', db], [wl('workers'), '--steps', '4', '--work-ms', '30'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = analysis(db, 'dispatch')
+        got = {}
+        for r in rows:
+            if r['symbol'] in self.WANT:
+                got.setdefault(r['symbol'], []).append(r)
+        for fn, (phase, via) in self.WANT.items():
+            self.assertIn(fn, got, rows)
+            # every sample of the function in the one phase open for it
+            self.assertEqual([r['phase'] for r in got[fn]], [phase], got[fn])
+            r = got[fn][0]
+            # 4 x 30 ms of the worker's CPU time (twice for forward): about
+            # 120 samples at the default rate, counted on the thread's CPU
+            # clock, whatever the machine's load
+            self.assertGreater(r['samples'], 30, r)
+            self.assertEqual(r['via_process'], r['samples'] if via else 0, r)
+
+        # gaps: each off-CPU interval's phase by the same rule, against a
+        # brute-force search of the phase table
+        phases = query(db, 'SELECT id, name, tid, begin_ns, end_ns, complete FROM phase')
+        main_tid = query(db, 'SELECT tid FROM step ORDER BY step LIMIT 1')[0]['tid']
+        start = query(db, 'SELECT start_ns FROM run')[0]['start_ns']
+        want = {}
+        for o in query(db, 'SELECT tid, start_ns FROM offcpu'):
+            t = o['start_ns']
+            want[(o['tid'], round((t - start) / 1e6, 6))] = \
+                open_phase(phases, o['tid'], t) or open_phase(phases, main_tid, t)
+        gaps = [g for g in analysis(db, 'gaps') if g['kind'] != 'between_steps']
+        for g in gaps:
+            self.assertEqual(g['phase'], want[(g['tid'], round(g['start_ms'], 6))], g)
+        # worker_forward() sleeps 2 ms once a step while forward is open on
+        # the main thread: a blocked interval of the worker, in forward
+        sleeps = [g for g in gaps if g['tid'] != main_tid and g['kind'] == 'blocked'
+                  and 'nanosleep' in (g['where'] or '')]
+        self.assertEqual(len(sleeps), 4, gaps)
+        self.assertEqual({g['phase'] for g in sleeps}, {'forward'}, sleeps)
+
+
 @unittest.skipUnless(os.geteuid() == 0, 'needs root to switch to an unprivileged user')
 class SamplingUnprivileged(TempDirTest):
     def test_same_blocked_and_runnable_figures(self):

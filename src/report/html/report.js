@@ -1412,7 +1412,9 @@
     var sec = heading('functions', 'Top functions',
       'Per phase, the top 5 functions of each class from cpu-clock samples (the dispatch analysis): dispatch (interpreters, ' +
       'framework layers, allocators, copies), sync, unclassified (the program\u2019s own code) and compute kernels. share: of the ' +
-      'phase\u2019s on-CPU samples, with its 95% interval; est ms: samples \u00d7 the thread\u2019s exact on-CPU time per sample.');
+      'phase\u2019s on-CPU samples, with its 95% interval; est ms: samples \u00d7 the thread\u2019s exact on-CPU time per sample. ' +
+      'A sample of a thread with no phase of its own open (a worker of a thread pool) is in the phase open on the thread that ' +
+      'marks the steps (the process\u2019s phase timeline); via process: how many of the samples were placed that way.');
     verdict(sec, D.verdicts && D.verdicts.dispatch);
     var ds = section('dispatch');
     if (!ds.rows.length) {
@@ -1420,7 +1422,7 @@
       return;
     }
     table(sec, ds,
-      ['phase', 'class', 'rank', 'symbol', 'dso', 'samples', 'share', 'share_lo', 'share_hi', 'est_ms'], {
+      ['phase', 'class', 'rank', 'symbol', 'dso', 'samples', 'share', 'share_lo', 'share_hi', 'est_ms', 'via_process'], {
         textClass: { symbol: 'sym', dso: 'sym' },
         render: {
           dso: function (td, v) {
