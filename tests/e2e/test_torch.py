@@ -8,6 +8,7 @@ Needs a Python with torch (Debian's python3-torch, which tools/install-deps
 installs): MFU_TORCH_PYTHON, else this interpreter, else /usr/bin/python3.
 Without one the test exits 77 (meson's "skipped") and says why."""
 import os
+import re
 import sys
 import unittest
 
@@ -24,7 +25,7 @@ def verdict(db, name):
 
 
 class Torch(TempDirTest):
-    def run_mlp(self, *args):
+    def run_mlp(self, *args, openblas_threads=1):
         db = self.path('run.sqlite')
         env = dict(os.environ, PYTHONPATH=os.environ.get('MFU_PYTHON_DIR', ''))
         # meson test sets MALLOC_PERTURB_: glibc then fills every block it
@@ -34,7 +35,7 @@ class Torch(TempDirTest):
         # torch's threads (--threads) are the parallelism under test: a
         # multithreaded OpenBLAS under them would add its own and preempt
         # the driver thread (the verdict then says oversubscribed, rightly)
-        env['OPENBLAS_NUM_THREADS'] = '1'
+        env['OPENBLAS_NUM_THREADS'] = str(openblas_threads)
         p = record(['-o', db], [PY, SCRIPT] + list(args), env=env, timeout=240)
         self.assertEqual(p.returncode, 0, p.stderr)
         return db
@@ -87,6 +88,30 @@ class Torch(TempDirTest):
         elif w['compute_efficiency'] > 1:
             self.assertIn('impossible', text)
         self.assertNotIn('efficiency 0.0%', text)
+
+    def test_two_threads_compute_is_in_the_steps_phases(self):
+        """Issue 23, item 4: the GEMM samples of the threads that mark
+        nothing (OpenBLAS's second thread under torch's intra-op threads)
+        are in the forward and backward phases the main thread marks, not
+        in (no phase); the headline's top dispatch function has a name."""
+        db = self.run_mlp('--steps', '10', '--width', '1024', '--batch', '256', '--threads', '2', '--phases',
+                          openblas_threads=2)
+        disp = analysis(db, 'dispatch')
+        comp = [d for d in disp if d['class'] == 'compute']
+        total = sum(d['samples'] for d in comp)
+        outside = sum(d['samples'] for d in comp if d['phase'] == '(no phase)')
+        # 10 steps of 6 x 256 x 1.06M FLOPs: about 200 compute samples
+        self.assertGreater(total, 50, comp)
+        self.assertLess(outside, 0.1 * total, comp)
+        # OpenBLAS's own thread took part of every GEMM, in both phases
+        for phase in ('forward', 'backward'):
+            self.assertGreater(sum(d['via_process'] for d in comp if d['phase'] == phase), 0, (phase, comp))
+        text = verdict(db, 'dispatch_verdict')
+        m = re.match(r'The top dispatch function is (.*)\(\) in phase', text)
+        self.assertTrue(m, text)
+        # a name, not [unknown] or library+0xOFFSET
+        self.assertNotRegex(m.group(1), r'^\[|\+0x', text)
+
 
 
 if __name__ == '__main__':
