@@ -704,7 +704,38 @@ static const char stacks_sql[] =
 	"FROM stack st LEFT JOIN symbol cs ON cs.id = st.class_symbol LEFT JOIN symbol lf ON lf.id = st.leaf\n"
 	"ORDER BY st.id";
 
-static const char samples_sql[] = "SELECT time_ns, pid, tid, stack, class, kernel FROM sample WHERE kind = 0";
+/* Column 6: the sample's phase by the process's phase timeline, as in
+ * analyses/dispatch.sql (its thread's innermost complete phase open then,
+ * else its process's marking thread's: the thread that began its first
+ * step, else its first phase); column 7: that phase's thread. */
+static const char samples_sql[] =
+	"WITH lim AS (SELECT coalesce(max(end_ns - begin_ns), 0) AS maxph, 64 AS max_depth FROM phase WHERE complete = 1),\n"
+	"mk AS MATERIALIZED (\n"
+	"  SELECT pid, coalesce((SELECT st.tid FROM step st WHERE st.pid = t.pid ORDER BY st.step LIMIT 1),\n"
+	"                       (SELECT p.tid FROM phase p WHERE p.pid = t.pid ORDER BY p.id LIMIT 1)) AS tid\n"
+	"  FROM (SELECT pid FROM thread UNION SELECT target_pid FROM run) t WHERE pid IS NOT NULL),\n"
+	"sp AS (\n"
+	"  SELECT s.time_ns, s.pid, s.tid, s.stack, s.class, s.kernel,\n"
+	"    (WITH RECURSIVE up(lane, id, parent, open, n) AS (\n"
+	"       SELECT * FROM (\n"
+	"         SELECT 0, p.id, p.parent, coalesce(p.complete = 1 AND p.end_ns > s.time_ns, 0), 1 FROM phase p\n"
+	"         WHERE p.tid = s.tid AND p.begin_ns <= s.time_ns AND p.begin_ns > s.time_ns - (SELECT maxph FROM lim) - 1\n"
+	"         ORDER BY p.begin_ns DESC, p.id DESC LIMIT 1)\n"
+	"       UNION ALL\n"
+	"       SELECT * FROM (\n"
+	"         SELECT 1, p.id, p.parent, coalesce(p.complete = 1 AND p.end_ns > s.time_ns, 0), 1 FROM phase p\n"
+	"         WHERE p.tid = (SELECT mk.tid FROM mk WHERE mk.pid = s.pid AND mk.tid <> s.tid)\n"
+	"           AND p.begin_ns <= s.time_ns AND p.begin_ns > s.time_ns - (SELECT maxph FROM lim) - 1\n"
+	"         ORDER BY p.begin_ns DESC, p.id DESC LIMIT 1)\n"
+	"       UNION ALL\n"
+	"       SELECT up.lane, q.id, q.parent, coalesce(q.complete = 1 AND q.end_ns > s.time_ns, 0), up.n + 1\n"
+	"       FROM up JOIN phase q ON q.id = up.parent\n"
+	"       WHERE NOT up.open AND up.n < (SELECT max_depth FROM lim))\n"
+	"     SELECT id FROM up WHERE open ORDER BY lane LIMIT 1) AS phase_id\n"
+	"  FROM sample s WHERE s.kind = 0)\n"
+	"SELECT sp.time_ns, sp.pid, sp.tid, sp.stack, sp.class, sp.kernel, p.name,\n"
+	"  CASE WHEN p.tid IS NOT sp.tid THEN p.tid END\n"
+	"FROM sp LEFT JOIN phase p ON p.id = sp.phase_id";
 
 #define SAMPLE_ARGS ",\"cat\":\"sample\",\"args\":{\"stack\":"
 
@@ -799,6 +830,14 @@ static int write_samples(struct trace *t)
 		if (sqlite3_column_type(st, 4) != SQLITE_NULL) {
 			t_str(t, s ? ",\"class\":" : "\"class\":");
 			rc = t_jcol(t, st, 4);
+		}
+		if (!rc && sqlite3_column_type(st, 6) != SQLITE_NULL) {
+			t_str(t, s || sqlite3_column_type(st, 4) != SQLITE_NULL ? ",\"phase\":" : "\"phase\":");
+			rc = t_jcol(t, st, 6);
+			if (!rc && sqlite3_column_type(st, 7) != SQLITE_NULL) {
+				t_str(t, ",\"phase_tid\":");
+				t_i64(t, sqlite3_column_int64(st, 7));
+			}
 		}
 		t_str(t, "}}");
 		t->counts.samples++;

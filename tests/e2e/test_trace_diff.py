@@ -252,6 +252,31 @@ class TraceTest(Base):
         names = {2: 'sgemm_kernel', 3: '[libfoo.so.1]', None: '[kernel]', 4: 'sgemm_kernel'}
         want = sorted((us(t), tid, names[st], cls) for t, tid, _, _, st, cls in self.samples)
         self.assertEqual(sorted((e['ts'], e['tid'], e['name'], e['args']['class']) for e in got), want)
+        # each sample's phase by the process's timeline (issue 23, item 4):
+        # its own thread's innermost complete phase open then, else that of
+        # the thread that began the first step; phase_tid when not its own
+        # (the fixture's phases overlap without parents, which no recording
+        # writes: the innermost is the thread's last phase begun, or the
+        # nearest of its parents, that is still open, as dispatch.sql walks)
+        phases = {r['id']: r for r in self.rows('SELECT id, name, tid, begin_ns, end_ns, complete, parent FROM phase')}
+        marker = self.rows('SELECT tid FROM step ORDER BY step LIMIT 1')[0]['tid']
+
+        def innermost(tid, t):
+            before = [p for p in phases.values() if p['tid'] == tid and p['begin_ns'] <= t]
+            p = max(before, key=lambda p: (p['begin_ns'], p['id'])) if before else None
+            while p and not (p['complete'] == 1 and p['end_ns'] > t):
+                p = phases.get(p['parent'])
+            return (p['name'], p['tid']) if p else None
+        want_phase = {}
+        for t, tid, _, _, _, _ in self.samples:
+            p = innermost(tid, t) or innermost(marker, t)
+            want_phase[(us(t), tid)] = (p[0], p[1] if p[1] != tid else None) if p else (None, None)
+        self.assertEqual({(e['ts'], e['tid']): (e['args'].get('phase'), e['args'].get('phase_tid')) for e in got},
+                         want_phase)
+        # the fixture has both: samples of the loader thread (which marks
+        # nothing) in the app thread's phases, and samples outside phases
+        self.assertTrue([k for k, v in want_phase.items() if v[1] is not None])
+        self.assertTrue([k for k, v in want_phase.items() if v[0] is None])
         for e in got:
             self.assertEqual(e['s'], 't')
             if e['name'] == 'sgemm_kernel' and e['args']['stack'] == 4:
