@@ -8,6 +8,10 @@
 --       step has no sample.
 -- samples is that sample count, and each share has a 95% Wilson interval
 -- (*_lo, *_hi, fractions of on-CPU time).
+-- Only the driver thread's own samples split its own on-CPU time: the other
+-- threads' samples are in waterfall.sql (by the step open in their process)
+-- and dispatch.sql (by the process's phase timeline, where a thread with no
+-- phase of its own open takes the marking thread's).
 -- Needs SQLite's sqrt() (built in since 3.35 with math functions).
 WITH
 st AS (SELECT step, tid, begin_ns, end_ns, wall_ns FROM step WHERE complete = 1),

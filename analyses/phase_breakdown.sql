@@ -5,6 +5,10 @@
 -- compute (docs/metrics.md, "Code classes") by the share
 -- of that thread's cpu-clock samples inside the occurrences (NULL without
 -- samples; *_lo/*_hi: 95% Wilson interval of the compute share).
+-- Only that thread's own samples split its own on-CPU time (a sample of
+-- the thread that ran the phase is always in its own open phase, also by
+-- the process's phase timeline of dispatch.sql); the samples other threads
+-- took during the phase are in dispatch.sql.
 -- The names come in the order they first occur, as in the phases section.
 WITH
 ph AS (SELECT id, name, tid, begin_ns, end_ns, wall_ns FROM phase WHERE complete = 1),

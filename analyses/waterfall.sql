@@ -4,7 +4,8 @@
 -- time they used (task-clock, exact) splits into sync (spinning while
 -- waiting for other threads: idle capacity too), kernel, dispatch,
 -- unclassified and compute by the classes of all their cpu-clock samples in
--- the step (docs/metrics.md, "Code classes"). Then
+-- the step (docs/metrics.md, "Code classes"): the step open in their
+-- process at the sample, whichever thread marked it. Then
 --   compute_efficiency = FLOPs / (compute CPU-seconds x per-core peak)
 --   mfu = compute_share x compute_efficiency = FLOPs / (wall x peak)
 -- where FLOPs is the MFU numerator, step.flops: the model FLOPs the step

@@ -2,7 +2,8 @@
 """Benchmark mfu-report on a large generated run database.
 
 usage: bench_report.py [--report PATH] [--steps N] [--phases-per-step K]
-                       [--intervals N] [--keep FILE | --db FILE] [--repeat R]
+                       [--intervals N] [--samples-per-step S]
+                       [--keep FILE | --db FILE] [--repeat R]
                        [--skip-steps N] [--formats SECTIONS] [--baseline PATH]
 
 Builds a database with N complete steps (default 1,000,000), each with K
@@ -10,7 +11,10 @@ complete phases (default 3: data, forward, backward), applying schema/NNN.sql,
 then times `mfu-report --db FILE steps phases --format csv > /dev/null`
 (and each section alone) R times (default 3) and prints the best wall time
 and the CPU time of that run. The target is well under 3 s for 1,000,000
-steps. --skip-steps N times the same with `--skip-steps N` too (what the
+steps. --samples-per-step S (default 0) adds S cpu-clock samples per step
+on the marking thread and S on a worker thread of the same process (which
+marks nothing), spread over the step and the gap after it, for the sections
+that read samples (dispatch, waterfall, breakdown). --skip-steps N times the same with `--skip-steps N` too (what the
 TEMP views of that option cost). Not a registered test: it takes a while.
 
 Then, for each section of --formats (default steps,breakdown), it times the
@@ -64,7 +68,7 @@ def add_readings(db, n, start):
         "WITH RECURSIVE i(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM i WHERE k < ?),"
         " b AS (SELECT k, (k / 300) * 100 + min(k % 300, 100) AS busy FROM i)"
         " INSERT INTO lib_reading SELECT ? + k * 10000000, busy * 3000000000, busy * 2000000000,"
-        " busy * 1000000000, 0, 0, 0, busy * 40 FROM b", (n, start))
+        " busy * 1000000000, 0, 0, 0, busy * 40, 0 FROM b", (n, start))
     last = db.execute("SELECT lib_flops, lib_flops_fp64, lib_flops_fp32, lib_calls FROM lib_reading"
                       " ORDER BY time_ns DESC LIMIT 1").fetchone()
     db.execute("UPDATE counter SET total = ? * 15000000 WHERE id = 0", (n,))
@@ -73,7 +77,7 @@ def add_readings(db, n, start):
                " lib_ops_int8 = 0, lib_calls = ?", (start + n * 10_000_000,) + tuple(last))
 
 
-def build(path, nsteps, nphases, schema_version=None, nintervals=0):
+def build(path, nsteps, nphases, schema_version=None, nintervals=0, nsamples=0):
     if os.path.exists(path):
         os.unlink(path)
     db = sqlite3.connect(path)
@@ -121,6 +125,29 @@ def build(path, nsteps, nphases, schema_version=None, nintervals=0):
             "        wall_ns / (2 * ?) + (step * 104729 + j * 31) % (wall_ns / (2 * ?)) AS w"
             "       FROM step CROSS JOIN names ORDER BY step, j)",
             (k, k, k, k, k, k))
+    if nsamples:
+        # Sample k of S of a step on thread 100 (the marking thread) and on
+        # 101 (a worker) at begin + k * 1.2 ms / S + the thread's offset:
+        # most fall in a phase, some in the gap between steps. 4 stacks, one
+        # per class, so the dispatch section has rows.
+        db.execute("INSERT INTO thread (tid, pid, comm, cpu_ns) VALUES"
+                   " (100, 100, 'app', ?), (101, 100, 'worker', ?)",
+                   (nsteps * 900000, nsteps * 700000))
+        db.executemany("INSERT INTO symbol (id, dso, name, kind, class) VALUES (?, '/app', ?, 'user', ?)",
+                       [(1, 'gemm', 'compute'), (2, 'PyEval_EvalFrame', 'dispatch'),
+                        (3, 'spin', 'sync'), (4, 'loop', 'user')])
+        db.executemany("INSERT INTO stack (id, pid, nframes, leaf, compute, class_symbol)"
+                       " VALUES (?, 100, 1, ?, ?, ?)",
+                       [(i, i, int(i == 1), i) for i in range(1, 5)])
+        db.execute(
+            "WITH RECURSIVE k(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM k WHERE n + 1 < ?),"
+            " th(tid, off) AS (VALUES (100, 0), (101, 37000))"
+            " INSERT INTO sample (time_ns, pid, tid, cpu, kind, kernel, stack, class)"
+            " SELECT s.begin_ns + k.n * (1200000 / ?) + th.off, 100, th.tid, 0, 0, 0,"
+            "  1 + (s.step + k.n + th.tid) % 4,"
+            "  CASE (s.step + k.n + th.tid) % 4 WHEN 0 THEN 'compute' WHEN 1 THEN 'dispatch'"
+            "   WHEN 2 THEN 'sync' ELSE 'unclassified' END"
+            " FROM step s CROSS JOIN k CROSS JOIN th ORDER BY 1", (nsamples, nsamples))
     t = start + nsteps * 1200000
     if nintervals:
         add_readings(db, nintervals, start)
@@ -138,6 +165,8 @@ def main():
     ap.add_argument('--phases-per-step', type=int, default=3, choices=range(0, len(PHASES) + 1))
     ap.add_argument('--intervals', type=int, default=0, metavar='N',
                     help='add N interval readings (counters and library calls) 10 ms apart')
+    ap.add_argument('--samples-per-step', type=int, default=0, metavar='S',
+                    help='cpu-clock samples per step on the marking thread and on a worker each')
     ap.add_argument('--keep', metavar='FILE', help='build the database here and keep it')
     ap.add_argument('--db', metavar='FILE', help='time on this existing database, build none')
     ap.add_argument('--repeat', type=int, default=3)
@@ -157,9 +186,11 @@ def main():
         path = args.db or args.keep or os.path.join(tmp, 'bench.sqlite')
         if not args.db:
             t0 = time.monotonic()
-            build(path, args.steps, args.phases_per_step, args.schema_version, args.intervals)
-            print('built %s: %d steps, %d phases each, %.1f MB in %.1f s' % (
-                path, args.steps, args.phases_per_step, os.path.getsize(path) / 1e6,
+            build(path, args.steps, args.phases_per_step, args.schema_version, args.intervals,
+                  args.samples_per_step)
+            print('built %s: %d steps, %d phases, %d samples each, %.1f MB in %.1f s' % (
+                path, args.steps, args.phases_per_step, 2 * args.samples_per_step,
+                os.path.getsize(path) / 1e6,
                 time.monotonic() - t0))
         def timed(sections):
             """Best wall and CPU seconds of `mfu-report SECTIONS --format csv`."""
