@@ -11,14 +11,19 @@
 Formulas (pure Python, exact integers):
     matmul(m, n, k, batch)       2 m n k batch
     gemm, gemv, conv2d,          as the helpers of mfu.h (mfu_flops_gemm()...)
-    attention, train
+    attention, train             (attention: also causal, backward and the
+                                 recompute of flash attention or checkpointing)
+    train_factor(checkpointing)  3 (forward + 2 x backward), 4 with the
+                                 forward recomputed (activation checkpointing)
     transformer(...)             the MaxText-style training-step count:
                                  3 x forward (forward + 2 x backward) of the
                                  learnable weights (QKV with grouped-query
                                  heads, output projection, FFN, unembedding)
                                  plus attention (QK^T and AV); prefill and
                                  decode count one forward
-    param_bytes(n, dtype)        the bytes of n parameters
+    param_bytes(n, dtype)        the bytes of n parameters, or of a model's
+    param_bytes(model)           parameters by their dtypes
+    param_count(model)           the number of a model's parameters
     kv_cache_bytes(...)          the bytes of the K and V cache
 
 Counting (needs PyTorch, imported only when used):
@@ -40,8 +45,10 @@ __all__ = [
     "conv2d",
     "attention",
     "train",
+    "train_factor",
     "transformer",
     "param_bytes",
+    "param_count",
     "kv_cache_bytes",
     "count",
     "counting",
@@ -99,18 +106,83 @@ def conv2d(batch, in_c, out_c, out_h, out_w, k_h, k_w, groups=1):
             * (in_c // groups) * _int("k_h", k_h) * _int("k_w", k_w))
 
 
-def attention(batch, heads, q_len, kv_len, head_dim):
-    """Q K^T and P V, forward, without a mask: 4 batch heads q_len kv_len
-    head_dim, as mfu_flops_attention() (transformer() handles causal masks
-    and windows)."""
-    return (4 * _int("batch", batch, 0) * _int("heads", heads, 0) * _int("q_len", q_len, 0)
-            * _int("kv_len", kv_len, 0) * _int("head_dim", head_dim, 0))
+def attention(batch, heads, q_len, kv_len, head_dim, *, causal=False, window=None,
+              backward=False, recompute=False):
+    """FLOPs of attention's two products, Q K^T and P V, for a fused kernel
+    that no counter sees (flash attention, a custom kernel): forward
+    4 batch heads pairs head_dim, where pairs is q_len kv_len without a
+    mask, as mfu_flops_attention().
+
+    causal=True: the queries are the last q_len of kv_len positions
+    (q_len <= kv_len); pairs = q_len (kv_len - q_len) + q_len^2 / 2 (half
+    of the square, the convention of transformer(); q_len = kv_len = s
+    gives s^2 / 2). window (causal only, q_len = kv_len): each query sees
+    at most window keys, itself included, exactly.
+
+    backward=True adds the backward pass, 2 x forward (dP and dV, dQ and
+    dK: four products for the forward's two), 3 x forward in all.
+    recompute (with backward) adds what the backward does again:
+    "flash" Q K^T once more (flash attention rebuilds P from Q and K:
+    + forward / 2, the 2.5 x forward backward of the FlashAttention-2
+    paper), True or "full" the whole forward (activation checkpointing:
+    + forward). Recomputed FLOPs are not model FLOPs (MFU leaves them out,
+    HFU counts them): docs/flops.md.
+    """
+    batch, heads = _int("batch", batch, 0), _int("heads", heads, 0)
+    q_len, kv_len = _int("q_len", q_len, 0), _int("kv_len", kv_len, 0)
+    head_dim = _int("head_dim", head_dim, 0)
+    if window is not None:
+        window = _int("window", window)
+        if not causal:
+            raise ValueError("a sliding window needs causal=True")
+    if causal:
+        if q_len > kv_len:
+            raise ValueError("causal attention needs q_len (%d) <= kv_len (%d)" % (q_len, kv_len))
+        if window is not None:
+            if q_len != kv_len:
+                raise ValueError("a sliding window needs q_len = kv_len (%d, %d)" % (q_len, kv_len))
+            pairs_x2 = _causal_pairs_x2(q_len, window)
+        else:
+            pairs_x2 = 2 * q_len * (kv_len - q_len) + q_len * q_len
+    else:
+        pairs_x2 = 2 * q_len * kv_len
+    half = batch * heads * head_dim * pairs_x2  # Q K^T alone: forward / 2
+    if recompute not in (False, None, True, "full", "flash"):
+        raise ValueError('recompute must be False, "flash" or True ("full"), not %r' % (recompute,))
+    if recompute and not backward:
+        raise ValueError("recompute is what the backward pass does again: give backward=True")
+    if not backward:
+        return 2 * half
+    extra = 0 if not recompute else half if recompute == "flash" else 2 * half
+    return 6 * half + extra
 
 
-def train(params, tokens):
+def train_factor(checkpointing=False):
+    """FLOPs of a training step over those of its forward pass: 3 (forward
+    1 + backward 2: the gradients of the inputs and of the weights each cost
+    a forward), 4 with checkpointing=True (activation checkpointing runs the
+    forward again before the backward), 3 + r for a fraction r of the
+    forward recomputed (0 <= r <= 1). The recompute is work the hardware
+    does but not model FLOPs: for MFU declare 3 x forward, 4 x forward is
+    the numerator of HFU (docs/flops.md)."""
+    if checkpointing is None or checkpointing is False:
+        return 3
+    if checkpointing is True:
+        return 4
+    if isinstance(checkpointing, (int, float)) and 0 <= checkpointing <= 1:
+        return 3 + checkpointing
+    raise ValueError("checkpointing must be False, True or the fraction of the forward "
+                     "recomputed (0 to 1), not %r" % (checkpointing,))
+
+
+def train(params, tokens, checkpointing=False):
     """A dense model's training step: 6 params tokens (2 forward, 4
-    backward), attention not included, as mfu_flops_train()."""
-    return 6 * _int("params", params, 0) * _int("tokens", tokens, 0)
+    backward), attention not included, as mfu_flops_train(); 2
+    train_factor(checkpointing) params tokens with recompute (8 with
+    checkpointing=True)."""
+    factor = train_factor(checkpointing)
+    n = 2 * _int("params", params, 0) * _int("tokens", tokens, 0)
+    return n * factor if isinstance(factor, int) else n * float(factor)
 
 
 def _causal_pairs_x2(seq_len, window):
@@ -128,7 +200,7 @@ def _causal_pairs_x2(seq_len, window):
 
 def transformer(*, layers, d_model, num_heads, ffn_dim, vocab, seq_len=None, batch=1,
                 num_kv_heads=None, head_dim=None, gated=False, causal=True, window=None,
-                mode="train", context=None, breakdown=False):
+                mode="train", context=None, checkpointing=False, breakdown=False):
     """Model FLOPs of one step of a decoder-only transformer (all arguments
     keyword-only).
 
@@ -147,6 +219,13 @@ def transformer(*, layers, d_model, num_heads, ffn_dim, vocab, seq_len=None, bat
     of the same. mode="decode": one new token for each of batch sequences,
     attending to context positions (the KV cache, the new token included;
     at most window of them); seq_len is not used.
+
+    checkpointing (train only) adds the forward the backward recomputes:
+    True, every layer's (weights and attention x 4; the unembedding,
+    outside the checkpointed layers, stays x 3); "selective", the attention
+    products only (Megatron-LM's selective recompute: attention x 4).
+    These are hardware FLOPs, not model FLOPs: leave checkpointing out for
+    MFU (docs/flops.md).
 
     num_kv_heads defaults to num_heads (grouped-query attention when fewer;
     it must divide num_heads), head_dim to d_model / num_heads. vocab may
@@ -203,8 +282,14 @@ def transformer(*, layers, d_model, num_heads, ffn_dim, vocab, seq_len=None, bat
     # 4 pairs h hd per layer and sequence, with pairs given doubled
     attention = layers * batch * 2 * num_heads * head_dim * pairs_x2
 
+    if checkpointing not in (False, None, True, "selective"):
+        raise ValueError('checkpointing must be False, True or "selective", not %r' % (checkpointing,))
+    if checkpointing and mode != "train":
+        raise ValueError('checkpointing is for mode="train" only')
     if mode == "train":
-        weights, attention, embedding = 3 * weights, 3 * attention, 3 * embedding
+        weights = (4 if checkpointing is True else 3) * weights
+        attention = (4 if checkpointing else 3) * attention
+        embedding = 3 * embedding
     total = weights + attention + embedding
     if breakdown:
         return {"weights": weights, "attention": attention, "embedding": embedding, "total": total}
@@ -250,11 +335,60 @@ def _bytes(elements, dtype):
     return (elements * _bits(dtype) + 7) // 8
 
 
-def param_bytes(n_params, dtype="bf16"):
-    """Bytes of n_params parameters of dtype: what a decode step reads to
-    multiply by every weight once (the weights half of a decode step's
-    model bytes). int4 packs two parameters a byte."""
-    return _bytes(_int("n_params", n_params, 0), dtype)
+def _tensors(params, trainable_only):
+    """The tensors of a model (anything with parameters(): a
+    torch.nn.Module, whose parameters() lists a shared tensor once) or of
+    an iterable of tensors, those with requires_grad when trainable_only."""
+    it = params.parameters() if callable(getattr(params, "parameters", None)) else params
+    try:
+        tensors = list(it)
+    except TypeError:
+        raise ValueError("expected a number of parameters, a model (with parameters()) or an "
+                         "iterable of tensors, not %s" % type(params).__name__) from None
+    if trainable_only:
+        tensors = [t for t in tensors if getattr(t, "requires_grad", True)]
+    return tensors
+
+
+def _elements(t):
+    n = t.numel() if callable(getattr(t, "numel", None)) else getattr(t, "size", None)
+    return _int("elements of a parameter", n, 0)
+
+
+def _is_model(x):
+    return callable(getattr(x, "parameters", None)) or (hasattr(x, "__iter__") and not isinstance(x, str))
+
+
+def param_bytes(n_params, dtype=None, trainable_only=False):
+    """Bytes of parameters: what a decode step reads to multiply by every
+    weight once (the weights half of a decode step's model bytes).
+
+    n_params a number: n_params elements of dtype (default bf16); int4
+    packs two parameters a byte. n_params a model (torch.nn.Module, or
+    anything with parameters()) or an iterable of tensors: the sum over
+    its tensors of elements x the tensor's own element size (numel() x
+    element_size(), numpy's size x itemsize), or of dtype when given;
+    trainable_only=True counts only those with requires_grad."""
+    if not _is_model(n_params):
+        if trainable_only:
+            raise ValueError("trainable_only needs a model or tensors, not a number of parameters")
+        return _bytes(_int("n_params", n_params, 0), "bf16" if dtype is None else dtype)
+    total = 0
+    for t in _tensors(n_params, trainable_only):
+        if dtype is not None:
+            total += _bytes(_elements(t), dtype)
+        elif callable(getattr(t, "element_size", None)):
+            total += _elements(t) * t.element_size()
+        else:
+            total += _bytes(_elements(t), getattr(t, "dtype", None))
+    return total
+
+
+def param_count(model, trainable_only=False):
+    """The number of parameters (elements) of a model (anything with
+    parameters()) or an iterable of tensors; trainable_only=True counts
+    only those with requires_grad. For train(param_count(model), tokens)."""
+    return sum(_elements(t) for t in _tensors(model, trainable_only))
 
 
 def kv_cache_bytes(layers, kv_heads, head_dim, context, batch=1, dtype="bf16"):

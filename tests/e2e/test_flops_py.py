@@ -246,6 +246,124 @@ class Bytes(unittest.TestCase):
             flops.kv_cache_bytes(0, 8, 128, 10)
 
 
+class TrackerHelpers(unittest.TestCase):
+    """The helpers of issue 28 item 4, against hand counts."""
+
+    def test_attention(self):
+        b, h, s, d = 2, 4, 16, 8
+        fwd = 4 * b * h * s * s * d                       # Q K^T and P V, no mask
+        self.assertEqual(flops.attention(b, h, s, s, d), fwd)
+        self.assertEqual(flops.attention(b, h, s, s, d, causal=True), fwd // 2)
+        # forward + 2 x backward; flash's backward redoes Q K^T (2.5 x forward)
+        self.assertEqual(flops.attention(b, h, s, s, d, backward=True), 3 * fwd)
+        self.assertEqual(flops.attention(b, h, s, s, d, backward=True, recompute='flash'),
+                         fwd + 5 * fwd // 2)
+        self.assertEqual(flops.attention(b, h, s, s, d, backward=True, recompute=True), 4 * fwd)
+        self.assertEqual(flops.attention(b, h, s, s, d, causal=True, backward=True,
+                                         recompute='full'), 2 * fwd)
+        # 3 new queries after 5 cached positions: 3 * 5 + 3^2 / 2 pairs
+        self.assertEqual(flops.attention(1, 1, 3, 8, 2, causal=True), 4 * 2 * (15 + 4.5))
+        # window 2 over 4 positions: 1 + 2 + 2 + 2 keys, exactly
+        self.assertEqual(flops.attention(1, 1, 4, 4, 1, causal=True, window=2), 4 * 7)
+        # the same pairs as transformer()'s attention part (prefill, one layer)
+        t = flops.transformer(layers=1, d_model=32, num_heads=4, ffn_dim=8, vocab=0, seq_len=16,
+                              batch=2, mode='prefill', breakdown=True)
+        self.assertEqual(t['attention'], flops.attention(2, 4, 16, 16, 8, causal=True))
+        for kw, message in ((dict(recompute=True), 'give backward=True'),
+                            (dict(backward=True, recompute='some'), 'recompute must be'),
+                            (dict(window=2), 'needs causal=True')):
+            with self.assertRaises(ValueError) as cm:
+                flops.attention(1, 1, 4, 4, 1, **kw)
+            self.assertIn(message, str(cm.exception), kw)
+        with self.assertRaises(ValueError):
+            flops.attention(1, 1, 5, 4, 1, causal=True)        # more queries than keys
+
+    def test_train_factor(self):
+        self.assertEqual(flops.train_factor(), 3)
+        self.assertEqual(flops.train_factor(checkpointing=True), 4)
+        self.assertEqual(flops.train_factor(0.25), 3.25)
+        self.assertEqual(flops.train(7, 11), 6 * 7 * 11)
+        self.assertEqual(flops.train(7, 11, checkpointing=True), 8 * 7 * 11)
+        self.assertEqual(flops.train(7, 11, checkpointing=0.5), 7 * 7 * 11)
+        for bad in (2, -0.1, 'full'):
+            with self.assertRaises(ValueError):
+                flops.train_factor(bad)
+
+    def test_transformer_checkpointing(self):
+        kw = dict(layers=2, d_model=8, num_heads=2, ffn_dim=16, vocab=10, seq_len=4, batch=3)
+        fwd = flops.transformer(mode='prefill', breakdown=True, **kw)
+        full = flops.transformer(checkpointing=True, breakdown=True, **kw)
+        sel = flops.transformer(checkpointing='selective', breakdown=True, **kw)
+        # layers recomputed (x 4), the unembedding outside them is not (x 3)
+        self.assertEqual(full, {'weights': 4 * fwd['weights'], 'attention': 4 * fwd['attention'],
+                                'embedding': 3 * fwd['embedding'],
+                                'total': 4 * (fwd['weights'] + fwd['attention'])
+                                + 3 * fwd['embedding']})
+        self.assertEqual(sel['weights'], 3 * fwd['weights'])
+        self.assertEqual(sel['attention'], 4 * fwd['attention'])
+        self.assertEqual(flops.transformer(checkpointing=False, **kw), flops.transformer(**kw))
+        with self.assertRaises(ValueError):
+            flops.transformer(checkpointing=True, mode='prefill', **kw)
+        with self.assertRaises(ValueError):
+            flops.transformer(checkpointing='some', **kw)
+
+    def test_param_bytes_of_tensors(self):
+        class T:                         # the part of a torch tensor param_bytes reads
+            def __init__(self, n, size, grad=True):
+                self.n, self.size_, self.requires_grad = n, size, grad
+
+            def numel(self):
+                return self.n
+
+            def element_size(self):
+                return self.size_
+
+        class Model:
+            def __init__(self, tensors):
+                self.tensors = tensors
+
+            def parameters(self):
+                return iter(self.tensors)
+
+        class NumpyLike:                 # numpy: size and dtype.itemsize
+            def __init__(self, n, itemsize):
+                self.size = n
+                self.dtype = type('D', (), {'itemsize': itemsize})()
+
+        m = Model([T(10, 4), T(6, 2, grad=False), T(3, 2)])
+        self.assertEqual(flops.param_bytes(m), 40 + 12 + 6)
+        self.assertEqual(flops.param_bytes(m, trainable_only=True), 40 + 6)
+        self.assertEqual(flops.param_bytes(m, 'fp8'), 19)           # dtype given: all of it
+        self.assertEqual(flops.param_bytes(m, 'int4', trainable_only=True), 7)
+        self.assertEqual(flops.param_count(m), 19)
+        self.assertEqual(flops.param_count(m, trainable_only=True), 13)
+        self.assertEqual(flops.param_bytes([T(5, 8)]), 40)          # an iterable of tensors
+        self.assertEqual(flops.param_bytes([NumpyLike(5, 2)]), 10)
+        self.assertEqual(flops.param_bytes(Model([])), 0)
+        with self.assertRaises(ValueError):
+            flops.param_bytes(10, trainable_only=True)
+        with self.assertRaises(ValueError):
+            flops.param_bytes(object())
+
+    @unittest.skipIf(PY is None, NO_TORCH)
+    def test_param_bytes_of_a_torch_model(self):
+        r = run_py(PY, """
+            import json, torch, mfu
+            m = torch.nn.Sequential(torch.nn.Linear(10, 20), torch.nn.Linear(20, 3).to(torch.bfloat16))
+            m[0].bias.requires_grad_(False)
+            m.register_buffer('not_a_param', torch.zeros(100))
+            tied = torch.nn.Linear(4, 4, bias=False)
+            twice = torch.nn.Sequential(tied, tied)          # one tensor, listed once
+            print(json.dumps([mfu.flops.param_bytes(m), mfu.flops.param_bytes(m, trainable_only=True),
+                              mfu.flops.param_count(m), mfu.flops.param_bytes(m, 'fp32'),
+                              mfu.flops.param_bytes(twice), mfu.flops.param_count(twice)]))
+            """)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # fp32: 10 * 20 weights + 20 biases; bf16: 20 * 3 + 3
+        self.assertEqual(json.loads(r.stdout), [220 * 4 + 63 * 2, 200 * 4 + 63 * 2, 283, 283 * 4,
+                                                16 * 4, 16])
+
+
 class Module(TempDirTest):
     def test_mfu_flops_is_the_module(self):
         r = run_py(sys.executable, """
