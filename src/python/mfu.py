@@ -20,7 +20,11 @@ of each call.
 
 libmfu is loaded from the file named by the environment variable
 MFU_LIBRARY if it is set, else as "libmfu.so.0" through the dynamic loader
-(so LD_LIBRARY_PATH finds an uninstalled build). If it cannot be loaded every
+(so LD_LIBRARY_PATH finds an uninstalled build), else the one mfu-record
+names for the programs it starts (MFU_RECORD_LIBMFU), else the one
+installed with this file (<prefix>/share/mfu/python -> <prefix>/lib...),
+else the one of the mfu-record first on PATH (its install prefix, or its
+build directory). library() says which. If it cannot be loaded every
 call is a no-op; when the program is being recorded (MFU_RING_FD is set) the
 module says why, once, on stderr. Outside mfu-record every call is a no-op in
 libmfu too, and recording() is False, until `mfu-record -p PID` joins the
@@ -57,6 +61,7 @@ __all__ = [
     "phase_model",
     "recording",
     "available",
+    "library",
 ]
 
 _SONAME = "libmfu.so.0"
@@ -82,28 +87,87 @@ _phase_model = _noop
 _recording = _zero
 
 _lib = None
+_lib_path = None
 _load_error = None
 
 
+def _prefix_libs(prefix):
+    """libmfu.so.0 in the library directories of an install prefix: lib,
+    lib64, lib32 and their multiarch subdirectories (lib/x86_64-linux-gnu,
+    Debian's meson default)."""
+    found = []
+    try:
+        names = sorted(os.listdir(prefix))
+    except OSError:
+        return found
+    for d in names:
+        if not d.startswith("lib"):
+            continue
+        top = os.path.join(prefix, d)
+        found.append(os.path.join(top, _SONAME))
+        try:
+            found.extend(os.path.join(top, sub, _SONAME) for sub in sorted(os.listdir(top))
+                         if "-linux-" in sub)
+        except OSError:
+            pass
+    return found
+
+
+def _recorder_on_path():
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        exe = os.path.join(d or ".", "mfu-record")
+        if os.path.isfile(exe) and os.access(exe, os.X_OK):
+            return os.path.realpath(exe)
+    return None
+
+
+def _candidates():
+    """Where libmfu may be, most trusted first (the module docstring)."""
+    yield _SONAME
+    own = os.environ.get("MFU_RECORD_LIBMFU")
+    if own:
+        yield own
+    # Installed as data, this file is <prefix>/share/mfu/python/mfu.py, and
+    # meson installed libmfu under the same prefix.
+    here = os.path.dirname(os.path.realpath(__file__))
+    parts = here.split(os.sep)
+    if parts[-3:] == ["share", "mfu", "python"]:
+        for path in _prefix_libs(os.sep.join(parts[:-3]) or os.sep):
+            if os.path.isfile(path):
+                yield path
+    # The libmfu that comes with the mfu-record on PATH, as mfu-record names
+    # it in MFU_RECORD_LIBMFU for the programs it starts: its build
+    # directory's (build/src/record/mfu-record, build/src/lib/libmfu.so.0),
+    # or its prefix's (<prefix>/bin/mfu-record).
+    rec = _recorder_on_path()
+    if rec:
+        bindir = os.path.dirname(rec)
+        near = [os.path.join(os.path.dirname(bindir), "lib", _SONAME)]
+        near += _prefix_libs(os.path.dirname(bindir))
+        for path in near:
+            if os.path.isfile(path):
+                yield path
+
+
 def _load():
-    global _lib, _load_error
+    global _lib, _lib_path, _load_error
     global _step_begin, _step_end, _step_model
     global _phase_begin, _phase_end, _phase_model, _recording
 
     # An explicit MFU_LIBRARY that fails does not fall back to the default:
     # that would silently record with another build than the one asked for.
-    path = os.environ.get("MFU_LIBRARY") or _SONAME
+    explicit = os.environ.get("MFU_LIBRARY")
+    tried = []
     try:
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            # Not found by the dynamic loader: under mfu-record, the libmfu
-            # that comes with the recorder (an uninstalled build, or a
-            # prefix the loader does not search) is named in the environment.
-            own = os.environ.get("MFU_RECORD_LIBMFU")
-            if path != _SONAME or not own:
-                raise
-            lib = ctypes.CDLL(own)
+        lib = None
+        for path in [explicit] if explicit else _candidates():
+            try:
+                lib = ctypes.CDLL(path)
+                break
+            except OSError as e:
+                tried.append(str(e) or path)
+        if lib is None:
+            raise OSError("; ".join(tried))
         fns = {}
         for name, argtypes, restype in (
             ("mfu_step_begin", [], None),
@@ -129,6 +193,7 @@ def _load():
             sys.stderr.flush()
         return
     _lib = lib
+    _lib_path = path
     _step_begin = fns["mfu_step_begin"]
     _step_end = fns["mfu_step_end"]
     _step_model = fns["mfu_step_model"]
@@ -174,6 +239,41 @@ def _flops_module():
         ) from None
 
 
+def _register_flops():
+    """Make ``import mfu.flops`` and ``from mfu.flops import ...`` work,
+    although mfu is a module and not a package: sys.modules gets mfu_flops
+    under the name mfu.flops too, and the import statement finds it there.
+    The module is made by importlib's LazyLoader, so mfu_flops.py still
+    runs only when first used (importing it costs milliseconds; import mfu
+    costs a path lookup more). Without mfu_flops.py nothing is registered:
+    import mfu.flops then fails as before, and mfu.flops says why."""
+    name = __package__ + ".mfu_flops" if __package__ else "mfu_flops"
+    alias = __name__ + ".flops"
+    if alias in sys.modules:
+        return
+    mod = sys.modules.get(name)
+    if mod is None:
+        try:
+            import importlib.util
+
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            return
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return
+        # Python < 3.12: two threads that first touch the module at once
+        # may both run it, into the same namespace; it defines functions
+        # only, so either run leaves the same module.
+        spec.loader = importlib.util.LazyLoader(spec.loader)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    sys.modules[alias] = mod
+
+
+_register_flops()
+
+
 def __getattr__(name):
     # Module attribute hook (PEP 562): mfu.flops is imported when first used.
     if name == "flops":
@@ -186,6 +286,13 @@ def __getattr__(name):
 def available():
     """True when libmfu was loaded (the markers reach the C library)."""
     return _lib is not None
+
+
+def library():
+    """The libmfu this module loaded: the file name or path it was opened
+    by ("libmfu.so.0" when the dynamic loader found it), or None when none
+    was loaded (every call is then a no-op)."""
+    return _lib_path
 
 
 def recording():

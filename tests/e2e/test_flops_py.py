@@ -375,6 +375,28 @@ class Module(TempDirTest):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.strip(), '48')
 
+    def test_import_mfu_flops_statement_is_lazy(self):
+        """import mfu.flops and from mfu.flops import work (mfu is a module,
+        not a package), and import mfu alone does not run mfu_flops.py."""
+        d = self.path('copy')
+        os.mkdir(d)
+        shutil.copy(os.path.join(PYDIR, 'mfu.py'), d)
+        with open(os.path.join(PYDIR, 'mfu_flops.py')) as f:
+            text = f.read()
+        with open(os.path.join(d, 'mfu_flops.py'), 'w') as f:
+            f.write('print("mfu_flops runs")\n' + text)
+        r = run_py(sys.executable, """
+            import sys, mfu
+            print("imported")
+            import mfu.flops
+            from mfu.flops import matmul
+            import mfu_flops
+            assert mfu.flops is mfu_flops is sys.modules["mfu.flops"]
+            print(matmul(2, 3, 4), mfu.flops.gemv(3, 5))
+            """, pythonpath=d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.split('\n'), ['imported', 'mfu_flops runs', '48 30', ''])
+
     def test_mfu_py_alone(self):
         """mfu.py copied without mfu_flops.py: markers work, mfu.flops and
         step(flops="count") raise ImportError when used."""
