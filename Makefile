@@ -11,15 +11,23 @@ SANITIZE_OPTS = -Db_sanitize=address,undefined -Db_lundef=false \
 VALGRIND = valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
 	--error-exitcode=99
 
-.PHONY: all deps build demo check check-sanitize check-valgrind check-builds bench clean
+.PHONY: all deps deps-build build demo check check-sanitize check-valgrind check-builds bench clean
 
 all: build
 
-deps:
-	@tools/install-deps
+# What building and the demo need; `make check` adds what the tests use
+# (tools/install-deps says which is which).
+deps-build:
+	@tools/install-deps build
 
-build: deps
+deps:
+	@MFU_DEPS_STAMP=$(BUILD)/.deps-installed tools/install-deps test
+
+build: deps-build
 	@test -f $(BUILD)/build.ninja || meson setup $(BUILD) $(MESON_OPTS)
+	@# packages installed since the build was configured (make check after
+	@# make demo): meson finds the optional ones now
+	@if [ -f $(BUILD)/.deps-installed ]; then meson setup --reconfigure $(BUILD) $(MESON_OPTS) && rm -f $(BUILD)/.deps-installed; fi
 	ninja -C $(BUILD)
 
 demo: build
@@ -28,7 +36,8 @@ demo: build
 	@echo
 	@echo "More: $(BUILD)/src/report/mfu-report --db demo.sqlite steps breakdown gaps dispatch peaks"
 
-check: build
+check: deps
+	@$(MAKE) --no-print-directory build
 	tools/run-tests $(BUILD)
 
 # The whole suite under ASan + UBSan, in its own build directory.
