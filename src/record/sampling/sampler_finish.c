@@ -225,10 +225,15 @@ static int symbolize(struct sampler *s, char *why, size_t whylen)
 		goto out;
 
 	if (sqlite3_prepare_v2(s->db,
-		/* frames above the innermost are return addresses: resolve the
-		 * call instruction (ip - 1), as perf does, or a call at the end of
-		 * a function would be named after the next one */
-		"SELECT DISTINCT st.pid, f.ip - (f.depth > 0) FROM stack_frame f JOIN stack st ON st.id = f.stack",
+		/* frames above the innermost of their mode are return addresses:
+		 * resolve the call instruction (ip - 1), as perf does, or a call
+		 * at the end of a function would be named after the next one. The
+		 * first user frame of a kernel-mode sample is where the thread
+		 * entered the kernel (the interrupted or faulting instruction, or
+		 * the one after a syscall), not a return address: taken as it is */
+		"SELECT DISTINCT st.pid, f.ip - (f.prev IS f.kernel)"
+		" FROM (SELECT stack, ip, kernel, lag(kernel) OVER (PARTITION BY stack ORDER BY depth) AS prev"
+		"       FROM stack_frame) AS f JOIN stack st ON st.id = f.stack",
 		-1, &ips, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db,
 		"INSERT INTO symbol (dso, name, file, line, kind, class) VALUES (?,?,?,?,?,?)", -1, &ss.ins_sym, NULL) !=
@@ -272,7 +277,9 @@ static int symbolize(struct sampler *s, char *why, size_t whylen)
 		goto out;
 	rc = exec_sql(s,
 		"UPDATE stack_frame SET symbol = (SELECT t.symbol FROM temp.ip_symbol t, stack st "
-		"    WHERE st.id = stack_frame.stack AND t.pid = st.pid AND t.ip = stack_frame.ip - (stack_frame.depth > 0));"
+		"    WHERE st.id = stack_frame.stack AND t.pid = st.pid AND t.ip = stack_frame.ip -"
+		"      coalesce((SELECT p.kernel IS stack_frame.kernel FROM stack_frame p"
+		"       WHERE p.stack = stack_frame.stack AND p.depth = stack_frame.depth - 1), 0));"
 		"UPDATE stack SET leaf = (SELECT symbol FROM stack_frame f WHERE f.stack = stack.id AND NOT f.kernel "
 		"    ORDER BY depth LIMIT 1);"
 		"DROP TABLE temp.ip_symbol;",
