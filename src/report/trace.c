@@ -1,4 +1,5 @@
 #include "trace.h"
+#include "trace_frames.h"
 #include "analysis.h"
 #include "format.h"
 #include "format_impl.h"
@@ -64,6 +65,7 @@ struct trace {
 	size_t npids, pids_cap;
 	struct stack_text *stacks;
 	size_t nstacks, stacks_cap;
+	struct trace_frames *frames; /* the callchains as stackFrames */
 	size_t len;
 	char buf[TBUF_SIZE];
 };
@@ -811,6 +813,8 @@ static int write_samples(struct trace *t)
 	int rc = load_stacks(t);
 
 	if (!rc)
+		rc = trace_frames_build(t->db, &t->frames, t->err, t->errlen);
+	if (!rc)
 		rc = prepare(t, "samples", samples_sql, &st);
 	while (!rc && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const struct stack_text *s = NULL;
@@ -821,6 +825,14 @@ static int write_samples(struct trace *t)
 		t_event(t);
 		t_str(t, "\"ph\":\"i\",\"s\":\"t\",");
 		t_where(t, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 0));
+		if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
+			int64_t sf = trace_frames_leaf(t->frames, sqlite3_column_int64(st, 3));
+			if (sf >= 0) {
+				t_str(t, ",\"sf\":\"");
+				t_i64(t, sf);
+				t_write(t, "\"", 1);
+			}
+		}
 		t_write(t, ",", 1);
 		if (s)
 			t_write(t, s->text, s->len);
@@ -881,7 +893,20 @@ static int write_metadata(struct trace *t)
 		rc = sql_fail(t, "the run");
 	if (rc)
 		goto out;
-	t_str(t, "\n],\n\"displayTimeUnit\":\"ns\",\n\"metadata\":{\"source\":\"mfu-report --trace\","
+	t_str(t, "\n],\n");
+	if (t->frames) {
+		char *frames;
+		size_t n;
+		if (trace_frames_json(t->frames, &frames, &n)) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		t_str(t, "\"stackFrames\":");
+		t_write(t, frames, n);
+		t_str(t, ",\n");
+		free(frames);
+	}
+	t_str(t, "\"displayTimeUnit\":\"ns\",\n\"metadata\":{\"source\":\"mfu-report --trace\","
 		 "\"ts_origin\":\"run.start_ns\",\"run\":");
 	rc = t_object(t, st, &k);
 	t_str(t, ",\"events\":{");
@@ -905,6 +930,7 @@ static void trace_free(struct trace *t)
 	for (size_t i = 0; i < t->nstacks; i++)
 		free(t->stacks[i].text);
 	free(t->stacks);
+	trace_frames_free(t->frames);
 	free(t->pids);
 	free(t->esc);
 	free(t);

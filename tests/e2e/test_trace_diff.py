@@ -138,7 +138,7 @@ class TraceTest(Base):
         return [e for e in self.events if e['ph'] == ph and (cat is None or e.get('cat') == cat)]
 
     def test_object(self):
-        self.assertEqual(set(self.trace), {'traceEvents', 'displayTimeUnit', 'metadata'})
+        self.assertEqual(set(self.trace), {'traceEvents', 'stackFrames', 'displayTimeUnit', 'metadata'})
         self.assertEqual(self.trace['displayTimeUnit'], 'ns')
         md = self.trace['metadata']
         self.assertEqual(md['run']['start_ns'], START_NS)
@@ -283,6 +283,37 @@ class TraceTest(Base):
                 self.assertEqual(e['args']['leaf'], 'read')   # the innermost frame, when not the named one
                 self.assertEqual(e['args']['dso'], '/lib/libblas.so')
 
+    def test_stack_frames(self):
+        """Each sample with a callchain names its innermost frame with
+        "sf"; following "parent" from there gives the stack's frames,
+        innermost to outermost, as stack_frame stores them; frames shared
+        by two callchains (load_batch under stacks 1 and 2) are one node."""
+        frames = self.trace['stackFrames']
+        names = {1: 'read', 2: 'load_batch', 3: 'sgemm_kernel', 4: '[libfoo.so.1]'}
+        chains = {}
+        for r in self.rows('SELECT stack, symbol FROM stack_frame ORDER BY stack, depth'):
+            chains.setdefault(r['stack'], []).append(names[r['symbol']])
+        got = self.of('i', 'sample')
+        seen = 0
+        for e in got:
+            st = e['args'].get('stack')
+            if st is None:
+                self.assertNotIn('sf', e)
+                continue
+            chain, k = [], e['sf']
+            while k is not None:
+                chain.append(frames[k]['name'])
+                k = frames[k].get('parent')
+            self.assertEqual(chain, chains[st], e)
+            seen += 1
+        self.assertGreater(seen, 0)
+        # read <- load_batch, sgemm_kernel <- load_batch, read <- sgemm_kernel,
+        # [libfoo.so.1]: load_batch once as an outermost frame
+        self.assertEqual(sorted(f['name'] for f in frames.values() if 'parent' not in f),
+                         ['[libfoo.so.1]', 'load_batch', 'sgemm_kernel'])
+        self.assertEqual(len(frames), 6)
+        self.assertEqual({f['category'] for f in frames.values()}, {'libc.so.6', 'app', 'libblas.so', 'libfoo.so.1'})
+
     def test_thread_names(self):
         m = {(e['name'], e['pid'], e['tid']): e['args']['name'] for e in self.of('M')}
         self.assertEqual(m, {('process_name', 42, 42): 'app', ('thread_name', 42, 42): 'app',
@@ -329,6 +360,27 @@ class TraceRecordedTest(Base):
     """A recording of the demo workload: the trace has every complete step
     and phase of the database at its times, its samples and off-CPU
     intervals, and thread names."""
+
+    def test_worker_threads_named(self):
+        """Threads a program starts (OpenMP's workers here) have their
+        creator's comm until they set their own, so the trace names every
+        thread (issue 26, item 5)."""
+        rec, wl = os.environ.get('MFU_RECORD'), os.environ.get('MFU_WL_OMP')
+        if not rec or not wl:
+            self.skipTest('MFU_RECORD / MFU_WL_OMP not set (run through meson test)')
+        db = os.path.join(self.tmp, 'omp.sqlite')
+        r = subprocess.run([rec, '--no-calibrate', '-q', '-o', db, '--', wl], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=120, env=dict(os.environ, OMP_NUM_THREADS='3'))
+        self.assertEqual(r.returncode, 0, r.stdout)
+        con = sqlite3.connect(db)
+        threads = con.execute('SELECT tid, comm FROM thread').fetchall()
+        con.close()
+        self.assertGreaterEqual(len(threads), 2, threads)
+        self.assertEqual([c for _, c in threads if not c], [], threads)
+        t = json.loads(run('--db', db, '--trace', '-').stdout)
+        named = {e['tid']: e['args']['name'] for e in t['traceEvents']
+                 if e['ph'] == 'M' and e['name'] == 'thread_name'}
+        self.assertEqual(named, dict(threads))
 
     def test_demo(self):
         rec, wl = os.environ.get('MFU_RECORD'), os.environ.get('MFU_WL_MLP')

@@ -11,18 +11,26 @@ static const char *const stmt_sql[] = {
 	"INSERT INTO sample (time_ns, pid, tid, cpu, kind, kernel, stack) VALUES (?,?,?,?,?,?,?)",
 	"INSERT INTO switch (time_ns, pid, tid, cpu, out, preempt) VALUES (?,?,?,?,?,?)",
 	"INSERT INTO mapping (pid, start, len, pgoff, path, time_ns) VALUES (?,?,?,?,?,?)",
-	"INSERT INTO thread (tid, pid, ppid, comm, start_ns) VALUES (?,?,?,?,?)",
+	/* a thread made by fork or clone has its creator's comm until it
+	 * sets its own (a COMM record then): ?6, the creating thread */
+	"INSERT INTO thread (tid, pid, ppid, comm, start_ns) VALUES (?1, ?2, ?3, coalesce(?4,"
+	" (SELECT comm FROM thread WHERE tid = ?6 AND end_ns IS NULL ORDER BY start_ns DESC LIMIT 1)), ?5)",
 	"UPDATE thread SET end_ns = ? WHERE tid = ? AND end_ns IS NULL",
 	"UPDATE thread SET comm = ? WHERE tid = ? AND end_ns IS NULL",
 	"INSERT INTO exec (time_ns, pid, comm) VALUES (?,?,?)",
 	"INSERT INTO stack (id, pid, nframes) VALUES (?,?,?)",
 	"INSERT INTO stack_frame (stack, depth, ip, kernel) VALUES (?,?,?,?)",
+	/* a fork record after the new thread's comm record (the two came
+	 * through different CPUs' rings): the row that one made */
+	"UPDATE thread SET ppid = ?3, start_ns = ?5 WHERE tid = ?1 AND pid = ?2 AND end_ns IS NULL"
+	" AND start_ns IS NULL AND ppid IS NULL",
 };
 
 static sqlite3_stmt **stmt_slot(struct sampler *s, int i)
 {
 	sqlite3_stmt **slots[] = { &s->ins_sample, &s->ins_switch, &s->ins_mapping, &s->ins_thread,
-				   &s->upd_exit, &s->upd_comm, &s->ins_exec, &s->ins_stack, &s->ins_frame };
+				   &s->upd_exit, &s->upd_comm, &s->ins_exec, &s->ins_stack, &s->ins_frame,
+				   &s->upd_fork };
 	return slots[i];
 }
 
@@ -355,16 +363,26 @@ static int on_record(void *ctx, const struct perf_event_header *hdr, const void 
 		sqlite3_bind_null(st, 3);
 		sqlite3_bind_text(st, 4, r.comm.comm, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_null(st, 5);
+		sqlite3_bind_null(st, 6);
 		return step_stmt(s, st);
 	case PERF_RECORD_FORK:
 		if (s->on_task)
 			s->on_task(s->cb_ctx, (pid_t)r.task.pid, (pid_t)r.task.tid, 0);
+		st = s->upd_fork;
+		sqlite3_bind_int(st, 1, (int)r.task.tid);
+		sqlite3_bind_int(st, 2, (int)r.task.pid);
+		sqlite3_bind_int(st, 3, (int)r.task.ppid);
+		sqlite3_bind_int64(st, 5, (sqlite3_int64)r.task.time);
+		rc = step_stmt(s, st);
+		if (rc || sqlite3_changes(s->db) > 0)
+			return rc;
 		st = s->ins_thread;
 		sqlite3_bind_int(st, 1, (int)r.task.tid);
 		sqlite3_bind_int(st, 2, (int)r.task.pid);
 		sqlite3_bind_int(st, 3, (int)r.task.ppid);
 		sqlite3_bind_null(st, 4);
 		sqlite3_bind_int64(st, 5, (sqlite3_int64)r.task.time);
+		sqlite3_bind_int(st, 6, (int)r.task.ptid);
 		return step_stmt(s, st);
 	case PERF_RECORD_EXIT:
 		if (s->on_task)
@@ -422,6 +440,7 @@ int sampler_existing(struct sampler *s, pid_t pid, uint64_t time_ns)
 		sqlite3_bind_null(st, 3);
 		sqlite3_bind_text(st, 4, comm, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_null(st, 5);
+		sqlite3_bind_null(st, 6);
 		rc = step_stmt(s, st);
 	}
 	closedir(d);

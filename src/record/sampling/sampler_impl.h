@@ -37,7 +37,7 @@ struct sampler {
 	pid_t target;
 	unsigned freq;
 	sqlite3_stmt *ins_sample, *ins_switch, *ins_mapping, *ins_thread, *upd_exit, *upd_comm,
-		*ins_exec, *ins_stack, *ins_frame;
+		*ins_exec, *ins_stack, *ins_frame, *upd_fork;
 	struct stack_entry *stacks;
 	size_t nstacks, cap;
 	int64_t next_stack;
