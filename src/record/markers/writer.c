@@ -3,6 +3,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,23 +11,46 @@
 enum stmt_id { S_STEP, S_PHASE, S_ANOMALY, S_NOTE, S_PEAK, S_COUNTER, S_TOTAL, S_STEP_COUNTER,
 	       S_PHASE_COUNTER, S_STEP_COUNTS, S_PHASE_COUNTS, S_LIB_CALL, S_N };
 
-#define COUNTER_COLUMNS "cpu_ns, ctx_switches, cpu_migrations, page_faults, cycles, instructions, " \
-	"ref_cycles, hw_flops, hw_flops_fp64, hw_flops_fp32, hw_flops_fp16, hw_flops_any, amx_ops, hw_fraction"
-#define COUNTER_PARAMS "?,?,?,?,?,?,?,?,?,?,?,?,?,?"
 #define LIB_COLUMNS "lib_flops, lib_flops_fp64, lib_flops_fp32, lib_flops_bf16, lib_flops_fp16, " \
 	"lib_ops_int8, lib_calls, lib_calls_unknown"
-#define LIB_PARAMS "?,?,?,?,?,?,?,?"
-#define COUNTER_SETS "cpu_ns = ?, ctx_switches = ?, cpu_migrations = ?, page_faults = ?, cycles = ?, " \
-	"instructions = ?, ref_cycles = ?, hw_flops = ?, hw_flops_fp64 = ?, hw_flops_fp32 = ?, " \
-	"hw_flops_fp16 = ?, hw_flops_any = ?, amx_ops = ?, hw_fraction = ?, cpu_ns_err = ?, hw_flops_err = ?"
+#define LIB_NPARAMS 8
+
+/* The counter columns of a step or phase row, in the order they are bound.
+ * A recording binds only those its counters can fill (writer_counters():
+ * 5 of the 16 on a machine without a PMU); the others keep their default,
+ * NULL. Each bound parameter costs every row's insert, and the recorder
+ * inserts a row per step and phase as fast as a program marks them. */
+enum cnt_col {
+	CC_CPU_NS, CC_CTX_SWITCHES, CC_CPU_MIGRATIONS, CC_PAGE_FAULTS, CC_CYCLES, CC_INSTRUCTIONS,
+	CC_REF_CYCLES, CC_HW_FLOPS, CC_FLOPS_FP64, CC_FLOPS_FP32, CC_FLOPS_FP16, CC_FLOPS_ANY, CC_AMX_OPS,
+	CC_HW_FRACTION, CC_CPU_NS_ERR, CC_HW_FLOPS_ERR, CC_N
+};
+
+static const struct {
+	const char *name;
+	enum counter_col col; /* COL_NONE: computed (hw_flops, hw_fraction, the errors) */
+	int integer;          /* bound as an integer (rounded), else as a double */
+} cnt_cols[CC_N] = {
+	[CC_CPU_NS] = { "cpu_ns", COL_CPU_NS, 1 },
+	[CC_CTX_SWITCHES] = { "ctx_switches", COL_CTX_SWITCHES, 1 },
+	[CC_CPU_MIGRATIONS] = { "cpu_migrations", COL_CPU_MIGRATIONS, 1 },
+	[CC_PAGE_FAULTS] = { "page_faults", COL_PAGE_FAULTS, 1 },
+	[CC_CYCLES] = { "cycles", COL_CYCLES, 1 },
+	[CC_INSTRUCTIONS] = { "instructions", COL_INSTRUCTIONS, 1 },
+	[CC_REF_CYCLES] = { "ref_cycles", COL_REF_CYCLES, 1 },
+	[CC_HW_FLOPS] = { "hw_flops", COL_NONE, 0 },
+	[CC_FLOPS_FP64] = { "hw_flops_fp64", COL_FLOPS_FP64, 0 },
+	[CC_FLOPS_FP32] = { "hw_flops_fp32", COL_FLOPS_FP32, 0 },
+	[CC_FLOPS_FP16] = { "hw_flops_fp16", COL_FLOPS_FP16, 0 },
+	[CC_FLOPS_ANY] = { "hw_flops_any", COL_FLOPS_ANY, 0 },
+	[CC_AMX_OPS] = { "amx_ops", COL_AMX_OPS, 0 },
+	[CC_HW_FRACTION] = { "hw_fraction", COL_NONE, 0 },
+	[CC_CPU_NS_ERR] = { "cpu_ns_err", COL_NONE, 1 },
+	[CC_HW_FLOPS_ERR] = { "hw_flops_err", COL_NONE, 0 },
+};
 
 static const char *const stmt_sql[S_N] = {
-	[S_STEP] = "INSERT INTO step (step, pid, tid, end_tid, begin_ns, end_ns, wall_ns, model_flops, "
-		   "model_bytes, " COUNTER_COLUMNS ", cpu_ns_err, hw_flops_err, complete, counts, "
-		   LIB_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,?," COUNTER_PARAMS ",?,?,?,?," LIB_PARAMS ")",
-	[S_PHASE] = "INSERT INTO phase (id, step, name, pid, tid, depth, parent, begin_ns, end_ns, wall_ns, "
-		    "model_flops, model_bytes, " COUNTER_COLUMNS ", cpu_ns_err, hw_flops_err, complete, counts, "
-		    LIB_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?," COUNTER_PARAMS ",?,?,?,?," LIB_PARAMS ")",
+	/* S_STEP, S_PHASE, S_STEP_COUNTS and S_PHASE_COUNTS: prepare_rows() */
 	[S_ANOMALY] = "INSERT INTO anomaly (time_ns, pid, tid, kind, step, detail) VALUES (?,?,?,?,?,?)",
 	[S_NOTE] = "INSERT INTO note (kind, text) VALUES (?,?)",
 	[S_PEAK] = "INSERT INTO peak (kind, dtype, scope, value, source, detail) VALUES (?,?,?,?,?,?)",
@@ -35,8 +59,6 @@ static const char *const stmt_sql[S_N] = {
 	[S_TOTAL] = "UPDATE counter SET total = ?, time_enabled = ?, time_running = ? WHERE id = ?",
 	[S_STEP_COUNTER] = "INSERT INTO step_counter (step, counter, raw, value, err) VALUES (?,?,?,?,?)",
 	[S_PHASE_COUNTER] = "INSERT INTO phase_counter (phase, counter, raw, value, err) VALUES (?,?,?,?,?)",
-	[S_STEP_COUNTS] = "UPDATE step SET " COUNTER_SETS " WHERE step = ?",
-	[S_PHASE_COUNTS] = "UPDATE phase SET " COUNTER_SETS " WHERE id = ?",
 	[S_LIB_CALL] = "INSERT INTO lib_call (step, function, precision, calls, flops) VALUES (?,?,?,?,?)",
 };
 
@@ -47,6 +69,8 @@ struct writer {
 	uint64_t lib_snaps_lost;   /* steps whose snapshots were overwritten */
 	uint64_t lib_snaps_full;   /* steps whose snapshots could not hold every function called */
 	sqlite3_stmt *st[S_N];
+	enum cnt_col cols[CC_N];   /* the counter columns bound, in order */
+	int ncols;
 	int in_txn;
 	char err[256];
 };
@@ -70,6 +94,73 @@ static int exec(struct writer *w, const char *sql)
 	return 0;
 }
 
+/* Append to @buf (@len bytes, *@n used), or mark it full (*@n = @len). */
+static void append(char *buf, size_t len, size_t *n, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t len, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	if (*n >= len)
+		return;
+	va_start(ap, fmt);
+	k = vsnprintf(buf + *n, len - *n, fmt, ap);
+	va_end(ap);
+	*n = k < 0 || (size_t)k >= len - *n ? len : *n + (size_t)k;
+}
+
+/* (Re)prepare the statements of step and phase rows for the counter
+ * columns in w->cols. Returns 0, or -EIO (w->err says why). */
+static int prepare_rows(struct writer *w)
+{
+	static const struct {
+		int id;
+		const char *head;   /* the columns before the counters' */
+		int nhead;
+	} ins[] = {
+		{ S_STEP, "INSERT INTO step (step, pid, tid, end_tid, begin_ns, end_ns, wall_ns, model_flops, "
+			  "model_bytes", 9 },
+		{ S_PHASE, "INSERT INTO phase (id, step, name, pid, tid, depth, parent, begin_ns, end_ns, wall_ns, "
+			   "model_flops, model_bytes", 12 },
+	};
+	static const struct {
+		int id;
+		const char *table, *key;
+	} upd[] = { { S_STEP_COUNTS, "step", "step" }, { S_PHASE_COUNTS, "phase", "id" } };
+	char sql[2048];
+	size_t n;
+
+	for (size_t i = 0; i < ARRAY_SIZE(ins) + ARRAY_SIZE(upd); i++) {
+		int id;
+		n = 0;
+		if (i < ARRAY_SIZE(ins)) {
+			id = ins[i].id;
+			append(sql, sizeof(sql), &n, "%s", ins[i].head);
+			for (int k = 0; k < w->ncols; k++)
+				append(sql, sizeof(sql), &n, ", %s", cnt_cols[w->cols[k]].name);
+			append(sql, sizeof(sql), &n, ", complete, counts, " LIB_COLUMNS ") VALUES (?");
+			for (int k = 1; k < ins[i].nhead + w->ncols + 2 + LIB_NPARAMS; k++)
+				append(sql, sizeof(sql), &n, ",?");
+			append(sql, sizeof(sql), &n, ")");
+		} else {
+			id = upd[i - ARRAY_SIZE(ins)].id;
+			append(sql, sizeof(sql), &n, "UPDATE %s SET ", upd[i - ARRAY_SIZE(ins)].table);
+			for (int k = 0; k < w->ncols; k++)
+				append(sql, sizeof(sql), &n, "%s%s = ?", k ? ", " : "", cnt_cols[w->cols[k]].name);
+			append(sql, sizeof(sql), &n, " WHERE %s = ?", upd[i - ARRAY_SIZE(ins)].key);
+		}
+		if (n >= sizeof(sql)) {
+			strbuf(w->err, sizeof(w->err), "a statement of step or phase rows is too long");
+			return -EIO;
+		}
+		sqlite3_finalize(w->st[id]);
+		w->st[id] = NULL;
+		if (sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &w->st[id], NULL) != SQLITE_OK)
+			return fail(w);
+	}
+	return 0;
+}
+
 int writer_open(struct writer **out, sqlite3 *db, char *err, size_t errlen)
 {
 	struct writer *w = calloc(1, sizeof(*w));
@@ -80,11 +171,22 @@ int writer_open(struct writer **out, sqlite3 *db, char *err, size_t errlen)
 		return -ENOMEM;
 	w->db = db;
 	for (int i = 0; i < S_N; i++) {
+		if (!stmt_sql[i])
+			continue;
 		if (sqlite3_prepare_v3(db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &w->st[i], NULL) != SQLITE_OK) {
 			strbuf(err, errlen, "cannot prepare statement: %s", sqlite3_errmsg(db));
 			rc = -EIO;
 			goto fail;
 		}
+	}
+	/* every counter column, until writer_counters() says which can be known */
+	w->ncols = CC_N;
+	for (int k = 0; k < CC_N; k++)
+		w->cols[k] = (enum cnt_col)k;
+	rc = prepare_rows(w);
+	if (rc) {
+		strbuf(err, errlen, "cannot prepare statement: %s", w->err);
+		goto fail;
 	}
 	rc = exec(w, "BEGIN");
 	if (rc) {
@@ -134,11 +236,12 @@ void writer_close(struct writer *w)
 	free(w);
 }
 
+/* Every caller binds each parameter of its statement before each run: no
+ * sqlite3_clear_bindings(), a walk over them all at every row. */
 static int run_stmt(struct writer *w, sqlite3_stmt *st)
 {
 	int rc = sqlite3_step(st);
 	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
 	if (rc != SQLITE_DONE)
 		return fail(w);
 	return 0;
@@ -366,9 +469,44 @@ int writer_run_emulated(struct writer *w, const char *engine)
 	return run_set_text(w, "UPDATE run SET emulated = ? WHERE id = 1", engine);
 }
 
+/* The counter columns @cs can fill: one that no opened counter feeds is
+ * NULL in every row (counters_delta()). cpu_ns always: an UPDATE of the
+ * counts needs a column to set. */
+static void choose_columns(struct writer *w, const struct counters *cs)
+{
+	int feeds[COL_NCOLS] = { 0 }, hw_group = 0, flops;
+
+	for (int i = 0; i < cs->n; i++) {
+		if (!cs->c[i].opened)
+			continue;
+		feeds[cs->c[i].col] = 1;
+		hw_group |= cs->c[i].group > 0;
+	}
+	flops = feeds[COL_FLOPS_FP64] || feeds[COL_FLOPS_FP32] || feeds[COL_FLOPS_FP16] || feeds[COL_FLOPS_ANY];
+	w->ncols = 0;
+	for (int k = 0; k < CC_N; k++) {
+		int known;
+		switch (k) {
+		case CC_HW_FLOPS:
+		case CC_HW_FLOPS_ERR: known = flops; break;
+		case CC_HW_FRACTION: known = hw_group; break;
+		case CC_CPU_NS_ERR: known = feeds[COL_CPU_NS]; break;
+		default: known = feeds[cnt_cols[k].col]; break;
+		}
+		if (known || k == CC_CPU_NS)
+			w->cols[w->ncols++] = (enum cnt_col)k;
+	}
+}
+
 int writer_counters(struct writer *w, const struct counters *cs)
 {
+	int rc;
+
 	w->cs = cs;
+	choose_columns(w, cs);
+	rc = prepare_rows(w);
+	if (rc)
+		return rc;
 	for (int i = 0; i < cs->n; i++) {
 		const struct counter *c = &cs->c[i];
 		sqlite3_stmt *st = w->st[S_COUNTER];
@@ -493,50 +631,41 @@ static int count_ok(double v)
 	return v >= 0 && v < 9.2e18;
 }
 
-/* The counter columns of @row, then cpu_ns_err and hw_flops_err: from
- * @err when given (interpolated counts), else 0 for each known value (read
- * exactly at the boundaries). */
-static int bind_counters(sqlite3_stmt *st, int i, const struct interval_row *row, const struct counter_delta *err)
+/* The counter columns of @row that this recording binds (w->cols);
+ * cpu_ns_err and hw_flops_err from @err when given (interpolated counts),
+ * else 0 for each known value (read exactly at the boundaries). */
+static int bind_counters(const struct writer *w, sqlite3_stmt *st, int i, const struct interval_row *row,
+			 const struct counter_delta *err)
 {
-	static const enum counter_col int_cols[] = {
-		COL_CPU_NS, COL_CTX_SWITCHES, COL_CPU_MIGRATIONS, COL_PAGE_FAULTS, COL_CYCLES,
-		COL_INSTRUCTIONS, COL_REF_CYCLES,
-	};
-	static const enum counter_col real_cols[] = {
-		COL_FLOPS_FP64, COL_FLOPS_FP32, COL_FLOPS_FP16, COL_FLOPS_ANY, COL_AMX_OPS,
-	};
-	for (size_t k = 0; k < ARRAY_SIZE(int_cols); k++, i++) {
-		if (row->complete && row->d.has[int_cols[k]] && count_ok(row->d.v[int_cols[k]]))
-			sqlite3_bind_int64(st, i, (sqlite3_int64)(row->d.v[int_cols[k]] + 0.5));
-		else
-			sqlite3_bind_null(st, i);
-	}
 	double flops = row->complete ? counters_hw_flops(&row->d) : -1;
-	if (count_ok(flops))
-		sqlite3_bind_double(st, i++, flops);
-	else
-		sqlite3_bind_null(st, i++);
-	for (size_t k = 0; k < ARRAY_SIZE(real_cols); k++, i++) {
-		if (row->complete && row->d.has[real_cols[k]] && count_ok(row->d.v[real_cols[k]]))
-			sqlite3_bind_double(st, i, row->d.v[real_cols[k]]);
-		else
+
+	for (int k = 0; k < w->ncols; k++, i++) {
+		enum cnt_col c = w->cols[k];
+		double v = -1;
+
+		switch (c) {
+		case CC_HW_FLOPS: v = flops; break;
+		case CC_HW_FRACTION: v = row->complete ? row->d.hw_fraction : -1; break;
+		case CC_CPU_NS_ERR:
+			if (row->complete && row->d.has[COL_CPU_NS] && count_ok(row->d.v[COL_CPU_NS]))
+				v = err ? err->v[COL_CPU_NS] : 0;
+			break;
+		case CC_HW_FLOPS_ERR:
+			if (count_ok(flops))
+				v = err && counters_hw_flops(err) > 0 ? counters_hw_flops(err) : 0;
+			break;
+		default:
+			if (row->complete && row->d.has[cnt_cols[c].col])
+				v = row->d.v[cnt_cols[c].col];
+			break;
+		}
+		if (c == CC_HW_FRACTION ? v < 0 : !count_ok(v))
 			sqlite3_bind_null(st, i);
+		else if (cnt_cols[c].integer)
+			sqlite3_bind_int64(st, i, (sqlite3_int64)(v + 0.5));
+		else
+			sqlite3_bind_double(st, i, v);
 	}
-	if (row->complete && row->d.hw_fraction >= 0)
-		sqlite3_bind_double(st, i++, row->d.hw_fraction);
-	else
-		sqlite3_bind_null(st, i++);
-	if (row->complete && row->d.has[COL_CPU_NS] && count_ok(row->d.v[COL_CPU_NS]) &&
-	    (!err || count_ok(err->v[COL_CPU_NS])))
-		sqlite3_bind_int64(st, i, err ? (sqlite3_int64)(err->v[COL_CPU_NS] + 0.5) : 0);
-	else
-		sqlite3_bind_null(st, i);
-	i++;
-	if (count_ok(flops))
-		sqlite3_bind_double(st, i, err ? (counters_hw_flops(err) > 0 ? counters_hw_flops(err) : 0) : 0);
-	else
-		sqlite3_bind_null(st, i);
-	i++;
 	return i;
 }
 
@@ -657,13 +786,13 @@ static int write_counter_rows(struct writer *w, sqlite3_stmt *st, const struct i
 
 /* The counter columns, complete and counts of a new row: an interpolated
  * row's counts are filled in later (writer_step_counts). */
-static int bind_row_counters(sqlite3_stmt *st, int i, const struct interval_row *row)
+static int bind_row_counters(const struct writer *w, sqlite3_stmt *st, int i, const struct interval_row *row)
 {
 	if (row->interpolated) {
-		for (int k = 0; k < 16; k++)
+		for (int k = 0; k < w->ncols; k++)
 			sqlite3_bind_null(st, i++);
 	} else {
-		i = bind_counters(st, i, row, NULL);
+		i = bind_counters(w, st, i, row, NULL);
 	}
 	sqlite3_bind_int(st, i++, row->complete);
 	sqlite3_bind_text(st, i++, row->interpolated ? "interpolated" : "exact", -1, SQLITE_STATIC);
@@ -704,7 +833,7 @@ int writer_step(void *ctx, const struct interval_row *row)
 	else
 		sqlite3_bind_null(st, i++);
 	bind_interval(st, &i, row);
-	i = bind_row_counters(st, i, row);
+	i = bind_row_counters(w, st, i, row);
 	i = bind_lib(st, i, row);
 	int rc = run_stmt(w, st);
 	if (!rc)
@@ -732,7 +861,7 @@ int writer_phase(void *ctx, const struct interval_row *row)
 	else
 		sqlite3_bind_null(st, i++);
 	bind_interval(st, &i, row);
-	i = bind_row_counters(st, i, row);
+	i = bind_row_counters(w, st, i, row);
 	i = bind_lib(st, i, row);
 	int rc = run_stmt(w, st);
 	return rc ? rc : write_counter_rows(w, w->st[S_PHASE_COUNTER], row, NULL);
@@ -743,7 +872,7 @@ static int write_counts(struct writer *w, int is_phase, const struct interval_ro
 			const struct counter_delta *err)
 {
 	sqlite3_stmt *st = w->st[is_phase ? S_PHASE_COUNTS : S_STEP_COUNTS];
-	int i = bind_counters(st, 1, row, err);
+	int i = bind_counters(w, st, 1, row, err);
 	sqlite3_bind_int64(st, i, row->id);
 	int rc = run_stmt(w, st);
 	return rc ? rc : write_counter_rows(w, w->st[is_phase ? S_PHASE_COUNTER : S_STEP_COUNTER], row, err);
