@@ -1,4 +1,4 @@
--- mfu database schema, version 9: every table and column in one file.
+-- mfu database schema, version 10: every table and column in one file.
 -- mfu-record applies it to a new database; mfu-report refuses a database
 -- whose PRAGMA user_version is older or newer than this file (no release has
 -- promised migrations yet: when one does, each released version gets its
@@ -43,6 +43,11 @@ CREATE TABLE run (
   exit_status     INTEGER,            -- the target's exit code, NULL if killed
   exit_signal     INTEGER,            -- the signal that killed it, else NULL
   lost_records    INTEGER NOT NULL DEFAULT 0, -- marker records lost (ring full or torn)
+  -- Marker records that reached the recorder (read from the ring; a
+  -- thread's loss notices are not counted): marker_records + lost_records
+  -- is every record the markers wrote or tried to. NULL while recording,
+  -- and in a database whose recorder failed or was killed.
+  marker_records  INTEGER,
   state           TEXT NOT NULL,      -- recording | complete | interrupted | failed
   -- How the run was started: 'launch' (mfu-record ran the command) or
   -- 'attach' (mfu-record -p PID joined a running process).

@@ -600,7 +600,7 @@ int session_finish(struct session *s)
 		if (!rc)
 			rc = store_lib_counting(s);
 		if (!rc)
-			rc = writer_run_end(s->d.writer, end_ns, s->exit_status, s->exit_signal, lost,
+			rc = writer_run_end(s->d.writer, end_ns, s->exit_status, s->exit_signal, lost, s->d.records,
 					    s->attached ? (s->target_ended ? "complete" : "detached")
 					    : s->interrupted ? "interrupted" : "complete");
 		if (!rc)
@@ -621,7 +621,7 @@ int session_finish(struct session *s)
 		 * may fail too, and the file still holds what was committed. */
 		writer_rollback(s->d.writer);
 		if (writer_run_end(s->d.writer, end_ns, s->exit_status, s->exit_signal,
-				   s->d.ring ? mring_consumer_lost(s->d.ring) : 0, "failed") == 0)
+				   s->d.ring ? mring_consumer_lost(s->d.ring) : 0, UINT64_MAX, "failed") == 0)
 			writer_commit(s->d.writer);
 		say(s, PROG ": %s holds what was recorded before the failure; %llu marker records "
 			"after it were not stored\n", s->o.output, (unsigned long long)s->d.dropped);

@@ -485,8 +485,15 @@ class RecordRing(TempDirTest):
         got, lost = int(m.group(1)), int(m.group(2))
         self.assertEqual(got + lost, 2 * 2 * 200000)
         self.assertGreater(lost, 0)
-        run = query(db, 'SELECT lost_records FROM run')[0]
+        run = query(db, 'SELECT lost_records, marker_records FROM run')[0]
         self.assertEqual(run['lost_records'], lost)
+        # from the database alone: what arrived + what was lost = what was written
+        self.assertEqual(run['marker_records'], got)
+        self.assertEqual(run['marker_records'] + run['lost_records'], 2 * 2 * 200000)
+        # a row takes one or two of the records that arrived (an end whose
+        # begin was lost makes none)
+        n = query(db, 'SELECT count(*) AS n FROM phase')[0]['n']
+        self.assertLessEqual(n, got)
 
     MISUSE = ('step_end_without_begin', 'step_begin_while_open', 'model_outside_step',
               'phase_end_without_begin', 'phase_end_mismatch', 'model_outside_phase',

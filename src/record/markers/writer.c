@@ -329,13 +329,14 @@ int writer_run_begin(struct writer *w, const struct run_info *ri)
 }
 
 int writer_run_end(struct writer *w, uint64_t end_ns, int exit_status, int exit_signal,
-		   uint64_t lost_records, const char *state)
+		   uint64_t lost_records, uint64_t marker_records, const char *state)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
 	if (sqlite3_prepare_v2(w->db,
-		"UPDATE run SET end_ns = ?, exit_status = ?, exit_signal = ?, lost_records = ?, state = ? WHERE id = 1",
+		"UPDATE run SET end_ns = ?, exit_status = ?, exit_signal = ?, lost_records = ?, state = ?, "
+		"marker_records = ? WHERE id = 1",
 		-1, &st, NULL) != SQLITE_OK)
 		return fail(w);
 	if (end_ns)
@@ -346,6 +347,8 @@ int writer_run_end(struct writer *w, uint64_t end_ns, int exit_status, int exit_
 		sqlite3_bind_int(st, 3, exit_signal);
 	sqlite3_bind_int64(st, 4, (sqlite3_int64)lost_records);
 	sqlite3_bind_text(st, 5, state, -1, SQLITE_TRANSIENT);
+	if (marker_records != UINT64_MAX && marker_records <= INT64_MAX)
+		sqlite3_bind_int64(st, 6, (sqlite3_int64)marker_records);
 	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w);
 	sqlite3_finalize(st);
 	return rc;

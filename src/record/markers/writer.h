@@ -50,9 +50,11 @@ void writer_close(struct writer *w);
 
 int writer_run_begin(struct writer *w, const struct run_info *ri);
 /* exit_status/exit_signal < 0: unknown. state: complete, interrupted,
- * failed, detached (an attached recording that ended before its target). */
+ * failed, detached (an attached recording that ended before its target).
+ * @marker_records: the marker records that reached the recorder
+ * (UINT64_MAX: unknown, stored as NULL). */
 int writer_run_end(struct writer *w, uint64_t end_ns, int exit_status, int exit_signal,
-		   uint64_t lost_records, const char *state);
+		   uint64_t lost_records, uint64_t marker_records, const char *state);
 int writer_counters(struct writer *w, const struct counters *cs);
 /* The run's place in an MPI or Slurm job (run.rank...; rank < 0: none, and
  * nothing is written); @shared: the peaks count this rank's share of the
