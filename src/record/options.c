@@ -108,8 +108,8 @@ void options_usage(FILE *f)
 		"                          interval_reading (default 10; 0: off): a time series\n"
 		"                          of the run, and what the counts of probe steps are\n"
 		"                          interpolated from\n"
-		"      --ring-records N    marker ring capacity in records (default 32768, a\n"
-		"                          power of two, 576 bytes each)\n"
+		"      --ring-records N    marker ring capacity in records (default 131072, a\n"
+		"                          power of two, 576 bytes each: 75 MiB)\n"
 		"      --max-procs N       keep step state for at most N processes at once\n"
 		"                          (default 4096); markers of more are dropped, counted\n"
 		"                          and noted\n"
@@ -241,7 +241,11 @@ static void set_defaults(struct options *o)
 
 	o->output = "run.sqlite";
 	o->dtype = "fp32";
-	o->ring_records = 32768;
+	/* 75 MiB: one thread marking flat out on a 2-CPU machine shared with
+	 * other jobs lost 16-78% of a 10 s storm's records with 32,768 slots
+	 * and none with 131,072 (2 runs each; docs/performance.md); it costs
+	 * about 60 ms of CPU at the start (the pages are mapped in) */
+	o->ring_records = 131072;
 	o->max_procs = MARKERS_MAX_PROCS;
 	o->max_threads = MARKERS_MAX_THREADS;
 	o->freq = 1000;

@@ -190,7 +190,7 @@ class ForgedIds(TempDirTest):
                 mib, err = self.rss_mib(db, ['-I', '0', '--', hostile()] + args)
                 no_sanitizer_report(self, err)
                 self.check_capped(db, kind, dropped, '--max-')
-                # the target maps the 18 MiB ring too; ASan's shadow memory
+                # the target maps the 75 MiB ring too; ASan's shadow memory
                 # makes the figure meaningless in the sanitizer build
                 if not SANITIZED:
                     self.assertLess(mib, 400, args)

@@ -83,6 +83,9 @@ int main(int argc, char **argv)
 	long n = 0;
 	for (long t = 0; t < nthreads; t++)
 		n += 2 * done[t];
-	fprintf(stderr, "storm: %ld boundaries in %.3f s (%.0f per second)\n", n, secs, (double)n / secs);
+	struct timespec cpu;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+	fprintf(stderr, "storm: %ld boundaries in %.3f s (%.0f per second), %.3f s of CPU\n", n, secs, (double)n / secs,
+		(double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9);
 	return 0;
 }
