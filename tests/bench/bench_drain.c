@@ -178,7 +178,7 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/drain.sqlite", dir);
 	unlink(path);
 	software_counters(&cs);
-	if (db_create(path, &db, err, sizeof(err)) != 0 || writer_open(&w, db, err, sizeof(err)) != 0 ||
+	if (db_create(path, &db, NULL, 0, err, sizeof(err)) != 0 || writer_open(&w, db, err, sizeof(err)) != 0 ||
 	    writer_counters(w, &cs) != 0) {
 		fprintf(stderr, "bench_drain: %s: %s\n", path, err);
 		return 1;
