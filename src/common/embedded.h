@@ -12,6 +12,9 @@ struct mfu_embedded {
 
 /* schema/NNN.sql, sorted by name; terminated by a {NULL, NULL} entry. */
 extern const struct mfu_embedded mfu_schema_files[];
+/* schema/profile.sql: the machine profile's tables (profile.c); one entry,
+ * then {NULL, NULL}. */
+extern const struct mfu_embedded mfu_profile_schema_files[];
 /* analyses/NAME.sql, sorted by name; terminated by a {NULL, NULL} entry. */
 extern const struct mfu_embedded mfu_analysis_files[];
 /* src/report/html/: the stylesheet and script of mfu-report --html

@@ -1,4 +1,5 @@
 #include "profile.h"
+#include "embedded.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -24,63 +25,7 @@
 
 _Static_assert(PROFILE_APPLICATION_ID == 1835431280, "the schema text spells the id in decimal");
 
-static const char profile_schema[] =
-	"PRAGMA application_id = 1835431280;\n" /* PROFILE_APPLICATION_ID, 'mfup' */
-	"PRAGMA user_version = 3;\n"
-	/* One row: the machine the measurements belong to, and the CPU set of
-	 * its latest calibration. */
-	"CREATE TABLE machine (\n"
-	"  id           INTEGER PRIMARY KEY CHECK (id = 1),\n"
-	"  vendor       TEXT NOT NULL,\n"
-	"  family       INTEGER NOT NULL,\n"
-	"  model        INTEGER NOT NULL,\n"
-	"  stepping     INTEGER NOT NULL,\n"
-	"  cpu_name     TEXT NOT NULL,\n"
-	"  uarch        TEXT NOT NULL,\n"
-	"  isa          TEXT NOT NULL,\n"   /* machine_isa_string() */
-	"  allowed_cpus TEXT NOT NULL,\n"   /* e.g. 0-3,8 */
-	"  ncpu         REAL NOT NULL,\n"   /* min(affinity, cgroup quota) */
-	"  nominal_hz   REAL,\n"
-	"  kernel       TEXT,\n"            /* uname -r */
-	"  date         TEXT NOT NULL,\n"   /* UTC, ISO 8601 */
-	"  mfu_version  TEXT NOT NULL,\n"
-	"  host         TEXT NOT NULL\n"   /* the host name: one profile per host */
-	");\n"
-	/* Each mfu-calibrate that saved figures still in the profile (and the
-	 * latest, whatever it saved): when, on which CPUs, under what load,
-	 * and what it found disturbed. */
-	"CREATE TABLE calibration (\n"
-	"  id           INTEGER PRIMARY KEY,\n"
-	"  unix_s       INTEGER NOT NULL,\n"
-	"  date         TEXT NOT NULL,\n"   /* UTC, ISO 8601 */
-	"  cpus         TEXT NOT NULL,\n"
-	"  ncpu         REAL NOT NULL,\n"
-	"  loadavg      REAL,\n"            /* the highest 1-minute load average seen */
-	"  measurements INTEGER NOT NULL,\n"
-	"  disturbed    INTEGER NOT NULL,\n"
-	"  kept         INTEGER NOT NULL,\n" /* disturbed figures not saved: earlier ones kept */
-	"  lowest_share REAL,\n"
-	"  kept_since   INTEGER,\n"         /* the oldest earlier figure kept (unix s) */
-	"  mfu_version  TEXT NOT NULL,\n"
-	"  kernel       TEXT\n"
-	");\n"
-	"CREATE TABLE measurement (\n"
-	"  kind     TEXT NOT NULL,\n"       /* flops | bandwidth | clock */
-	"  dtype    TEXT,\n"                /* NULL for bandwidth */
-	"  scope    TEXT NOT NULL,\n"       /* core | all */
-	"  kernel   TEXT NOT NULL,\n"
-	"  value    REAL NOT NULL,\n"       /* FLOP/s or bytes/s */
-	"  best     INTEGER NOT NULL,\n"
-	"  detail   TEXT,\n"
-	"  measured_unix_s INTEGER NOT NULL,\n"
-	"  cpus     TEXT NOT NULL,\n"       /* the calibration's CPU set */
-	"  ncpu     REAL NOT NULL,\n"
-	"  threads  INTEGER NOT NULL,\n"    /* 1 for core, the set's CPUs for all */
-	"  cpu_share REAL,\n"               /* lowest thread CPU time / wall time */
-	"  loadavg  REAL,\n"                /* 1-minute load average when measured */
-	"  disturbed INTEGER NOT NULL,\n"   /* 1: another task shared the CPUs */
-	"  calibration INTEGER\n"          /* calibration.id */
-	");\n";
+
 
 /* Calibrations a profile remembers at most (those whose figures it keeps). */
 #define PROFILE_MAX_CALIBRATIONS 32
@@ -984,7 +929,7 @@ int profile_save(const char *path, const struct machine *m, const struct profile
 	 * throws it away. */
 	err = exec_sql(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;", msg, sizeof(msg));
 	if (!err)
-		err = exec_sql(db, profile_schema, msg, sizeof(msg));
+		err = exec_sql(db, mfu_profile_schema_files[0].text, msg, sizeof(msg));
 	if (!err)
 		err = write_rows(db, m, merged, nmerged, cals, ncal, msg, sizeof(msg));
 	if (!err)
