@@ -188,6 +188,25 @@ int strbuf(char *buf, size_t len, const char *fmt, ...)
 	return (size_t)n >= len ? -ENOSPC : 0;
 }
 
+const void *find_by_key(const void *base, size_t n, size_t size, int64_t key)
+{
+	size_t lo = 0, hi = n;
+	int64_t k;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		memcpy(&k, (const char *)base + mid * size, sizeof(k));
+		if (k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == n)
+		return NULL;
+	memcpy(&k, (const char *)base + lo * size, sizeof(k));
+	return k == key ? (const char *)base + lo * size : NULL;
+}
+
 int array_grow(void *array, size_t *cap, size_t need, size_t size)
 {
 	void *old, *grown;

@@ -30,6 +30,10 @@ int read_sysfs(const char *path, char *buf, size_t len);
  * array of the project. */
 int array_grow(void *array, size_t *cap, size_t need, size_t size);
 
+/* The element of @base (@n elements of @size bytes, sorted by a leading
+ * int64_t key) whose key is @key, or NULL: a binary search. */
+const void *find_by_key(const void *base, size_t n, size_t size, int64_t key);
+
 /* The value at time @t on the straight line through (@t0, @y0) and
  * (@t1, @y1): the one interpolation of readings (DRAM bytes, counter
  * groups) at step and phase boundaries. @t0 == @t1 gives @y1. */

@@ -45,7 +45,7 @@ struct arg_keys {
 
 /* One sampled callchain: its event text up to the class argument. */
 struct stack_text {
-	int64_t id;
+	int64_t id; /* the key first: find_by_key() */
 	char *text;
 	size_t len;
 };
@@ -794,17 +794,7 @@ static int load_stacks(struct trace *t)
 
 static const struct stack_text *find_stack(const struct trace *t, int64_t id)
 {
-	size_t lo = 0, hi = t->nstacks;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->stacks[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < t->nstacks && t->stacks[lo].id == id ? &t->stacks[lo] : NULL;
+	return find_by_key(t->stacks, t->nstacks, sizeof(*t->stacks), id);
 }
 
 static int write_samples(struct trace *t)

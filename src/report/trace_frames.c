@@ -15,12 +15,12 @@ struct node {
 };
 
 struct leaf {
-	int64_t stack, node;
+	int64_t stack, node; /* the key first: find_by_key() */
 };
 
 /* A symbol's "name" and "category" members, as JSON text. */
 struct sym_text {
-	int64_t id;
+	int64_t id; /* the key first: find_by_key() */
 	char *text;
 	size_t len;
 };
@@ -187,35 +187,14 @@ int trace_frames_build(sqlite3 *db, struct trace_frames **out, char *err, size_t
 
 int64_t trace_frames_leaf(const struct trace_frames *f, int64_t stack)
 {
-	size_t lo = 0, hi = f ? f->nleaves : 0;
+	const struct leaf *l = f ? find_by_key(f->leaves, f->nleaves, sizeof(*l), stack) : NULL;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (f->leaves[mid].stack < stack)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return f && lo < f->nleaves && f->leaves[lo].stack == stack ? f->leaves[lo].node : -1;
+	return l ? l->node : -1;
 }
 
 size_t trace_frames_count(const struct trace_frames *f)
 {
 	return f ? f->n : 0;
-}
-
-static const struct sym_text *find_sym(const struct trace_frames *f, int64_t id)
-{
-	size_t lo = 0, hi = f->nsyms;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (f->syms[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < f->nsyms && f->syms[lo].id == id ? &f->syms[lo] : NULL;
 }
 
 int trace_frames_json(const struct trace_frames *f, char **text, size_t *len)
@@ -231,7 +210,7 @@ int trace_frames_json(const struct trace_frames *f, char **text, size_t *len)
 	rc = buf_append(text, len, &cap, "{", 1);
 	for (size_t i = 0; !rc && f && i < f->n; i++) {
 		const struct node *n = &f->nodes[i];
-		const struct sym_text *s = n->sym >= 0 ? find_sym(f, n->sym) : NULL;
+		const struct sym_text *s = n->sym >= 0 ? find_by_key(f->syms, f->nsyms, sizeof(*s), n->sym) : NULL;
 
 		rc = buf_append(text, len, &cap, i ? ",\"" : "\"", i ? 2 : 1);
 		if (!rc)

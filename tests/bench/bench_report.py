@@ -82,7 +82,8 @@ def build(path, nsteps, nphases, schema_version=None, nintervals=0, nsamples=0):
         os.unlink(path)
     db = sqlite3.connect(path)
     for name in sorted(os.listdir(os.path.join(ROOT, 'schema'))):
-        if name.endswith('.sql') and (schema_version is None or int(name[:3]) <= schema_version):
+        if name.endswith('.sql') and name[:3].isdigit() and (schema_version is None or
+                                                              int(name[:3]) <= schema_version):
             with open(os.path.join(ROOT, 'schema', name), encoding='utf-8') as f:
                 db.executescript(f.read())
     db.execute('PRAGMA journal_mode=OFF')

@@ -67,8 +67,9 @@ FORMATS = ['table', 'csv', 'json', 'markdown']
 
 def schema_sql():
     parts = []
+    # the run database's schema, NNN.sql (profile.sql is the machine profile's)
     for name in sorted(os.listdir(os.path.join(ROOT, 'schema'))):
-        if name.endswith('.sql'):
+        if name.endswith('.sql') and name[:3].isdigit():
             with open(os.path.join(ROOT, 'schema', name), encoding='utf-8') as f:
                 parts.append(f.read())
     return '\n'.join(parts)

@@ -178,10 +178,30 @@ static void test_path_lookup(void)
 	free(saved);
 }
 
+/* Binary search on a leading int64_t key, over elements of any size. */
+static void test_find_by_key(void)
+{
+	struct row {
+		int64_t key;
+		char pad[13];
+	} rows[7];
+
+	for (int i = 0; i < 7; i++)
+		rows[i] = (struct row){ .key = (int64_t)i * 10 - 20 };
+	for (int i = 0; i < 7; i++)
+		CHECK(find_by_key(rows, 7, sizeof(rows[0]), (int64_t)i * 10 - 20) == &rows[i]);
+	CHECK(find_by_key(rows, 7, sizeof(rows[0]), -21) == NULL);
+	CHECK(find_by_key(rows, 7, sizeof(rows[0]), 5) == NULL);
+	CHECK(find_by_key(rows, 7, sizeof(rows[0]), 41) == NULL);
+	CHECK(find_by_key(rows, 0, sizeof(rows[0]), 0) == NULL);
+	CHECK(find_by_key(rows, 1, sizeof(rows[0]), -20) == &rows[0]);
+}
+
 int main(void)
 {
 	test_path_lookup();
 	test_array_grow();
+	test_find_by_key();
 	test_interp();
 	test_parse();
 	test_json_string();

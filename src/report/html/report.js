@@ -32,6 +32,32 @@
       parent.appendChild(e);
     return e;
   }
+  // The hover tip of a chart over time, at x (in the chart's W units,
+  // margins M): lines is [[title], [label, value, source, color], ...].
+  function showTip(tipDiv, lines, svg, wrap, x, W, M) {
+    while (tipDiv.firstChild)
+      tipDiv.removeChild(tipDiv.firstChild);
+    lines.forEach(function (l, k) {
+      var line = h('div', null, tipDiv);
+      if (k === 0) {
+        h('b', null, line, l[0]);
+        return;
+      }
+      if (l[3])
+        h('span', { 'class': 'swatch', style: 'background:' + l[3] }, line);
+      line.appendChild(document.createTextNode(l[0] + ': '));
+      h('b', null, line, l[1]);
+      if (l[2])
+        h('span', { 'class': 'src' }, line, '  ' + l[2]);
+    });
+    tipDiv.style.display = 'block';
+    var rect = svg.getBoundingClientRect(), scale = rect.width / W;
+    var left = x * scale + 14, top = svg.offsetTop + M.t * scale + 4;
+    if (left + tipDiv.offsetWidth > wrap.clientWidth)
+      left = Math.max(0, x * scale - tipDiv.offsetWidth - 14);
+    tipDiv.style.left = left + 'px';
+    tipDiv.style.top = top + 'px';
+  }
   function sv(tag, a, parent, text) {
     var e = attrs(document.createElementNS(SVGNS, tag), a);
     if (text !== undefined && text !== null)
@@ -625,28 +651,7 @@
         if (s.on && v === v)
           sv('circle', { cx: x, cy: Y(v), r: 4.5, fill: 'none', stroke: s.color, 'stroke-width': 2 }, marks);
       });
-      while (tipDiv.firstChild)
-        tipDiv.removeChild(tipDiv.firstChild);
-      stepLines(i).forEach(function (l, k) {
-        var line = h('div', null, tipDiv);
-        if (k === 0) {
-          h('b', null, line, l[0]);
-          return;
-        }
-        if (l[3])
-          h('span', { 'class': 'swatch', style: 'background:' + l[3] }, line);
-        line.appendChild(document.createTextNode(l[0] + ': '));
-        h('b', null, line, l[1]);
-        if (l[2])
-          h('span', { 'class': 'src' }, line, '  ' + l[2]);
-      });
-      tipDiv.style.display = 'block';
-      var rect = svg.getBoundingClientRect(), scale = rect.width / W;
-      var left = x * scale + 14, top = svg.offsetTop + M.t * scale + 4;
-      if (left + tipDiv.offsetWidth > wrap.clientWidth)
-        left = Math.max(0, x * scale - tipDiv.offsetWidth - 14);
-      tipDiv.style.left = left + 'px';
-      tipDiv.style.top = top + 'px';
+      showTip(tipDiv, stepLines(i), svg, wrap, x, W, M);
     }
     function hideHover() {
       hoverI = -1;
@@ -974,28 +979,7 @@
         return;
       }
       attrs(svg._cross, { x1: x, x2: x, visibility: 'visible' });
-      while (tipDiv.firstChild)
-        tipDiv.removeChild(tipDiv.firstChild);
-      lines(i).forEach(function (l, k) {
-        var line = h('div', null, tipDiv);
-        if (k === 0) {
-          h('b', null, line, l[0]);
-          return;
-        }
-        if (l[3])
-          h('span', { 'class': 'swatch', style: 'background:' + l[3] }, line);
-        line.appendChild(document.createTextNode(l[0] + ': '));
-        h('b', null, line, l[1]);
-        if (l[2])
-          h('span', { 'class': 'src' }, line, '  ' + l[2]);
-      });
-      tipDiv.style.display = 'block';
-      var rect = svg.getBoundingClientRect(), scale = rect.width / W;
-      var left = x * scale + 14, top = svg.offsetTop + M.t * scale + 4;
-      if (left + tipDiv.offsetWidth > wrap.clientWidth)
-        left = Math.max(0, x * scale - tipDiv.offsetWidth - 14);
-      tipDiv.style.left = left + 'px';
-      tipDiv.style.top = top + 'px';
+      showTip(tipDiv, lines(i), svg, wrap, x, W, M);
     }
     function hideHover() {
       hoverI = -1;
