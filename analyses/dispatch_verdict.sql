@@ -1,7 +1,11 @@
 -- The one-line verdict above the dispatch section (at-sign-wrapped names stand for those sections' queries).
 WITH d AS (SELECT * FROM (@dispatch@)),
 tot AS (SELECT sum(samples) AS n, sum(CASE WHEN class = 'dispatch' THEN samples END) AS nd FROM d),
-top AS (SELECT phase, symbol, share, samples, via_process FROM d WHERE class = 'dispatch' ORDER BY est_ms DESC LIMIT 1),
+-- the phases the program marked first: start-up (imports, the loader)
+-- and the time between them are (no phase), named only when no phase has
+-- dispatch samples
+top AS (SELECT phase, symbol, share, samples, via_process FROM d WHERE class = 'dispatch'
+        ORDER BY phase = '(no phase)', est_ms DESC LIMIT 1),
 -- the program's own code to name with --compute (not a libm helper whose
 -- caller was lost)
 unc AS (SELECT phase, symbol, share FROM d WHERE class = 'unclassified'
