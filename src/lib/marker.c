@@ -40,6 +40,7 @@
 #include "handoff.h"
 #include "libflops.h"
 #include "marker_ring.h"
+#include "step_result.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -73,6 +74,9 @@ _Static_assert(MRING_LIB_WORDS == LIBFLOPS_WORDS, "the marker record holds libfl
  * or the attach page's `on`, which a recorder that joined sets. */
 static uint32_t g_on;
 static const uint32_t *g_onp = &g_on;
+/* The in-process mode's switch (mfu_enable(), step_result.c): g_onp points
+ * here while it is on and no recorder launched the process. */
+static const uint32_t g_one = 1;
 static void *g_ring;                       /* the inherited ring, NULL: none */
 static struct mring_producer g_prod;       /* ... its geometry, as checked */
 /* The attach page (attach_page.h), NULL: none; its ring's geometry, fixed
@@ -163,6 +167,8 @@ static void after_fork_child(void)
 		pthread_mutex_init(&g_alock, NULL);
 		page_make();
 	}
+	if (step_result_inprocess() && !g_ring)
+		g_onp = &g_one;
 }
 
 static void emit(uint8_t kind, const char *name, double a, double b);
@@ -477,10 +483,14 @@ __attribute__((constructor)) static void mfu_init(void)
 	 * had again, still gets a page: mfu-record -p can join it */
 	if (!ring_env || launch_init(ring_env) != 0)
 		page_make();
+	if (step_result_init(g_ring != NULL) && !g_ring)
+		g_onp = &g_one;
+	/* also without a ring or page: the in-process mode's steps are the
+	 * process's, by g_pid */
+	pthread_atfork(NULL, NULL, after_fork_child);
 	if (!g_ring && !g_page)
 		return;
 	g_exit_key_ok = pthread_key_create(&g_exit_key, thread_exit) == 0;
-	pthread_atfork(NULL, NULL, after_fork_child);
 }
 
 /* The process's library-call counts into @r, and with @snap a copy of its
@@ -552,17 +562,45 @@ static int read_group(int g, uint64_t *dst)
 	return -1;
 }
 
+/* Switch the in-process mode's markers on or off (step_result.c). A
+ * process mfu-record launched has them on already. */
+void marker_set_inprocess(int on);
+void marker_set_inprocess(int on)
+{
+	if (g_ring)
+		return;
+	__atomic_store_n(&g_onp, on ? &g_one : g_page ? &g_page->on : &g_on, __ATOMIC_RELEASE);
+}
+
+/* A step boundary for the step results (step_result.h) that made no
+ * record: timed here, no library counts. */
+static void mark_unrecorded(uint8_t kind, double a, double b)
+{
+	struct timespec ts;
+
+	if (kind > MRING_STEP_MODEL || (!g_ring && !step_result_inprocess()))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	step_result_mark(kind, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec, a, b, NULL, g_pid);
+}
+
 static void emit(uint8_t kind, const char *name, double a, double b)
 {
-	const struct mring_producer *p = g_ring ? &g_prod : attached_ring();
+	/* in the in-process mode the markers come here whether a recorder
+	 * joined or not: only its `on` word says */
+	const struct mring_producer *p = g_ring ? &g_prod
+					 : g_page && __atomic_load_n(&g_page->on, __ATOMIC_ACQUIRE) ? attached_ring()
+												: NULL;
 	struct mring_record *r;
 	struct timespec ts;
 	uint64_t pos;
 	uint8_t flags = 0;
 	int unread = p == &g_aprod; /* attached: times only */
 
-	if (!p)
+	if (!p) {
+		mark_unrecorded(kind, a, b);
 		return;
+	}
 	if (!t_tid)
 		t_tid = (int32_t)syscall(SYS_gettid);
 	r = kind == MRING_LOSS ? mring_producer_claim_uncounted(p, &pos) : mring_producer_claim(p, &pos);
@@ -581,6 +619,7 @@ static void emit(uint8_t kind, const char *name, double a, double b)
 				t_exit_hook = 1;
 			}
 		}
+		mark_unrecorded(kind, a, b);
 		return;
 	}
 	/* who claimed it, first: a hole left by a writer killed before the
@@ -648,6 +687,10 @@ static void emit(uint8_t kind, const char *name, double a, double b)
 		t_lost_kinds = 0;
 	}
 	r->flags = flags;
+	/* the step results see the record's own time and counts: the
+	 * recorder's figures, to the last bit */
+	if (kind <= MRING_STEP_MODEL && (g_ring || step_result_inprocess()))
+		step_result_mark(kind, r->time_ns, a, b, (flags & MRING_F_LIB) ? r->lib : NULL, g_pid);
 	mring_publish(r, pos);
 }
 
@@ -703,5 +746,10 @@ EXPORT void mfu_phase_model(double flops, double bytes)
 
 EXPORT int mfu_recording(void)
 {
-	return __atomic_load_n(g_onp, __ATOMIC_ACQUIRE) != 0;
+	const uint32_t *on = __atomic_load_n(&g_onp, __ATOMIC_ACQUIRE);
+
+	/* the in-process mode's switch is no recorder: a joined one's is the page's */
+	if (on == &g_one)
+		on = g_page ? &g_page->on : &g_on;
+	return __atomic_load_n(on, __ATOMIC_ACQUIRE) != 0;
 }

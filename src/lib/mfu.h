@@ -51,6 +51,73 @@ void mfu_phase_model(double flops, double bytes);
  * joined until it leaves). */
 int mfu_recording(void);
 
+/* Extension: the results of the last step, for the program itself.
+ *
+ * After mfu_step_end(), mfu_last_step() gives that step's wall time, the
+ * FLOPs that are its MFU numerator (declared with mfu_step_model(), else
+ * those of its BLAS/oneDNN calls) and its MFU and MBU. Under mfu-record
+ * they are the recorder's figures (its peaks, its library-call counts, the
+ * times in its database: mfu-report's per-step MFU of the same step).
+ * Without a recorder the steps are measured only in the in-process mode
+ * (mfu_enable(), or MFU_INPROCESS=1 in the environment): libmfu times them
+ * itself and divides by the peak it was given, never one it made up.
+ *
+ *   struct mfu_step_result r = { .size = sizeof(r) };
+ *   mfu_step_end();
+ *   if (mfu_last_step(&r) == 0 && !isnan(r.mfu))
+ *           printf("step %llu: MFU %.1f%%\n", r.step, 100 * r.mfu);
+ *
+ * The struct grows at its end only; @size says how much of it the caller
+ * has, and only that much is written. */
+#define MFU_FLOPS_UNKNOWN 0  /* no FLOPs known: MFU unknown */
+#define MFU_FLOPS_DECLARED 1 /* mfu_step_model() */
+#define MFU_FLOPS_LIBRARY 2  /* the step's BLAS/oneDNN calls (under mfu-record) */
+#define MFU_MEASURED_RECORDER 1 /* mfu-record's peaks and counts */
+#define MFU_MEASURED_INPROCESS 2 /* the in-process mode's */
+
+struct mfu_step_result {
+	unsigned size;             /* in: sizeof(struct mfu_step_result) */
+	unsigned flops_source;     /* MFU_FLOPS_* */
+	unsigned measured_by;      /* MFU_MEASURED_* */
+	unsigned reserved;
+	unsigned long long step;   /* its number: steps begun before it while measured (from 0,
+				    * as mfu-report numbers the steps of a program recorded
+				    * from its start) */
+	unsigned long long wall_ns; /* the step's wall time, ns */
+	double flops;              /* the MFU numerator; NAN: unknown */
+	double model_flops;        /* declared; NAN: none declared */
+	double model_bytes;        /* declared; NAN: none declared */
+	double lib_flops;          /* the step's library calls; NAN: not counted */
+	double flops_per_s;        /* flops / wall time; NAN: unknown */
+	double mfu;                /* flops / (wall time x peak_flops), a fraction; NAN: unknown */
+	double mbu;                /* model_bytes / (wall time x peak_bw); NAN: unknown */
+	double peak_flops;         /* FLOP/s; NAN: none */
+	double peak_bw;            /* bytes/s; NAN: none */
+	const char *peak_source;   /* where peak_flops comes from; NULL: none */
+	const char *dtype;         /* the peak's dtype (e.g. "fp32"); NULL: not said */
+	const char *why;           /* why mfu is NAN (no peak, no FLOPs); NULL when known */
+};
+
+/* Fill @r (r->size bytes of it) with the results of the last step this
+ * process ended. Returns 0; -EINVAL when @r is NULL or r->size is below
+ * the struct's first version; -ENOTSUP when steps are not measured (not
+ * recorded, in-process mode off); -ENODATA when no step has ended since
+ * they are. The strings stay valid until the process exits. */
+int mfu_last_step(struct mfu_step_result *r);
+
+/* Switch the in-process mode on: steps are timed by libmfu itself and
+ * mfu_last_step() has their results without a recorder. @peak_flops
+ * (FLOP/s) and @peak_bw (bytes/s) are the peaks to divide by, NAN (or 0)
+ * for unknown: MFU or MBU are then NAN, with a reason; @peak_source says
+ * where they come from (copied; NULL: "given by the program"). Under
+ * mfu-record the recorder's peaks are used instead. A marker then costs
+ * a clock read and a lock more than the no-op. Returns 0. */
+int mfu_enable(double peak_flops, double peak_bw, const char *peak_source);
+
+/* Switch the in-process mode off: the markers are no-ops again (unless
+ * recorded). */
+void mfu_disable(void);
+
 /* FLOP-count helpers for mfu_step_model() and mfu_phase_model(): model
  * FLOPs of common operations, a multiply-add counting 2 (the convention of
  * every peak). Doubles: exact up to 2^53, and no integer overflow.

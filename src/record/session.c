@@ -806,6 +806,32 @@ static int on_anomaly(void *ctx, const struct anomaly_row *row)
 	return writer_anomaly(s->d.writer, row);
 }
 
+/* The peaks the run divides by, for the target's libmfu (mfu_last_step():
+ * the program's own MFU of each step is then the report's): exact doubles
+ * and their sources, set in its environment with the go. Sources that do
+ * not fit are left out (the peaks are not). The target's CPU set is read
+ * again at its first step, and when it changed (the program set its own
+ * affinity first) the run's peaks change while the program keeps these:
+ * the notes say so (cpus_source). */
+static void hand_peaks(struct session *s)
+{
+	char v[64];
+
+	if (s->pk.flops > 0) {
+		snprintf(v, sizeof(v), "%.17g", s->pk.flops);
+		launch_setenv(&s->l, "MFU_RECORD_PEAK_FLOPS", v);
+	}
+	if (s->pk.bw > 0) {
+		snprintf(v, sizeof(v), "%.17g", s->pk.bw);
+		launch_setenv(&s->l, "MFU_RECORD_PEAK_BW", v);
+	}
+	launch_setenv(&s->l, "MFU_RECORD_DTYPE", s->o.dtype);
+	if (s->pk.flops > 0)
+		launch_setenv(&s->l, "MFU_RECORD_PEAK_FLOPS_SOURCE", s->pk.flops_source);
+	if (s->pk.bw > 0)
+		launch_setenv(&s->l, "MFU_RECORD_PEAK_BW_SOURCE", s->pk.bw_source);
+}
+
 /* The run row and the go: the target execs (or, joined, goes on); then
  * what will be missing is said once, and the markers are paired from here. */
 static int go(struct session *s)
@@ -839,6 +865,8 @@ static int go(struct session *s)
 			return s->exit_code;
 		}
 	}
+	if (!s->attached)
+		hand_peaks(s);
 	rc = s->attached ? 0 : launch_go(&s->l);
 	if (rc) {
 		fprintf(stderr, PROG ": cannot run '%s': %s\n", s->o.argv[0], strerror(-rc));

@@ -209,8 +209,9 @@ static void child(char *const argv[], int ring_fd, int lib_fd, struct counters *
 		  const struct launch_creds *creds, const char *handoff, int sock, int exec_fd)
 {
 	char buf[64], groups[16 * MRING_MAX_GROUPS], ids[24 * MRING_MAX_GROUPS];
+	static char go[1 + LAUNCH_ENV_MAX + 1];
 	int err = 0;
-	char go;
+	ssize_t n;
 
 	/* The recorder only blocks signals (it reads them from a signalfd) and
 	 * changes no disposition, so restoring the mask gives the target what
@@ -220,9 +221,20 @@ static void child(char *const argv[], int ring_fd, int lib_fd, struct counters *
 	counters_open_self(cs);
 	if (send_counters(sock, cs) < 0)
 		_exit(127);
-	if (read(sock, &go, 1) != 1)
+	/* the go, with the variables decided since the fork (launch_setenv()) */
+	n = read(sock, go, sizeof(go) - 1);
+	if (n < 1)
 		_exit(127); /* the recorder gave up */
 	close(sock);
+	go[n] = '\0';
+	for (char *v = go + 1; v < go + n; v += strlen(v) + 1) {
+		char *eq = strchr(v, '=');
+		if (eq && strncmp(v, "MFU_RECORD_", 11) == 0) {
+			*eq = '\0';
+			setenv(v, eq + 1, 1);
+			*eq = '=';
+		}
+	}
 
 	snprintf(buf, sizeof(buf), "%d", ring_fd);
 	groups[0] = ids[0] = '\0';
@@ -277,6 +289,7 @@ int launch_prepare(struct launch *l, char *const argv[], int ring_fd, int lib_fd
 
 	l->pid = -1;
 	l->sock = l->exec_pipe = -1;
+	l->envlen = 0;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
 		rc = -errno;
 		strbuf(err, errlen, "cannot create the handshake channel: %s", strerror(-rc));
@@ -315,13 +328,31 @@ fail:
 	return rc;
 }
 
+int launch_setenv(struct launch *l, const char *name, const char *value)
+{
+	size_t nl = strlen(name), vl = strlen(value);
+
+	if (strncmp(name, "MFU_RECORD_", 11) != 0 || strchr(name, '='))
+		return -EINVAL;
+	if (l->envlen + nl + 1 + vl + 1 > sizeof(l->env))
+		return -E2BIG;
+	memcpy(l->env + l->envlen, name, nl);
+	l->env[l->envlen + nl] = '=';
+	memcpy(l->env + l->envlen + nl + 1, value, vl + 1);
+	l->envlen += nl + 1 + vl + 1;
+	return 0;
+}
+
 int launch_go(struct launch *l)
 {
-	char go = 'g';
+	static char go[1 + LAUNCH_ENV_MAX];
 	int child_err = 0;
 	ssize_t n;
 
-	if (write_full(l->sock, &go, 1) < 0) {
+	/* one packet (SOCK_SEQPACKET): the child reads it whole */
+	go[0] = 'g';
+	memcpy(go + 1, l->env, l->envlen);
+	if (write_full(l->sock, go, 1 + l->envlen) < 0) {
 		launch_abort(l);
 		return -EPIPE;
 	}

@@ -23,10 +23,17 @@ struct launch_creds {
 	char home[256];
 };
 
+/* Bytes of variables the go can carry (one packet on the handshake socket). */
+#define LAUNCH_ENV_MAX 8192
+
 struct launch {
 	pid_t pid;
 	int sock;      /* recorder's end of the handshake socket */
 	int exec_pipe; /* read end: EOF on successful exec, else the child's errno */
+	/* Variables for the target's environment decided after the fork (the
+	 * peaks), sent with the go: "NAME=VALUE\0..." (launch_setenv()). */
+	char env[LAUNCH_ENV_MAX];
+	size_t envlen;
 };
 
 /* Fork the target (@argv, searched in PATH). In the child: restore
@@ -41,6 +48,11 @@ struct launch {
 int launch_prepare(struct launch *l, char *const argv[], int ring_fd, int lib_fd, struct counters *cs,
 		   const sigset_t *child_mask, const struct launch_creds *creds, const char *handoff, char *err,
 		   size_t errlen);
+
+/* Have the child set @name (MFU_RECORD_*) to @value before exec: sent with
+ * the go. Returns 0, -EINVAL for another name, or -E2BIG when the
+ * variables do not fit (nothing of this one is sent then). */
+int launch_setenv(struct launch *l, const char *name, const char *value);
 
 /* Tell the child to exec and wait for the outcome. Returns 0 when the exec
  * succeeded, else the child's -errno (the child has then exited with 127 and
