@@ -4,7 +4,8 @@ Python module, built with nothing but the standard library, so that
 without build isolation (there is nothing to download: no setuptools, no
 wheel package).
 
-The wheel holds mfu.py, mfu_flops.py (imported by mfu.py as mfu.flops) and
+The wheel holds mfu.py, mfu_flops.py (imported by mfu.py as mfu.flops),
+mfu_track.py (mfu.TrackedOptimizer, mfu.MFUCallback, mfu.Every) and
 the hook of --step py: (mfu_hook/sitecustomize.py, not on sys.path: it is
 there so that MFU_PYTHON_DIR=<site-packages> gives mfu-record a complete
 set), as meson installs them into <datadir>/mfu/python. An editable
@@ -20,8 +21,8 @@ import tarfile
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FILES = ("mfu.py", "mfu_flops.py", "mfu_hook/sitecustomize.py")
-TOP_LEVEL = ("mfu", "mfu_flops")
+FILES = ("mfu.py", "mfu_flops.py", "mfu_track.py", "mfu_hook/sitecustomize.py")
+TOP_LEVEL = ("mfu", "mfu_flops", "mfu_track")
 # Reproducible archives: the time of SOURCE_DATE_EPOCH, else 1980-01-01
 # (the earliest a zip file can hold).
 EPOCH = max(int(os.environ.get("SOURCE_DATE_EPOCH", "315532800")), 315532800)

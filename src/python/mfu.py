@@ -62,6 +62,14 @@ __all__ = [
     "recording",
     "available",
     "library",
+    "last_step",
+    "enable",
+    "disable",
+    "StepResult",
+    "Peaks",
+    "TrackedOptimizer",
+    "MFUCallback",
+    "Every",
 ]
 
 _SONAME = "libmfu.so.0"
@@ -85,6 +93,9 @@ _phase_begin = _noop
 _phase_end = _noop
 _phase_model = _noop
 _recording = _zero
+_last_step_c = None  # mfu_last_step, None: a libmfu older than the results
+_enable_c = None
+_disable_c = None
 
 _lib = None
 _lib_path = None
@@ -182,6 +193,18 @@ def _load():
             f.argtypes = argtypes
             f.restype = restype
             fns[name] = f
+        # the results of the last step (libmfu 0.2): optional, an older
+        # library has the markers only
+        for name, argtypes, restype in (
+            ("mfu_last_step", [ctypes.POINTER(_CStepResult)], ctypes.c_int),
+            ("mfu_enable", [ctypes.c_double, ctypes.c_double, ctypes.c_char_p], ctypes.c_int),
+            ("mfu_disable", [], None),
+        ):
+            f = getattr(lib, name, None)
+            if f is not None:
+                f.argtypes = argtypes
+                f.restype = restype
+            fns[name] = f
     except (OSError, AttributeError) as e:
         _load_error = str(e) or type(e).__name__
         if os.environ.get("MFU_RING_FD"):
@@ -201,6 +224,35 @@ def _load():
     _phase_end = fns["mfu_phase_end"]
     _phase_model = fns["mfu_phase_model"]
     _recording = fns["mfu_recording"]
+    global _last_step_c, _enable_c, _disable_c
+    _last_step_c = fns["mfu_last_step"]
+    _enable_c = fns["mfu_enable"]
+    _disable_c = fns["mfu_disable"]
+
+
+class _CStepResult(ctypes.Structure):
+    """struct mfu_step_result of mfu.h (its first version)."""
+
+    _fields_ = [
+        ("size", ctypes.c_uint),
+        ("flops_source", ctypes.c_uint),
+        ("measured_by", ctypes.c_uint),
+        ("reserved", ctypes.c_uint),
+        ("step", ctypes.c_ulonglong),
+        ("wall_ns", ctypes.c_ulonglong),
+        ("flops", ctypes.c_double),
+        ("model_flops", ctypes.c_double),
+        ("model_bytes", ctypes.c_double),
+        ("lib_flops", ctypes.c_double),
+        ("flops_per_s", ctypes.c_double),
+        ("mfu", ctypes.c_double),
+        ("mbu", ctypes.c_double),
+        ("peak_flops", ctypes.c_double),
+        ("peak_bw", ctypes.c_double),
+        ("peak_source", ctypes.c_char_p),
+        ("dtype", ctypes.c_char_p),
+        ("why", ctypes.c_char_p),
+    ]
 
 
 _load()
@@ -274,12 +326,21 @@ def _register_flops():
 _register_flops()
 
 
+_TRACK_NAMES = ("TrackedOptimizer", "MFUCallback", "Every")
+
+
 def __getattr__(name):
-    # Module attribute hook (PEP 562): mfu.flops is imported when first used.
+    # Module attribute hook (PEP 562): mfu.flops is imported when first used,
+    # and so are the integrations (mfu_track.py).
     if name == "flops":
         mod = _flops_module()
         globals()["flops"] = mod
         return mod
+    if name in _TRACK_NAMES:
+        mod = importlib.import_module(__package__ + ".mfu_track" if __package__ else "mfu_track")
+        for n in _TRACK_NAMES:
+            globals()[n] = getattr(mod, n)
+        return globals()[name]
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
@@ -336,6 +397,267 @@ def phase_model(flops=None, bytes=None):
     _phase_model(_num(flops), _num(bytes))
 
 
+class StepResult(object):
+    """The results of one step (mfu.last_step(), step.result): what
+    mfu-report shows in its steps section, for the program itself.
+
+    step         its number (from 0, as mfu-report numbers them)
+    wall_ms      its wall time, milliseconds
+    flops        the MFU numerator (None: unknown), flops_source says which:
+                 "declared" (flops=N), "counted" (flops="count": PyTorch
+                 operators counted by mfu.flops), "library" (the BLAS/oneDNN
+                 calls mfu-record counted), None
+    model_flops, model_bytes, lib_flops   the parts (None: not known)
+    flops_per_s  flops / wall time
+    mfu, mbu     fractions of peak_flops, peak_bw (None: unknown; why says why)
+    peak_flops, peak_bw, peak_source, dtype   the peaks divided by
+    measured_by  "recorder" (mfu-record's peaks and counts: the report's
+                 figures) or "in-process" (mfu.enable())
+    Unknown values are None, never 0."""
+
+    __slots__ = ("step", "wall_ms", "flops", "flops_source", "model_flops", "model_bytes", "lib_flops",
+                 "flops_per_s", "mfu", "mbu", "peak_flops", "peak_bw", "peak_source", "dtype", "why",
+                 "measured_by")
+
+    def __init__(self, **kw):
+        for k in self.__slots__:
+            setattr(self, k, kw.get(k))
+
+    def as_dict(self):
+        return dict((k, getattr(self, k)) for k in self.__slots__)
+
+    def __repr__(self):
+        return "StepResult(%s)" % ", ".join("%s=%r" % (k, getattr(self, k)) for k in self.__slots__)
+
+
+def _opt(x):
+    return None if x != x else x  # NAN -> None
+
+
+def _text(b):
+    return None if b is None else b.decode("utf-8", "replace")
+
+
+_SOURCES = {1: "declared", 2: "library"}
+_c_result = None
+_last = None
+_last_counted = None  # the number of the last step whose FLOPs were counted
+# Whether steps are measured: launched by mfu-record (its ring is in the
+# environment), or mfu.enable(). Not measured, a step fetches nothing.
+_measured = bool(os.environ.get("MFU_RING_FD"))
+_peaks = None
+
+
+def _fetch(counted=False):
+    """The last step's results from libmfu (None when it has none)."""
+    global _c_result, _last
+    if _last_step_c is None:
+        return None
+    if _c_result is None:
+        _c_result = _CStepResult()
+    r = _c_result
+    r.size = ctypes.sizeof(_CStepResult)
+    if _last_step_c(ctypes.byref(r)) != 0:
+        return None
+    global _last_counted
+    src = _SOURCES.get(r.flops_source)
+    if src == "declared" and counted:
+        src = "counted"
+        _last_counted = r.step
+    _last = StepResult(
+        step=r.step, wall_ms=r.wall_ns / 1e6, flops=_opt(r.flops), flops_source=src,
+        model_flops=_opt(r.model_flops), model_bytes=_opt(r.model_bytes), lib_flops=_opt(r.lib_flops),
+        flops_per_s=_opt(r.flops_per_s), mfu=_opt(r.mfu), mbu=_opt(r.mbu),
+        peak_flops=_opt(r.peak_flops), peak_bw=_opt(r.peak_bw), peak_source=_text(r.peak_source),
+        dtype=_text(r.dtype) or (_peaks.dtype if _peaks else None), why=_text(r.why),
+        measured_by="recorder" if r.measured_by == 1 else "in-process")
+    return _last
+
+
+def last_step():
+    """The StepResult of the last step this process ended (through any
+    marker: mfu.step, step_end(), C code), or None when no step ended while
+    measured: under mfu-record, or after mfu.enable()."""
+    if not _measured:
+        return None
+    res = _fetch(False)
+    if res is not None and res.flops_source == "declared" and res.step == _last_counted:
+        res.flops_source = "counted"
+    return res
+
+
+class Peaks(object):
+    """The peaks the in-process mode divides by (mfu.enable()'s answer):
+    flops (FLOP/s), bw (bytes/s), each None when unknown, their sources,
+    dtype, and why (why flops is unknown, and how to get it)."""
+
+    __slots__ = ("flops", "flops_source", "bw", "bw_source", "dtype", "why")
+
+    def __init__(self, **kw):
+        for k in self.__slots__:
+            setattr(self, k, kw.get(k))
+
+    def __repr__(self):
+        return "Peaks(%s)" % ", ".join("%s=%r" % (k, getattr(self, k)) for k in self.__slots__)
+
+
+def profile_path():
+    """The machine profile mfu-calibrate writes and mfu-record reads:
+    $XDG_CACHE_HOME/mfu/profile-HOST.sqlite, else
+    ~/.cache/mfu/profile-HOST.sqlite."""
+    import re
+    import socket
+
+    host = re.sub(r"[^A-Za-z0-9._-]", "_", socket.gethostname() or "unknown")
+    if host.startswith("."):
+        host = "_" + host[1:]
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = os.path.join(xdg, "mfu") if xdg.startswith("/") else os.path.join(
+        os.path.expanduser("~"), ".cache", "mfu")
+    return os.path.join(base, "profile-%s.sqlite" % host)
+
+
+def _cpu_list():
+    """This process's CPU set as mfu writes it ("0-3,8")."""
+    cpus = sorted(os.sched_getaffinity(0))
+    out, i = [], 0
+    while i < len(cpus):
+        j = i
+        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
+            j += 1
+        out.append(str(cpus[i]) if i == j else "%d-%d" % (cpus[i], cpus[j]))
+        i = j + 1
+    return ",".join(out)
+
+
+def _cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
+def read_profile(dtype="fp32", path=None):
+    """The peaks of the machine profile at path (default profile_path()) for
+    this host and CPU set: the best undisturbed FLOP/s of dtype and the
+    triad bandwidth, measured by mfu-calibrate with all the CPUs of this
+    process's set (the figures mfu-record --peak measured uses; its default,
+    auto, takes the spec peak instead where that is higher). Returns Peaks;
+    a peak that does not apply is None and why says why and what to run."""
+    import sqlite3
+
+    path = path or profile_path()
+    how = "make one with mfu-calibrate (a few seconds), or pass mfu.enable(peak_flops=...)"
+    if not os.path.exists(path):
+        return Peaks(dtype=dtype, why="no machine profile at %s: %s" % (path, how))
+    try:
+        db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+    except sqlite3.Error as e:
+        return Peaks(dtype=dtype, why="cannot open the machine profile %s (%s): %s" % (path, e, how))
+    try:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version < 2:
+            return Peaks(dtype=dtype, why="the machine profile %s has the older format %d (no host): run "
+                         "mfu-calibrate" % (path, version))
+        host, cpu_name, set_cpus = db.execute(
+            "SELECT host, cpu_name, allowed_cpus FROM machine WHERE id = 1").fetchone()
+        import socket
+
+        if host != socket.gethostname():
+            return Peaks(dtype=dtype, why="the machine profile %s is for host %s (this is %s): %s"
+                         % (path, host, socket.gethostname(), how))
+        here = _cpu_name()
+        if here and cpu_name and here.strip() != cpu_name.strip():
+            return Peaks(dtype=dtype, why="the machine profile %s is for another CPU (%s; this is %s): %s"
+                         % (path, cpu_name, here, how))
+        cpus = _cpu_list()
+        if version >= 3:
+            q = ("SELECT value, kernel, detail, measured_unix_s FROM measurement WHERE kind = ? AND "
+                 "scope = 'all' AND best = 1 AND disturbed = 0 AND cpus = ? %s ORDER BY value DESC LIMIT 1")
+            args = (cpus,)
+        else:
+            # format 2: the CPU set is the machine row's, a disturbed
+            # figure says so in its detail only (as profile.c reads it)
+            q = ("SELECT value, kernel, detail, measured_unix_s FROM measurement WHERE kind = ? AND "
+                 "scope = 'all' AND best = 1 AND coalesce(detail, '') NOT LIKE '%%disturbed: the threads ran%%' "
+                 "AND ? = ? %s ORDER BY value DESC LIMIT 1")
+            args = (set_cpus, cpus)
+        f = db.execute(q % "AND dtype = ?", ("flops",) + args + (dtype,)).fetchone()
+        b = db.execute(q % "", ("bandwidth",) + args).fetchone()
+    except (sqlite3.Error, TypeError) as e:
+        return Peaks(dtype=dtype, why="cannot read the machine profile %s (%s): run mfu-calibrate" % (path, e))
+    finally:
+        db.close()
+
+    def source(row):
+        import time
+
+        return "measured (%s, %s): %s" % (path, time.strftime("%Y-%m-%d", time.gmtime(row[3])), row[2] or row[1])
+
+    why = None
+    if f is None:
+        why = ("the machine profile %s has no undisturbed %s FLOP/s measured with all of CPUs %s (this "
+               "process's set): run mfu-calibrate with this CPU set, on a quiet machine, or pass "
+               "mfu.enable(peak_flops=...)" % (path, dtype, cpus))
+    return Peaks(flops=f[0] if f else None, flops_source=source(f) if f else None,
+                 bw=b[0] if b else None, bw_source=source(b) if b else None, dtype=dtype, why=why)
+
+
+def enable(peak_flops=None, peak_bw=None, dtype="fp32", profile=None, quiet=False):
+    """Switch the in-process mode on: without mfu-record, libmfu times every
+    step itself, and step.mfu, step.result and last_step() give the results.
+    The peak is peak_flops (FLOP/s) when given, else the one mfu-calibrate
+    measured for dtype in the machine profile (read_profile(): profile= or
+    the default); none is made up: without one MFU is None, and the line
+    printed once on stderr (unless quiet) says how to get one. peak_bw
+    (bytes/s, for MBU) likewise. Under mfu-record the recorder's peaks are
+    used instead, whatever is given here. Returns Peaks (what will be
+    divided by). The default, not calling this, keeps every marker a no-op."""
+    global _measured, _peaks
+    if _enable_c is None:
+        raise RuntimeError("mfu.enable() needs libmfu 0.2 (the results of the last step): %s"
+                           % ("this one is older: " + str(_lib_path) if _lib is not None
+                              else "libmfu was not loaded (%s)" % _load_error))
+    if os.environ.get("MFU_RING_FD") and recording():
+        pk = Peaks(dtype=os.environ.get("MFU_RECORD_DTYPE", dtype),
+                   flops=_opt(float(os.environ.get("MFU_RECORD_PEAK_FLOPS", "nan"))),
+                   flops_source=os.environ.get("MFU_RECORD_PEAK_FLOPS_SOURCE"),
+                   bw=_opt(float(os.environ.get("MFU_RECORD_PEAK_BW", "nan"))),
+                   bw_source=os.environ.get("MFU_RECORD_PEAK_BW_SOURCE"))
+        pk.why = None if pk.flops else "mfu-record knows no peak FLOP/s for this CPU (mfu-record --peak-flops)"
+        who = "mfu-record's"
+    else:
+        pk = read_profile(dtype, profile) if peak_flops is None or peak_bw is None else Peaks(dtype=dtype)
+        if peak_flops is not None:
+            pk.flops, pk.flops_source, pk.why = float(peak_flops), "given to mfu.enable()", None
+        if peak_bw is not None:
+            pk.bw, pk.bw_source = float(peak_bw), "given to mfu.enable()"
+        who = "in-process mode"
+    _enable_c(pk.flops or _NAN, pk.bw or _NAN, (pk.flops_source or "").encode("utf-8", "replace"))
+    _measured = True
+    _peaks = pk
+    if not quiet:
+        if pk.flops:
+            line = "mfu: %s: MFU against %.4g %s FLOP/s, %s" % (who, pk.flops, pk.dtype, pk.flops_source)
+        else:
+            line = "mfu: %s: MFU unknown: %s" % (who, pk.why)
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    return pk
+
+
+def disable():
+    """Switch the in-process mode off: markers are no-ops again."""
+    global _measured
+    if _disable_c is not None:
+        _disable_c()
+    _measured = bool(os.environ.get("MFU_RING_FD"))
+
+
 # step(flops="count"): FLOPs counted in the first step, by key; _NOTHING
 # when that count declared nothing (no FLOPs found that it can count).
 _counted = {}
@@ -373,6 +695,7 @@ class step(contextlib.ContextDecorator):
         self.bytes = bytes
         self._key = None
         self._open = []
+        self.result = None
         if isinstance(flops, str):
             if flops != "count":
                 raise ValueError('mfu.step: flops must be a number, None or "count", not %r' % flops)
@@ -380,6 +703,17 @@ class step(contextlib.ContextDecorator):
                 caller = sys._getframe(1)
                 key = (caller.f_code, caller.f_lineno)
             self._key = key
+
+    # The results of the step that ended last through this object (its
+    # StepResult, None before one ended or when steps are not measured).
+    mfu = property(lambda self: self.result and self.result.mfu)
+    mbu = property(lambda self: self.result and self.result.mbu)
+    wall_ms = property(lambda self: self.result and self.result.wall_ms)
+    flops_per_s = property(lambda self: self.result and self.result.flops_per_s)
+    flops_used = property(lambda self: self.result and self.result.flops)
+    flops_source = property(lambda self: self.result and self.result.flops_source)
+    peak_flops = property(lambda self: self.result and self.result.peak_flops)
+    peak_source = property(lambda self: self.result and self.result.peak_source)
 
     def __enter__(self):
         if self._key is None:
@@ -419,6 +753,9 @@ class step(contextlib.ContextDecorator):
                     _count_note(self._key, result, declared)
         finally:
             _step_end()
+            if _measured:
+                counted = self._key is not None and _counted.get(self._key, _NOTHING) is not _NOTHING
+                self.result = _fetch(counted)
         return False
 
 
@@ -522,3 +859,11 @@ class phase(contextlib.ContextDecorator):
     def __exit__(self, *exc):
         _phase_end(self.name)
         return False
+
+
+# MFU_INPROCESS=1: the in-process mode from the start (libmfu switched it on
+# already; this gives it the profile's peak and says which, once).
+if (os.environ.get("MFU_INPROCESS", "") not in ("", "0") and _enable_c is not None
+        and not os.environ.get("MFU_RING_FD")):
+    enable(peak_flops=os.environ.get("MFU_PEAK_FLOPS") or None, peak_bw=os.environ.get("MFU_PEAK_BW") or None,
+           dtype=os.environ.get("MFU_DTYPE", "fp32"))

@@ -153,6 +153,7 @@ class Install(TempDirTest):
                   os.path.join(libdir, 'pkgconfig', 'mfu.pc'),
                   os.path.join(datadir, 'mfu', 'python', 'mfu.py'),
                   os.path.join(datadir, 'mfu', 'python', 'mfu_flops.py'),
+                  os.path.join(datadir, 'mfu', 'python', 'mfu_track.py'),
                   os.path.join(datadir, 'mfu', 'python', 'mfu_hook', 'sitecustomize.py')):
             self.assertTrue(os.path.isfile(f), f)
         for page in MAN_PAGES + ['man3/mfu_step_begin.3']:

@@ -95,7 +95,7 @@ class Pip(TempDirTest):
         self.pip_install(v)                      # isolated build: nothing to fetch
         self.pip_install(v, '--no-build-isolation', '--force-reinstall')
         site = self.site(v)
-        for rel in ('mfu.py', 'mfu_flops.py', os.path.join('mfu_hook', 'sitecustomize.py')):
+        for rel in ('mfu.py', 'mfu_flops.py', 'mfu_track.py', os.path.join('mfu_hook', 'sitecustomize.py')):
             self.assertTrue(os.path.isfile(os.path.join(site, rel)), rel)
         self.assertFalse(os.path.exists(os.path.join(site, '_mfu_build.py')))
 
