@@ -543,10 +543,12 @@ def _cpu_name():
 
 def read_profile(dtype="fp32", path=None):
     """The peaks of the machine profile at path (default profile_path()) for
-    this host and CPU set: the best undisturbed FLOP/s of dtype and the
+    this host and CPU set: the fastest undisturbed FLOP/s of dtype and the
     triad bandwidth, measured by mfu-calibrate with all the CPUs of this
     process's set (the figures mfu-record --peak measured uses; its default,
-    auto, takes the spec peak instead where that is higher). Returns Peaks;
+    auto, takes the spec peak instead where that is higher, and where the
+    profile lacks an undisturbed all-CPU figure of the fastest one-core
+    kernel it multiplies that one by the cores). Returns Peaks;
     a peak that does not apply is None and why says why and what to run."""
     import sqlite3
 
@@ -575,19 +577,21 @@ def read_profile(dtype="fp32", path=None):
             return Peaks(dtype=dtype, why="the machine profile %s is for another CPU (%s; this is %s): %s"
                          % (path, cpu_name, here, how))
         cpus = _cpu_list()
+        # as mfu-record's peaks.c picks them: for FLOPs the fastest
+        # undisturbed figure of any kernel, for bandwidth the best (triad)
         if version >= 3:
             q = ("SELECT value, kernel, detail, measured_unix_s FROM measurement WHERE kind = ? AND "
-                 "scope = 'all' AND best = 1 AND disturbed = 0 AND cpus = ? %s ORDER BY value DESC LIMIT 1")
+                 "scope = 'all' AND disturbed = 0 AND cpus = ? %s ORDER BY value DESC LIMIT 1")
             args = (cpus,)
         else:
             # format 2: the CPU set is the machine row's, a disturbed
             # figure says so in its detail only (as profile.c reads it)
             q = ("SELECT value, kernel, detail, measured_unix_s FROM measurement WHERE kind = ? AND "
-                 "scope = 'all' AND best = 1 AND coalesce(detail, '') NOT LIKE '%%disturbed: the threads ran%%' "
+                 "scope = 'all' AND coalesce(detail, '') NOT LIKE '%%disturbed: the threads ran%%' "
                  "AND ? = ? %s ORDER BY value DESC LIMIT 1")
             args = (set_cpus, cpus)
         f = db.execute(q % "AND dtype = ?", ("flops",) + args + (dtype,)).fetchone()
-        b = db.execute(q % "", ("bandwidth",) + args).fetchone()
+        b = db.execute(q % "AND best = 1", ("bandwidth",) + args).fetchone()
     except (sqlite3.Error, TypeError) as e:
         return Peaks(dtype=dtype, why="cannot read the machine profile %s (%s): run mfu-calibrate" % (path, e))
     finally:
@@ -596,7 +600,10 @@ def read_profile(dtype="fp32", path=None):
     def source(row):
         import time
 
-        return "measured (%s, %s): %s" % (path, time.strftime("%Y-%m-%d", time.gmtime(row[3])), row[2] or row[1])
+        detail = row[2] or row[1]
+        if detail.startswith("measured: "):
+            detail = detail[len("measured: "):]
+        return "measured (%s, %s): %s" % (path, time.strftime("%Y-%m-%d", time.gmtime(row[3])), detail)
 
     why = None
     if f is None:

@@ -172,17 +172,18 @@ class Results(TempDirTest):
             ' detail TEXT, measured_unix_s INTEGER, cpus TEXT, disturbed INTEGER);')
         rows = [('flops', 'fp32', 'all', 'a', 3e11, 1, 'measured: a', 0, cpus, 1),   # disturbed: never
                 ('flops', 'fp32', 'all', 'b', 2e11, 1, 'measured: b', 0, cpus, 0),
-                ('flops', 'fp32', 'all', 'c', 9e11, 0, 'measured: c', 0, cpus, 0),   # not the best
+                ('flops', 'fp32', 'all', 'c', 2.5e11, 0, 'measured: c', 0, cpus, 0),  # the fastest: taken
                 ('flops', 'fp32', 'all', 'd', 8e11, 1, 'measured: d', 0, cpus + ',99', 0),  # another set
                 ('flops', 'fp32', 'core', 'e', 7e11, 1, 'measured: e', 0, cpus, 0),
                 ('flops', 'fp64', 'all', 'f', 1e11, 1, 'measured: f', 0, cpus, 0),
-                ('bandwidth', None, 'all', 'triad', 5e10, 1, 'measured: triad', 0, cpus, 0)]
+                ('bandwidth', None, 'all', 'triad', 5e10, 1, 'measured: triad', 0, cpus, 0),
+                ('bandwidth', None, 'all', 'copy', 6e10, 0, 'measured: copy', 0, cpus, 0)]  # not the triad
         con.execute('INSERT INTO machine VALUES (1, ?, ?, ?)', (socket.gethostname(), mfu._cpu_name(), cpus))
         con.executemany('INSERT INTO measurement VALUES (?,?,?,?,?,?,?,?,?,?)', rows)
         con.commit()
         pk = mfu.read_profile('fp32', path)
-        self.assertEqual((pk.flops, pk.bw, pk.why), (2e11, 5e10, None))
-        self.assertIn('measured: b', pk.flops_source)
+        self.assertEqual((pk.flops, pk.bw, pk.why), (2.5e11, 5e10, None))
+        self.assertTrue(pk.flops_source.startswith('measured (%s, 1970-01-01): c' % path), pk.flops_source)
         self.assertEqual(mfu.read_profile('fp64', path).flops, 1e11)
         pk = mfu.read_profile('bf16', path)
         self.assertIsNone(pk.flops)

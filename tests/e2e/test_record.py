@@ -795,7 +795,8 @@ class LibraryProbes(unittest.TestCase):
                              text=True, check=True).stdout
         syms = {l.split()[-1].split('@')[0] for l in out.splitlines() if ' T ' in l}
         self.assertEqual(syms, {'mfu_step_begin', 'mfu_step_end', 'mfu_step_model', 'mfu_phase_begin',
-                                'mfu_phase_end', 'mfu_phase_model', 'mfu_recording'})
+                                'mfu_phase_end', 'mfu_phase_model', 'mfu_recording', 'mfu_last_step',
+                                'mfu_enable', 'mfu_disable'})
 
 
 @unittest.skipUnless(os.geteuid() == 0, 'needs root to switch to an unprivileged user')
