@@ -148,8 +148,9 @@ class Results(TempDirTest):
 
     def test_env_inprocess_with_a_given_peak(self):
         code = ('import mfu, time\nwith mfu.step(flops=1e6, bytes=2e6) as s:\n    time.sleep(0.01)\n'
-                'r = s.result\nprint(r.peak_flops, r.peak_bw, r.mfu == 1e6 / (r.wall_ms / 1e3 * 1e9), '
-                'r.mbu == 2e6 / (r.wall_ms / 1e3 * 1e10), r.wall_ms >= 10)\n')
+                'r = s.result\nclose = lambda a, b: abs(a - b) <= 1e-12 * abs(b)\n'
+                'print(r.peak_flops, r.peak_bw, close(r.mfu, 1e6 / (r.wall_ms / 1e3 * 1e9)), '
+                'close(r.mbu, 2e6 / (r.wall_ms / 1e3 * 1e10)), r.wall_ms >= 10)\n')
         p = subprocess.run([sys.executable, '-c', code],
                            env=env_py(MFU_INPROCESS='1', MFU_PEAK_FLOPS='1e9', MFU_PEAK_BW='1e10'),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
