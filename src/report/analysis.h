@@ -1,6 +1,6 @@
 /* The analyses behind mfu-report's sections: analyses/NAME.sql, compiled in.
  *
- * Each analysis is one SELECT over the run database (schema/001.sql); its
+ * Each analysis is one SELECT over the run database (schema/NNN.sql); its
  * column names are the csv header and the json keys. */
 #ifndef MFU_REPORT_ANALYSIS_H
 #define MFU_REPORT_ANALYSIS_H
