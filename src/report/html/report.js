@@ -58,6 +58,50 @@
     tipDiv.style.left = left + 'px';
     tipDiv.style.top = top + 'px';
   }
+  // Pan and zoom of a chart over time: the wheel and + and - zoom (about
+  // the pointer for the wheel), a drag or the arrow keys pan, a double click,
+  // 0 or Home show it all. c: get() [v0, v1] and set(a, b) the view shown,
+  // full() the whole extent, view(a, b) and zoom(f, x) as the chart does
+  // them, at(evt) the data x under the pointer, per() data units per pixel,
+  // hover(evt) and unhover() its tip.
+  function panZoom(svg, bIn, bOut, bAll, c) {
+    var drag = null;
+    function all() { var f = c.full(); c.view(f[0], f[1]); }
+    svg.addEventListener('mousemove', function (evt) { if (!drag) c.hover(evt); });
+    svg.addEventListener('mouseleave', function () { if (!drag) c.unhover(); });
+    svg.addEventListener('wheel', function (evt) {
+      evt.preventDefault();
+      c.zoom(evt.deltaY < 0 ? 1 / 1.35 : 1.35, c.at(evt));
+    }, { passive: false });
+    svg.addEventListener('mousedown', function (evt) {
+      if (evt.button !== 0) return;
+      evt.preventDefault();
+      var v = c.get();
+      drag = { x: evt.clientX, a: v[0], b: v[1], per: c.per() };
+      c.unhover();
+    });
+    window.addEventListener('mousemove', function (evt) {
+      if (!drag) return;
+      var f = c.full(), span = drag.b - drag.a;
+      var a = clamp(drag.a - (evt.clientX - drag.x) * drag.per, f[0], f[1] - span);
+      c.set(a, a + span);
+    });
+    window.addEventListener('mouseup', function () { drag = null; });
+    svg.addEventListener('dblclick', all);
+    svg.addEventListener('keydown', function (evt) {
+      var v = c.get(), span = v[1] - v[0], k = evt.key;
+      if (k === '+' || k === '=') c.zoom(1 / 1.5);
+      else if (k === '-' || k === '_') c.zoom(1.5);
+      else if (k === 'ArrowLeft') c.view(v[0] - span * 0.1, v[1] - span * 0.1);
+      else if (k === 'ArrowRight') c.view(v[0] + span * 0.1, v[1] + span * 0.1);
+      else if (k === '0' || k === 'Home') all();
+      else return;
+      evt.preventDefault();
+    });
+    bIn.addEventListener('click', function () { c.zoom(1 / 1.5); });
+    bOut.addEventListener('click', function () { c.zoom(1.5); });
+    bAll.addEventListener('click', all);
+  }
   function sv(tag, a, parent, text) {
     var e = attrs(document.createElementNS(SVGNS, tag), a);
     if (text !== undefined && text !== null)
@@ -674,46 +718,14 @@
       return k;
     }
 
-    var drag = null;
-    svg.addEventListener('mousemove', function (evt) {
-      if (drag) return;
-      showHover(nearest(dataX(evt)));
+    panZoom(svg, bIn, bOut, bAll, {
+      get: function () { return [v0, v1]; },
+      set: function (a, b) { v0 = a; v1 = b; redraw(); },
+      full: function () { return [full0, full1]; },
+      view: setView, zoom: zoom, at: dataX,
+      per: function () { return (v1 - v0) / (pw * svg.getBoundingClientRect().width / W); },
+      hover: function (evt) { showHover(nearest(dataX(evt))); }, unhover: hideHover
     });
-    svg.addEventListener('mouseleave', function () { if (!drag) hideHover(); });
-    svg.addEventListener('wheel', function (evt) {
-      evt.preventDefault();
-      zoom(evt.deltaY < 0 ? 1 / 1.35 : 1.35, dataX(evt));
-    }, { passive: false });
-    svg.addEventListener('mousedown', function (evt) {
-      if (evt.button !== 0) return;
-      evt.preventDefault();
-      var rect = svg.getBoundingClientRect();
-      drag = { x: evt.clientX, a: v0, b: v1, per: (v1 - v0) / (pw * rect.width / W) };
-      hideHover();
-    });
-    window.addEventListener('mousemove', function (evt) {
-      if (!drag) return;
-      var dx = (evt.clientX - drag.x) * drag.per;
-      var span = drag.b - drag.a, a = clamp(drag.a - dx, full0, full1 - span);
-      v0 = a;
-      v1 = a + span;
-      redraw();
-    });
-    window.addEventListener('mouseup', function () { drag = null; });
-    svg.addEventListener('dblclick', function () { setView(full0, full1); });
-    svg.addEventListener('keydown', function (evt) {
-      var span = v1 - v0, k = evt.key;
-      if (k === '+' || k === '=') zoom(1 / 1.5);
-      else if (k === '-' || k === '_') zoom(1.5);
-      else if (k === 'ArrowLeft') setView(v0 - span * 0.1, v1 - span * 0.1);
-      else if (k === 'ArrowRight') setView(v0 + span * 0.1, v1 + span * 0.1);
-      else if (k === '0' || k === 'Home') setView(full0, full1);
-      else return;
-      evt.preventDefault();
-    });
-    bIn.addEventListener('click', function () { zoom(1 / 1.5); });
-    bOut.addEventListener('click', function () { zoom(1.5); });
-    bAll.addEventListener('click', function () { setView(full0, full1); });
     xsel.addEventListener('change', function () {
       mode = xsel.value;
       extent();
@@ -996,42 +1008,14 @@
       var k = lowerBound(t1, x, n);
       return k >= n ? n - 1 : k;
     }
-    var drag = null;
-    svg.addEventListener('mousemove', function (evt) { if (!drag) showHover(at(dataX(evt))); });
-    svg.addEventListener('mouseleave', function () { if (!drag) hideHover(); });
-    svg.addEventListener('wheel', function (evt) {
-      evt.preventDefault();
-      zoom(evt.deltaY < 0 ? 1 / 1.35 : 1.35, dataX(evt));
-    }, { passive: false });
-    svg.addEventListener('mousedown', function (evt) {
-      if (evt.button !== 0) return;
-      evt.preventDefault();
-      var rect = svg.getBoundingClientRect();
-      drag = { x: evt.clientX, a: v0, b: v1, per: (v1 - v0) / (pw * rect.width / W) };
-      hideHover();
+    panZoom(svg, bIn, bOut, bAll, {
+      get: function () { return [v0, v1]; },
+      set: function (a, b) { v0 = a; v1 = b; redraw(); },
+      full: function () { return [full0, full1]; },
+      view: setView, zoom: zoom, at: dataX,
+      per: function () { return (v1 - v0) / (pw * svg.getBoundingClientRect().width / W); },
+      hover: function (evt) { showHover(at(dataX(evt))); }, unhover: hideHover
     });
-    window.addEventListener('mousemove', function (evt) {
-      if (!drag) return;
-      var span = drag.b - drag.a, a = clamp(drag.a - (evt.clientX - drag.x) * drag.per, full0, full1 - span);
-      v0 = a;
-      v1 = a + span;
-      redraw();
-    });
-    window.addEventListener('mouseup', function () { drag = null; });
-    svg.addEventListener('dblclick', function () { setView(full0, full1); });
-    svg.addEventListener('keydown', function (evt) {
-      var span = v1 - v0, k = evt.key;
-      if (k === '+' || k === '=') zoom(1 / 1.5);
-      else if (k === '-' || k === '_') zoom(1.5);
-      else if (k === 'ArrowLeft') setView(v0 - span * 0.1, v1 - span * 0.1);
-      else if (k === 'ArrowRight') setView(v0 + span * 0.1, v1 + span * 0.1);
-      else if (k === '0' || k === 'Home') setView(full0, full1);
-      else return;
-      evt.preventDefault();
-    });
-    bIn.addEventListener('click', function () { zoom(1 / 1.5); });
-    bOut.addEventListener('click', function () { zoom(1.5); });
-    bAll.addEventListener('click', function () { setView(full0, full1); });
     var pending = 0;
     window.addEventListener('resize', function () {
       if (pending) return;
