@@ -1,6 +1,7 @@
 """Shared helpers for the end-to-end tests: where the programs are, running
 the recorder, and reading a run database."""
 import os
+import pwd
 import shutil
 import signal
 import sqlite3
@@ -61,9 +62,10 @@ def run_chromium(argv, timeout, env=None):
     return subprocess.CompletedProcess(argv, p.returncode, out, err)
 
 
-def record(args, cmd, cwd=None, env=None, timeout=120, **kw):
-    """Run mfu-record ARGS -- CMD; returns the CompletedProcess."""
-    full = [prog('MFU_RECORD')] + list(args) + ['--'] + list(cmd)
+def record(args, cmd, cwd=None, env=None, timeout=120, recorder=None, **kw):
+    """Run mfu-record ARGS -- CMD (@recorder: a copy of it); returns the
+    CompletedProcess."""
+    full = [recorder or prog('MFU_RECORD')] + list(args) + ['--'] + list(cmd)
     return subprocess.run(full, cwd=cwd, env=env, timeout=timeout,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
@@ -117,9 +119,235 @@ def _hypervisor():
 VM_SLACK_NS = 2_000_000 if _hypervisor() else 0
 
 
+# Running things as user nobody. The build tree may be out of nobody's reach
+# (a clone under /root, or in any directory of mode 0700 made by mktemp -d):
+# every test that runs a program of this build as nobody runs a copy made
+# by nobody_reachable(), in a directory nobody can reach, or is skipped
+# and says why. setpriv itself gets to exec a program nobody could not
+# reach (it keeps root's capabilities up to the execve), but nothing
+# that program then runs or loads: never rely on that.
+
+def nobody():
+    """User nobody's passwd entry, or None."""
+    try:
+        return pwd.getpwnam('nobody')
+    except KeyError:
+        return None
+
+
+def as_nobody(cmd, user=None):
+    """@cmd as an argv run as user nobody (or @user): real and effective
+    ids, no supplementary group."""
+    nb = user or nobody()
+    return ['setpriv', '--reuid=%d' % nb.pw_uid, '--regid=%d' % nb.pw_gid, '--clear-groups'] + list(cmd)
+
+
+_nobody_tmp = []
+
+
+def nobody_tmp():
+    """A directory under which user nobody can enter, read and execute what
+    root puts there with mode 0755: the first of $TMPDIR, /tmp, /var/tmp and
+    /dev/shm where a script made so runs as nobody (which a directory of
+    mode 0700 on the way, or a noexec mount, prevents). None if none, or
+    without root, nobody or setpriv. Probed once per process."""
+    if _nobody_tmp:
+        return _nobody_tmp[0]
+    found = None
+    if os.geteuid() == 0 and nobody() and shutil.which('setpriv'):
+        seen = set()
+        for cand in (tempfile.gettempdir(), '/tmp', '/var/tmp', '/dev/shm'):
+            cand = os.path.realpath(cand)
+            if cand in seen or not os.path.isdir(cand):
+                continue
+            seen.add(cand)
+            probe = tempfile.mkdtemp(prefix='mfu-probe-', dir=cand)
+            try:
+                os.chmod(probe, 0o755)
+                script = os.path.join(probe, 'probe')
+                with open(script, 'w') as f:
+                    f.write('#!/bin/sh\nexit 0\n')
+                os.chmod(script, 0o755)
+                ok = subprocess.run(as_nobody([script]), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    timeout=60).returncode == 0
+            except OSError:
+                ok = False
+            finally:
+                shutil.rmtree(probe, ignore_errors=True)
+            if ok:
+                found = cand
+                break
+    _nobody_tmp.append(found)
+    return found
+
+
+def skip_unless_nobody():
+    """Raise SkipTest, saying why, where nothing can be run as user nobody."""
+    if os.geteuid() != 0:
+        raise unittest.SkipTest('needs root to become user nobody')
+    if not nobody():
+        raise unittest.SkipTest('there is no user nobody')
+    if not shutil.which('setpriv'):
+        raise unittest.SkipTest('needs setpriv (util-linux) to become user nobody')
+    if not nobody_tmp():
+        raise unittest.SkipTest('no directory user nobody can reach and execute from ($TMPDIR, /tmp, /var/tmp, '
+                                '/dev/shm: each is out of reach or mounted noexec)')
+
+
+def _installed(var, fallback_rel):
+    """An installed file's path relative to the configured prefix (what an
+    installed mfu-record looks for relative to itself: paths.c), from the
+    MFU_INSTALLED_* paths tests/e2e/meson.build sets; None if it is outside
+    the prefix (then a moved copy cannot find it)."""
+    prefix = os.environ.get('MFU_INSTALLED_PREFIX')
+    path = os.environ.get(var)
+    if not prefix or not path:
+        return fallback_rel
+    rel = os.path.relpath(path, prefix)
+    return None if rel.startswith('..') else rel
+
+
+def _copy(src, dst):
+    """@src (a file or a directory) to @dst, modes kept, readable by all. In a
+    directory, a link to an absolute path stays a link (the emulator's tool
+    directory links the system's Valgrind tools); a relative one is copied
+    as what it points to."""
+    os.makedirs(os.path.dirname(dst), mode=0o755, exist_ok=True)
+    if os.path.isdir(src):
+        os.makedirs(dst, mode=0o755, exist_ok=True)
+        for name in sorted(os.listdir(src)):
+            s, d = os.path.join(src, name), os.path.join(dst, name)
+            if os.path.islink(s) and os.path.isabs(os.readlink(s)):
+                os.symlink(os.readlink(s), d)
+            elif os.path.isdir(s):
+                if not name.endswith('.p') and name != '__pycache__':  # meson's object dirs
+                    _copy(s, d)
+            elif os.path.exists(s):
+                shutil.copy2(s, d)
+    else:
+        shutil.copy2(src, dst)
+        os.chmod(dst, os.stat(dst).st_mode | 0o444)
+    for d, dirs, files in os.walk(dst):
+        os.chmod(d, 0o755)
+        for f in files:
+            p = os.path.join(d, f)
+            if not os.path.islink(p):
+                os.chmod(p, os.stat(p).st_mode | 0o444)
+
+
+class NobodyCopies(dict):
+    """{original path: its copy} (see nobody_reachable()); .dir is the
+    directory of the copies, .env the environment that points mfu.py and the
+    e2e variables at them."""
+
+
+def nobody_reachable(test, paths):
+    """Copies of @paths that user nobody can execute and read, for a test
+    that runs them as nobody: a directory of mode 0755 made under
+    nobody_tmp() and removed when @test ends. Returns a NobodyCopies
+    {path: copy}. Skips @test (saying why) where no such directory exists.
+
+    What nobody executes or reads comes along with what is named:
+    - a file of the build tree (a workload, a plugin) is copied to the same
+      place relative to the build directory, under DIR/build, with libmfu
+      and the counting library (src/lib): the workloads find libmfu by a
+      RUNPATH relative to themselves ($ORIGIN/../../src/lib);
+    - a file or directory of the source tree (the Python module's
+      directory, a script) likewise under DIR/src;
+    - the recorder (MFU_RECORD) is copied as an installed copy moved to
+      DIR/inst: mfu-record in its bin directory, mfu-calibrate beside it,
+      the counting library, libmfu, the Python module and hook and the
+      emulator's tool directory where an installed mfu-record looks for
+      them relative to itself (src/record/target/paths.c): the build
+      tree's recorder names its files by their absolute build paths.
+    .env: MFU_PYTHON_DIR (which the recorder prefers to its own) and
+    MFU_LIBRARY (the libmfu mfu.py loads) name the copies, MFU_EMULATE_LIB
+    too when the emulator is copied."""
+    skip_unless_nobody()
+    top = tempfile.mkdtemp(prefix='mfu-nobody-', dir=nobody_tmp())
+    test.addCleanup(shutil.rmtree, top, True)
+    os.chmod(top, 0o755)
+    build = os.path.realpath(os.environ.get('MFU_BUILDDIR') or
+                             os.path.join(os.path.dirname(prog('MFU_LIBMFU')), '..', '..'))
+    src = os.path.realpath(SRCDIR)
+    libdir = os.path.dirname(prog('MFU_LIBMFU'))
+    out = NobodyCopies()
+    out.dir = top
+    out.env = dict(os.environ)
+
+    def mirrored(path):
+        real = os.path.realpath(path)
+        for root, under in ((build, 'build'), (src, 'src')):
+            if real == root or real.startswith(root + os.sep):
+                return os.path.join(top, under, os.path.relpath(real, root))
+        return os.path.join(top, 'other', os.path.basename(real))
+
+    def lib_copies():
+        dst = mirrored(libdir)
+        if not os.path.exists(dst):
+            os.makedirs(dst, mode=0o755)
+            for name in os.listdir(libdir):
+                if name.startswith('libmfu') and not name.endswith('.p'):
+                    s = os.path.join(libdir, name)
+                    if os.path.islink(s):
+                        os.symlink(os.readlink(s), os.path.join(dst, name))
+                    else:
+                        _copy(s, os.path.join(dst, name))
+        return dst
+
+    record = prog('MFU_RECORD')
+    for path in paths:
+        if path in out:
+            continue
+        if os.path.realpath(path) == os.path.realpath(record):
+            rel = {k: _installed(var, dflt) for k, var, dflt in (
+                ('bin', 'MFU_INSTALLED_BINDIR', 'bin'),
+                ('lib', 'MFU_INSTALLED_LIBDIR', 'lib'),
+                ('data', 'MFU_INSTALLED_DATADIR', 'share'))}
+            if None in rel.values():
+                test.skipTest('this build installs outside its prefix: a moved copy of mfu-record cannot '
+                              'find its files')
+            inst = os.path.join(top, 'inst')
+            out[path] = os.path.join(inst, rel['bin'], 'mfu-record')
+            _copy(record, out[path])
+            if os.environ.get('MFU_CALIBRATE'):
+                _copy(prog('MFU_CALIBRATE'), os.path.join(inst, rel['bin'], 'mfu-calibrate'))
+            _copy(prog('MFU_LIBFLOPS_SO'), os.path.join(inst, rel['lib'], 'mfu', 'libmfu-libflops.so'))
+            _copy(prog('MFU_LIBMFU'), os.path.join(inst, rel['lib'], 'libmfu.so.0'))
+            pydir = os.path.join(inst, rel['data'], 'mfu', 'python')
+            _copy(prog('MFU_PYTHON_DIR'), pydir)
+            out.env['MFU_PYTHON_DIR'] = pydir
+            out[prog('MFU_PYTHON_DIR')] = pydir
+            if os.environ.get('MFU_EMULATE_LIB'):
+                emu = os.path.join(inst, rel['lib'], 'mfu', 'valgrind')
+                _copy(prog('MFU_EMULATE_LIB'), emu)
+                out.env['MFU_EMULATE_LIB'] = emu
+                out[prog('MFU_EMULATE_LIB')] = emu
+            continue
+        dst = mirrored(path)
+        if not os.path.exists(dst):
+            _copy(path, dst)
+        out[path] = dst
+        if dst.startswith(os.path.join(top, 'build') + os.sep):
+            lib_copies()
+        if os.path.realpath(path) == os.path.realpath(prog('MFU_PYTHON_DIR')):
+            out.env['MFU_PYTHON_DIR'] = dst
+        if os.environ.get('MFU_EMULATE_LIB') and os.path.realpath(path) == os.path.realpath(
+                prog('MFU_EMULATE_LIB')):
+            out.env['MFU_EMULATE_LIB'] = dst
+    out.env['MFU_LIBRARY'] = os.path.join(lib_copies(), os.path.basename(os.path.realpath(prog('MFU_LIBMFU'))))
+    for path, dst in out.items():
+        flag = '-r' if os.path.isdir(path) or not os.access(path, os.X_OK) else '-x'
+        if subprocess.run(as_nobody(['test', flag, dst])).returncode != 0:
+            test.fail('user nobody cannot reach the copy %s of %s' % (dst, path))
+    return out
+
+
 class TempDirTest(unittest.TestCase):
     def setUp(self):
-        self._tmp = tempfile.TemporaryDirectory(prefix='mfu-test-')
+        # under a directory user nobody can reach, where there is one: some
+        # tests run programs as nobody that write here
+        self._tmp = tempfile.TemporaryDirectory(prefix='mfu-test-', dir=nobody_tmp())
         self.dir = self._tmp.name
         os.chmod(self.dir, 0o777)
 

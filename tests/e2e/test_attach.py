@@ -15,7 +15,6 @@ numbers: the program gets them back over the recorder's socket and its
 steps are recorded, and the recording says what the launcher did.
 """
 import os
-import pwd
 import shutil
 import signal
 import struct
@@ -25,7 +24,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mfutest import SANITIZED, SRCDIR, TempDirTest, prog, query, record  # noqa: E402
+from mfutest import SANITIZED, SRCDIR, TempDirTest, as_nobody, nobody, nobody_reachable, prog, query, record  # noqa: E402
 
 ROOT = os.geteuid() == 0
 PY_STEPS = os.path.join(SRCDIR, 'tests', 'workloads', 'py_steps.py')
@@ -78,7 +77,7 @@ class AttachTest(TempDirTest):
     def start(self, cmd, env=None, user=None):
         """Start @cmd and wait until its libmfu made its attach page."""
         if user:
-            cmd = ['setpriv', '--reuid=%d' % user.pw_uid, '--regid=%d' % user.pw_gid, '--clear-groups'] + cmd
+            cmd = as_nobody(cmd, user)
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         self.addCleanup(self.reap, proc)
         deadline = time.monotonic() + 30
@@ -94,11 +93,11 @@ class AttachTest(TempDirTest):
             proc.kill()
         proc.communicate()
 
-    def attach(self, pid, seconds, args=(), user=None, db=None):
+    def attach(self, pid, seconds, args=(), user=None, db=None, recorder=None):
         db = db or self.path('a.sqlite')
-        cmd = [prog('MFU_RECORD'), '-o', db, '-p', str(pid), '--duration', str(seconds)] + list(args)
+        cmd = [recorder or prog('MFU_RECORD'), '-o', db, '-p', str(pid), '--duration', str(seconds)] + list(args)
         if user:
-            cmd = ['setpriv', '--reuid=%d' % user.pw_uid, '--regid=%d' % user.pw_gid, '--clear-groups'] + cmd
+            cmd = as_nobody(cmd, user)
         env = dict(os.environ, HOME=self.dir) if user else None
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=180, env=env)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -184,16 +183,15 @@ class AttachMarked(AttachTest):
         a, b = self.check_steps(db1, own, proc.pid), self.check_steps(db2, own, proc.pid)
         self.assertLess(a[-1]['end_ns'], b[0]['begin_ns'])
 
-    @unittest.skipUnless(ROOT and shutil.which('setpriv'), 'needs root to become another user')
     def test_own_process_without_privilege(self):
         """A user joins their own process: the page is reached through
         /proc/PID/fd, which perf's rules for the same user allow."""
-        nobody = pwd.getpwnam('nobody')
+        cp = nobody_reachable(self, [prog('MFU_RECORD'), prog('MFU_WL_STEPS')])
         os.chmod(self.dir, 0o777)
         clock = self.path('clock.txt')
-        proc = self.start([prog('MFU_WL_STEPS'), '--steps', '400', '--busy-us', '10000', '--clock', clock],
-                          user=nobody)
-        rec, db = self.attach(proc.pid, 1, user=nobody)
+        proc = self.start([cp[prog('MFU_WL_STEPS')], '--steps', '400', '--busy-us', '10000', '--clock', clock],
+                          user=nobody())
+        rec, db = self.attach(proc.pid, 1, user=nobody(), recorder=cp[prog('MFU_RECORD')])
         self.assertIn('its libmfu markers switched on', rec.stderr)
         out, err = proc.communicate(timeout=120)
         self.assertEqual(proc.returncode, 0, err)

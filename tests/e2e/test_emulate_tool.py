@@ -23,7 +23,6 @@ under Valgrind), without valgrind, and where the tool was not built
 import glob
 import json
 import os
-import pwd
 import shutil
 import struct
 import subprocess
@@ -32,11 +31,10 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mfutest import SANITIZED, TempDirTest  # noqa: E402
+from mfutest import SANITIZED, TempDirTest, as_nobody, nobody_reachable  # noqa: E402
 
 LIB = os.environ.get('MFU_EMULATE_LIB')
 VALGRIND = shutil.which('valgrind')
-ROOT = os.geteuid() == 0
 PRECS = ['fp64', 'fp32', 'fp16', 'bf16']
 WIDTHS = ['scalar', '128', '256', '512']
 LANES = {('fp64', 'scalar'): 1, ('fp64', '128'): 2, ('fp64', '256'): 4, ('fp64', '512'): 8,
@@ -101,12 +99,16 @@ def added(*parts):
 
 
 class ToolTest(TempDirTest):
-    def run_tool(self, args, cmd, env=None, user=None, timeout=120):
+    def run_tool(self, args, cmd, env=None, nobody=False, timeout=120):
+        lib = LIB
+        if nobody:
+            # the tool and the workload from copies nobody can reach
+            cp = nobody_reachable(self, [LIB, cmd[0]])
+            lib, cmd = cp[LIB], [cp[cmd[0]]] + list(cmd[1:])
         full = [VALGRIND, '--tool=mfufp', '-q'] + list(args) + list(cmd)
-        if user:
-            full = ['setpriv', '--reuid=%d' % user.pw_uid, '--regid=%d' % user.pw_gid,
-                    '--clear-groups'] + full
-        e = dict(os.environ if env is None else env, VALGRIND_LIB=LIB)
+        if nobody:
+            full = as_nobody(full)
+        e = dict(os.environ if env is None else env, VALGRIND_LIB=lib)
         p = subprocess.run(full, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True, timeout=timeout)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -154,8 +156,8 @@ class Kernels(ToolTest):
 
 @unittest.skipUnless(wl('emu_procs'), 'wl_emu_procs was not built (no valgrind/valgrind.h)')
 class Processes(ToolTest):
-    def run_procs(self, args, user=None):
-        p = self.run_tool(['--trace-children=yes'] + args, [wl('emu_procs')], user=user)
+    def run_procs(self, args, nobody=False):
+        p = self.run_tool(['--trace-children=yes'] + args, [wl('emu_procs')], nobody=nobody)
         at = {}
         for line in self.json_lines(p.stdout):
             self.assertNotIn(line['at'], at, p.stdout)
@@ -164,11 +166,11 @@ class Processes(ToolTest):
         self.assertEqual(set(at), {'own', 'child', 'exec', 'total'}, p.stdout)
         return at
 
-    def check_folded(self, user=None):
+    def check_folded(self, nobody=False):
         d = self.path('emu')
         os.mkdir(d)
         os.chmod(d, 0o777)
-        at = self.run_procs(['--mfu-dir=' + d, '--mfu-out=' + os.path.join(d, 'out.%p')], user=user)
+        at = self.run_procs(['--mfu-dir=' + d, '--mfu-out=' + os.path.join(d, 'out.%p')], nobody=nobody)
         self.assertEqual(counts_of(at['own']), PROC_OWN)
         self.assertEqual((at['own']['threads'], at['own']['children']), (3, 0))
         self.assertEqual(counts_of(at['child']), PROC_CHILD)
@@ -228,9 +230,8 @@ class Processes(ToolTest):
         self.assertEqual((at['total']['threads'], at['total']['children']), (3, 0))
         self.assertEqual(counts_of(at['exec']), {('fp64', '128'): 7000})
 
-    @unittest.skipUnless(ROOT and shutil.which('setpriv'), 'needs root to become another user')
     def test_unprivileged(self):
-        self.check_folded(user=pwd.getpwnam('nobody'))
+        self.check_folded(nobody=True)
 
 
 @unittest.skipUnless(wl('emu_dgemm'), 'wl_emu_dgemm was not built (no OpenBLAS or valgrind.h)')

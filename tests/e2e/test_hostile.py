@@ -5,7 +5,6 @@ without bound: it says what happened and finishes the run
 (docs/reliability.md, "A hostile target")."""
 import mmap
 import os
-import pwd
 import signal
 import struct
 import subprocess
@@ -14,7 +13,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mfutest import SANITIZED, TempDirTest, prog, query  # noqa: E402
+from mfutest import SANITIZED, TempDirTest, as_nobody, nobody_reachable, prog, query  # noqa: E402
 
 
 def hostile():
@@ -47,12 +46,17 @@ class RingTampering(TempDirTest):
         'random': '',
     }
 
-    def record(self, db, args, user=None):
-        cmd = [prog('MFU_RECORD'), '-o', db, '-F', '0', '--'] + [hostile()] + args
-        if user:
-            cmd = ['setpriv', '--reuid=%d' % user.pw_uid, '--regid=%d' % user.pw_gid, '--clear-groups'] + cmd
+    def record(self, db, args, nobody=False):
+        env = None
+        rec, target = prog('MFU_RECORD'), hostile()
+        if nobody:
+            cp = nobody_reachable(self, [rec, target])
+            rec, target, env = cp[rec], cp[target], cp.env
+        cmd = [rec, '-o', db, '-F', '0', '--'] + [target] + args
+        if nobody:
+            cmd = as_nobody(cmd)
         # a hang is a failure, not a stuck suite
-        return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120, env=env)
 
     def check_tampered(self, db, p, word, steps_before=5):
         no_sanitizer_report(self, p.stderr)
@@ -108,9 +112,8 @@ class RingTampering(TempDirTest):
         self.check_tampered(db, p, 'magic')
 
     def test_as_an_unprivileged_user(self):
-        nobody = pwd.getpwnam('nobody')
         db = self.path('run.sqlite')
-        p = self.record(db, ['scribble', 'nslots_huge'], user=nobody if os.geteuid() == 0 else None)
+        p = self.record(db, ['scribble', 'nslots_huge'], nobody=os.geteuid() == 0)
         self.check_tampered(db, p, 'slot count')
 
 

@@ -15,7 +15,6 @@ a call of unknown FLOPs. Exits 77 (skipped) when no static BLAS or no C
 compiler is found."""
 from fractions import Fraction as Fr
 import os
-import pwd
 import shutil
 import subprocess
 import sys
@@ -23,7 +22,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mfutest import SRCDIR, TempDirTest, prog, query, record  # noqa: E402
+from mfutest import SRCDIR, TempDirTest, as_nobody, nobody_reachable, nobody_tmp, prog, query, record  # noqa: E402
 
 SRC = os.path.join(SRCDIR, 'tests', 'workloads', 'blas_static.c')
 LAPACK_SRC = os.path.join(SRCDIR, 'tests', 'workloads', 'lapack_static.c')
@@ -84,7 +83,7 @@ def build(out, blas_a, static, markers, src=SRC, extra=()):
 class LibProbes(TempDirTest):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix='mfu-libprobes-')
+        cls.tmp = tempfile.mkdtemp(prefix='mfu-libprobes-', dir=nobody_tmp())
         os.chmod(cls.tmp, 0o755)
         cls.static = build(os.path.join(cls.tmp, 'static'), OPENBLAS_A, True, False)
         cls.static_ref = build(os.path.join(cls.tmp, 'static_ref'), REFBLAS_A, True, False)
@@ -220,15 +219,14 @@ class LibProbes(TempDirTest):
                                                   'dscal_', 'dnrm2_', 'dormqr_', 'dgeqrf_', 'dtrmm_', 'dtrmv_',
                                                   'dger_', 'drot_'})
 
-    @unittest.skipUnless(ROOT and shutil.which('setpriv'), 'needs root to become another user')
     def test_unprivileged_says_unknown(self):
         if not self.dynamic:
             self.skipTest('no static OpenBLAS (%s) or no C compiler' % OPENBLAS_A)
-        nb = pwd.getpwnam('nobody')
+        cp = nobody_reachable(self, [prog('MFU_RECORD')])
         db = self.path('run.sqlite')
-        env = dict(os.environ, HOME=self.dir)
-        p = subprocess.run(['setpriv', '--reuid=%d' % nb.pw_uid, '--regid=%d' % nb.pw_gid, '--clear-groups',
-                            prog('MFU_RECORD'), '-o', db, '--', self.dynamic], env=env,
+        # the program's RUNPATH names the build's libmfu: nobody loads the copy
+        env = dict(cp.env, HOME=self.dir, LD_LIBRARY_PATH=os.path.dirname(cp.env['MFU_LIBRARY']))
+        p = subprocess.run(as_nobody([cp[prog('MFU_RECORD')], '-o', db, '--', self.dynamic]), env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn('uprobes need root', p.stderr)

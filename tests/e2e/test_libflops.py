@@ -32,7 +32,6 @@ the formulas).
 Each part is skipped, saying why, when its library or program is missing;
 the whole file exits 77 (meson's "skipped") when none can run."""
 import os
-import pwd
 import re
 import shutil
 import subprocess
@@ -41,7 +40,7 @@ import unittest
 from fractions import Fraction as Fr
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mfutest import SRCDIR, TempDirTest, prog, python_with, query, record  # noqa: E402
+from mfutest import SRCDIR, TempDirTest, as_nobody, nobody_reachable, prog, python_with, query, record  # noqa: E402
 
 ROOT = os.geteuid() == 0
 CC = shutil.which(os.environ.get('CC', 'cc')) or shutil.which('gcc')
@@ -232,6 +231,18 @@ class LibTest(TempDirTest):
         self.assertEqual(p.returncode, 0, p.stderr)
         return db, p
 
+    def record_as_nobody(self, exe):
+        """mfu-record -- @exe as user nobody, both from copies nobody can
+        reach (mfutest.nobody_reachable()): nothing here needs a
+        privilege, so the counts are the same."""
+        cp = nobody_reachable(self, [prog('MFU_RECORD'), exe])
+        db = self.path('run.sqlite')
+        env = dict(cp.env, HOME=self.dir)
+        p = subprocess.run(as_nobody([cp[prog('MFU_RECORD')], '-o', db, '--', cp[exe]]), env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return db, p
+
     def steps(self, db):
         return query(db, 'SELECT step, pid, complete, %s FROM step ORDER BY step' % ', '.join(COLUMNS))
 
@@ -391,16 +402,9 @@ class Blas(LibTest):
             return [line for line in out.splitlines() if not line.startswith('reused ')]
         self.assertEqual(same(p.stdout), same(self.bare([exe])))
 
-    @unittest.skipUnless(ROOT and shutil.which('setpriv'), 'needs root to become another user')
     def test_dnnl_unprivileged(self):
         exe = need('dnnl', 'oneDNN (libdnnl-dev) is not installed')
-        nb = pwd.getpwnam('nobody')
-        db = self.path('run.sqlite')
-        env = dict(os.environ, HOME=self.dir)
-        p = subprocess.run(['setpriv', '--reuid=%d' % nb.pw_uid, '--regid=%d' % nb.pw_gid, '--clear-groups',
-                            prog('MFU_RECORD'), '-o', db, '--', exe], env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
-        self.assertEqual(p.returncode, 0, p.stderr)
+        db, p = self.record_as_nobody(exe)
         self.check_dnnl(exe, db, p.stdout)
 
     def test_no_lib_flops(self):
@@ -414,17 +418,10 @@ class Blas(LibTest):
         self.check_lib_counting(db, 'off')
         self.assertEqual(p.stdout, self.bare([exe]))
 
-    @unittest.skipUnless(ROOT and shutil.which('setpriv'), 'needs root to become another user')
     def test_unprivileged(self):
         # nothing here needs a privilege: the same counts as user nobody
         exe = need('blas', 'OpenBLAS (libopenblas-dev) is not installed')
-        nb = pwd.getpwnam('nobody')
-        db = self.path('run.sqlite')
-        env = dict(os.environ, HOME=self.dir)
-        p = subprocess.run(['setpriv', '--reuid=%d' % nb.pw_uid, '--regid=%d' % nb.pw_gid, '--clear-groups',
-                            prog('MFU_RECORD'), '-o', db, '--', exe], env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
-        self.assertEqual(p.returncode, 0, p.stderr)
+        db, p = self.record_as_nobody(exe)
         rows = self.steps(db)
         self.assertEqual(len(rows), 4)
         for row in rows:
@@ -519,16 +516,9 @@ class Lapack(LibTest):
             self.assertRegex(p.stderr, r"binding file \S*/lapack/liblapack\.so\.3 \[0\] to \S*libmfu-libflops\.so "
                                        r"\[0\]: normal symbol `%s'" % sym)
 
-    @unittest.skipUnless(ROOT and shutil.which('setpriv'), 'needs root to become another user')
     def test_unprivileged(self):
         exe = need('lapack', 'OpenBLAS (libopenblas-dev) is not installed')
-        nb = pwd.getpwnam('nobody')
-        db = self.path('run.sqlite')
-        env = dict(os.environ, HOME=self.dir)
-        p = subprocess.run(['setpriv', '--reuid=%d' % nb.pw_uid, '--regid=%d' % nb.pw_gid, '--clear-groups',
-                            prog('MFU_RECORD'), '-o', db, '--', exe], env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
-        self.assertEqual(p.returncode, 0, p.stderr)
+        db, p = self.record_as_nobody(exe)
         self.check_lapack(exe, db=db, stdout=p.stdout)
 
 

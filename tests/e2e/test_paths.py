@@ -6,14 +6,15 @@ root's in the user's places. Also: a reader holding the database at the
 finish, and stale side-file links. docs/reliability.md, "A hostile target".
 
 A run "under sudo" is simulated as test_record.py does: SUDO_UID/SUDO_GID
-of user nobody. What nobody executes lives in 0755 directories under /tmp
-(or is a system program): the build tree may be out of nobody's reach."""
+of user nobody. What nobody executes is a system program or a copy that
+mfutest.nobody_reachable() made where nobody can reach it (the build tree
+may be out of nobody's reach): the recorder is such a copy, so that what it
+preloads into its target (the counting library) and the emulator's tool
+are within reach of the target's user, as in an installed mfu."""
 import glob
 import os
-import pwd
 import shutil
 import sqlite3
-import stat
 import subprocess
 import sys
 import tempfile
@@ -21,14 +22,10 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mfutest import SANITIZED, TempDirTest, prog, query, record  # noqa: E402
+from mfutest import SANITIZED, TempDirTest, as_nobody, nobody, nobody_reachable, nobody_tmp, prog, query, record  # noqa: E402
 
 ROOT = os.geteuid() == 0
 SECRET = 'TOPSECRET-6c1f'
-
-
-def nobody():
-    return pwd.getpwnam('nobody')
 
 
 def owned_by_others(top, uid):
@@ -48,12 +45,14 @@ class UnderSudo(TempDirTest):
 
     def setUp(self):
         super().setUp()
+        self.cp = nobody_reachable(self, [prog('MFU_RECORD')])
         self.user = nobody()
+        self.rec = self.cp[prog('MFU_RECORD')]
         # a home of the user's own, and a directory of root's only
-        self.home = tempfile.mkdtemp(prefix='mfu-home-', dir='/tmp')
+        self.home = tempfile.mkdtemp(prefix='mfu-home-', dir=nobody_tmp())
         os.chmod(self.home, 0o755)
         os.chown(self.home, self.user.pw_uid, self.user.pw_gid)
-        self.rootonly = tempfile.mkdtemp(prefix='mfu-rootonly-', dir='/tmp')
+        self.rootonly = tempfile.mkdtemp(prefix='mfu-rootonly-', dir=nobody_tmp())
         os.chmod(self.rootonly, 0o700)
         self.secret = os.path.join(self.rootonly, 'secret')
         with open(self.secret, 'w') as f:
@@ -66,12 +65,15 @@ class UnderSudo(TempDirTest):
         super().tearDown()
 
     def env(self, **kw):
-        env = dict(os.environ, SUDO_UID=str(self.user.pw_uid), SUDO_GID=str(self.user.pw_gid),
+        env = dict(self.cp.env, SUDO_UID=str(self.user.pw_uid), SUDO_GID=str(self.user.pw_gid),
                    SUDO_USER=self.user.pw_name, HOME=self.home, TMPDIR=self.dir)
         for k in ('XDG_CACHE_HOME', 'XDG_CONFIG_HOME'):
             env.pop(k, None)
         env.update(kw)
         return env
+
+    def record(self, args, cmd, **kw):
+        return record(args, cmd, recorder=self.rec, **kw)
 
     def assert_nothing_of_roots(self):
         self.assertEqual(owned_by_others(self.home, self.user.pw_uid), [])
@@ -84,7 +86,7 @@ class UnderSudo(TempDirTest):
         db = self.path('run.sqlite')
         attack = 'rm -f "$MFU_PY_HOOK_STATUS" && ln -s %s "$MFU_PY_HOOK_STATUS"' % self.secret
         for env in (self.env(), dict(os.environ, TMPDIR=self.dir)):
-            p = record(['-q', '-o', db, '--step', 'py:train_step'], ['sh', '-c', attack], env=env)
+            p = self.record(['-q', '-o', db, '--step', 'py:train_step'], ['sh', '-c', attack], env=env)
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertNotIn(SECRET, p.stderr)
             rows = query(db, 'SELECT * FROM probe')
@@ -107,11 +109,11 @@ class UnderSudo(TempDirTest):
         conf = os.path.join(self.home, '.config', 'mfu')
         os.makedirs(conf)
         os.symlink(self.secret, os.path.join(conf, 'compute'))
-        p = record(['-q', '-o', self.path('run.sqlite')], ['true'], env=self.env())
+        p = self.record(['-q', '-o', self.path('run.sqlite')], ['true'], env=self.env())
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn(SECRET, p.stderr)
         # the same file read as root, named on the command line by root
-        p = record(['-q', '-o', self.path('run.sqlite'), '--compute-file', self.secret], ['true'])
+        p = self.record(['-q', '-o', self.path('run.sqlite'), '--compute-file', self.secret], ['true'])
         self.assertIn(SECRET, p.stderr)  # the check above would have seen it
 
     def test_attach_joins_only_the_users_own_processes(self):
@@ -124,18 +126,18 @@ class UnderSudo(TempDirTest):
                                                                       os.setuid(self.user.pw_uid)))
         try:
             db = self.path('attach.sqlite')
-            p = record(['-q', '-o', db, '-p', str(other.pid), '--duration', '0.3'], [], env=self.env())
+            p = self.record(['-q', '-o', db, '-p', str(other.pid), '--duration', '0.3'], [], env=self.env())
             self.assertEqual(p.returncode, 125, p.stderr)
             self.assertIn('process %d is not yours' % other.pid, p.stderr)
             self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
             self.assertFalse(os.path.exists(db))
-            p = record(['-q', '-o', db, '-p', str(mine.pid), '--duration', '0.3'], [], env=self.env())
+            p = self.record(['-q', '-o', db, '-p', str(mine.pid), '--duration', '0.3'], [], env=self.env())
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertEqual(query(db, 'SELECT target_pid, state FROM run')[0],
                              {'target_pid': mine.pid, 'state': 'detached'})
             self.assertEqual(os.stat(db).st_uid, self.user.pw_uid)
             # as root itself (no sudo), any process
-            p = record(['-q', '-o', self.path('root.sqlite'), '-p', str(other.pid), '--duration', '0.3'], [])
+            p = self.record(['-q', '-o', self.path('root.sqlite'), '-p', str(other.pid), '--duration', '0.3'], [])
             self.assertEqual(p.returncode, 0, p.stderr)
         finally:
             for proc in (other, mine):
@@ -149,7 +151,7 @@ class UnderSudo(TempDirTest):
         out = os.path.join(self.rootonly, 'run.sqlite')
         os.chmod(self.rootonly, 0o755)
         marker = self.path('started')
-        p = record(['-q', '-o', out], ['touch', marker], env=self.env())
+        p = self.record(['-q', '-o', out], ['touch', marker], env=self.env())
         self.assertEqual(p.returncode, 125, p.stderr)
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
         self.assertIn('Permission denied', p.stderr)
@@ -159,7 +161,7 @@ class UnderSudo(TempDirTest):
         work = os.path.join(self.home, 'work')
         os.mkdir(work)
         os.chown(work, self.user.pw_uid, self.user.pw_gid)
-        p = record(['-q', '-o', os.path.join(work, 'run.sqlite')], ['true'], env=self.env())
+        p = self.record(['-q', '-o', os.path.join(work, 'run.sqlite')], ['true'], env=self.env())
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(sorted(os.listdir(work)), ['run.sqlite'])
         self.assert_nothing_of_roots()
@@ -170,67 +172,60 @@ class UnderSudo(TempDirTest):
         profile there as the user (a planted ~/.cache link to a root-only
         directory gets nothing), and the user's own next run reads it. A
         profile planted as a link to root's is not read."""
-        bindir = tempfile.mkdtemp(prefix='mfu-bin-', dir='/tmp')
-        try:
-            os.chmod(bindir, 0o755)
-            rec = os.path.join(bindir, 'mfu-record')
-            shutil.copy2(prog('MFU_RECORD'), rec)
-            shutil.copy2(prog('MFU_CALIBRATE'), os.path.join(bindir, 'mfu-calibrate'))
-            env = self.env()
-            env.pop('MFU_NO_CALIBRATE', None)
+        # the copy of mfu-record runs the mfu-calibrate beside it
+        rec = self.rec
+        env = self.env()
+        env.pop('MFU_NO_CALIBRATE', None)
 
-            def run(out, extra=(), env=env, as_user=False):
-                # not -q, which would leave out the calibration's messages
-                cmd = [rec, '-o', self.path(out)] + list(extra) + ['--', 'true']
-                if as_user:
-                    cmd = ['setpriv', '--reuid=%d' % self.user.pw_uid, '--regid=%d' % self.user.pw_gid,
-                           '--clear-groups'] + cmd
-                return subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                      text=True, timeout=300)
+        def run(out, extra=(), env=env, as_user=False):
+            # not -q, which would leave out the calibration's messages
+            cmd = [rec, '-o', self.path(out)] + list(extra) + ['--', 'true']
+            if as_user:
+                cmd = as_nobody(cmd)
+            return subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True, timeout=300)
 
-            cache = os.path.join(self.home, '.cache')
-            os.symlink(self.rootonly, cache)
-            os.lchown(cache, self.user.pw_uid, self.user.pw_gid)
-            p = run('run1.sqlite')
-            self.assertEqual(p.returncode, 0, p.stderr)
-            self.assertIn('has not been calibrated', p.stderr)
-            self.assertIn('calibration failed', p.stderr)
-            self.assert_nothing_of_roots()
+        cache = os.path.join(self.home, '.cache')
+        os.symlink(self.rootonly, cache)
+        os.lchown(cache, self.user.pw_uid, self.user.pw_gid)
+        p = run('run1.sqlite')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn('has not been calibrated', p.stderr)
+        self.assertIn('calibration failed', p.stderr)
+        self.assert_nothing_of_roots()
 
-            os.unlink(cache)
-            p = run('run2.sqlite')
-            self.assertEqual(p.returncode, 0, p.stderr)
-            self.assertIn('has not been calibrated', p.stderr)
-            self.assertNotIn('calibration failed', p.stderr)
-            profiles = glob.glob(os.path.join(cache, 'mfu', 'profile-*.sqlite'))
-            self.assertEqual(len(profiles), 1, p.stderr)
-            self.assert_nothing_of_roots()
-            self.assertEqual(os.stat(self.path('run2.sqlite')).st_uid, self.user.pw_uid)
+        os.unlink(cache)
+        p = run('run2.sqlite')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn('has not been calibrated', p.stderr)
+        self.assertNotIn('calibration failed', p.stderr)
+        profiles = glob.glob(os.path.join(cache, 'mfu', 'profile-*.sqlite'))
+        self.assertEqual(len(profiles), 1, p.stderr)
+        self.assert_nothing_of_roots()
+        self.assertEqual(os.stat(self.path('run2.sqlite')).st_uid, self.user.pw_uid)
 
-            # the user's own run, without sudo, reads the profile
-            user_env = dict(env, HOME=self.home)
-            for k in ('SUDO_UID', 'SUDO_GID', 'SUDO_USER'):
-                user_env.pop(k)
-            p = run('run3.sqlite', env=user_env, as_user=True)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            self.assertNotIn('has not been calibrated', p.stderr)
-            self.assertNotIn('calibration failed', p.stderr)
-            self.assertNotIn('cannot read the profile', p.stderr)
-            # its measured peaks, or (a busy machine: other tests) its note
-            # that the profile's figures were disturbed, which are never peaks
-            self.assertTrue(query(self.path('run3.sqlite'), "SELECT * FROM peak WHERE source = 'measured'") or
-                            query(self.path('run3.sqlite'), "SELECT * FROM note WHERE kind = 'profile'"))
+        # the user's own run, without sudo, reads the profile
+        user_env = dict(env, HOME=self.home)
+        for k in ('SUDO_UID', 'SUDO_GID', 'SUDO_USER'):
+            user_env.pop(k)
+        p = run('run3.sqlite', env=user_env, as_user=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn('has not been calibrated', p.stderr)
+        self.assertNotIn('calibration failed', p.stderr)
+        self.assertNotIn('cannot read the profile', p.stderr)
+        # its measured peaks, or (a busy machine: other tests) its note
+        # that the profile's figures were disturbed, which are never peaks
+        self.assertTrue(query(self.path('run3.sqlite'), "SELECT * FROM peak WHERE source = 'measured'") or
+                        query(self.path('run3.sqlite'), "SELECT * FROM note WHERE kind = 'profile'"))
 
-            # a profile of root's, reached through a link the user planted
-            os.rename(profiles[0], os.path.join(self.rootonly, 'root-profile.sqlite'))
-            os.symlink(os.path.join(self.rootonly, 'root-profile.sqlite'), profiles[0])
-            os.lchown(profiles[0], self.user.pw_uid, self.user.pw_gid)
-            p = run('run4.sqlite', ['--no-calibrate'])
-            self.assertEqual(p.returncode, 0, p.stderr)
-            self.assertEqual(query(self.path('run4.sqlite'), "SELECT * FROM peak WHERE source = 'measured'"), [])
-            self.assertEqual(owned_by_others(self.home, self.user.pw_uid), [])
-        finally:
-            shutil.rmtree(bindir, ignore_errors=True)
+        # a profile of root's, reached through a link the user planted
+        os.rename(profiles[0], os.path.join(self.rootonly, 'root-profile.sqlite'))
+        os.symlink(os.path.join(self.rootonly, 'root-profile.sqlite'), profiles[0])
+        os.lchown(profiles[0], self.user.pw_uid, self.user.pw_gid)
+        p = run('run4.sqlite', ['--no-calibrate'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(query(self.path('run4.sqlite'), "SELECT * FROM peak WHERE source = 'measured'"), [])
+        self.assertEqual(owned_by_others(self.home, self.user.pw_uid), [])
 
     @unittest.skipIf(os.environ.get('MFU_EMULATE_MISSING') or SANITIZED,
                      'the emulator is not built here, or runs no sanitized program')
@@ -238,16 +233,12 @@ class UnderSudo(TempDirTest):
         """--emulate's directory is the target's user's: swapped for a link
         to a directory of root's during the run, root's cleanup must not
         empty that directory."""
-        probe = subprocess.run(['setpriv', '--reuid=%d' % self.user.pw_uid, '--regid=%d' % self.user.pw_gid,
-                                '--clear-groups', 'test', '-r', os.path.join(prog('MFU_EMULATE_LIB'), '.')])
-        if probe.returncode != 0:
-            self.skipTest('user nobody cannot reach the emulator tool in the build tree')
         victim = os.path.join(self.rootonly, 'victim')
         os.mkdir(victim)
         with open(os.path.join(victim, 'keep'), 'w') as f:
             f.write('keep')
         go = self.path('go')
-        proc = subprocess.Popen([prog('MFU_RECORD'), '-q', '--emulate', '-o', self.path('run.sqlite'), '--',
+        proc = subprocess.Popen([self.rec, '-q', '--emulate', '-o', self.path('run.sqlite'), '--',
                                  'sh', '-c', 'while [ ! -e %s ]; do sleep 0.05; done' % go],
                                 env=self.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:

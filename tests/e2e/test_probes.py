@@ -6,8 +6,6 @@ counts (tests/workloads/nomark.c)."""
 import csv
 import io
 import os
-import pwd
-import shutil
 import signal
 import subprocess
 import sys
@@ -15,7 +13,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mfutest import TempDirTest, prog, query, record  # noqa: E402
+from mfutest import TempDirTest, as_nobody, nobody_reachable, prog, query, record  # noqa: E402
 
 ROOT = os.geteuid() == 0
 PYTHON = '/usr/bin/python3.11'
@@ -222,32 +220,35 @@ class FunctionSteps(TempDirTest):
 
 
 class Unprivileged(TempDirTest):
-    def nobody(self, args):
-        nb = pwd.getpwnam('nobody')
-        cmd = ['setpriv', '--reuid=%d' % nb.pw_uid, '--regid=%d' % nb.pw_gid, '--clear-groups',
-               prog('MFU_RECORD')] + args
-        return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    """mfu-record and its target as user nobody, from copies nobody can reach
+    (mfutest.nobody_reachable())."""
 
-    @unittest.skipUnless(ROOT and shutil.which('setpriv'), 'needs root to become another user')
+    def setUp(self):
+        super().setUp()
+        self.cp = nobody_reachable(self, [prog('MFU_RECORD'), wl_nomark()])
+
+    def nobody(self, args):
+        cmd = as_nobody([self.cp[prog('MFU_RECORD')]] + args)
+        return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120,
+                              env=self.cp.env)
+
     def test_uprobes_without_cap_sys_admin_say_what_is_needed(self):
         db = self.path('run.sqlite')
-        p = self.nobody(['-o', db, '--step', 'train_step', '--', wl_nomark(), '--calls', '1'])
+        p = self.nobody(['-o', db, '--step', 'train_step', '--', self.cp[wl_nomark()], '--calls', '1'])
         self.assertEqual(p.returncode, 125, p.stderr)
         self.assertIn('CAP_SYS_ADMIN', p.stderr)
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
         self.assertFalse(os.path.exists(db))
 
-    @unittest.skipUnless(ROOT and shutil.which('setpriv'), 'needs root to become another user')
     def test_attach_to_ones_own_process_needs_no_privilege(self):
-        nb = pwd.getpwnam('nobody')
         ready, go, db = self.path('ready'), self.path('go'), self.path('run.sqlite')
-        asnb = ['setpriv', '--reuid=%d' % nb.pw_uid, '--regid=%d' % nb.pw_gid, '--clear-groups']
-        proc = subprocess.Popen(asnb + [wl_nomark(), '--calls', '150', '--busy-us', '10000', '--ready', ready,
-                                        '--wait-for', go],
+        proc = subprocess.Popen(as_nobody([self.cp[wl_nomark()], '--calls', '150', '--busy-us', '10000',
+                                           '--ready', ready, '--wait-for', go]),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         wait_file(ready)
-        rec = subprocess.Popen(asnb + [prog('MFU_RECORD'), '-o', db, '-p', str(proc.pid), '--duration', '0.5'],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        rec = subprocess.Popen(as_nobody([self.cp[prog('MFU_RECORD')], '-o', db, '-p', str(proc.pid),
+                                          '--duration', '0.5']),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.cp.env)
         early = ''
         for line in rec.stderr:
             early += line
@@ -265,7 +266,6 @@ class Unprivileged(TempDirTest):
         self.assertGreater(query(db, 'SELECT count(*) AS n FROM sample')[0]['n'], 100)
 
     @unittest.skipUnless(python_has_probes(), 'needs Debian\'s python3.11')
-    @unittest.skipUnless(ROOT and shutil.which('setpriv'), 'needs root to become another user')
     def test_python_steps_need_no_privilege(self):
         db, script = self.path('run.sqlite'), self.path('loop.py')
         with open(script, 'w') as f:

@@ -12,7 +12,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mfutest import SANITIZED, VM_SLACK_NS, TempDirTest, prog, query, read_clock, record, steal_ns  # noqa: E402
+from mfutest import (SANITIZED, VM_SLACK_NS, TempDirTest, as_nobody, nobody_reachable, prog, query,  # noqa: E402
+                     read_clock, record, steal_ns)
 
 
 def wl(name):
@@ -883,14 +884,13 @@ class RecordRecap(TempDirTest):
 
 class RecordUnprivileged(TempDirTest):
     def test_as_nobody(self):
-        nobody = pwd.getpwnam('nobody')
         db = self.path('run.sqlite')
         clk = self.path('clock.txt')
-        cmd = ['setpriv', '--reuid=%d' % nobody.pw_uid, '--regid=%d' % nobody.pw_gid, '--clear-groups',
-               prog('MFU_RECORD'), '-o', db, '--', wl('steps'), '--steps', '5', '--busy-us', '30000',
-               '--sleep-us', '1000', '--clock', clk]
+        cp = nobody_reachable(self, [prog('MFU_RECORD'), wl('steps')])
+        cmd = as_nobody([cp[prog('MFU_RECORD')], '-o', db, '--', cp[wl('steps')], '--steps', '5', '--busy-us',
+                         '30000', '--sleep-us', '1000', '--clock', clk])
         steal0 = steal_ns()
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60, env=cp.env)
         self.assertEqual(p.returncode, 0, p.stderr)
         stolen = steal_ns() - steal0
         steps = query(db, 'SELECT * FROM step ORDER BY step')

@@ -2,7 +2,6 @@
 mfu-record, turned into breakdowns by the SQL in analyses/, checked against
 the workloads' own clocks."""
 import os
-import pwd
 import re
 import sqlite3
 import subprocess
@@ -11,7 +10,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mfutest import SRCDIR, TempDirTest, prog, query, record, steal_ns  # noqa: E402
+from mfutest import SRCDIR, TempDirTest, as_nobody, nobody_reachable, prog, query, record, steal_ns  # noqa: E402
 
 
 def analysis(db, name):
@@ -317,16 +316,14 @@ class ProcessPhases(TempDirTest):
         self.assertEqual({g['phase'] for g in sleeps}, {'forward'}, sleeps)
 
 
-@unittest.skipUnless(os.geteuid() == 0, 'needs root to switch to an unprivileged user')
 class SamplingUnprivileged(TempDirTest):
     def test_same_blocked_and_runnable_figures(self):
-        nobody = pwd.getpwnam('nobody')
         truth = self.path('truth.txt')
         db = self.path('run.sqlite')
-        cmd = ['setpriv', '--reuid=%d' % nobody.pw_uid, '--regid=%d' % nobody.pw_gid, '--clear-groups',
-               prog('MFU_RECORD'), '-o', db, '--', wl('mix'), '--steps', '5', '--sleep-ms', '20',
-               '--compute-ms', '10', '--dispatch-ms', '2', '--truth', truth]
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        cp = nobody_reachable(self, [prog('MFU_RECORD'), wl('mix')])
+        cmd = as_nobody([cp[prog('MFU_RECORD')], '-o', db, '--', cp[wl('mix')], '--steps', '5', '--sleep-ms', '20',
+                         '--compute-ms', '10', '--dispatch-ms', '2', '--truth', truth])
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120, env=cp.env)
         self.assertEqual(p.returncode, 0, p.stderr)
         own = read_truth(truth)
         s = query(db, 'SELECT user_only FROM sampling')[0]
