@@ -101,6 +101,11 @@ def steal_ns():
     return steal * 1_000_000_000 // hz
 
 
+def perf_event_paranoid():
+    with open('/proc/sys/kernel/perf_event_paranoid') as f:
+        return int(f.read())
+
+
 SANITIZED = os.environ.get('MFU_SANITIZED') == '1' or bool(os.environ.get('MFU_SANITIZE'))
 
 

@@ -24,7 +24,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mfutest import SANITIZED, SRCDIR, TempDirTest, as_nobody, nobody, nobody_reachable, prog, query, record  # noqa: E402
+from mfutest import (SANITIZED, SRCDIR, TempDirTest, as_nobody, nobody, nobody_reachable, prog,  # noqa: E402
+                     query, record)
 
 ROOT = os.geteuid() == 0
 PY_STEPS = os.path.join(SRCDIR, 'tests', 'workloads', 'py_steps.py')

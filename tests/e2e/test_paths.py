@@ -22,7 +22,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mfutest import SANITIZED, TempDirTest, as_nobody, nobody, nobody_reachable, nobody_tmp, prog, query, record  # noqa: E402
+from mfutest import (SANITIZED, TempDirTest, as_nobody, nobody, nobody_reachable, nobody_tmp, prog,  # noqa: E402
+                     query, record)
 
 ROOT = os.geteuid() == 0
 SECRET = 'TOPSECRET-6c1f'

@@ -12,8 +12,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mfutest import (SANITIZED, VM_SLACK_NS, TempDirTest, as_nobody, nobody_reachable, prog, query,  # noqa: E402
-                     read_clock, record, steal_ns)
+from mfutest import (SANITIZED, VM_SLACK_NS, TempDirTest, as_nobody, nobody_reachable,  # noqa: E402
+                     perf_event_paranoid, prog, query, read_clock, record, steal_ns)
 
 
 def wl(name):
@@ -901,7 +901,7 @@ class RecordUnprivileged(TempDirTest):
             # a VM's host stalls vCPUs for milliseconds now and then: VM_SLACK_NS
             self.assertLessEqual(abs(s['wall_ns'] - (t1 - t0)), max(0.01 * (t1 - t0), 50000) + VM_SLACK_NS)
             self.assertLessEqual(abs(s['cpu_ns'] - (c1 - c0)), max(0.02 * (c1 - c0), 100000) + stolen + VM_SLACK_NS)
-        paranoid = int(open('/proc/sys/kernel/perf_event_paranoid').read())
+        paranoid = perf_event_paranoid()
         if paranoid >= 2:
             # user-mode-only switch counts would read 0: unknown, not 0
             self.assertIsNone(steps[0]['ctx_switches'])

@@ -10,7 +10,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mfutest import SRCDIR, TempDirTest, as_nobody, nobody_reachable, prog, query, record, steal_ns  # noqa: E402
+from mfutest import (SRCDIR, TempDirTest, as_nobody, nobody_reachable, perf_event_paranoid,  # noqa: E402
+                     prog, query, record, steal_ns)
 
 
 def analysis(db, name):
@@ -327,7 +328,7 @@ class SamplingUnprivileged(TempDirTest):
         self.assertEqual(p.returncode, 0, p.stderr)
         own = read_truth(truth)
         s = query(db, 'SELECT user_only FROM sampling')[0]
-        paranoid = int(open('/proc/sys/kernel/perf_event_paranoid').read())
+        paranoid = perf_event_paranoid()
         self.assertEqual(s['user_only'], 1 if paranoid >= 2 else 0)
         for r in analysis(db, 'breakdown'):
             self.assertAlmostEqual(r['blocked_ms'], own[r['step']]['sleep'] / 1e6, delta=2.0)
