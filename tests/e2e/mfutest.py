@@ -79,14 +79,47 @@ def query(db, sql, args=()):
         con.close()
 
 
+class Own(tuple):
+    """A workload's own readings around a marked interval, (t0, t1, cpu0,
+    cpu1) in ns, and how long its thread waited for a CPU (runnable, not
+    running: tests/workloads/run_delay.h) .outside, between the readings and
+    the markers, and .inside, between the markers."""
+    outside = inside = 0
+
+
 def read_clock(path):
-    """The steps workload's own readings: {step: (t0, t1, cpu0, cpu1)} in ns."""
+    """The steps workload's own readings: {step: Own} (--clock FILE)."""
     out = {}
     with open(path) as f:
         for line in f:
-            s, t0, t1, c0, c1 = (int(x) for x in line.split())
-            out[s] = (t0, t1, c0, c1)
+            v = [int(x) for x in line.split()]
+            out[v[0]] = own = Own(v[1:5])
+            own.outside, own.inside = (v[5], v[6]) if len(v) > 6 else (0, 0)
     return out
+
+
+def read_phase_clock(path):
+    """The steps workload's own readings per phase (--phase-clock FILE):
+    {(step, name): Own}."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            step, name, *v = line.split()
+            own = out[(int(step), name)] = Own(int(x) for x in v[:4])
+            own.outside, own.inside = int(v[4]), int(v[5])
+    return out
+
+
+def wall_slack(own_wall, outside, rel=0.01, floor=50_000):
+    """How much shorter than the program's own reading around it (@own_wall
+    ns) a recorded interval may be: @rel of it, at least @floor ns (the
+    readings sit microseconds outside the markers; a sample interrupt there
+    costs 50-65 us on a VM), plus @outside, the time the program's thread
+    waited for a CPU between its readings and the markers (a preemption
+    there is the busy machine's, not the recorder's: exactly that much is
+    allowed, 0 on an idle machine), plus VM_SLACK_NS for a stall of the
+    vCPU by its host, which the guest does not see."""
+    return max(rel * own_wall, floor) + outside + VM_SLACK_NS
 
 
 def steal_ns():

@@ -65,12 +65,14 @@ def page(pid):
 
 
 def read_own(path):
-    """The program's own clock: (t_before_begin, t_after_end) per step."""
+    """The program's own clock: (t_before_begin, t_after_end, delay_outside)
+    per step, the last how long its thread waited for a CPU between those
+    readings and the markers (steps.c's and py_steps.py's --clock)."""
     rows = []
     with open(path) as f:
         for line in f:
             v = [int(x) for x in line.split()]
-            rows.append((v[1], v[2]))
+            rows.append((v[1], v[2], v[5] if len(v) >= 7 else v[3] if len(v) == 4 else 0))
     return sorted(rows)
 
 
@@ -106,9 +108,11 @@ class AttachTest(TempDirTest):
 
     def check_steps(self, db, own, pid):
         """Every complete step of @pid lies inside the program's own reading
-        of it, within 1% of its length for nearly all (a step whose own
-        reading took a preemption between the marker and the clock is
-        allowed the VM's slack); counts interpolated."""
+        of it, within 1% of its length for nearly all, but for the time the
+        program's thread waited for a CPU between a reading and its marker
+        (a busy machine's, not the recorder's; a VM's host stall, which
+        the guest does not see, is allowed the VM's slack); counts
+        interpolated."""
         steps = query(db, 'SELECT * FROM step WHERE complete = 1 ORDER BY begin_ns')
         self.assertTrue(steps)
         within = 0
@@ -119,9 +123,9 @@ class AttachTest(TempDirTest):
             self.assertLessEqual(s['end_ns'], row[1], s)
             own_wall = row[1] - row[0]
             self.assertLessEqual(s['wall_ns'], own_wall)
-            within += own_wall - s['wall_ns'] <= 0.01 * own_wall
+            within += own_wall - s['wall_ns'] - row[2] <= 0.01 * own_wall
             if not SANITIZED:
-                self.assertLessEqual(own_wall - s['wall_ns'], max(0.1 * own_wall, 2_000_000))
+                self.assertLessEqual(own_wall - s['wall_ns'], max(0.1 * own_wall, 2_000_000) + row[2], (s, row))
             self.assertEqual(s['counts'], 'interpolated')
             self.assertIsNotNone(s['cpu_ns'])
         self.assertGreaterEqual(within, 0.9 * len(steps), '%d of %d steps within 1%%' % (within, len(steps)))

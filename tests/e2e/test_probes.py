@@ -34,16 +34,21 @@ def wl(name):
 # also with the recorder of the day before), which only lengthens the own
 # clock's interval. A probe at the wrong place would be off by the 20 ms
 # of the call.
-def own_slack(own_wall):
-    return max(0.1 * own_wall, 2_000_000)
+# @outside: how long the program's thread waited for a CPU between its
+# readings and the function's entry and return (nomark's --clock, from
+# tests/workloads/run_delay.h): on a busy machine a preemption lands there,
+# and exactly that much more is allowed (0 on an idle machine).
+def own_slack(own_wall, outside=0):
+    return max(0.1 * own_wall, 2_000_000) + outside
 
 
 def read_clock(path):
+    """nomark's --clock: (call, t0, t1, cpu0, cpu1, delay_outside) per call."""
     rows = []
     with open(path) as f:
         for line in f:
-            k, t0, t1, c0, c1 = (int(x) for x in line.split())
-            rows.append((k, t0, t1, c0, c1))
+            k, t0, t1, c0, c1, d = (int(x) for x in line.split())
+            rows.append((k, t0, t1, c0, c1, d))
     return rows
 
 
@@ -69,15 +74,16 @@ class FunctionSteps(TempDirTest):
         steps = query(db, 'SELECT * FROM step ORDER BY step')
         self.assertEqual(len(own), 25)
         self.assertEqual(len(steps), 25, p.stderr)
-        for s, (k, t0, t1, c0, c1) in zip(steps, own):
+        for s, (k, t0, t1, c0, c1, d) in zip(steps, own):
             self.assertEqual(s['complete'], 1)
             self.assertEqual(s['counts'], 'interpolated')
             # the uprobes fire inside the program's own readings around the call
             self.assertGreaterEqual(s['begin_ns'], t0 - 50000)
             self.assertLessEqual(s['end_ns'], t1 + 50000)
             own_wall = t1 - t0
-            self.assertLessEqual(own_wall - s['wall_ns'], own_slack(own_wall),
-                                 'call %d: step %d ns, own clock %d ns' % (k, s['wall_ns'], own_wall))
+            self.assertLessEqual(own_wall - s['wall_ns'], own_slack(own_wall, d),
+                                 'call %d: step %d ns, own clock %d ns, %d ns preempted outside the probes'
+                                 % (k, s['wall_ns'], own_wall, d))
         # the phase: load_batch sleeps 2 ms inside each call
         phases = query(db, "SELECT * FROM phase WHERE name = 'load' ORDER BY id")
         self.assertEqual(len(phases), 25)
@@ -128,7 +134,7 @@ class FunctionSteps(TempDirTest):
         self.assertEqual(len(steps), 15)
         readings = query(db, 'SELECT count(DISTINCT time_ns) AS n FROM interval_reading')[0]['n']
         self.assertGreater(readings, 15 * 2)
-        for s, (k, t0, t1, c0, c1) in zip(steps, own):
+        for s, (k, t0, t1, c0, c1, d) in zip(steps, own):
             own_cpu = c1 - c0
             self.assertIsNotNone(s['cpu_ns'])
             self.assertIsNotNone(s['cpu_ns_err'])
@@ -153,11 +159,11 @@ class FunctionSteps(TempDirTest):
         own = read_clock(clk)
         steps = query(db, 'SELECT * FROM step WHERE complete = 1 ORDER BY step')
         self.assertEqual(len(steps), 12)
-        for s, (k, t0, t1, c0, c1) in zip(steps, own):
+        for s, (k, t0, t1, c0, c1, d) in zip(steps, own):
             # every step lies inside the program's own readings around its call
             self.assertGreaterEqual(s['begin_ns'], t0)
             self.assertLessEqual(s['end_ns'], t1)
-            self.assertLessEqual((t1 - t0) - s['wall_ns'], own_slack(t1 - t0))
+            self.assertLessEqual((t1 - t0) - s['wall_ns'], own_slack(t1 - t0, d))
         row = query(db, "SELECT * FROM probe WHERE boundary = 'begin'")[0]
         self.assertTrue(row['paths'].endswith('libnomark_plugin.so'), row)
 
@@ -343,7 +349,7 @@ class Attach(TempDirTest):
             self.assertIsNotNone(row, 'step %d matches no call of the program' % s['step'])
             own_wall = row[2] - row[1]
             if not SANITIZED:  # the sanitized recorder competes for the CPUs
-                self.assertLessEqual(own_wall - s['wall_ns'], own_slack(own_wall))
+                self.assertLessEqual(own_wall - s['wall_ns'], own_slack(own_wall, row[5]))
                 self.assertLessEqual(s['wall_ns'], own_wall + 100000)
             self.assertIsNotNone(s['cpu_ns'])
         # counts of every thread, read while attached
@@ -379,8 +385,8 @@ class Attach(TempDirTest):
     def test_process_that_ends_while_attached(self):
         # no probes: counters over time and sampling only, allowed on one's
         # own process without privilege
-        db = self.path('run.sqlite')
-        proc = self.start('--calls', '40', '--busy-us', '10000', '--start-delay-us', '300000')
+        db, clk = self.path('run.sqlite'), self.path('clock.txt')
+        proc = self.start('--calls', '40', '--busy-us', '10000', '--start-delay-us', '300000', '--clock', clk)
         rec = attach(['-o', db, '-p', str(proc.pid)], self.go)
         _, err = rec.communicate(timeout=120)
         self.assertEqual(rec.returncode, 0, rec.early + err)
@@ -388,14 +394,20 @@ class Attach(TempDirTest):
         self.assertEqual(proc.returncode, 0)
         run = query(db, 'SELECT * FROM run')[0]
         self.assertEqual((run['mode'], run['state']), ('attach', 'complete'))
-        # task-clock over the run: the program's 40 x 10 ms of spinning
+        # task-clock over the run: at least the CPU time of the program's 40
+        # calls by its own clock (each spins 10 ms of wall time: all of it
+        # on an idle CPU, less on a busy machine)
+        own = read_clock(clk)
+        self.assertEqual(len(own), 40)
+        own_cpu = sum(c1 - c0 for k, t0, t1, c0, c1, d in own)
+        own_wall = sum(t1 - t0 for k, t0, t1, c0, c1, d in own)
         total = query(db, "SELECT total FROM counter WHERE name = 'task-clock'")[0]['total']
-        self.assertGreater(total, 0.35e9)
+        self.assertGreater(total, 0.98 * own_cpu)
         series = query(db, "SELECT time_ns, raw FROM interval_reading WHERE counter = 0 ORDER BY time_ns")
         self.assertGreater(len(series), 20)
         self.assertTrue(all(b['raw'] >= a['raw'] for a, b in zip(series, series[1:])))
         # the report's time series adds up to the counter's increase, and
-        # shows the 0.3 s wait (no CPU) and the spinning (one CPU)
+        # shows the 0.3 s wait (no CPU) and the spinning
         r = subprocess.run([prog('MFU_REPORT'), '--db', db, 'intervals', '--format', 'csv'],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -403,9 +415,12 @@ class Attach(TempDirTest):
         self.assertEqual(len(rows), len(series) - 1)
         busy = sum(float(x['cpus']) * float(x['interval_ms']) * 1e6 for x in rows)
         self.assertAlmostEqual(busy, series[-1]['raw'] - series[0]['raw'], delta=1e3)
+        # shows the wait and, while spinning, the CPU share the program's
+        # own clocks give (1 on an idle machine; the busiest interval has
+        # at least about the average share)
         cpus = [float(x['cpus']) for x in rows]
         self.assertLess(min(cpus), 0.05)
-        self.assertGreater(max(cpus), 0.8)
+        self.assertGreater(max(cpus), 0.8 * own_cpu / own_wall, (cpus, own_cpu, own_wall))
         self.assertLessEqual(max(cpus), 1.05)
 
     def test_bad_pids(self):

@@ -16,9 +16,12 @@
  *   --plugin LIB     dlopen LIB after --plugin-delay-us (default 100000),
  *                    wait --after-dlopen-us, and call its plugin_step() N
  *                    times (each spinning --busy-us)
- *   --clock FILE     write "call t_before t_after cpu_before cpu_after" per
- *                    call of train_step (or plugin_step): CLOCK_MONOTONIC
- *                    and the thread's CLOCK_THREAD_CPUTIME_ID, ns
+ *   --clock FILE     write "call t_before t_after cpu_before cpu_after
+ *                    delay_outside" per call of train_step (or plugin_step):
+ *                    CLOCK_MONOTONIC and the thread's CLOCK_THREAD_CPUTIME_ID,
+ *                    and how long the thread waited for a CPU (run_delay.h)
+ *                    between its readings and the function's entry and
+ *                    return (for plugin_step: during the whole call), ns
  *   --ready FILE     write the pid to FILE once started (for attaching)
  *   --start-delay-us US  in every thread, wait this long before the first call
  *   --wait-for FILE  before any call, wait until FILE exists (a test attaches
@@ -38,6 +41,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "run_delay.h"
+
 __extension__ volatile unsigned short nomark_iter_begin_semaphore __attribute__((unused, section(".probes")));
 __extension__ volatile unsigned short nomark_iter_end_semaphore __attribute__((unused, section(".probes")));
 
@@ -49,6 +54,9 @@ static FILE *clock_file;
 static pthread_mutex_t clock_lock = PTHREAD_MUTEX_INITIALIZER;
 static long made, fired;
 volatile long nomark_sink;
+/* the run delay inside train_step, just after its entry and just before
+ * its return (read only with --clock) */
+static __thread uint64_t delay_entry, delay_return;
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -75,6 +83,8 @@ __attribute__((noinline)) void load_batch(void)
 __attribute__((noinline)) void train_step(long i);
 __attribute__((noinline)) void train_step(long i)
 {
+	if (clock_file)
+		delay_entry = run_delay_ns();
 	uint64_t end = clock_ns(CLOCK_MONOTONIC) + (uint64_t)busy_us * 1000;
 	long s = 0;
 
@@ -82,16 +92,23 @@ __attribute__((noinline)) void train_step(long i)
 	while (clock_ns(CLOCK_MONOTONIC) < end)
 		s += i;
 	nomark_sink += s;
+	if (clock_file)
+		delay_return = run_delay_ns();
 	__asm__ volatile("" ::: "memory");
 }
 
-static void note_call(long k, uint64_t t0, uint64_t t1, uint64_t c0, uint64_t c1)
+static uint64_t delay_now(void)
+{
+	return clock_file ? run_delay_ns() : 0;
+}
+
+static void note_call(long k, uint64_t t0, uint64_t t1, uint64_t c0, uint64_t c1, uint64_t delay)
 {
 	pthread_mutex_lock(&clock_lock);
 	made++;
 	if (clock_file)
-		fprintf(clock_file, "%ld %llu %llu %llu %llu\n", k, (unsigned long long)t0, (unsigned long long)t1,
-			(unsigned long long)c0, (unsigned long long)c1);
+		fprintf(clock_file, "%ld %llu %llu %llu %llu %llu\n", k, (unsigned long long)t0, (unsigned long long)t1,
+			(unsigned long long)c0, (unsigned long long)c1, (unsigned long long)delay);
 	pthread_mutex_unlock(&clock_lock);
 }
 
@@ -106,9 +123,11 @@ static void *loop(void *arg)
 			STAP_PROBE1(nomark, iter_begin, k);
 			on = 1;
 		}
+		uint64_t d0 = delay_now();
 		uint64_t t0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		train_step(k);
 		uint64_t c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID), t1 = clock_ns(CLOCK_MONOTONIC);
+		uint64_t d1 = delay_now();
 		if (usdt && nomark_iter_end_semaphore) {
 			STAP_PROBE1(nomark, iter_end, k);
 			on = 1;
@@ -118,7 +137,7 @@ static void *loop(void *arg)
 			fired++;
 			pthread_mutex_unlock(&clock_lock);
 		}
-		note_call(k, t0, t1, c0, c1);
+		note_call(k, t0, t1, c0, c1, (delay_entry - d0) + (d1 - delay_return));
 		if (gap_us)
 			sleep_for_us(gap_us);
 	}
@@ -201,10 +220,11 @@ int main(int argc, char **argv)
 		if (after_dlopen_us)
 			sleep_for_us(after_dlopen_us);
 		for (long k = 0; k < calls; k++) {
+			uint64_t d0 = delay_now();
 			uint64_t t0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 			step(busy_us);
 			uint64_t c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID), t1 = clock_ns(CLOCK_MONOTONIC);
-			note_call(k, t0, t1, c0, c1);
+			note_call(k, t0, t1, c0, c1, delay_now() - d0);
 		}
 	} else if (nthreads == 1) {
 		loop(NULL);

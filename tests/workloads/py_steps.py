@@ -7,7 +7,9 @@ recorder's step times against the program's (steps.c's Python twin).
 Each step is `with mfu.step():` around MS milliseconds of spinning (inside
 `with mfu.phase("compute"):` with --phases); the program reads
 CLOCK_MONOTONIC right before entering the step and right after leaving it,
-and writes "step t_before t_after" (ns) per step to FILE at the end.
+and writes "step t_before t_after delay_outside" (ns) per step to FILE at
+the end, delay_outside being how long it waited for a CPU between those
+readings and the step's markers (run_delay.h).
 --fork: halfway through, fork a child that runs 20 steps of its own and
 exits (the parent waits for it). Prints "py_steps: done N" at the end.
 Finds mfu.py on PYTHONPATH, else in ../../src/python relative to this file.
@@ -31,18 +33,32 @@ def spin(ms):
         pass
 
 
+def run_delay_ns():
+    """This thread's time waiting for a CPU so far (run_delay.h), 0 if unknown."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            return int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 def loop(n, ms, phases, clock):
+    delay = run_delay_ns if clock is not None else (lambda: 0)
     for s in range(n):
+        d0 = delay()
         t0 = time.monotonic_ns()
         with mfu.step():
+            d_begin = delay()
             if phases:
                 with mfu.phase("compute"):
                     spin(ms)
             else:
                 spin(ms)
+            d_end = delay()
         t1 = time.monotonic_ns()
+        d1 = delay()
         if clock is not None:
-            clock.append((s, t0, t1))
+            clock.append((s, t0, t1, (d_begin - d0) + (d1 - d_end)))
 
 
 def main():
@@ -67,8 +83,8 @@ def main():
         os.waitpid(pid, 0)
     if a.clock:
         with open(a.clock, "w") as f:
-            for s, t0, t1 in clock:
-                f.write("%d %d %d\n" % (s, t0, t1))
+            for row in clock:
+                f.write("%d %d %d %d\n" % row)
     print("py_steps: done %d" % a.steps, flush=True)
 
 

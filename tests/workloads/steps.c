@@ -12,8 +12,14 @@
  *   --threads T      spin in T threads at once during the busy part
  *   --flops F        declare F model FLOPs (and --bytes B) per step
  *   --phases         wrap the busy part in phase "compute" and the sleep in "wait"
- *   --clock FILE     write "step t_before_begin t_after_end cpu_before cpu_after"
- *                    per step (ns; CLOCK_MONOTONIC and CLOCK_PROCESS_CPUTIME_ID)
+ *   --clock FILE     write "step t_before_begin t_after_end cpu_before cpu_after
+ *                    delay_outside delay_inside" per step (ns; CLOCK_MONOTONIC
+ *                    and CLOCK_PROCESS_CPUTIME_ID; how long the main thread
+ *                    waited for a CPU, run_delay.h, between its readings and
+ *                    the markers, and between the markers)
+ *   --phase-clock FILE  the same for each phase (with --phases): "step name
+ *                    t_before_begin t_after_end cpu_before cpu_after
+ *                    delay_outside delay_inside"
  *   --exit CODE      exit with CODE at the end
  *   --raise SIG      kill itself with SIG at the end
  *   --forever        keep stepping until a signal arrives
@@ -39,6 +45,7 @@
 #include <unistd.h>
 
 #include "mfu.h"
+#include "run_delay.h"
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -67,6 +74,48 @@ static void spin_cpu_us(long us)
 	uint64_t end = clock_ns(CLOCK_THREAD_CPUTIME_ID) + (uint64_t)us * 1000;
 	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end)
 		;
+}
+
+/* The program's own readings around a marked interval: CLOCK_MONOTONIC and
+ * CLOCK_PROCESS_CPUTIME_ID before its begin and after its end, and the
+ * thread's run delay before the readings, just inside the markers, and
+ * after the readings. */
+struct own {
+	uint64_t t0, t1, c0, c1, d0, d_begin, d_end, d1;
+};
+
+/* the run delay is read only when a clock file is written (a few us each) */
+static int keep_delay;
+
+static uint64_t delay_now(void)
+{
+	return keep_delay ? run_delay_ns() : 0;
+}
+
+static void own_before(struct own *o)
+{
+	o->d0 = delay_now();
+	o->c0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	o->t0 = clock_ns(CLOCK_MONOTONIC);
+}
+
+static void own_after(struct own *o)
+{
+	o->t1 = clock_ns(CLOCK_MONOTONIC);
+	o->c1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	o->d1 = delay_now();
+}
+
+static void own_write(FILE *f, long step, const char *name, const struct own *o)
+{
+	if (name)
+		fprintf(f, "%ld %s ", step, name);
+	else
+		fprintf(f, "%ld ", step);
+	fprintf(f, "%llu %llu %llu %llu %llu %llu\n", (unsigned long long)o->t0, (unsigned long long)o->t1,
+		(unsigned long long)o->c0, (unsigned long long)o->c1,
+		(unsigned long long)((o->d_begin - o->d0) + (o->d1 - o->d_end)),
+		(unsigned long long)(o->d_end - o->d_begin));
 }
 
 static long busy_us, cpu_us;
@@ -124,7 +173,7 @@ int main(int argc, char **argv)
 	main_tid = (long)gettid();
 	long procs = 1;
 	char **then = NULL;
-	FILE *clk = NULL;
+	FILE *clk = NULL, *phase_clk = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -161,6 +210,12 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			i++;
+		} else if (!strcmp(a, "--phase-clock")) {
+			if (!v || !(phase_clk = fopen(v, "w"))) {
+				fprintf(stderr, "steps: cannot write %s\n", v ? v : "(none)");
+				return 2;
+			}
+			i++;
 		} else {
 			fprintf(stderr, "steps: unknown option %s\n", a);
 			return 2;
@@ -175,50 +230,69 @@ int main(int argc, char **argv)
 		fprintf(stderr, "steps: --procs must be 1..64\n");
 		return 2;
 	}
+	keep_delay = clk || phase_clk;
 	for (long p = 1; p < procs; p++) {
 		pid_t pid = fork();
 		if (pid == 0) {
-			clk = NULL; /* only the first process writes the clock file */
+			clk = phase_clk = NULL; /* only the first process writes the clock files */
 			procs = 1;
 			break;
 		}
 	}
 	for (long s = 0; forever || s < steps; s++) {
-		uint64_t c0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-		uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+		struct own st, ph;
+		own_before(&st);
 		mfu_step_begin();
+		st.d_begin = delay_now();
 		if (flops >= 0)
 			mfu_step_model(flops, bytes);
 		if (busy_us || cpu_us) {
 			pthread_t tids[1024];
-			if (phases)
+			if (phases) {
+				own_before(&ph);
 				mfu_phase_begin("compute");
+				ph.d_begin = delay_now();
+			}
 			for (long t = 1; t < threads; t++)
 				pthread_create(&tids[t], NULL, spinner, NULL);
 			busy();
 			for (long t = 1; t < threads; t++)
 				pthread_join(tids[t], NULL);
-			if (phases)
+			if (phases) {
+				ph.d_end = delay_now();
 				mfu_phase_end("compute");
+				own_after(&ph);
+				if (phase_clk)
+					own_write(phase_clk, s, "compute", &ph);
+			}
 		}
 		if (sleep_for) {
-			if (phases)
+			if (phases) {
+				own_before(&ph);
 				mfu_phase_begin("wait");
+				ph.d_begin = delay_now();
+			}
 			sleep_us(sleep_for);
-			if (phases)
+			if (phases) {
+				ph.d_end = delay_now();
 				mfu_phase_end("wait");
+				own_after(&ph);
+				if (phase_clk)
+					own_write(phase_clk, s, "wait", &ph);
+			}
 		}
+		st.d_end = delay_now();
 		mfu_step_end();
-		uint64_t t1 = clock_ns(CLOCK_MONOTONIC);
-		uint64_t c1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+		own_after(&st);
 		if (clk)
-			fprintf(clk, "%ld %llu %llu %llu %llu\n", s, (unsigned long long)t0,
-				(unsigned long long)t1, (unsigned long long)c0, (unsigned long long)c1);
+			own_write(clk, s, NULL, &st);
 		if (gap)
 			sleep_us(gap);
 	}
 	if (clk)
 		fclose(clk);
+	if (phase_clk)
+		fclose(phase_clk);
 	while (procs > 1 && wait(NULL) > 0)
 		;
 	report_thread_cpu();
