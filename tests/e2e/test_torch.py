@@ -13,7 +13,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mfutest import SRCDIR, TempDirTest, python_with, query, record  # noqa: E402
+from mfutest import SRCDIR, VM_SLACK_NS, TempDirTest, python_with, query, record  # noqa: E402
 from test_sampling import analysis  # noqa: E402
 
 SCRIPT = os.path.join(SRCDIR, 'tests', 'workloads', 'torch_mlp.py')
@@ -26,7 +26,8 @@ def verdict(db, name):
 
 class Torch(TempDirTest):
     def run_mlp(self, *args, openblas_threads=1):
-        db = self.path('run.sqlite')
+        db, self.clock = self.path('run.sqlite'), self.path('clock.txt')
+        args += ('--clock', self.clock)
         env = dict(os.environ, PYTHONPATH=os.environ.get('MFU_PYTHON_DIR', ''))
         # meson test sets MALLOC_PERTURB_: glibc then fills every block it
         # hands out, and a big model's tensors cost as much memset as GEMM
@@ -45,6 +46,28 @@ class Torch(TempDirTest):
         return {k: sum(r[k + '_ms'] or 0 for r in rows)
                 for k in ('kernel', 'sync', 'dispatch', 'unclassified', 'compute')}
 
+    def check_verdict(self, db, on_cpu_top, text):
+        """The verdict names the biggest part of step time: @on_cpu_top
+        (saying @text), or, on a machine busy enough, the time the driver
+        thread was runnable but not running, which the scheduler's own
+        count for the thread confirms: at least its run_delay between
+        readings just inside the markers, at most that between readings
+        just outside them."""
+        rows = analysis(db, 'breakdown')
+        wall = sum(r['wall_ms'] for r in rows)
+        parts = {k: sum(r[k + '_ms'] or 0 for r in rows)
+                 for k in ('blocked', 'runnable', 'kernel', 'sync', 'dispatch', 'unclassified', 'compute')}
+        with open(self.clock) as f:
+            own = [[int(x) for x in line.split()] for line in f]
+        inside, around = sum(o[1] for o in own) / 1e6, sum(o[2] for o in own) / 1e6
+        slack = 0.01 * wall + VM_SLACK_NS / 1e6
+        self.assertGreaterEqual(parts['runnable'], inside - slack, (parts, inside, around))
+        self.assertLessEqual(parts['runnable'], around + slack, (parts, inside, around))
+        top = max(parts, key=parts.get)
+        self.assertIn(top, (on_cpu_top, 'runnable'), parts)
+        self.assertIn(text if top == on_cpu_top else 'the CPUs are oversubscribed',
+                      verdict(db, 'breakdown_verdict'), parts)
+
     def test_big_model_is_compute_bound(self):
         if os.environ.get('MFU_SANITIZED'):
             self.skipTest("ASan's allocator, preloaded into python, maps and faults in every big tensor: "
@@ -54,7 +77,7 @@ class Torch(TempDirTest):
         t = self.oncpu(db)
         self.assertEqual(max(t, key=t.get), 'compute', t)
         self.assertGreater(t['compute'], 3 * t['dispatch'], t)
-        self.assertIn('compute kernels', verdict(db, 'breakdown_verdict'))
+        self.check_verdict(db, 'compute', 'compute kernels')
 
     def test_tiny_model_is_dispatch_bound(self):
         if os.environ.get('MFU_SANITIZED'):
@@ -62,7 +85,7 @@ class Torch(TempDirTest):
         db = self.run_mlp('--steps', '400', '--width', '8', '--batch', '4')
         t = self.oncpu(db)
         self.assertEqual(max(t, key=t.get), 'dispatch', t)
-        self.assertIn('dispatch overhead', verdict(db, 'breakdown_verdict'))
+        self.check_verdict(db, 'dispatch', 'dispatch overhead')
         # the interpreter and PyTorch's layers are dispatch, not unclassified
         self.assertGreater(t['dispatch'], 2 * t['unclassified'], t)
 
