@@ -13,7 +13,6 @@ import sqlite3
 import stat
 import subprocess
 import tempfile
-import time
 import unittest
 
 CALIBRATE = os.environ.get('MFU_CALIBRATE')
@@ -42,7 +41,8 @@ def row(rows, kind, scope, dtype=None, kernel=None, best=None):
 
 # In a sanitizer build (AddressSanitizer, UBSan) every kernel is
 # instrumented: speed figures say nothing about the machine, so the checks of
-# speed against the spec peak, repeatability and total time are skipped there;
+# speed against the spec peak and repeatability are skipped there (total
+# time is a benchmark's, tests/bench/bench_calibrate.py);
 # the rest (output contract, profile, errors) still runs.
 SANITIZED = os.environ.get('MFU_SANITIZED') == '1'
 perf_only = unittest.skipIf(SANITIZED, 'speed is meaningless in a sanitizer build')
@@ -59,9 +59,9 @@ class Calibrate(unittest.TestCase):
         cls.home = os.path.join(cls.tmp, 'home')
         os.mkdir(cls.home)
         env = {'XDG_CACHE_HOME': cls.cache, 'HOME': cls.home}
-        t = time.monotonic()
+        # (how long a calibration takes is measured by
+        # tests/bench/bench_calibrate.py, not here: a busy machine slows it)
         cls.p1 = run(['--format', 'json'], env=env)
-        cls.wall1 = time.monotonic() - t
         cls.env2 = {'XDG_CACHE_HOME': os.path.join(cls.tmp, 'cache2'), 'HOME': cls.home}
         cls.p2 = run(['--format', 'json', '--no-save'], env=cls.env2)
         cls.rows1 = json.loads(cls.p1.stdout) if cls.p1.returncode == 0 else None
@@ -201,12 +201,6 @@ class Calibrate(unittest.TestCase):
             else:
                 self.assertTrue(best[0]['kernel'].startswith('triad'))
 
-    @perf_only
-    def test_under_fifteen_seconds(self):
-        # about 9 s on an idle 2-vCPU VM with AVX-512, VNNI and a 260 MiB L3
-        # (10 FLOP kernels, 2 scopes, 1 GiB bandwidth sweeps)
-        self.assertLess(self.wall1, 15.0)
-
     def test_int8_kernels_where_the_cpu_has_them(self):
         """VNNI int8 dot products are measured where the CPU has them, as
         integer ops: never above the spec's ops per cycle at the measured
@@ -314,11 +308,9 @@ class CommandLine(unittest.TestCase):
     def test_quick_table_and_profile_option(self):
         with tempfile.TemporaryDirectory(prefix='mfu-cal-') as tmp:
             prof = os.path.join(tmp, 'sub', 'p.sqlite')
-            t = time.monotonic()
+            # (how long it takes is a benchmark's: tests/bench/bench_calibrate.py)
             p = run(['--quick', '--profile', prof], env={'XDG_CACHE_HOME': os.path.join(tmp, 'x')})
-            wall = time.monotonic() - t
             self.assertEqual(p.returncode, 0, p.stderr)
-            self.assertLess(wall, 10.0)
             self.assertTrue(os.path.exists(prof))
             self.assertFalse(os.path.exists(os.path.join(tmp, 'x')))
             lines = p.stdout.splitlines()
