@@ -90,6 +90,23 @@ def main():
     # 2. Time.
     print('calibration wall time: %.2f s (target < 10 s); --quick %.2f s (target < 5 s)' % (wall, quick))
 
+    # 2b. Repeatability of the bandwidth figures: a second full run (the
+    # e2e test checks only that they are positive: a VM's memory bandwidth
+    # moves with the host's other guests and a busy machine's other tasks).
+    rows2 = json.loads(subprocess.run([calibrate, '--format', 'json', '--no-save'], stdout=subprocess.PIPE,
+                                      stderr=subprocess.DEVNULL, text=True, check=True).stdout)
+    print('bandwidth, run 1 vs run 2 (GB/s, larger / smaller):')
+    for r in rows:
+        if r['kind'] != 'bandwidth':
+            continue
+        r2 = [x for x in rows2 if x['kind'] == 'bandwidth' and x['scope'] == r['scope']
+              and x['kernel'].replace('_nt', '') == r['kernel'].replace('_nt', '')][0]
+        shared = min(r['cpu_share'], r2['cpu_share']) < SHARE_OK
+        print('  %-4s %-9s %6.1f vs %6.1f: %.2fx%s'
+              % (r['scope'], r['kernel'], r['value'] / 1e9, r2['value'] / 1e9,
+                 max(r['value'], r2['value']) / min(r['value'], r2['value']),
+                 '  [CPUs shared]' if shared else ''))
+
     # 3. fp64 FMA, one core.
     fp64 = max((r for r in rows if r['kind'] == 'flops' and r['dtype'] == 'fp64'
                 and r['scope'] == 'core'), key=lambda r: r['value'])

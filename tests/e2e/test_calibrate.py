@@ -152,35 +152,19 @@ class Calibrate(unittest.TestCase):
             if a['cpu_share'] >= SHARE_OK and r['cpu_share'] >= SHARE_OK:
                 self.assertGreaterEqual(a['value'], r['value'] * 0.85, (r, a))
 
-    @perf_only
-    def test_bandwidth_positive_and_repeatable(self):
-        """Bandwidth figures are positive and two runs agree within a factor
-        of 2 (a kernel that measures the wrong thing, or bytes counted
-        wrong, is off by far more), where neither run shared its CPUs with
-        another task (a busy machine lowers them; mfu-calibrate says so in
-        cpu_share and a warning). Memory bandwidth on a VM also moves with
-        the host's other guests, 20-30% between runs seen here: how
-        repeatable the figures are is the benchmark's to say
-        (tests/bench/bench_calibrate.py), not a test's."""
-        compared, busy = [], []
-        for scope in ('core', 'all'):
-            for kernel in ('read', 'copy', 'triad'):
-                def pick(rows):
-                    return [r for r in rows if r['kind'] == 'bandwidth' and r['scope'] == scope
-                            and r['kernel'].replace('_nt', '') == kernel][0]
-                a, b = pick(self.rows1), pick(self.rows2)
-                self.assertGreater(a['value'], 1e8, a)
-                self.assertGreater(b['value'], 1e8, b)
-                what = '%s %s: %.2f vs %.2f GB/s' % (scope, kernel, a['value'] / 1e9,
-                                                     b['value'] / 1e9)
-                if min(a['cpu_share'], b['cpu_share']) < SHARE_OK:
-                    busy.append(what)
-                    continue
-                diff = abs(a['value'] - b['value']) / max(a['value'], b['value'])
-                self.assertLessEqual(diff, 0.5, what)
-                compared.append(what)
-        if not compared:
-            self.skipTest('the CPUs were busy with other tasks in every run: ' + '; '.join(busy))
+    def test_bandwidth_positive(self):
+        """Bandwidth figures are positive, in both runs. How repeatable they
+        are is the benchmark's to say (tests/bench/bench_calibrate.py prints
+        two runs side by side): memory bandwidth on a VM moves with the
+        host's other guests (20-30% between runs seen here, 2.2x with other
+        jobs on the machine whose CPU share mfu-calibrate does not see), and
+        two runs of the same code count their bytes alike, right or wrong."""
+        for rows in (self.rows1, self.rows2):
+            bw = [r for r in rows if r['kind'] == 'bandwidth']
+            self.assertEqual(sorted({(r['scope'], r['kernel'].replace('_nt', '')) for r in bw}),
+                             [(s, k) for s in ('all', 'core') for k in ('copy', 'read', 'triad')], bw)
+            for r in bw:
+                self.assertGreater(r['value'], 1e8, r)
 
     def test_best_rows(self):
         """One best row per (kind, dtype, scope): the fastest FLOP kernel
