@@ -44,15 +44,13 @@ class AutoPeak(TempDirTest):
     @unittest.skipIf(SANITIZED, 'calibrating under a sanitizer takes minutes')
     def test_first_run_calibrates_then_reuses(self):
         db = self.path('run.sqlite')
-        t0 = time.monotonic()
+        # (how long the quick calibration takes: tests/bench/bench_calibrate.py)
         p = record(['-o', db], [wl('steps'), '--steps', '2'], env=self.env(), timeout=300)
-        took = time.monotonic() - t0
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn('has not been calibrated yet', p.stderr)
         self.assertIn('--no-calibrate', p.stderr)
         profiles = os.listdir(os.path.join(self.path('cache'), 'mfu'))
         self.assertEqual(len([f for f in profiles if f.startswith('profile')]), 1, profiles)
-        self.assertLess(took, 60, 'a quick calibration took %.1f s' % took)
 
         run = query(db, 'SELECT * FROM run')[0]
         self.assertEqual(run['peak_mode'], 'auto')

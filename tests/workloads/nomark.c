@@ -17,11 +17,13 @@
  *                    wait --after-dlopen-us, and call its plugin_step() N
  *                    times (each spinning --busy-us)
  *   --clock FILE     write "call t_before t_after cpu_before cpu_after
- *                    delay_outside" per call of train_step (or plugin_step):
- *                    CLOCK_MONOTONIC and the thread's CLOCK_THREAD_CPUTIME_ID,
- *                    and how long the thread waited for a CPU (run_delay.h)
- *                    between its readings and the function's entry and
- *                    return (for plugin_step: during the whole call), ns
+ *                    delay_outside delay_load" per call of train_step (or
+ *                    plugin_step): CLOCK_MONOTONIC and the thread's
+ *                    CLOCK_THREAD_CPUTIME_ID, and how long the thread waited
+ *                    for a CPU (run_delay.h) between its readings and the
+ *                    function's entry and return (for plugin_step: during
+ *                    the whole call) and inside load_batch, around its
+ *                    sleep (a late wakeup), ns
  *   --ready FILE     write the pid to FILE once started (for attaching)
  *   --start-delay-us US  in every thread, wait this long before the first call
  *   --wait-for FILE  before any call, wait until FILE exists (a test attaches
@@ -56,7 +58,7 @@ static long made, fired;
 volatile long nomark_sink;
 /* the run delay inside train_step, just after its entry and just before
  * its return (read only with --clock) */
-static __thread uint64_t delay_entry, delay_return;
+static __thread uint64_t delay_entry, delay_return, delay_load;
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -75,8 +77,12 @@ static void sleep_for_us(long us)
 __attribute__((noinline)) void load_batch(void);
 __attribute__((noinline)) void load_batch(void)
 {
+	uint64_t d0 = clock_file ? run_delay_ns() : 0;
+
 	if (sleep_us_)
 		sleep_for_us(sleep_us_);
+	if (clock_file)
+		delay_load = run_delay_ns() - d0;
 	__asm__ volatile("" ::: "memory");
 }
 
@@ -102,13 +108,15 @@ static uint64_t delay_now(void)
 	return clock_file ? run_delay_ns() : 0;
 }
 
-static void note_call(long k, uint64_t t0, uint64_t t1, uint64_t c0, uint64_t c1, uint64_t delay)
+static void note_call(long k, uint64_t t0, uint64_t t1, uint64_t c0, uint64_t c1, uint64_t delay,
+		      uint64_t load)
 {
 	pthread_mutex_lock(&clock_lock);
 	made++;
 	if (clock_file)
-		fprintf(clock_file, "%ld %llu %llu %llu %llu %llu\n", k, (unsigned long long)t0, (unsigned long long)t1,
-			(unsigned long long)c0, (unsigned long long)c1, (unsigned long long)delay);
+		fprintf(clock_file, "%ld %llu %llu %llu %llu %llu %llu\n", k, (unsigned long long)t0,
+			(unsigned long long)t1, (unsigned long long)c0, (unsigned long long)c1,
+			(unsigned long long)delay, (unsigned long long)load);
 	pthread_mutex_unlock(&clock_lock);
 }
 
@@ -137,7 +145,7 @@ static void *loop(void *arg)
 			fired++;
 			pthread_mutex_unlock(&clock_lock);
 		}
-		note_call(k, t0, t1, c0, c1, (delay_entry - d0) + (d1 - delay_return));
+		note_call(k, t0, t1, c0, c1, (delay_entry - d0) + (d1 - delay_return), delay_load);
 		if (gap_us)
 			sleep_for_us(gap_us);
 	}
@@ -224,7 +232,7 @@ int main(int argc, char **argv)
 			uint64_t t0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 			step(busy_us);
 			uint64_t c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID), t1 = clock_ns(CLOCK_MONOTONIC);
-			note_call(k, t0, t1, c0, c1, delay_now() - d0);
+			note_call(k, t0, t1, c0, c1, delay_now() - d0, 0);
 		}
 	} else if (nthreads == 1) {
 		loop(NULL);
