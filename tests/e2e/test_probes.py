@@ -163,9 +163,13 @@ class FunctionSteps(TempDirTest):
         # named with its library: a bare name not found at the start is refused
         p = record(['-o', db, '--step', 'libnomark_plugin.so:plugin_step'],
                    [wl_nomark(), '--calls', '12', '--busy-us', '20000', '--plugin', prog('MFU_NOMARK_PLUGIN'),
-                    '--after-dlopen-us', '100000', '--clock', clk])
+                    '--wait-probed-us', '30000000', '--clock', clk])
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn('loaded later with dlopen', p.stderr)
+        # the program calls plugin_step once it sees the uprobe in its code
+        # (was: 100 ms after the dlopen, which a busy machine's recorder
+        # missed, leaving no step)
+        self.assertNotIn('no uprobe on plugin_step seen', p.stderr)
         own = read_clock(clk)
         steps = query(db, 'SELECT * FROM step WHERE complete = 1 ORDER BY step')
         self.assertEqual(len(steps), 12)

@@ -16,6 +16,11 @@
  *   --plugin LIB     dlopen LIB after --plugin-delay-us (default 100000),
  *                    wait --after-dlopen-us, and call its plugin_step() N
  *                    times (each spinning --busy-us)
+ *   --wait-probed-us US  after the dlopen, wait up to US for a uprobe on
+ *                    plugin_step (on x86, its breakpoint in the process's
+ *                    own copy of the code) before the first call: the
+ *                    recorder's reaction to the new mapping, however busy
+ *                    the machine (elsewhere: sleep US)
  *   --clock FILE     write "call t_before t_after cpu_before cpu_after
  *                    delay_outside delay_load" per call of train_step (or
  *                    plugin_step): CLOCK_MONOTONIC and the thread's
@@ -49,7 +54,7 @@ __extension__ volatile unsigned short nomark_iter_begin_semaphore __attribute__(
 __extension__ volatile unsigned short nomark_iter_end_semaphore __attribute__((unused, section(".probes")));
 
 static long calls = 10, busy_us, sleep_us_, gap_us, nthreads = 1, start_delay_us;
-static long plugin_delay_us = 100000, after_dlopen_us;
+static long plugin_delay_us = 100000, after_dlopen_us, wait_probed_us;
 static int usdt;
 static const char *plugin;
 static FILE *clock_file;
@@ -101,6 +106,31 @@ __attribute__((noinline)) void train_step(long i)
 	if (clock_file)
 		delay_return = run_delay_ns();
 	__asm__ volatile("" ::: "memory");
+}
+
+/* Wait up to @us for the recorder's uprobe on @fn: the kernel writes its
+ * breakpoint into the process's copy of the code page, so the process sees
+ * it (x86: int3 at the probed address, which is the function's entry, or
+ * just after an endbr64). Returns 1 once seen, 0 at the deadline (or where
+ * it cannot be seen: then it slept @us). */
+static int wait_probed(const void *fn, long us)
+{
+	uint64_t end = clock_ns(CLOCK_MONOTONIC) + (uint64_t)us * 1000;
+
+#if defined(__x86_64__) || defined(__i386__)
+	const volatile unsigned char *code = fn;
+	do {
+		if (code[0] == 0xcc || code[4] == 0xcc)
+			return 1;
+		sleep_for_us(1000);
+	} while (clock_ns(CLOCK_MONOTONIC) < end);
+	return 0;
+#else
+	(void)fn;
+	(void)end;
+	sleep_for_us(us);
+	return 0;
+#endif
 }
 
 static uint64_t delay_now(void)
@@ -184,6 +214,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--start-delay-us")) start_delay_us = num(a, v), i++;
 		else if (!strcmp(a, "--plugin-delay-us")) plugin_delay_us = num(a, v), i++;
 		else if (!strcmp(a, "--after-dlopen-us")) after_dlopen_us = num(a, v), i++;
+		else if (!strcmp(a, "--wait-probed-us")) wait_probed_us = num(a, v), i++;
 		else if (!strcmp(a, "--usdt")) usdt = 1;
 		else if (!strcmp(a, "--plugin") && v) plugin = v, i++;
 		else if (!strcmp(a, "--clock") && v) clock_path = v, i++;
@@ -225,6 +256,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "nomark: %s\n", dlerror());
 			return 1;
 		}
+		if (wait_probed_us && !wait_probed((const void *)step, wait_probed_us))
+			fprintf(stderr, "nomark: no uprobe on plugin_step seen after %ld us\n", wait_probed_us);
 		if (after_dlopen_us)
 			sleep_for_us(after_dlopen_us);
 		for (long k = 0; k < calls; k++) {
