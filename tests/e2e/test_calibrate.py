@@ -140,7 +140,10 @@ class Calibrate(unittest.TestCase):
     def test_flops_counted_per_scope(self):
         """The all-CPUs figure is never more than ncpu times the core figure
         (+ noise): FLOPs are not double counted; on an idle machine it is
-        at least the core figure."""
+        at least the core figure. Either holds only where the figures it
+        divides by had their CPU (mfu-calibrate's cpu_share): a core
+        kernel that ran 57% of the time, beside two busy loops, measured
+        under half its rate."""
         rows = self.rows1
         n = len(os.sched_getaffinity(0))
         for r in rows:
@@ -148,7 +151,8 @@ class Calibrate(unittest.TestCase):
                 continue
             a = row(rows, 'flops', 'all', r['dtype'], r['kernel'])
             self.assertIsNotNone(a)
-            self.assertLessEqual(a['value'], n * r['value'] * 1.15, (r, a))
+            if r['cpu_share'] >= SHARE_OK:
+                self.assertLessEqual(a['value'], n * r['value'] * 1.15, (r, a))
             if a['cpu_share'] >= SHARE_OK and r['cpu_share'] >= SHARE_OK:
                 self.assertGreaterEqual(a['value'], r['value'] * 0.85, (r, a))
 
