@@ -11,14 +11,14 @@
   where it went.
 """
 import os
-import pwd
 import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mfutest import TempDirTest, prog, query, record  # noqa: E402
+from mfutest import TempDirTest, as_nobody, nobody_reachable, nobody_tmp, prog, query, record  # noqa: E402
 
 ROOT = os.geteuid() == 0
 
@@ -69,19 +69,23 @@ class Output(TempDirTest):
 
     @unittest.skipUnless(ROOT and shutil.which('setpriv'), 'needs root to become another user')
     def test_directory_the_user_cannot_write(self):
-        d = self.path('root-only')
-        os.mkdir(d, 0o755)
-        nb = pwd.getpwnam('nobody')
-        wrap = ['setpriv', '--reuid=%d' % nb.pw_uid, '--regid=%d' % nb.pw_gid, '--clear-groups']
-        cache = self.path('cache')
-        env = dict(os.environ, XDG_CACHE_HOME=cache, HOME=self.dir)
+        # a copy of mfu-record nobody can run (the clone may be in a
+        # directory nobody can enter), writing into a directory of root's
+        cp = nobody_reachable(self, [prog('MFU_RECORD')])
+        d = tempfile.mkdtemp(prefix='mfu-root-only-', dir=nobody_tmp())
+        self.addCleanup(shutil.rmtree, d, True)
+        os.chmod(d, 0o755)
+        cache = os.path.join(d, 'cache')
+        env = dict(cp.env, XDG_CACHE_HOME=cache, HOME=d)
         env.pop('MFU_NO_CALIBRATE', None)
-        p = subprocess.run(wrap + [prog('MFU_RECORD'), '-o', os.path.join(d, 'run.sqlite'), '--', 'true'],
+        p = subprocess.run(as_nobody([cp[prog('MFU_RECORD')], '-o', os.path.join(d, 'run.sqlite'), '--', 'true']),
                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
         self.assertNotEqual(p.returncode, 0)
+        self.assertIn('cannot write the recording', p.stderr)
         self.assertIn('Permission denied', p.stderr)
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
-        self.assertFalse(os.path.exists(cache) and os.listdir(cache), 'a calibration started')
+        self.assertNotIn('calibrat', p.stderr)
+        self.assertFalse(os.path.exists(cache), 'a calibration started')
 
     def test_earlier_recordings_are_kept(self):
         db = self.path('run.sqlite')

@@ -32,18 +32,16 @@ and is NULL where no peak is known.
 """
 import json
 import os
-import pwd
 import re
 import shutil
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mfutest  # noqa: E402
-from mfutest import SRCDIR, TempDirTest, prog, python_with, query, record  # noqa: E402
+from mfutest import TempDirTest, as_nobody, nobody_reachable, prog, python_with, query, record  # noqa: E402
 from test_html import ChromiumPage  # noqa: E402
 from test_live import on_pty  # noqa: E402
 
@@ -401,22 +399,17 @@ class Unmarked(ChromiumPage, TempDirTest):
 
     @unittest.skipUnless(ROOT and shutil.which('setpriv'), 'needs root to become another user')
     def test_unprivileged(self):
-        """As user nobody: the same exact totals (no privilege is needed)."""
-        nb = pwd.getpwnam('nobody')
-        with tempfile.TemporaryDirectory(prefix='mfu-unmarked-') as bindir:
-            os.chmod(bindir, 0o755)   # nobody may run, not change, what is in it
-            exe = os.path.join(bindir, 'app')
-            shutil.copy(workload(), exe)
-            os.chmod(exe, 0o755)
-            db = self.path('nobody.sqlite')
-            p = subprocess.run(['setpriv', '--reuid=%d' % nb.pw_uid, '--regid=%d' % nb.pw_gid, '--clear-groups',
-                                prog('MFU_RECORD'), '-o', db, '--', exe, '--rounds', '20'],
-                               env=dict(os.environ, HOME=self.dir), cwd=self.dir,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
-            self.assertEqual(p.returncode, 0, p.stderr)
+        """As user nobody: the same exact totals (no privilege is needed).
+        Copies of the recorder and the program that nobody can run (the
+        clone may be in a directory nobody can enter)."""
+        cp = nobody_reachable(self, [prog('MFU_RECORD'), workload()])
+        db = self.path('nobody.sqlite')
+        p = subprocess.run(as_nobody([cp[prog('MFU_RECORD')], '-o', db, '--', cp[workload()], '--rounds', '20']),
+                           env=dict(cp.env, HOME=self.dir), cwd=self.dir,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
         run = self.check_totals(db, p.stdout, expected(20, self.SIZE))
         self.check_readings(db, run)
-
 
 if __name__ == '__main__':
     unittest.main()
