@@ -16,7 +16,6 @@ steps are recorded, and the recording says what the launcher did.
 """
 import os
 import shutil
-import signal
 import struct
 import subprocess
 import sys

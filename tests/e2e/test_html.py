@@ -20,7 +20,6 @@ import html.parser
 import json
 import os
 import re
-import shutil
 import sqlite3
 import struct
 import subprocess

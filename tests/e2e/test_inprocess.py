@@ -18,7 +18,6 @@ as transformers' Trainer calls its callbacks, and mfu.Every.
 Needs torch (MFU_TORCH_PYTHON, this interpreter, or /usr/bin/python3) for
 the PyTorch tests; they are skipped without it."""
 import json
-import math
 import os
 import sqlite3
 import subprocess
