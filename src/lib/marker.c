@@ -483,7 +483,7 @@ __attribute__((constructor)) static void mfu_init(void)
 	 * had again, still gets a page: mfu-record -p can join it */
 	if (!ring_env || launch_init(ring_env) != 0)
 		page_make();
-	if (step_result_init(g_ring != NULL) && !g_ring)
+	if (step_result_init(g_ring != NULL, g_emu >= 0) && !g_ring)
 		g_onp = &g_one;
 	/* also without a ring or page: the in-process mode's steps are the
 	 * process's, by g_pid */

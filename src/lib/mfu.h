@@ -101,7 +101,8 @@ struct mfu_step_result {
 /* Fill @r (r->size bytes of it) with the results of the last step this
  * process ended. Returns 0; -EINVAL when @r is NULL or r->size is below
  * the struct's first version; -ENOTSUP when steps are not measured (not
- * recorded, in-process mode off); -ENODATA when no step has ended since
+ * recorded, in-process mode off; or mfu-record --emulate, whose times are
+ * Valgrind's); -ENODATA when no step has ended since
  * they are. The strings stay valid until the process exits. */
 int mfu_last_step(struct mfu_step_result *r);
 

@@ -41,11 +41,15 @@ struct peaks_given {
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_recorded;          /* launched by mfu-record: its peaks */
+static int g_emulated;          /* under mfu-record --emulate: no results */
 static int g_inproc;            /* mfu_enable()d */
 static struct peaks_given g_rec = { NAN, NAN, NULL, NULL, NULL };
 static struct peaks_given g_user = { NAN, NAN, NULL, NULL, NULL };
+static int g_user_source_owned; /* g_user.source was strdup()ed by mfu_enable() */
 
 /* The open step: begun in process @pid at @begin_ns. */
+#define MAX_DECL 16
+
 static struct {
 	int open;
 	int32_t pid;
@@ -55,6 +59,11 @@ static struct {
 	uint64_t lib[MRING_LIB_WORDS];
 	int has_flops, has_bytes;
 	double flops, bytes;
+	/* the declarations of the step, summed when it ends: no floating-point
+	 * arithmetic between the step's two counter readings, which the PMU's
+	 * FLOP counters (or the emulator) would count as the step's */
+	unsigned ndecl;
+	double decl[MAX_DECL][2];
 } g_cur;
 
 static struct mfu_step_result g_last; /* size 0: none yet */
@@ -82,11 +91,18 @@ static const char *env_text(const char *name)
 	return s && *s ? strdup(s) : NULL;
 }
 
-int step_result_init(int recorded)
+int step_result_init(int recorded, int emulated)
 {
 	const char *in = getenv(MFU_ENV_INPROCESS);
 
 	g_recorded = recorded;
+	/* The emulator counts every floating-point instruction the process
+	 * executes, these sums' too (a step's model FLOPs added up would be
+	 * 2 FLOPs more per declaration), and its times are Valgrind's: an
+	 * emulated run's steps have no results here, as they have no MFU. */
+	g_emulated = emulated;
+	if (emulated)
+		return 0;
 	if (recorded) {
 		g_rec.flops = env_number(MFU_ENV_RECORD_PEAK_FLOPS);
 		g_rec.bw = env_number(MFU_ENV_RECORD_PEAK_BW);
@@ -114,6 +130,23 @@ static int model_value_ok(double v)
 	return isnan(v) || (isfinite(v) && v >= 0);
 }
 
+/* Add the declarations kept so far into the step's model values, in the
+ * order they came (as the recorder sums them). Under g_lock. */
+static void sum_declarations(void)
+{
+	for (unsigned i = 0; i < g_cur.ndecl; i++) {
+		if (!isnan(g_cur.decl[i][0])) {
+			g_cur.has_flops = 1;
+			g_cur.flops += g_cur.decl[i][0];
+		}
+		if (!isnan(g_cur.decl[i][1])) {
+			g_cur.has_bytes = 1;
+			g_cur.bytes += g_cur.decl[i][1];
+		}
+	}
+	g_cur.ndecl = 0;
+}
+
 /* The step that just ended, as analyses/steps.sql computes its row. Under
  * g_lock. */
 static void finish(uint64_t end_ns, const uint64_t *lib)
@@ -122,6 +155,7 @@ static void finish(uint64_t end_ns, const uint64_t *lib)
 	struct mfu_step_result *r = &g_last;
 	double wall_s;
 
+	sum_declarations();
 	memset(r, 0, sizeof(*r));
 	r->size = sizeof(*r);
 	r->measured_by = g_recorded ? MFU_MEASURED_RECORDER : MFU_MEASURED_INPROCESS;
@@ -181,6 +215,8 @@ static void finish(uint64_t end_ns, const uint64_t *lib)
 
 void step_result_mark(uint8_t kind, uint64_t time_ns, double a, double b, const uint64_t *lib, int32_t pid)
 {
+	if (g_emulated)
+		return;
 	pthread_mutex_lock(&g_lock);
 	switch (kind) {
 	case MRING_STEP_BEGIN:
@@ -195,18 +231,16 @@ void step_result_mark(uint8_t kind, uint64_t time_ns, double a, double b, const 
 			memcpy(g_cur.lib, lib, sizeof(g_cur.lib));
 		g_cur.has_flops = g_cur.has_bytes = 0;
 		g_cur.flops = g_cur.bytes = 0;
+		g_cur.ndecl = 0;
 		break;
 	case MRING_STEP_MODEL:
 		if (!g_cur.open || g_cur.pid != pid || !model_value_ok(a) || !model_value_ok(b))
 			break;
-		if (!isnan(a)) {
-			g_cur.has_flops = 1;
-			g_cur.flops += a;
-		}
-		if (!isnan(b)) {
-			g_cur.has_bytes = 1;
-			g_cur.bytes += b;
-		}
+		if (g_cur.ndecl == MAX_DECL)
+			sum_declarations(); /* more than MAX_DECL in a step: the sum so far */
+		g_cur.decl[g_cur.ndecl][0] = a;
+		g_cur.decl[g_cur.ndecl][1] = b;
+		g_cur.ndecl++;
 		break;
 	case MRING_STEP_END:
 		if (g_cur.open && g_cur.pid == pid && time_ns >= g_cur.begin_ns)
@@ -228,7 +262,7 @@ EXPORT int mfu_last_step(struct mfu_step_result *r)
 		return -EINVAL;
 	n = r->size < sizeof(*r) ? r->size : sizeof(*r);
 	pthread_mutex_lock(&g_lock);
-	if (!g_recorded && !g_inproc && !g_last.size)
+	if (g_emulated || (!g_recorded && !g_inproc && !g_last.size))
 		rc = -ENOTSUP;
 	else if (!g_last.size)
 		rc = -ENODATA;
@@ -241,6 +275,24 @@ EXPORT int mfu_last_step(struct mfu_step_result *r)
 	return rc;
 }
 
+/* The peak sources mfu_enable() replaced: a result handed out may still
+ * point at one, so they are kept (and reachable: not a leak). */
+static char **g_old_sources;
+static size_t g_nold;
+
+static void retire_source(const char *s)
+{
+	char **grown;
+
+	if (!s)
+		return;
+	grown = realloc(g_old_sources, (g_nold + 1) * sizeof(*grown));
+	if (!grown)
+		return; /* out of memory: the text stays allocated, unreferenced */
+	g_old_sources = grown;
+	g_old_sources[g_nold++] = (char *)s;
+}
+
 EXPORT int mfu_enable(double peak_flops, double peak_bw, const char *peak_source)
 {
 	char *src = NULL;
@@ -249,6 +301,9 @@ EXPORT int mfu_enable(double peak_flops, double peak_bw, const char *peak_source
 		src = strdup(peak_source && *peak_source ? peak_source : "given by the program");
 	pthread_mutex_lock(&g_lock);
 	/* the old texts are never freed: a result handed out may point at them */
+	if (g_user.source && g_user_source_owned)
+		retire_source(g_user.source);
+	g_user_source_owned = src != NULL;
 	g_user.flops = src ? peak_flops : NAN;
 	g_user.source = src;
 	g_user.bw = isfinite(peak_bw) && peak_bw > 0 ? peak_bw : NAN;

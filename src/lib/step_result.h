@@ -32,9 +32,11 @@
 
 /* Called once by libmfu's constructor: @recorded is 1 when the process
  * writes into a ring mfu-record made for it at launch (its peaks are in the
- * environment). Returns 1 when the in-process mode is asked for by the
+ * environment), @emulated when it runs under mfu-record --emulate (no
+ * results: the emulator would count their arithmetic, and its times are
+ * Valgrind's). Returns 1 when the in-process mode is asked for by the
  * environment (MFU_INPROCESS). */
-int step_result_init(int recorded);
+int step_result_init(int recorded, int emulated);
 
 /* A step boundary (MRING_STEP_BEGIN, _END or _MODEL) at @time_ns
  * (CLOCK_MONOTONIC), with the model values @a, @b of a declaration, and
