@@ -36,7 +36,7 @@ st AS (SELECT step, pid, tid, begin_ns, end_ns FROM step WHERE complete = 1),
 ev AS (
   SELECT pid, begin_ns AS t, 0 AS is_off, NULL AS id FROM step
   UNION ALL
-  SELECT pid, start_ns, 1, rowid FROM offcpu),
+  SELECT pid, start_ns, 1, id FROM offcpu),
 evb AS (
   SELECT pid, id, max(CASE WHEN is_off = 0 THEN t END)
            OVER (PARTITION BY pid ORDER BY t, is_off ROWS UNBOUNDED PRECEDING) AS b, is_off
@@ -75,7 +75,7 @@ offs AS (
               WHERE NOT up.open AND up.n < (SELECT max_depth FROM lim_ph))
             SELECT id FROM up WHERE open ORDER BY lane LIMIT 1)) AS phase
   FROM evb e CROSS JOIN st ON st.pid = e.pid AND st.begin_ns = e.b
-       JOIN offcpu o ON o.rowid = e.id
+       JOIN offcpu o ON o.id = e.id
   WHERE e.is_off = 1 AND o.start_ns < st.end_ns),
 btw AS (
   SELECT step, pid, tid, end_ns AS start_ns, next_begin - end_ns AS dur_ns

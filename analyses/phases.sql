@@ -33,10 +33,11 @@
 --   cpu_ms        CPU time of all the process's threads during the
 --                 occurrences (task-clock), NULL if not counted
 --
--- Run by hand: sqlite3 -header -column run.sqlite < analyses/phases.sql
+-- Run by hand: mfu-report --sql phases | sqlite3 -header -column run.sqlite
 WITH
--- (native: NULL for an emulated run, whose times are the emulator's: no rates)
-r AS (SELECT peak_flops, peak_bw, CASE WHEN emulated IS NULL THEN 1 END AS native FROM run WHERE id = 1),
+-- the run's peaks, NULL for an emulated run (analyses/views.sql: mfu_peak;
+-- native is NULL for it too: no rates of the emulator's times)
+r AS (SELECT * FROM mfu_peak),
 -- Steps that never ended: their phases are left out.
 bad AS MATERIALIZED (SELECT step FROM step WHERE complete = 0),
 -- The counted occurrences. NOT INDEXED: read the table in its own order;
@@ -74,9 +75,8 @@ g AS MATERIALIZED (
       SUM(model_bytes)                                         AS model_bytes,
       SUM(CASE WHEN model_bytes IS NOT NULL THEN wall_ns END)  AS model_bytes_ns,
       SUM(cpu_ns)                                              AS cpu_ns,
-      SUM(coalesce(dram_bytes, dram_read_bytes + dram_write_bytes)) AS dram_bytes,
-      SUM(CASE WHEN coalesce(dram_bytes, dram_read_bytes + dram_write_bytes) IS NOT NULL
-               THEN wall_ns END)                               AS dram_ns,
+      SUM(dram_total_bytes)                                    AS dram_bytes,
+      SUM(CASE WHEN dram_total_bytes IS NOT NULL THEN wall_ns END) AS dram_ns,
       SUM(model_flops)                                         AS model_flops,
       SUM(lib_flops)                                           AS lib_flops,
       SUM(flops_source = 'declared')                           AS nd,
@@ -99,40 +99,19 @@ g AS MATERIALIZED (
     WHERE rn IN ((50 * n + 99) / 100, (95 * n + 99) / 100)
     GROUP BY first_id
   ),
-  -- The union of each name's intervals within a step: in begin order, an
-  -- interval adds what reaches past the furthest end before it. Once over
-  -- all occurrences, and once over those with each value declared or
+  -- The union of each name's intervals within a step, summed over the
+  -- steps (analyses/views.sql: phase_union, what each occurrence adds):
+  -- over all occurrences, and over those with each value declared or
   -- counted (the time the value's rate divides by).
-  reach AS (
-    SELECT name, begin_ns, end_ns, flops, hw_flops, model_bytes,
-           coalesce(dram_bytes, dram_read_bytes + dram_write_bytes) AS dram,
-           MAX(end_ns) OVER (PARTITION BY name, step ORDER BY begin_ns
-                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r_all,
-           MAX(end_ns) OVER (PARTITION BY name, step, flops IS NULL ORDER BY begin_ns
-                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r_flops,
-           MAX(end_ns) OVER (PARTITION BY name, step, hw_flops IS NULL ORDER BY begin_ns
-                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r_hw,
-           MAX(end_ns) OVER (PARTITION BY name, step, model_bytes IS NULL ORDER BY begin_ns
-                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r_bytes,
-           MAX(end_ns) OVER (PARTITION BY name, step,
-                               coalesce(dram_bytes, dram_read_bytes + dram_write_bytes) IS NULL
-                             ORDER BY begin_ns
-                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r_dram
-    FROM ok
-  ),
   un AS (
-    SELECT name,
-           SUM(MAX(0, end_ns - MAX(begin_ns, coalesce(r_all, begin_ns))))       AS union_ns,
-           SUM(CASE WHEN flops IS NOT NULL THEN
-                 MAX(0, end_ns - MAX(begin_ns, coalesce(r_flops, begin_ns))) END) AS union_flops_ns,
-           SUM(CASE WHEN hw_flops IS NOT NULL THEN
-                 MAX(0, end_ns - MAX(begin_ns, coalesce(r_hw, begin_ns))) END)    AS union_hw_ns,
-           SUM(CASE WHEN model_bytes IS NOT NULL THEN
-                 MAX(0, end_ns - MAX(begin_ns, coalesce(r_bytes, begin_ns))) END) AS union_bytes_ns,
-           SUM(CASE WHEN dram IS NOT NULL THEN
-                 MAX(0, end_ns - MAX(begin_ns, coalesce(r_dram, begin_ns))) END)  AS union_dram_ns
-    FROM reach
-    GROUP BY name
+    SELECT ok.name,
+           SUM(u.union_ns)        AS union_ns,
+           SUM(u.union_flops_ns)  AS union_flops_ns,
+           SUM(u.union_hw_ns)     AS union_hw_ns,
+           SUM(u.union_bytes_ns)  AS union_bytes_ns,
+           SUM(u.union_dram_ns)   AS union_dram_ns
+    FROM ok JOIN phase_union AS u ON u.id = ok.id
+    GROUP BY ok.name
   )
   SELECT agg.*, pct.p50_ns, pct.p95_ns, un.union_ns, un.union_flops_ns, un.union_hw_ns,
          un.union_bytes_ns, un.union_dram_ns

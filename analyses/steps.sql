@@ -1,8 +1,8 @@
 -- steps: one row per complete step (step.complete = 1), in step order.
 --
--- Utilizations are fractions of the run's peaks (run.peak_flops, the FLOP/s
--- for run.dtype; run.peak_bw, bytes/s) over the step's wall time
--- W = wall_ns / 1e9 seconds:
+-- The utilizations and rates are the step view's (analyses/views.sql, which
+-- mfu-report --sql prints first): fractions of the run's peaks over the
+-- step's wall time W = wall_ns / 1e9 seconds:
 --   mfu      = flops / (W * peak_flops)            the MFU numerator: the model
 --                                                 FLOPs the step declared, else
 --                                                 its library calls' FLOPs
@@ -11,8 +11,8 @@
 --   hfu      = hw_flops    / (W * peak_flops)      FLOPs the PMU counted
 --   mbu      = model_bytes / (W * peak_bw)         bytes the step declared
 --   cpu_util = cpu_ns / (wall_ns * run.ncpu)       CPU time of all threads
--- A value that was not declared, not counted or has no peak is NULL: SQLite
--- propagates NULL through arithmetic and gives NULL for a division by 0.
+-- A value that was not declared, not counted or has no peak is NULL (an
+-- emulated run has no peaks: its times are the emulator's).
 -- Times are milliseconds; begin_ms counts from the target's exec
 -- (run.start_ns). ipc = instructions / cycles.
 -- Counted FLOPs by precision (hw_flops_fp64/fp32/fp16; hw_flops is their
@@ -21,11 +21,13 @@
 -- controllers (reads + writes, system-wide, interpolated at the bounds),
 --   dram_bw_util = dram_bytes / (W * peak_bw)
 --   ai_model = model_flops / model_bytes,  ai_hw = hw_flops / dram_bytes
+-- (dram_bytes here is the view's dram_total_bytes)
 -- (arithmetic intensity, FLOP per byte, for the roofline).
 -- counts: 'exact' (read by the markers at the boundaries) or 'interpolated'
 -- (steps from probes: interpolated in the recorder's readings; the true CPU
 -- time is within cpu_ms +- cpu_err_ms).
--- Rates, whatever the peak (ops/s when run.dtype is int8):
+-- Rates, whatever the peak (ops/s when run.dtype is int8; NULL for an
+-- emulated run):
 --   model_flops_per_s = flops / W (the numerator's rate), hw_flops_per_s = hw_flops / W,
 --   model_bytes_per_s = model_bytes / W
 --
@@ -33,23 +35,19 @@
 -- call counting, whole process; NULL when not counted, 0 when no call was
 -- made), lib_calls their number.
 --
--- Run by hand: sqlite3 -header -column run.sqlite < analyses/steps.sql
--- An emulated run (run.emulated: mfu-record --emulate) has no rates: its
--- times are the emulator's (native is NULL for it, 1 otherwise).
-WITH r AS (SELECT start_ns, peak_flops, peak_bw, ncpu,
-                  CASE WHEN emulated IS NULL THEN 1 END AS native FROM run WHERE id = 1)
+-- Run by hand: mfu-report --sql steps | sqlite3 -header -column run.sqlite
 SELECT
   s.step                                                             AS step,
-  (s.begin_ns - (SELECT start_ns FROM r)) / 1e6                      AS begin_ms,
+  (s.begin_ns - (SELECT start_ns FROM run WHERE id = 1)) / 1e6       AS begin_ms,
   s.wall_ns / 1e6                                                    AS wall_ms,
   s.model_flops                                                      AS model_flops,
   s.model_bytes                                                      AS model_bytes,
   s.hw_flops                                                         AS hw_flops,
-  s.flops / (s.wall_ns / 1e9 * (SELECT peak_flops FROM r))           AS mfu,
-  s.hw_flops / (s.wall_ns / 1e9 * (SELECT peak_flops FROM r))        AS hfu,
-  s.model_bytes / (s.wall_ns / 1e9 * (SELECT peak_bw FROM r))       AS mbu,
+  s.mfu                                                              AS mfu,
+  s.hfu                                                              AS hfu,
+  s.mbu                                                              AS mbu,
   s.cpu_ns / 1e6                                                     AS cpu_ms,
-  s.cpu_ns / (s.wall_ns * 1.0 * (SELECT ncpu FROM r))                AS cpu_util,
+  s.cpu_util                                                         AS cpu_util,
   s.ctx_switches                                                     AS ctx_switches,
   s.page_faults                                                      AS page_faults,
   s.instructions * 1.0 / s.cycles                                    AS ipc,
@@ -57,16 +55,15 @@ SELECT
   s.hw_flops_fp32                                                    AS hw_flops_fp32,
   s.hw_flops_fp16                                                    AS hw_flops_fp16,
   s.hw_fraction                                                      AS hw_fraction,
-  coalesce(s.dram_bytes, s.dram_read_bytes + s.dram_write_bytes)     AS dram_bytes,
-  coalesce(s.dram_bytes, s.dram_read_bytes + s.dram_write_bytes)
-      / (s.wall_ns / 1e9 * (SELECT peak_bw FROM r))                  AS dram_bw_util,
+  s.dram_total_bytes                                                 AS dram_bytes,
+  s.dram_bw_util                                                     AS dram_bw_util,
   s.model_flops / nullif(s.model_bytes, 0)                           AS ai_model,
-  s.hw_flops / nullif(coalesce(s.dram_bytes, s.dram_read_bytes + s.dram_write_bytes), 0) AS ai_hw,
+  s.hw_flops / nullif(s.dram_total_bytes, 0)                         AS ai_hw,
   s.counts                                                           AS counts,
   s.cpu_ns_err / 1e6                                                 AS cpu_err_ms,
-  s.flops / (s.wall_ns / 1e9) * (SELECT native FROM r)              AS model_flops_per_s,
-  s.hw_flops / (s.wall_ns / 1e9) * (SELECT native FROM r)           AS hw_flops_per_s,
-  s.model_bytes / (s.wall_ns / 1e9) * (SELECT native FROM r)        AS model_bytes_per_s,
+  s.model_flops_per_s                                                AS model_flops_per_s,
+  s.hw_flops_per_s                                                   AS hw_flops_per_s,
+  s.model_bytes_per_s                                                AS model_bytes_per_s,
   s.lib_flops                                                        AS lib_flops,
   s.flops_source                                                     AS flops_source,
   s.lib_calls                                                        AS lib_calls

@@ -32,9 +32,8 @@
 --   model_flops_per_s, hw_flops_per_s, model_bytes_per_s   the sums over
 --                 the summed wall time of the steps that declared (counted)
 --                 them: what the program achieved, whatever the peak
---   skipped_steps the complete steps mfu-report --skip-steps left out (it
---                 shadows the step table with a TEMP view of the later ones;
---                 0 when this SQL is run by hand)
+--   skipped_steps the complete steps mfu-report --skip-steps left out (the
+--                 step view of analyses/views.sql keeps the later ones)
 --   incomplete_steps  steps begun but never ended (not counted above)
 --   lost_records  marker records lost while recording (ring full or torn)
 --   anomalies     rows in the anomaly table (marker misuse, read failures)
@@ -44,7 +43,8 @@
 --                 bf16)
 --   emulated      the emulator that counted them (mfu-record --emulate),
 --                 NULL for a native run. An emulated run's times are the
---                 emulator's: it has counts, no mfu, hfu, mbu or rates
+--                 emulator's: it has counts, no mfu, hfu, mbu or rates (the
+--                 run view of analyses/views.sql has no peaks for it)
 --   mfu_steps, hfu_steps  the steps mfu and hfu are over (with an MFU
 --                 numerator; with counted FLOPs): they differ when some
 --                 steps have one and not the other (library FLOPs only in
@@ -67,7 +67,7 @@
 --                 FLOPs made inside the complete steps counted here (the
 --                 rest: before, between and after them)
 --
--- Run by hand: sqlite3 -header -column run.sqlite < analyses/summary.sql
+-- Run by hand: mfu-report --sql summary | sqlite3 -header -column run.sqlite
 WITH
 r AS (SELECT * FROM run WHERE id = 1),
 rf AS (SELECT * FROM run_flops),
@@ -93,9 +93,8 @@ agg AS MATERIALIZED (
     SUM(CASE WHEN hw_flops IS NOT NULL THEN wall_ns END)       AS hw_flops_ns,
     SUM(cpu_ns)                                                AS cpu_ns,
     SUM(CASE WHEN cpu_ns IS NOT NULL THEN wall_ns END)         AS cpu_wall_ns,
-    SUM(coalesce(dram_bytes, dram_read_bytes + dram_write_bytes)) AS dram_bytes,
-    SUM(CASE WHEN coalesce(dram_bytes, dram_read_bytes + dram_write_bytes) IS NOT NULL
-             THEN wall_ns END)                                 AS dram_ns,
+    SUM(dram_total_bytes)                                      AS dram_bytes,
+    SUM(CASE WHEN dram_total_bytes IS NOT NULL THEN wall_ns END) AS dram_ns,
     MAX(end_ns) - MIN(begin_ns)                                AS e2e_ns,
     COUNT(flops) = COUNT(*)                                    AS all_flops,
     COUNT(flops)                                               AS n_flops,
@@ -163,10 +162,11 @@ SELECT
   (SELECT COUNT(*) FROM step WHERE complete = 0)               AS incomplete_steps,
   agg.e2e_ns / 1e6                                             AS e2e_wall_ms,
   CASE WHEN agg.all_flops THEN agg.flops / (agg.e2e_ns / 1e9 * r.peak_flops) END AS e2e_mfu,
-  -- no rates for an emulated run (mfu-record --emulate): its times are the emulator's
-  CASE WHEN r.emulated IS NULL THEN agg.flops / (agg.flops_ns / 1e9) END         AS model_flops_per_s,
-  CASE WHEN r.emulated IS NULL THEN agg.hw_flops / (agg.hw_flops_ns / 1e9) END   AS hw_flops_per_s,
-  CASE WHEN r.emulated IS NULL THEN agg.model_bytes / (agg.model_bytes_ns / 1e9) END AS model_bytes_per_s,
+  -- no rates for an emulated run (mfu-record --emulate): its times are the
+  -- emulator's (run.native is NULL)
+  agg.flops / (agg.flops_ns / 1e9) * r.native                  AS model_flops_per_s,
+  agg.hw_flops / (agg.hw_flops_ns / 1e9) * r.native            AS hw_flops_per_s,
+  agg.model_bytes / (agg.model_bytes_ns / 1e9) * r.native      AS model_bytes_per_s,
   (SELECT COUNT(*) FROM main.step WHERE complete = 1) - agg.steps AS skipped_steps,
   r.ncores                                                     AS ncores,
   r.lost_records                                               AS lost_records,

@@ -2,11 +2,11 @@
 #include "analysis.h"
 #include "db.h"
 #include "diff.h"
-#include "emulated.h"
 #include "format.h"
 #include "html.h"
 #include "job.h"
 #include "merge.h"
+#include "runview.h"
 #include "suggest.h"
 #include "trace.h"
 #include "util.h"
@@ -88,13 +88,14 @@ static void usage(FILE *out)
 		"      --raw            with --format csv: text byte for byte as stored\n"
 		"                       (RFC 4180 quoting only), for programs\n"
 		"  -k, --skip-steps N   leave out the first N complete steps (warm-up)\n"
-		"                       everywhere: their phases, samples and gaps too;\n"
-		"                       with --sql, the views that do it come first\n"
+		"                       everywhere: their phases, samples and gaps too\n"
 		"  -l, --list           list the sections and what they show\n"
 		"  -q, --quiet          leave out the notes on counters this machine cannot\n"
 		"                       open (no hardware or memory-controller PMU: on a\n"
 		"                       virtual machine, the same in every run)\n"
-		"  -s, --sql SECTION    print the SQL behind SECTION, to run or adapt:\n"
+		"  -s, --sql SECTION    print the SQL behind SECTION, to run or adapt: the\n"
+		"                       views it reads (analyses/views.sql, with the options\n"
+		"                       given: --skip-steps, -q, --hw-flops-from), then its own\n"
 		"                         " PROG " --sql steps > steps.sql\n"
 		"                         sqlite3 -header -column run.sqlite < steps.sql\n"
 		"      --straggler-threshold PCT\n"
@@ -193,95 +194,6 @@ static void db_error(sqlite3 *db, const char *path, const char *what, const char
 			msg);
 	else
 		fprintf(stderr, PROG ": %s: %s: %s%s\n", path, what, msg, overflow_hint(msg));
-}
-
-/* --skip-steps: the SQL that shadows the tables with TEMP views of what
- * comes from the (N+1)-th complete step on (SQLite resolves an unqualified
- * name in temp first), so every analysis, and a user's own SQL run after
- * it, sees the steady state only. mfu-report runs it on its connection;
- * --sql prints it above the section's SQL, so the file runs as it is in
- * sqlite3. The cut is found in SQL, not written in as a number: the text
- * does not depend on the database.
- *
- * Phases of a step go with their step, phases outside steps, samples and
- * off-CPU intervals count from the cut step's begin, interval readings from
- * the last one at or before it (the baseline of the first interval).
- * phase's filter is one coalesce(), not an OR: with an OR SQLite reads the
- * phases through the phase_step index, a random read each (twice as slow
- * on a million-step run); the other indexes stay usable. */
-static int skip_steps_sql_from(long n, const char *steps, const char *phases, char *buf, size_t len)
-{
-	return strbuf(buf, len,
-		      "-- mfu-report --skip-steps %ld: TEMP views that shadow the tables (SQLite finds a\n"
-		      "-- TEMP name first) and keep what follows the first %ld complete steps: the\n"
-		      "-- later steps, their phases (outside steps: by begin time), samples,\n"
-		      "-- off-CPU intervals, counter and library-call readings.\n"
-		      "CREATE TEMP VIEW mfu_skip AS SELECT\n"
-		      "  coalesce((SELECT step FROM %s WHERE complete = 1 ORDER BY step LIMIT 1 OFFSET %ld),\n"
-		      "           9223372036854775807) AS step,\n"
-		      "  coalesce((SELECT begin_ns FROM %s WHERE complete = 1 ORDER BY step LIMIT 1 OFFSET %ld),\n"
-		      "           9223372036854775807) AS begin_ns;\n"
-		      "CREATE TEMP VIEW step AS SELECT * FROM %s WHERE step >= (SELECT step FROM mfu_skip);\n"
-		      "CREATE TEMP VIEW phase AS SELECT * FROM %s\n"
-		      "  WHERE coalesce(step >= (SELECT step FROM mfu_skip), begin_ns >= (SELECT begin_ns FROM mfu_skip));\n"
-		      "CREATE TEMP VIEW sample AS SELECT * FROM main.sample WHERE time_ns >= (SELECT begin_ns FROM mfu_skip);\n"
-		      "CREATE TEMP VIEW offcpu AS SELECT * FROM main.offcpu WHERE end_ns > (SELECT begin_ns FROM mfu_skip);\n"
-		      "CREATE TEMP VIEW interval_reading AS SELECT * FROM main.interval_reading\n"
-		      "  WHERE time_ns >= coalesce((SELECT MAX(time_ns) FROM main.interval_reading\n"
-		      "                             WHERE time_ns <= (SELECT begin_ns FROM mfu_skip)),\n"
-		      "                            (SELECT begin_ns FROM mfu_skip));\n"
-		      "CREATE TEMP VIEW lib_reading AS SELECT * FROM main.lib_reading\n"
-		      "  WHERE time_ns >= coalesce((SELECT MAX(time_ns) FROM main.lib_reading\n"
-		      "                             WHERE time_ns <= (SELECT begin_ns FROM mfu_skip)),\n"
-		      "                            (SELECT begin_ns FROM mfu_skip));\n",
-		      n, n, steps, n, steps, n, steps, phases);
-}
-
-static int skip_steps_sql(long n, char *buf, size_t len)
-{
-	return skip_steps_sql_from(n, "main.step", "main.phase", buf, len);
-}
-
-/* --quiet: the notes on counters this machine cannot open, which a virtual
- * machine gives every run the same, are left out everywhere (the notes
- * section, under the tables, on stderr) by a TEMP view that shadows the
- * note table, as --skip-steps shadows the steps. --hw-flops-from adds its
- * own notes (emulated.h) to the view. */
-static int note_view(sqlite3 *db, int quiet, int hw_from, char *err, size_t errlen)
-{
-	char sql[800];
-
-	if (!quiet && !hw_from)
-		return 0;
-	/* with --hw-flops-from, this run's own "counters missing" note would
-	 * call unknown what the other run supplies: it says so */
-	strbuf(sql, sizeof(sql),
-	       "CREATE TEMP VIEW note AS SELECT id, kind, %s AS text FROM main.note%s%s",
-	       hw_from ? "CASE WHEN kind = 'missing_counters' THEN text || ' (in this run: --hw-flops-from "
-			 "gives the counted FLOPs and HFU of the steps and phases it matches)' ELSE text END" :
-			 "text",
-	       quiet ? " WHERE kind NOT IN ('missing_counters', 'missing_dram')" : "",
-	       hw_from ? " UNION ALL SELECT id, kind, text FROM temp.mfu_hw_note" : "");
-	return db_exec(db, sql, err, errlen);
-}
-
-/* --skip-steps N; with --hw-flops-from, of the steps and phases that have
- * the other run's counts. */
-static int skip_steps(sqlite3 *db, long n, int hw_from, char *err, size_t errlen)
-{
-	char sql[4096];
-
-	if (!n && !hw_from)
-		return 0;
-	if (!n)
-		return db_exec(db, "CREATE TEMP VIEW step AS SELECT * FROM mfu_hw_step;"
-			       "CREATE TEMP VIEW phase AS SELECT * FROM mfu_hw_phase", err, errlen);
-	if (skip_steps_sql_from(n, hw_from ? "mfu_hw_step" : "main.step", hw_from ? "mfu_hw_phase" : "main.phase",
-				sql, sizeof(sql))) {
-		strbuf(err, errlen, "the --skip-steps SQL does not fit");
-		return -ENOSPC;
-	}
-	return db_exec(db, sql, err, errlen);
 }
 
 /* csv and json keep stdout for data: the notes that explain missing values
@@ -456,9 +368,6 @@ static int parse_options(int argc, char **argv, struct request *r)
 	if (r->hw_from && r->diff_base)
 		return bad_usage("--hw-flops-from does not go with --diff (compare the emulated run's counts "
 				 "with --diff BASE NEW directly)");
-	if (r->hw_from && r->sql_for)
-		return bad_usage("--hw-flops-from does not go with --sql: the SQL reads the step and phase "
-				 "tables as they are");
 	return -1;
 }
 
@@ -551,10 +460,13 @@ static int list_sections(void)
 	return fflush(stdout) ? EXIT_DATA : 0;
 }
 
-/* --sql SECTION: the SQL a section runs (after the --skip-steps views);
- * --sql diff: the per-step values --diff compares, breakdown written out. */
-static int print_sql(const char *name, int skip)
+/* --sql SECTION: the SQL a section runs, after the views it reads with
+ * the options given (runview.h); --sql diff: the per-step values --diff
+ * compares, breakdown written out. */
+static int print_sql(const char *name, const struct request *r)
 {
+	struct runview_options o = { r->skip, r->quiet, 0, r->hw_from };
+	char *views;
 	int diff = strcmp(name, "diff") == 0;
 	const struct analysis *a = diff ? NULL : find_section(name);
 	char *expanded = diff ? analysis_expand("diff.sql") : NULL;
@@ -570,16 +482,15 @@ static int print_sql(const char *name, int skip)
 		fprintf(stderr, PROG ": analyses/%s.sql is missing from this build\n", a->name);
 		return EXIT_DATA;
 	}
-	if (skip > 0) {
-		char views[4096];
-
-		if (skip_steps_sql(skip, views, sizeof(views))) {
-			fprintf(stderr, PROG ": the --skip-steps SQL does not fit\n");
-			free(expanded);
-			return EXIT_DATA;
-		}
-		fputs(views, stdout);
+	views = runview_sql(&o);
+	if (!views) {
+		fprintf(stderr, PROG ": out of memory, or analyses/views.sql is missing from this build\n");
+		free(expanded);
+		return EXIT_DATA;
 	}
+	/* the views first: the section reads them, as in mfu-report */
+	fputs(views, stdout);
+	free(views);
 	fputs(sql, stdout);
 	free(expanded);
 	return fflush(stdout) ? EXIT_DATA : 0;
@@ -672,61 +583,26 @@ fail:
 	return -1;
 }
 
-/* Open @path read-only as a report reads it: an emulated run without its
- * peaks, the counts of --hw-flops-from (for the report's own database, not
- * --diff's), the --skip-steps and --quiet views, query_only, one read
- * transaction. Returns 0, or -1 once the error is said (the connection, if
- * any, is in *@db to close). */
+/* Open @path as a report reads it (runview.h): the options' views, the
+ * counts of --hw-flops-from for the report's own database (not --diff's).
+ * Returns 0, or -1 once the error is said (the connection, if any, is in
+ * *@db to close). */
 static int open_run(const struct request *r, const char *path, sqlite3 **db)
 {
-	int hw_from = r->hw_from && path == r->path;
+	struct runview_options o = { r->skip, r->quiet, 0, path == r->path ? r->hw_from : NULL };
 	char err[1024];
-	int rc;
+	int rc = runview_open(path, &o, db, err, sizeof(err));
 
-	if (db_open_readonly(path, db, err, sizeof(err))) {
+	if (rc == -EIO)
+		db_error(*db, path, "cannot read", err);
+	else if (rc)
 		fprintf(stderr, PROG ": %s\n", err);
-		return -1;
-	}
-	if (emulated_run_view(*db, err, sizeof(err)) < 0) {
-		db_error(*db, path, "cannot read", err);
-		return -1;
-	}
-	if (hw_from && merge_is_merged(*db)) {
-		fprintf(stderr, PROG ": %s is a merged database: --hw-flops-from joins one run's steps to "
-			"another's (give a rank's own database)\n", path);
-		return -1;
-	}
-	if (hw_from) {
-		rc = emulated_hw_from(*db, r->hw_from, err, sizeof(err));
-		if (rc == -EINVAL || rc == -ENOMEM) {
-			fprintf(stderr, PROG ": %s\n", err);
-			return -1;
-		}
-		if (rc) {
-			db_error(*db, r->hw_from, "--hw-flops-from", err);
-			return -1;
-		}
-	}
-	if (skip_steps(*db, r->skip, hw_from, err, sizeof(err))) {
-		db_error(*db, path, "--skip-steps", err);
-		return -1;
-	}
-	if (note_view(*db, r->quiet, hw_from, err, sizeof(err))) {
-		db_error(*db, path, "--quiet", err);
-		return -1;
-	}
-	if (db_exec(*db, "PRAGMA query_only = 1; BEGIN", err, sizeof(err))) {
-		db_error(*db, path, "cannot read", err);
-		return -1;
-	}
-	return 0;
+	return rc ? -1 : 0;
 }
 
 static void close_run(sqlite3 *db)
 {
-	if (db)
-		sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-	sqlite3_close(db);
+	runview_close(db);
 }
 
 static int open_run(const struct request *r, const char *path, sqlite3 **db);
@@ -962,7 +838,7 @@ int main(int argc, char **argv)
 	if (r.list)
 		return list_sections();
 	if (r.sql_for)
-		return print_sql(r.sql_for, r.skip);
+		return print_sql(r.sql_for, &r);
 	rc = choose_sections(argc, argv, &r);
 	if (rc >= 0)
 		return rc;

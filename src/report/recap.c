@@ -1,6 +1,6 @@
 /* The recap at the end of a recording: mfu-report's summary, on stderr. */
 #include "recap.h"
-#include "emulated.h"
+#include "runview.h"
 
 #include "analysis.h"
 #include "db.h"
@@ -59,6 +59,7 @@ int recap_print(const char *path, FILE *out, unsigned verdict_ms, char *err, siz
 	struct format *fmt = NULL;
 	sqlite3 *db = NULL;
 	sqlite3_stmt *stmt = NULL;
+	struct runview_options opts = { .no_recorded_notes = 1 };
 	char *verdict = NULL;
 	int rc;
 
@@ -66,15 +67,9 @@ int recap_print(const char *path, FILE *out, unsigned verdict_ms, char *err, siz
 		strbuf(err, errlen, "the summary and notes analyses are missing from this build");
 		return -ENOENT;
 	}
-	rc = db_open_readonly(path, &db, err, errlen);
-	if (rc)
-		return rc;
 	/* The recorder's own notes (table note) were each said on stderr as
-	 * they came: a TEMP view, found before main.note, leaves them out. */
-	rc = emulated_run_view(db, err, errlen);
-	if (rc >= 0)
-		rc = db_exec(db, "CREATE TEMP VIEW note AS SELECT * FROM main.note WHERE 0; "
-			     "PRAGMA query_only = 1; BEGIN", err, errlen);
+	 * they came: the views leave them out. */
+	rc = runview_open(path, &opts, &db, err, errlen);
 	if (rc)
 		goto out;
 	rc = headline(db, path, verdict_ms, &verdict, err, errlen);
@@ -106,9 +101,6 @@ out:
 	sqlite3_finalize(stmt);
 	format_free(fmt);
 	free(verdict);
-	if (db) {
-		sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-		sqlite3_close(db);
-	}
+	runview_close(db);
 	return rc;
 }

@@ -394,3 +394,26 @@ class TempDirTest(unittest.TestCase):
 
     def path(self, name):
         return os.path.join(self.dir, name)
+
+
+def sql_statements(text):
+    """The statements of @text (mfu-report --sql's output: the views, then
+    the section's SELECT), each whole, as sqlite3 reads them."""
+    out, start = [], 0
+    for i, c in enumerate(text):
+        if c == ';' and sqlite3.complete_statement(text[start:i + 1]):
+            out.append(text[start:i + 1])
+            start = i + 1
+    tail = '\n'.join(line for line in text[start:].splitlines() if not line.lstrip().startswith('--'))
+    if tail.strip():
+        out.append(text[start:])   # a last statement without its ';'
+    return out
+
+
+def run_sql(con, text, args=()):
+    """Run mfu-report --sql's output on @con as sqlite3 does: every statement
+    in order; returns the cursor of the last one (the section's rows)."""
+    stmts = sql_statements(text)
+    for s in stmts[:-1]:
+        con.execute(s)
+    return con.execute(stmts[-1], args)

@@ -41,7 +41,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mfutest import SRCDIR, chromium, prog, run_chromium  # noqa: E402
+from mfutest import SRCDIR, chromium, prog, run_chromium, run_sql  # noqa: E402
 
 I64MAX = 2**63 - 1
 I64MIN = -2**63
@@ -250,7 +250,7 @@ class HostileDb(unittest.TestCase):
                 rc, out, err = self.run_report(['--db', path, '-f', 'json', 'phases'])
                 con = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
                 try:
-                    cur = con.execute(sql)
+                    cur = run_sql(con, sql)
                     cols = [d[0] for d in cur.description]
                     rows = [dict(zip(cols, r)) for r in cur.fetchall()]
                 except sqlite3.OperationalError as e:

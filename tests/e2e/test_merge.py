@@ -21,7 +21,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mfutest import prog, query  # noqa: E402
+from mfutest import prog, query, run_sql  # noqa: E402
 
 LAUNCHER_VARS = ('OMPI_COMM_WORLD_RANK', 'OMPI_COMM_WORLD_SIZE', 'OMPI_COMM_WORLD_LOCAL_RANK',
                  'OMPI_COMM_WORLD_LOCAL_SIZE', 'PMI_RANK', 'PMI_SIZE', 'SLURM_PROCID', 'SLURM_NTASKS',
@@ -269,7 +269,7 @@ class Merge(unittest.TestCase):
         for section in ('ranks', 'job_steps', 'job'):
             sql = report('--sql', section).stdout
             con = sqlite3.connect(out)
-            cur = con.execute(sql)
+            cur = run_sql(con, sql)
             names = [d[0] for d in cur.description]
             rows = [dict(zip(names, r)) for r in cur.fetchall()]
             con.close()

@@ -15,6 +15,9 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mfutest import run_sql  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_report import REPORT, schema_sql  # noqa: E402
 
 START = 1_000_000_000
@@ -131,8 +134,9 @@ class SkipSteps(Base):
                         self.assertAlmostEqual(got[k], v, msg='%s %s' % (section, k))
                     else:
                         self.assertEqual(got[k], v, '%s %s' % (section, k))
-        # without the option, no views
-        self.assertNotIn('CREATE TEMP VIEW', self.report('--sql', 'steps').stdout)
+        # the option is a value in SQL: without it, the same views skip none
+        self.assertIn('SELECT 3 AS skip_steps', self.report('--sql', 'steps', '--skip-steps', '3').stdout)
+        self.assertIn('SELECT 0 AS skip_steps', self.report('--sql', 'steps').stdout)
 
     def test_more_than_there_are(self):
         s = self.json('--skip-steps', '50', 'summary')[0]
@@ -185,7 +189,7 @@ class ThreadedPhases(Base):
         sql = self.report('--sql', 'phases').stdout
         con = sqlite3.connect(self.db)
         con.row_factory = sqlite3.Row
-        row = dict(con.execute(sql).fetchone())
+        row = dict(run_sql(con, sql).fetchone())
         con.close()
         self.assertAlmostEqual(row['union_ms'], 21.0)
         self.assertAlmostEqual(row['mfu'], ph['mfu'])
@@ -246,7 +250,7 @@ class Impossible(Base):
         # the plain SQL of notes.sql says the same
         sql = self.report('--sql', 'notes').stdout
         con = sqlite3.connect(self.db)
-        texts = [r[1] for r in con.execute(sql) if r[0] == 'impossible']
+        texts = [r[1] for r in run_sql(con, sql) if r[0] == 'impossible']
         con.close()
         self.assertEqual(texts, notes)
 

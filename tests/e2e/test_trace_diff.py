@@ -34,7 +34,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_report import REPORT, START_NS, PEAK_FLOPS, PEAK_BW, NCPU, Fixture, schema_sql  # noqa: E402
+from test_report import REPORT, START_NS, PEAK_FLOPS, PEAK_BW, NCPU, Fixture, schema_sql, run_sql  # noqa: E402
 
 MS = 1_000_000
 DIFF_COLUMNS = ['kind', 'name', 'unit', 'base_n', 'new_n', 'base', 'new', 'base_sd', 'new_sd', 'change',
@@ -637,7 +637,7 @@ class DiffTest(Base):
         sql = run('--sql', 'diff').stdout.decode()
         self.assertNotIn('@breakdown@', sql)
         db = sqlite3.connect(self.base)
-        got = db.execute(sql).fetchall()
+        got = run_sql(db, sql).fetchall()
         db.close()
         walls = sorted(v for kind, name, _, _, v in got if (kind, name) == ('step', 'wall_ms'))
         self.assertEqual(walls, sorted(self.base_vals[('step', 'wall_ms')]))

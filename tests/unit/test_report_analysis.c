@@ -4,6 +4,7 @@
 #include "analysis.h"
 #include "check.h"
 #include "embedded.h"
+#include "runview.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -18,6 +19,12 @@ static sqlite3 *schema_db(void)
 	for (const struct mfu_embedded *f = mfu_schema_files; f->name; f++)
 		if (sqlite3_exec(db, f->text, NULL, NULL, NULL) != SQLITE_OK)
 			fprintf(stderr, "schema %s: %s\n", f->name, sqlite3_errmsg(db));
+	/* the sections read the views mfu-report makes (analyses/views.sql) */
+	struct runview_options o = { 0 };
+	char *views = runview_sql(&o);
+	if (!views || sqlite3_exec(db, views, NULL, NULL, NULL) != SQLITE_OK)
+		fprintf(stderr, "views: %s\n", views ? sqlite3_errmsg(db) : "out of memory");
+	free(views);
 	return db;
 }
 
@@ -56,8 +63,10 @@ static void test_sections(void)
 		/* NAME_verdict.sql is the one-line verdict of section NAME */
 		if (len > 12 && strcmp(name + strlen(name) - 8, "_verdict") == 0)
 			name[strlen(name) - 8] = '\0';
-		/* diff.sql is not a section: the per-step values of --diff */
-		if (strcmp(name, "diff") == 0)
+		/* diff.sql is not a section: the per-step values of --diff;
+		 * views.sql and hw_flops_from.sql are the views every section
+		 * reads (runview.h) */
+		if (strcmp(name, "diff") == 0 || strcmp(name, "views") == 0 || strcmp(name, "hw_flops_from") == 0)
 			continue;
 		CHECK(analysis_find(name) != NULL);
 		if (!analysis_find(name))
