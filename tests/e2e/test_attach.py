@@ -54,8 +54,16 @@ def attach_fd(pid):
 
 
 def page(pid):
-    """The attach page's recorder and libmfu words (attach_page.h)."""
-    with open('/proc/%d/fd/%d' % (pid, attach_fd(pid)), 'rb') as f:
+    """The attach page's recorder and libmfu words (attach_page.h). A
+    program just started may not have made its page yet (libmfu's
+    constructor, on a busy machine): waited for, up to 60 s."""
+    fd, deadline = attach_fd(pid), time.monotonic() + 60
+    while fd is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+        fd = attach_fd(pid)
+    if fd is None:
+        raise AssertionError('process %d has no attach page' % pid)
+    with open('/proc/%d/fd/%d' % (pid, fd), 'rb') as f:
         d = f.read(256)
     on, gen, owner = struct.unpack_from('<IIi', d, 128)
     accepted, refused = struct.unpack_from('<II', d, 192)
