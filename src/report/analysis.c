@@ -10,10 +10,16 @@
 
 static const struct analysis analyses[] = {
 	{ "summary", "the whole run: steps, time, MFU/HFU/MBU, the peaks used, how it ended", 1 },
-	{ "steps", "one row per complete step: time, FLOPs, bytes, MFU, HFU, MBU, CPU use", 0 },
-	{ "phases", "one row per phase name: count, total/mean/p50/p95 time, share of step time, MFU", 0 },
+	{ "steps", "one row per complete step: time, FLOPs, bytes, MFU, HFU, MBU, CPU use", 0,
+	  "step,wall_ms,model_flops,flops_source,model_bytes,mfu,hfu,mbu,cpu_ms,cpu_util,ipc" },
+	{ "phases", "one row per phase name: count, total/mean/p50/p95 time, share of step time, MFU", 0,
+	  "phase,count,total_ms,mean_ms,p50_ms,p95_ms,share,mfu,hfu,mbu,cpu_ms" },
 	{ "notes", "what to know about the data: missing counters, peaks used, anomalies, lost records", 0 },
-	{ "breakdown", "per step: the driver thread's wall time split into blocked, runnable, kernel, sync, dispatch, unclassified, compute", 0 },
+	/* the lo/hi columns (a Wilson interval per class) are left out by
+	 * default: with the 1-20 samples a step has, they span most of 0-100%
+	 * and say only that the step was short */
+	{ "breakdown", "per step: the driver thread's wall time split into blocked, runnable, kernel, sync, dispatch, unclassified, compute", 0,
+	  "step,wall_ms,blocked_ms,runnable_ms,kernel_ms,sync_ms,dispatch_ms,unclassified_ms,compute_ms,samples" },
 	{ "phase_breakdown", "per phase: the same split for the thread that ran the phase", 0 },
 	{ "gaps", "idle gaps: off-CPU intervals inside steps and gaps between steps, with where they happened", 0 },
 	{ "dispatch", "per phase: the top dispatch, sync, unclassified and compute functions, from samples", 0 },

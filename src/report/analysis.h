@@ -12,6 +12,11 @@ struct analysis {
 	const char *name;        /* the section name, analyses/<name>.sql */
 	const char *description; /* one line, for --list */
 	int single_row;          /* one row for the whole run (summary) */
+	/* The columns the table and markdown formats show by default, in
+	 * order, comma-separated: those people read first, to fit 120
+	 * columns; NULL: every column. csv and json carry every column
+	 * whatever this says; --columns all shows them all. */
+	const char *columns;
 };
 
 /* The sections, in the order --list shows them; @count gets their number. */

@@ -234,6 +234,9 @@ struct format {
 	size_t cell_len, cell_cap;
 	struct column *cols;
 	size_t ncols;
+	char *columns;     /* format_set_columns: the next section's list */
+	size_t *shown;     /* table/markdown: the columns shown, by index */
+	size_t nshown;
 	size_t olen;
 	int frozen;        /* the grid's header is out: alignments are fixed */
 	int raw;           /* csv: text as stored (format_set_raw) */
@@ -347,6 +350,8 @@ void format_free(struct format *f)
 	if (!f)
 		return;
 	free(f->cols);
+	free(f->columns);
+	free(f->shown);
 	free(f->cell);
 	free(f->held);
 	free(f->cells);
@@ -371,6 +376,53 @@ static int row_is_empty(const struct format *f, sqlite3_stmt *stmt)
 	return f->ncols > 0;
 }
 
+/* The index of column @name (@len bytes) in f->cols, or -1. */
+static long column_index(const struct format *f, const char *name, size_t len)
+{
+	for (size_t i = 0; i < f->ncols; i++)
+		if (strlen(f->cols[i].name) == len && strncmp(f->cols[i].name, name, len) == 0)
+			return (long)i;
+	return -1;
+}
+
+/* f->shown: the columns of f->columns (in its order) that the section has,
+ * or every column when there is no list or the section has none of it. */
+static int columns_choose(struct format *f)
+{
+	size_t *shown = calloc(f->ncols ? f->ncols : 1, sizeof(*shown)), n = 0;
+	const char *p = f->columns;
+
+	if (!shown)
+		return -ENOMEM;
+	while (p && *p) {
+		size_t len = strcspn(p, ",");
+		long i = column_index(f, p, len);
+		int dup = 0;
+
+		for (size_t k = 0; k < n && i >= 0; k++)
+			dup |= shown[k] == (size_t)i;
+		if (i >= 0 && !dup)
+			shown[n++] = (size_t)i;
+		p += len + (p[len] == ',');
+	}
+	if (n == 0)
+		for (; n < f->ncols; n++)
+			shown[n] = n;
+	free(f->shown);
+	f->shown = shown;
+	f->nshown = n;
+	return 0;
+}
+
+int format_set_columns(struct format *f, const char *list)
+{
+	free(f->columns);
+	f->columns = NULL;
+	if (list && !(f->columns = strdup(list)))
+		return -ENOMEM;
+	return 0;
+}
+
 /* Describe the columns of @stmt in f->cols. */
 static int columns_init(struct format *f, sqlite3_stmt *stmt)
 {
@@ -391,7 +443,7 @@ static int columns_init(struct format *f, sqlite3_stmt *stmt)
 	free(f->cols);
 	f->cols = cols;
 	f->ncols = n;
-	return 0;
+	return columns_choose(f);
 }
 
 /* "%.6g" of @v into @buf (FMT_NUM_MAX bytes); returns the length written. */
@@ -541,11 +593,11 @@ static void grid_header(struct format *f, int md)
 	for (int line = 0; line < 2; line++) {
 		if (md)
 			out_str(f, "| ");
-		for (size_t i = 0; i < f->ncols; i++) {
-			struct column *c = &f->cols[i];
-			int last = i + 1 == f->ncols;
+		for (size_t j = 0; j < f->nshown; j++) {
+			struct column *c = &f->cols[f->shown[j]];
+			int last = j + 1 == f->nshown;
 
-			if (i)
+			if (j)
 				out_str(f, md ? " | " : "  ");
 			if (line == 0) {
 				out_padded(f, c->label, strlen(c->label), strlen(c->label), c->width, c->left,
@@ -588,7 +640,9 @@ static int section_grid(struct format *f, const char *name, sqlite3_stmt *stmt, 
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		if (row_is_empty(f, stmt))
 			continue;
-		for (size_t i = 0; i < f->ncols; i++) {
+		for (size_t j = 0; j < f->nshown; j++) {
+			size_t i = f->shown[j];
+
 			w = cell_human(f, stmt, (int)i, md);
 			if (w < 0 || hold_cell(f, w))
 				return -ENOMEM;
@@ -609,11 +663,13 @@ static int section_grid(struct format *f, const char *name, sqlite3_stmt *stmt, 
 	for (size_t r = 0; r < rows; r++) {
 		if (md)
 			out_str(f, "| ");
-		for (size_t i = 0; i < f->ncols; i++, k++) {
-			if (i)
+		for (size_t j = 0; j < f->nshown; j++, k++) {
+			size_t i = f->shown[j];
+
+			if (j)
 				out_str(f, md ? " | " : "  ");
 			out_padded(f, f->held + off, f->cells[k].len, f->cells[k].width, f->cols[i].width,
-				   f->cols[i].left, i + 1 == f->ncols && !md);
+				   f->cols[i].left, j + 1 == f->nshown && !md);
 			off += f->cells[k].len;
 		}
 		out_str(f, md ? " |\n" : "\n");
@@ -623,16 +679,18 @@ static int section_grid(struct format *f, const char *name, sqlite3_stmt *stmt, 
 			continue;
 		if (md)
 			out_str(f, "| ");
-		for (size_t i = 0; i < f->ncols; i++) {
+		for (size_t j = 0; j < f->nshown; j++) {
+			size_t i = f->shown[j];
+
 			w = cell_human(f, stmt, (int)i, md);
 			if (w < 0)
 				return -ENOMEM;
 			if ((size_t)w > f->cols[i].width)
 				f->cols[i].width = (size_t)w;
-			if (i)
+			if (j)
 				out_str(f, md ? " | " : "  ");
 			out_padded(f, f->cell, f->cell_len, (size_t)w, f->cols[i].width, f->cols[i].left,
-				   i + 1 == f->ncols && !md);
+				   j + 1 == f->nshown && !md);
 		}
 		out_str(f, md ? " |\n" : "\n");
 	}
@@ -640,6 +698,15 @@ static int section_grid(struct format *f, const char *name, sqlite3_stmt *stmt, 
 		return step_error(stmt, err, errlen);
 	if (rows == 0)
 		out_str(f, md ? "\n(no rows)\n" : "(no rows)\n");
+	if (f->nshown < f->ncols) {
+		/* the columns left out are one option away, said where the
+		 * reader looks (docs/report.md, "Columns") */
+		char line[160];
+
+		snprintf(line, sizeof(line), "%s(%zu more column%s: --columns all; csv and json carry every column)\n",
+			 md ? "\n" : "", f->ncols - f->nshown, f->ncols - f->nshown == 1 ? "" : "s");
+		out_str(f, line);
+	}
 	f->frozen = 0;
 	return f->werr;
 }

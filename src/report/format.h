@@ -57,6 +57,13 @@ int format_end(struct format *fmt);
  * (format_sanitize). Returns 0 or -ENOMEM. */
 int format_set_verdict(struct format *fmt, const char *text);
 
+/* Table and markdown: the columns the next sections show, a comma-separated
+ * list of column names in the order shown (names a section lacks are
+ * skipped; a section with none of them shows every column), or NULL for
+ * every column. A line under a table says how many were left out. csv and
+ * json always carry every column. Returns 0 or -ENOMEM. */
+int format_set_columns(struct format *fmt, const char *list);
+
 /* csv only: @raw = 1 writes text cells byte for byte as stored (RFC 4180
  * quoting only), for programs; by default (0) csv text is escaped as in
  * the table format and formula-leading text gets a "'"

@@ -65,7 +65,8 @@ static void usage(FILE *out)
 
 	section_list(sections, sizeof(sections));
 	fprintf(out,
-		"usage: " PROG " [--db FILE] [--format FORMAT] [--raw] [-q] [SECTION...]\n"
+		"usage: " PROG " [--db FILE] [--format FORMAT] [--raw] [--columns LIST] [-q]\n"
+		"                  [SECTION...]\n"
 		"       " PROG " --db NATIVE --hw-flops-from EMULATED [SECTION...]\n"
 		"       " PROG " [--db FILE] --trace FILE\n"
 		"       " PROG " --diff BASE NEW [--format FORMAT] [--raw] [--skip-steps N]\n"
@@ -87,6 +88,11 @@ static void usage(FILE *out)
 		"                       numbers), so terminals and spreadsheets are safe\n"
 		"      --raw            with --format csv: text byte for byte as stored\n"
 		"                       (RFC 4180 quoting only), for programs\n"
+		"      --columns LIST   table and markdown: the columns to show, by their csv\n"
+		"                       names (step,wall_ms,mfu), or all; by default the wide\n"
+		"                       sections (steps, phases, breakdown) show the columns\n"
+		"                       read first, to fit 120 columns. csv and json always\n"
+		"                       carry every column\n"
 		"  -k, --skip-steps N   leave out the first N complete steps (warm-up)\n"
 		"                       everywhere: their phases, samples and gaps too\n"
 		"  -l, --list           list the sections and what they show\n"
@@ -245,6 +251,7 @@ struct request {
 	size_t nsections;
 	int list, skip, quiet;
 	int raw;                         /* --raw: csv text as stored */
+	const char *columns;             /* --columns LIST|all, NULL: each section's default */
 	const char *html;                /* --html FILE */
 	const char *trace;               /* --trace FILE */
 	const char *diff_base, *diff_new; /* --diff BASE NEW */
@@ -266,6 +273,7 @@ enum {
 	OPT_RANK,
 	OPT_HW_FROM,
 	OPT_RAW,
+	OPT_COLUMNS,
 };
 
 /* Every --db, freed at exit (main returns from many places). */
@@ -295,6 +303,7 @@ static int parse_options(int argc, char **argv, struct request *r)
 		{ "rank", required_argument, NULL, OPT_RANK },
 		{ "hw-flops-from", required_argument, NULL, OPT_HW_FROM },
 		{ "raw", no_argument, NULL, OPT_RAW },
+		{ "columns", required_argument, NULL, OPT_COLUMNS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -337,6 +346,7 @@ static int parse_options(int argc, char **argv, struct request *r)
 		case OPT_HTML: r->html = optarg; break;
 		case OPT_HW_FROM: r->hw_from = optarg; break;
 		case OPT_RAW: r->raw = 1; break;
+		case OPT_COLUMNS: r->columns = optarg; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf(PROG " %s\n", MFU_VERSION); return 0;
 		case ':': return bad_usage("option '%s' needs an argument", argv[optind - 1]);
@@ -347,6 +357,15 @@ static int parse_options(int argc, char **argv, struct request *r)
 		return bad_usage("unknown format '%s' (formats: " FORMAT_NAMES ")", r->format_name);
 	if (r->raw && r->kind != FORMAT_CSV)
 		return bad_usage("--raw goes with --format csv (csv text byte for byte, unescaped)");
+	if (r->columns && !format_is_human(r->kind))
+		return bad_usage("--columns chooses the columns of table and markdown: csv and json carry every column");
+	if (r->columns && (!*r->columns || r->columns[0] == ',' || r->columns[strlen(r->columns) - 1] == ','
+			   || strstr(r->columns, ",,")))
+		return bad_usage("--columns '%s': expected all or column names separated by commas", r->columns);
+	if (r->columns && (r->html || r->trace || r->diff_base || r->list || r->sql_for))
+		return bad_usage("--columns chooses the columns of the sections' tables: it does not go with %s",
+				 r->html ? "--html" : r->trace ? "--trace" : r->diff_base ? "--diff" :
+				 r->list ? "--list" : "--sql");
 	if (!*r->path)
 		return bad_usage("the database name is empty");
 	if (r->ndb == 0)
@@ -496,14 +515,72 @@ static int print_sql(const char *name, const struct request *r)
 	return fflush(stdout) ? EXIT_DATA : 0;
 }
 
+/* The columns section @a shows in table and markdown (format_set_columns):
+ * --columns' list, every column (--columns all, NULL), or the section's
+ * default. */
+static const char *section_columns(const struct request *r, const struct analysis *a)
+{
+	if (!r->columns)
+		return a->columns;
+	return strcmp(r->columns, "all") == 0 ? NULL : r->columns;
+}
+
+/* Every name in --columns' list is a column of one of the sections asked
+ * for (their statements prepared, not run). 0; -1 once a database error is
+ * said; -2 once the unknown name is said (bad usage). */
+static int check_columns(const struct request *r, sqlite3 *db)
+{
+	const char *p = r->columns;
+	int ret = 0;
+
+	if (!p || strcmp(p, "all") == 0)
+		return 0;
+	while (*p && !ret) {
+		size_t len = strcspn(p, ",");
+		int found = 0;
+
+		for (size_t i = 0; i < r->nsections && !found && !ret; i++) {
+			const struct analysis *a = r->sections[i];
+			const char *path = r->path, *who = NULL;
+			sqlite3 *sdb = db;
+			sqlite3_stmt *stmt = NULL;
+			char err[1024];
+
+			if (r->job)
+				a = job_section(r->job, a, &sdb, &path, &who);
+			if (analysis_prepare(a, sdb, &stmt, err, sizeof(err))) {
+				db_error(sdb, path, a->name, err);
+				ret = -1;
+				break;
+			}
+			for (int c = 0; c < sqlite3_column_count(stmt) && !found; c++) {
+				const char *name = sqlite3_column_name(stmt, c);
+				found = name && strlen(name) == len && strncmp(name, p, len) == 0;
+			}
+			sqlite3_finalize(stmt);
+		}
+		if (!found && !ret) {
+			fprintf(stderr, PROG ": --columns: no column '%.*s' in %s (the names are the csv header: "
+				PROG " --format csv SECTION | head -1)\n", (int)len, p,
+				r->nsections == 1 ? r->sections[0]->name : "the sections asked for");
+			ret = -2;
+		}
+		p += len + (p[len] == ',');
+	}
+	return ret;
+}
+
 /* Write the requested sections, each with its verdict for people. 0, or -1
- * once the error is said. */
+ * once the error is said, -2 once bad usage is said. */
 static int write_sections(const struct request *r, sqlite3 *db, struct format *fmt)
 {
 	sqlite3_stmt *stmt = NULL;
 	char err[1024];
 	int rc;
 
+	rc = check_columns(r, db);
+	if (rc)
+		return rc;
 	for (size_t i = 0; i < r->nsections; i++) {
 		const struct analysis *a = r->sections[i];
 		const char *path = r->path, *who = NULL;
@@ -524,6 +601,8 @@ static int write_sections(const struct request *r, sqlite3 *db, struct format *f
 			}
 		}
 		rc = analysis_prepare(a, db, &stmt, err, sizeof(err));
+		if (!rc && format_is_human(r->kind))
+			rc = format_set_columns(fmt, section_columns(r, r->sections[i]));
 		if (!rc)
 			rc = format_section(fmt, r->sections[i]->name, stmt, a->single_row, err, sizeof(err));
 		sqlite3_finalize(stmt);
@@ -658,7 +737,10 @@ static int job_report(const struct request *r)
 		goto out;
 	}
 	format_set_raw(fmt, r->raw);
-	if (write_sections(&jr, NULL, fmt) == 0 && write_notes(&jr, NULL, fmt) == 0)
+	rc = write_sections(&jr, NULL, fmt);
+	if (rc == -2)
+		ret = EXIT_USAGE;
+	else if (rc == 0 && write_notes(&jr, NULL, fmt) == 0)
 		ret = 0;
 out:
 	format_free(fmt);
@@ -672,7 +754,7 @@ static int report(const struct request *r)
 	struct format *fmt = NULL;
 	sqlite3 *db = NULL;
 	char err[1024];
-	int ret = EXIT_DATA;
+	int rc, ret = EXIT_DATA;
 
 	if (!r->html && wants_job(r))
 		return job_report(r);
@@ -711,7 +793,10 @@ static int report(const struct request *r)
 		goto out;
 	}
 	format_set_raw(fmt, r->raw);
-	if (write_sections(r, db, fmt) == 0 && write_notes(r, db, fmt) == 0)
+	rc = write_sections(r, db, fmt);
+	if (rc == -2)
+		ret = EXIT_USAGE;
+	else if (rc == 0 && write_notes(r, db, fmt) == 0)
 		ret = 0;
 out:
 	format_free(fmt);

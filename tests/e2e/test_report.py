@@ -836,12 +836,13 @@ class CsvTest(ReportTest):
 
 class TableTest(ReportTest):
     def grid(self, text, title):
-        """The lines of section @title's grid: header, dashes, rows."""
+        """The lines of section @title's grid: header, dashes, rows (not
+        the line under them that counts the columns left out)."""
         lines = text.split('\n')
         i = lines.index(title)
         out = []
         for line in lines[i + 1:]:
-            if not line:
+            if not line or line.startswith('('):
                 break
             out.append(line)
         return out
