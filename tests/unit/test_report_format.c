@@ -746,6 +746,52 @@ static void test_grid_streams(void)
 	sqlite3_close(db);
 }
 
+/* format_set_columns: table and markdown show the listed columns in the
+ * list's order (names the section lacks skipped, a list naming none of its
+ * columns shows all) and count those left out under the table; csv and
+ * json carry every column. Each row is a case, with its line. */
+static void test_chosen_columns(void)
+{
+	static const struct {
+		int line;
+		enum format_kind kind;
+		const char *list;
+		const char *want;
+	} cases[] = {
+		{ __LINE__, FORMAT_TABLE, "c,a", "s\nc  a\n-  -\n3  1\n(1 more column: --columns all; csv and json carry every column)\n" },
+		{ __LINE__, FORMAT_TABLE, "a,zz,a", "s\na\n-\n1\n(2 more columns: --columns all; csv and json carry every column)\n" },
+		{ __LINE__, FORMAT_TABLE, "zz", "s\na  b  c\n-  -  -\n1  2  3\n" },
+		{ __LINE__, FORMAT_TABLE, NULL, "s\na  b  c\n-  -  -\n1  2  3\n" },
+		{ __LINE__, FORMAT_MARKDOWN, "b", "### s\n\n| b |\n| ---: |\n| 2 |\n\n(2 more columns: --columns all; csv and json carry every column)\n" },
+		{ __LINE__, FORMAT_CSV, "b", "a,b,c\n1,2,3\n" },
+		{ __LINE__, FORMAT_JSON, "b", "[\n{\"a\":1,\"b\":2,\"c\":3}\n]\n" },
+	};
+	sqlite3 *db = NULL;
+
+	CHECK(sqlite3_open(":memory:", &db) == SQLITE_OK);
+	for (size_t i = 0; db && i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char err[128], *out = NULL;
+		size_t outlen = 0;
+		sqlite3_stmt *st = NULL;
+		struct format *f = NULL;
+		FILE *mem = open_memstream(&out, &outlen);
+
+		CHECK(mem && sqlite3_prepare_v2(db, "SELECT 1 AS a, 2 AS b, 3 AS c", -1, &st, NULL) == SQLITE_OK);
+		CHECK(format_new(cases[i].kind, mem, 1, &f) == 0);
+		CHECK(format_set_columns(f, cases[i].list) == 0);
+		CHECK(format_section(f, "s", st, 0, err, sizeof(err)) == 0);
+		CHECK(format_end(f) == 0);
+		format_free(f);
+		sqlite3_finalize(st);
+		fclose(mem);
+		CHECK(out && strcmp(out, cases[i].want) == 0);
+		if (!out || strcmp(out, cases[i].want))
+			fprintf(stderr, "  line %d: got '%s' want '%s'\n", cases[i].line, out ? out : "", cases[i].want);
+		free(out);
+	}
+	sqlite3_close(db);
+}
+
 static void test_parse(void)
 {
 	enum format_kind k;
@@ -778,5 +824,6 @@ int main(void)
 	test_csv_text();
 	test_csv_numbers_stay_numbers();
 	test_grid_streams();
+	test_chosen_columns();
 	return check_status();
 }
