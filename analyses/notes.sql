@@ -37,14 +37,14 @@ WITH
 r AS (SELECT * FROM run WHERE id = 1),
 rf AS (SELECT * FROM run_flops),
 -- One scan of the steps for the counts below (a run may have a million):
--- how many declared their FLOPs and bytes, and the highest rates, which
--- say whether any utilization is above 100% (impossible). Which steps and
+-- how many declared their FLOPs and bytes, and the highest utilizations
+-- (step.mfu, hfu, mbu: analyses/views.sql), above 100% impossible. Which steps and
 -- how many are looked up only then.
 s AS MATERIALIZED (
   SELECT COUNT(*)                            AS steps,
          COUNT(flops)                        AS with_flops,
          COUNT(model_bytes)                  AS with_bytes,
-         MAX(flops / (wall_ns * 1e-9))       AS max_flops_rate,
+         MAX(mfu)                            AS max_mfu,
          SUM(flops_source = 'library')       AS n_library,
          SUM(CASE WHEN flops_source = 'library' THEN lib_flops END) AS lib,
          SUM(CASE WHEN flops_source = 'library' THEN lib_flops_fp64 END) AS lib_fp64,
@@ -57,16 +57,16 @@ s AS MATERIALIZED (
          COUNT(CASE WHEN lib_flops > 0 THEN model_flops END)             AS n_both,
          SUM(CASE WHEN lib_flops > 0 THEN model_flops END)               AS both_declared,
          SUM(CASE WHEN model_flops IS NOT NULL THEN lib_flops END)       AS both_lib,
-         MAX(hw_flops / (wall_ns * 1e-9))    AS max_hw_rate,
-         MAX(model_bytes / (wall_ns * 1e-9)) AS max_bytes_rate,
+         MAX(hfu)                            AS max_hfu,
+         MAX(mbu)                            AS max_mbu,
          COUNT(hw_flops)                     AS with_hw,
          COUNT(CASE WHEN flops IS NOT NULL THEN hw_flops END) AS n_common
   FROM step WHERE complete = 1
 ),
 imp(ord, what, worst) AS (
-  SELECT 1, 'MFU', s.max_flops_rate / r.peak_flops FROM s, r UNION ALL
-  SELECT 2, 'HFU', s.max_hw_rate / r.peak_flops FROM s, r UNION ALL
-  SELECT 3, 'MBU', s.max_bytes_rate / r.peak_bw FROM s, r
+  SELECT 1, 'MFU', s.max_mfu FROM s UNION ALL
+  SELECT 2, 'HFU', s.max_hfu FROM s UNION ALL
+  SELECT 3, 'MBU', s.max_mbu FROM s
 ),
 -- Per phase name, what the phases section divides: the sums and the union
 -- of the occurrences' intervals within each step (see phases.sql, whose
@@ -486,14 +486,10 @@ lines(ord, sub, kind, text, missing, alert) AS (
   FROM (
     SELECT imp.ord, imp.what, imp.worst,
            (SELECT COUNT(*) FROM step WHERE complete = 1 AND CASE imp.what
-              WHEN 'MFU' THEN flops / (wall_ns * 1e-9) / r.peak_flops
-              WHEN 'HFU' THEN hw_flops / (wall_ns * 1e-9) / r.peak_flops
-              ELSE model_bytes / (wall_ns * 1e-9) / r.peak_bw END > 1) AS n,
+              WHEN 'MFU' THEN mfu WHEN 'HFU' THEN hfu ELSE mbu END > 1) AS n,
            (SELECT step FROM step WHERE complete = 1 AND CASE imp.what
-              WHEN 'MFU' THEN flops / (wall_ns * 1e-9) = s.max_flops_rate
-              WHEN 'HFU' THEN hw_flops / (wall_ns * 1e-9) = s.max_hw_rate
-              ELSE model_bytes / (wall_ns * 1e-9) = s.max_bytes_rate END ORDER BY step LIMIT 1) AS at
-    FROM imp, s, r WHERE imp.worst > 1
+              WHEN 'MFU' THEN mfu WHEN 'HFU' THEN hfu ELSE mbu END = imp.worst ORDER BY step LIMIT 1) AS at
+    FROM imp WHERE imp.worst > 1
   ) AS i CROSS JOIN r
   UNION ALL
   SELECT 9, 4 + CASE p.what WHEN 'MFU' THEN 1 WHEN 'HFU' THEN 2 ELSE 3 END, 'impossible',
