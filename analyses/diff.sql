@@ -4,7 +4,8 @@
 -- of each (kind, name) in C (src/report/diff.c: means, Welch's interval,
 -- verdict; docs/report.md, "--diff").
 --   step  wall_ms       the step's wall time (ms)
---   step  mfu           its MFU (fraction; NULL without a numerator or a peak)
+--   step  mfu           its MFU (step.mfu, analyses/views.sql: NULL without a
+--                       numerator or a peak, and for an emulated run)
 --   step  hw_flops, hw_flops_fp64, hw_flops_fp32   its counted FLOPs (PMU
 --                       or emulator), only in runs that counted them: how
 --                       an emulated run's counts are compared with a
@@ -25,15 +26,14 @@
 -- The at-sign-wrapped name stands for analyses/breakdown.sql; mfu-report --sql diff
 -- prints this file with it written out, to run in sqlite3.
 WITH
-st AS (SELECT step, wall_ns, flops, hw_flops, hw_flops_fp64, hw_flops_fp32 FROM step WHERE complete = 1),
-pk AS (SELECT peak_flops FROM run WHERE id = 1),
+st AS (SELECT step, wall_ns, mfu, hw_flops, hw_flops_fp64, hw_flops_fp32 FROM step WHERE complete = 1),
 -- without sampling every part is NULL: not worth a pass over the steps
 bd AS MATERIALIZED (SELECT * FROM (@breakdown@) WHERE EXISTS (SELECT 1 FROM sampling)),
 part(name, ord) AS (VALUES ('blocked_ms', 0), ('runnable_ms', 1), ('kernel_ms', 2), ('sync_ms', 3),
                            ('dispatch_ms', 4), ('unclassified_ms', 5), ('compute_ms', 6))
 SELECT 'step' AS kind, 'wall_ms' AS name, 0 AS ord, step, wall_ns / 1e6 AS value FROM st
 UNION ALL
-SELECT 'step', 'mfu', 1, step, flops / (wall_ns / 1e9 * (SELECT peak_flops FROM pk)) FROM st
+SELECT 'step', 'mfu', 1, step, mfu FROM st
 UNION ALL
 SELECT 'step', 'hw_flops', 2, step, hw_flops FROM st WHERE hw_flops IS NOT NULL
 UNION ALL

@@ -22,7 +22,9 @@
 -- in user mode only) are left out, like in the step table.
 --
 -- Run by hand: sqlite3 -header -column run.sqlite < analyses/intervals.sql
-WITH r AS (SELECT start_ns, peak_flops, ncpu, emulated,
+-- (run: analyses/views.sql; its peak_flops is NULL for an emulated run, and
+-- native, 1 for a native run, NULL for an emulated one: no rates)
+WITH r AS (SELECT start_ns, peak_flops, ncpu, native,
                   (SELECT max(lib_flops) FROM lib_reading) AS lib_total FROM run WHERE id = 1),
 d AS (
   SELECT ir.time_ns, c.col, c.weight,
@@ -77,13 +79,11 @@ SELECT
   t.instructions                                                AS instructions,
   t.instructions / t.cycles                                     AS ipc,
   t.hw_flops                                                    AS hw_flops,
-  CASE WHEN (SELECT emulated FROM r) IS NULL
-       THEN t.hw_flops / (t.dt / 1e9 * (SELECT peak_flops FROM r)) END AS hfu,
+  t.hw_flops / (t.dt / 1e9 * (SELECT peak_flops FROM r))       AS hfu,
   t.lib_flops                                                   AS lib_flops,
   t.lib_calls                                                   AS lib_calls,
-  CASE WHEN (SELECT emulated FROM r) IS NULL
-       THEN t.lib_flops / (t.dt / 1e9) END                      AS lib_flops_per_s,
-  CASE WHEN (SELECT emulated FROM r) IS NULL AND (SELECT lib_total FROM r) > 0
+  t.lib_flops / (t.dt / 1e9) * (SELECT native FROM r)          AS lib_flops_per_s,
+  CASE WHEN (SELECT lib_total FROM r) > 0
        THEN t.lib_flops / (t.dt / 1e9 * (SELECT peak_flops FROM r)) END AS mfu
 FROM t
 ORDER BY t.time_ns;
