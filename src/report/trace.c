@@ -310,46 +310,38 @@ static int write_names(struct trace *t)
 /* ---- steps and phases ---- */
 
 /* Columns 0-5 place the event (id, pid, tid, begin_ns, end_ns, complete);
- * the rest are its args, named as in the steps section. */
+ * the rest are its args, named as in the steps section. The figures are
+ * the step and phase views' (analyses/views.sql: no peaks and no rates for
+ * an emulated run). */
 static const char steps_sql[] =
-	"WITH r AS (SELECT peak_flops, peak_bw, ncpu, emulated IS NULL AS native FROM run WHERE id = 1)\n"
 	"SELECT s.step, s.pid, s.tid, s.begin_ns, s.end_ns, s.complete,\n"
 	"  s.step AS step, s.wall_ns / 1e6 AS wall_ms,\n"
-	"  s.flops / (s.wall_ns / 1e9 * r.peak_flops) AS mfu,\n"
-	"  s.hw_flops / (s.wall_ns / 1e9 * r.peak_flops) AS hfu,\n"
-	"  s.model_bytes / (s.wall_ns / 1e9 * r.peak_bw) AS mbu,\n"
+	"  s.mfu AS mfu, s.hfu AS hfu, s.mbu AS mbu,\n"
 	"  s.flops AS flops, s.flops_source AS flops_source,\n"
 	"  s.model_flops AS model_flops, s.model_bytes AS model_bytes,\n"
 	"  s.hw_flops AS hw_flops, s.lib_flops AS lib_flops, s.lib_calls AS lib_calls,\n"
-	"  s.cpu_ns / 1e6 AS cpu_ms, s.cpu_ns / (s.wall_ns * 1.0 * r.ncpu) AS cpu_util,\n"
+	"  s.cpu_ns / 1e6 AS cpu_ms, s.cpu_util AS cpu_util,\n"
 	"  s.ctx_switches AS ctx_switches, s.page_faults AS page_faults,\n"
 	"  s.instructions * 1.0 / s.cycles AS ipc,\n"
-	"  coalesce(s.dram_bytes, s.dram_read_bytes + s.dram_write_bytes) AS dram_bytes,\n"
-	"  coalesce(s.dram_bytes, s.dram_read_bytes + s.dram_write_bytes)\n"
-	"    / (s.wall_ns / 1e9 * r.peak_bw) AS dram_bw_util,\n"
-	"  CASE WHEN r.native THEN s.flops / (s.wall_ns / 1e9) END AS model_flops_per_s,\n"
-	"  CASE WHEN r.native THEN s.hw_flops / (s.wall_ns / 1e9) END AS hw_flops_per_s,\n"
-	"  CASE WHEN r.native THEN s.model_bytes / (s.wall_ns / 1e9) END AS model_bytes_per_s,\n"
-	"  CASE WHEN r.native THEN coalesce(s.dram_bytes, s.dram_read_bytes + s.dram_write_bytes) / (s.wall_ns / 1e9) END AS dram_bytes_per_s,\n"
+	"  s.dram_total_bytes AS dram_bytes, s.dram_bw_util AS dram_bw_util,\n"
+	"  s.model_flops_per_s AS model_flops_per_s, s.hw_flops_per_s AS hw_flops_per_s,\n"
+	"  s.model_bytes_per_s AS model_bytes_per_s, s.dram_bytes_per_s AS dram_bytes_per_s,\n"
 	"  s.counts AS counts, s.end_tid AS end_tid\n"
-	"FROM step s LEFT JOIN r\n"
+	"FROM step s\n"
 	"ORDER BY s.step";
 
 /* Column 6 is the phase's name; args from column 7. */
 static const char phases_sql[] =
-	"WITH r AS (SELECT peak_flops, peak_bw FROM run WHERE id = 1)\n"
 	"SELECT p.id, p.pid, p.tid, p.begin_ns, p.end_ns, p.complete, p.name,\n"
 	"  p.name AS phase, p.id AS id, p.step AS step, p.depth AS depth, p.parent AS parent,\n"
 	"  p.wall_ns / 1e6 AS wall_ms,\n"
-	"  p.flops / (p.wall_ns / 1e9 * r.peak_flops) AS mfu,\n"
-	"  p.hw_flops / (p.wall_ns / 1e9 * r.peak_flops) AS hfu,\n"
-	"  p.model_bytes / (p.wall_ns / 1e9 * r.peak_bw) AS mbu,\n"
+	"  p.mfu AS mfu, p.hfu AS hfu, p.mbu AS mbu,\n"
 	"  p.flops AS flops, p.flops_source AS flops_source,\n"
 	"  p.model_flops AS model_flops, p.model_bytes AS model_bytes,\n"
 	"  p.hw_flops AS hw_flops, p.lib_flops AS lib_flops, p.lib_calls AS lib_calls,\n"
 	"  p.cpu_ns / 1e6 AS cpu_ms,\n"
-	"  coalesce(p.dram_bytes, p.dram_read_bytes + p.dram_write_bytes) AS dram_bytes\n"
-	"FROM phase p LEFT JOIN r\n"
+	"  p.dram_total_bytes AS dram_bytes\n"
+	"FROM phase p\n"
 	"ORDER BY p.begin_ns, p.end_ns DESC, p.id";
 
 static struct pid_state *pid_state(struct trace *t, int64_t pid)
