@@ -3,7 +3,11 @@ one JSON line per step with what `with mfu.step(flops="count") as s` gave
 (s.result), and the step's time as the loop saw it from inside and from
 outside the with block (perf_counter_ns).
 
-usage: torch_results.py [--steps N] [--inprocess [--profile FILE]] [--optimizer]
+usage: torch_results.py [--steps N] [--width W] [--batch B] [--inprocess [--profile FILE]]
+                        [--optimizer]
+
+--width, --batch: the model's hidden width and the batch (256 and 64 by default:
+steps of about 1 ms; 2048 and 512 give steps of tens of ms).
 
 --inprocess: mfu.enable() first (the peak from the machine profile).
 --optimizer: the step is mfu.TrackedOptimizer's track_step(model=...)."""
@@ -21,13 +25,16 @@ ap.add_argument("--steps", type=int, default=12)
 ap.add_argument("--inprocess", action="store_true")
 ap.add_argument("--profile")
 ap.add_argument("--optimizer", action="store_true")
+ap.add_argument("--width", type=int, default=256)
+ap.add_argument("--batch", type=int, default=64)
 a = ap.parse_args()
 
 torch.manual_seed(0)
 torch.set_num_threads(1)
-model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 256))
+w = a.width
+model = torch.nn.Sequential(torch.nn.Linear(w, 2 * w), torch.nn.ReLU(), torch.nn.Linear(2 * w, w))
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
-x, y = torch.randn(64, 256), torch.randn(64, 256)
+x, y = torch.randn(a.batch, w), torch.randn(a.batch, w)
 if a.inprocess:
     mfu.enable(profile=a.profile)
 if a.optimizer:
