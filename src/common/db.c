@@ -134,6 +134,41 @@ int db_check_side_files(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+int db_rename_noreplace(const char *from, const char *to, int how)
+{
+	struct stat st;
+
+	if (how == DB_RENAME_ANY) {
+		if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+			return 0;
+		/* EINVAL: the file system has no RENAME_NOREPLACE (some NFS,
+		 * FUSE); ENOSYS: the kernel has no renameat2 (seccomp too) */
+		if (errno != EINVAL && errno != ENOSYS)
+			return -1;
+	}
+	if (how != DB_RENAME_CHECK) {
+		/* link() never replaces an existing name either */
+		if (link(from, to) == 0) {
+			if (unlink(from) == 0)
+				return 0;
+			int e = errno;
+			unlink(to);
+			errno = e;
+			return -1;
+		}
+		if (errno != EPERM && errno != ENOTSUP && errno != EOPNOTSUPP)
+			return -1;
+	}
+	/* no hard links either (vfat, some FUSE): look, then rename; another
+	 * process could take the name in between, which is the best such a
+	 * file system allows */
+	if (lstat(to, &st) == 0) {
+		errno = EEXIST;
+		return -1;
+	}
+	return rename(from, to);
+}
+
 /* Move the file at @path out of the way, to @path.old, else the first of
  * @path.old.2, .3 ... that does not exist: never over another file (an
  * earlier recording kept the same way). @kept gets the name. */
@@ -145,7 +180,7 @@ static int keep_old(const char *path, char *kept, size_t keptlen, char *err, siz
 			strbuf(err, errlen, "%s: path too long", path);
 			return -ENAMETOOLONG;
 		}
-		if (renameat2(AT_FDCWD, path, AT_FDCWD, kept, RENAME_NOREPLACE) == 0)
+		if (db_rename_noreplace(path, kept, DB_RENAME_ANY) == 0)
 			return 0;
 		if (errno != EEXIST) {
 			rc = -errno;

@@ -31,6 +31,15 @@ int db_check_side_files(const char *path, char *err, size_t errlen);
  * file is put back). Returns 0 or -errno / -EPROTO with a message in @err
  * (-EEXIST when every kept name is taken). */
 #define DB_KEEP_MAX 99
+
+/* Rename @from to @to unless @to exists (then -1 with errno EEXIST);
+ * -1 with errno on other failures. DB_RENAME_ANY: renameat2(RENAME_NOREPLACE),
+ * or, where the file system or kernel lacks it (EINVAL, ENOSYS), link() and
+ * unlink(), or, without hard links (EPERM, ENOTSUP), a check and rename().
+ * DB_RENAME_LINK and DB_RENAME_CHECK start at the second and third way (for
+ * tests: every file system here has the first). */
+enum { DB_RENAME_ANY, DB_RENAME_LINK, DB_RENAME_CHECK };
+int db_rename_noreplace(const char *from, const char *to, int how);
 int db_create(const char *path, sqlite3 **out, char *kept, size_t keptlen, char *err, size_t errlen);
 
 /* Finish a database made by db_create(): run the deferred part of the

@@ -275,11 +275,44 @@ static void test_finish_waits_for_a_reader(void)
 	sqlite3_close(db);
 }
 
+/* Each of the three ways to rename without replacing (the file systems
+ * without RENAME_NOREPLACE, or without hard links, take the later ones):
+ * the file moves when the name is free, and nothing moves or is lost when
+ * it is taken. */
+static void test_rename_noreplace(void)
+{
+	static const int how[] = { DB_RENAME_ANY, DB_RENAME_LINK, DB_RENAME_CHECK };
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(how) / sizeof(how[0]); i++) {
+		write_file(path("mv.a"), "aa", 2);
+		unlink(path("mv.b"));
+		CHECK_EQ_INT(db_rename_noreplace(path("mv.a"), path("mv.b"), how[i]), 0);
+		CHECK(stat(path("mv.a"), &st) != 0);
+		CHECK_EQ_INT(stat(path("mv.b"), &st), 0);
+		CHECK_EQ_INT(st.st_size, 2);
+		write_file(path("mv.a"), "new", 3);
+		errno = 0;
+		CHECK_EQ_INT(db_rename_noreplace(path("mv.a"), path("mv.b"), how[i]), -1);
+		CHECK_EQ_INT(errno, EEXIST);
+		CHECK_EQ_INT(stat(path("mv.a"), &st), 0);
+		CHECK_EQ_INT(st.st_size, 3);
+		CHECK_EQ_INT(stat(path("mv.b"), &st), 0);
+		CHECK_EQ_INT(st.st_size, 2);
+		/* a missing source is an error, not a success */
+		unlink(path("mv.a"));
+		unlink(path("mv.b"));
+		CHECK_EQ_INT(db_rename_noreplace(path("mv.a"), path("mv.b"), how[i]), -1);
+		CHECK_EQ_INT(errno, ENOENT);
+	}
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
 		return 1;
 	test_create_and_open();
+	test_rename_noreplace();
 	test_checks();
 	test_refusals();
 	test_symlink();
