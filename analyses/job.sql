@@ -43,12 +43,8 @@ thr AS (SELECT coalesce((SELECT value FROM job_setting WHERE name = 'straggler_t
 -- each rank's time in each step every rank completed, the step's median,
 -- straggler or not: the merged database's view job_rank_step
 fl AS MATERIALIZED (SELECT * FROM job_rank_step),
-per AS MATERIALIZED (
-  SELECT step, max(wall_ns) AS max_ns, max(median_ns) AS median_ns, sum(straggler) AS nstraggler,
-         count(flops) = count(*) AND count(job_peak_flops) = count(*) AS known,
-         count(flops) = count(*) AS flops_known, count(hw_flops) = count(*) AS hw_known,
-         sum(flops) AS flops, sum(hw_flops) AS hw_flops, sum(job_peak_flops) AS peak
-  FROM fl GROUP BY step),
+-- each step's figures over the ranks (analyses/job_views.sql)
+per AS MATERIALIZED (SELECT * FROM job_step),
 byrank AS (
   SELECT rank, sum(down = 1) AS slowest, sum(straggler) AS straggler, sum(wall_ns) AS wall_ns
   FROM fl GROUP BY rank),
@@ -83,10 +79,12 @@ SELECT
   rr.peak_source                                               AS peak_source,
   rr.peak_bw                                                   AS peak_bw,
   rr.dtype                                                     AS dtype,
-  (SELECT sum(CASE WHEN known THEN flops END) / sum(CASE WHEN known THEN max_ns / 1e9 * peak END)
+  (SELECT sum(CASE WHEN job_peak_flops IS NOT NULL THEN job_flops END)
+          / sum(CASE WHEN job_flops IS NOT NULL THEN max_ns / 1e9 * job_peak_flops END)
    FROM per)                                                   AS job_mfu,
-  (SELECT CASE WHEN count(*) > 0 AND sum(flops_known) = count(*) THEN sum(flops) END FROM per) AS job_flops,
-  (SELECT CASE WHEN count(*) > 0 AND sum(hw_known) = count(*) THEN sum(hw_flops) END FROM per) AS job_hw_flops,
+  (SELECT CASE WHEN count(*) > 0 AND count(job_flops) = count(*) THEN sum(job_flops) END FROM per) AS job_flops,
+  (SELECT CASE WHEN count(*) > 0 AND count(job_hw_flops) = count(*) THEN sum(job_hw_flops) END FROM per)
+                                                               AS job_hw_flops,
   (SELECT avg(max_ns) FROM per) / 1e6                          AS mean_step_ms,
   (SELECT avg(max_ns * 1.0 / nullif(median_ns, 0)) FROM per)   AS mean_spread,
   (SELECT max(max_ns * 1.0 / nullif(median_ns, 0)) FROM per)   AS max_spread,
@@ -94,7 +92,7 @@ SELECT
   (SELECT slowest FROM byrank ORDER BY slowest DESC, wall_ns DESC, rank LIMIT 1) AS slowest_steps,
   (SELECT group_concat(rank || ' (' || straggler || ')', ', ')
    FROM (SELECT * FROM byrank WHERE straggler > 0 ORDER BY straggler DESC, rank)) AS stragglers,
-  (SELECT count(*) FROM per WHERE nstraggler > 0)              AS straggler_steps,
+  (SELECT count(*) FROM per WHERE straggler_count > 0)              AS straggler_steps,
   (SELECT t FROM thr)                                          AS straggler_threshold,
   (SELECT min(steps) FROM own)                                 AS rank_steps_min,
   (SELECT max(steps) FROM own)                                 AS rank_steps_max,

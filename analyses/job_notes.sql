@@ -25,9 +25,8 @@ nr AS (SELECT count(*) AS n FROM job_rank),
 -- each rank's time in each step every rank completed, the step's median,
 -- straggler or not: the merged database's view job_rank_step
 fl AS MATERIALIZED (SELECT * FROM job_rank_step),
-per AS (SELECT step, CASE WHEN count(flops) = count(*) AND count(job_peak_flops) = count(*)
-                          THEN sum(flops) / (max(wall_ns) / 1e9 * sum(job_peak_flops)) END AS job_mfu
-        FROM fl GROUP BY step),
+-- each step's job MFU (analyses/job_views.sql)
+per AS (SELECT step, job_mfu FROM job_step),
 rn AS (SELECT n FROM nr),
 lines(ord, sub, kind, text, missing, alert) AS (
   SELECT 1, coalesce(id, 0), kind, text, 1, 0 FROM note WHERE rank IS NULL

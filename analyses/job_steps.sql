@@ -21,25 +21,14 @@
 --                  every rank over the job's capacity while the slowest rank
 --                  ran (docs/metrics.md, "Jobs of several ranks")
 --
+-- The figures are the view job_step's (analyses/job_views.sql).
+--
 -- Run by hand: sqlite3 -header -column job.sqlite < analyses/job_steps.sql
-WITH
--- each rank's time in each step every rank completed, the step's median,
--- straggler or not: the merged database's view job_rank_step
-fl AS MATERIALIZED (SELECT * FROM job_rank_step)
-SELECT step,
-       count(*)                                           AS ranks,
-       max(CASE WHEN down = 1 THEN rank END)              AS slowest_rank,
-       max(wall_ns) / 1e6                                 AS max_ms,
-       max(median_ns) / 1e6                               AS median_ms,
-       min(wall_ns) / 1e6                                 AS min_ms,
-       max(wall_ns) / nullif(max(median_ns), 0)           AS spread,
-       sum(straggler)                                     AS straggler_count,
-       group_concat(CASE WHEN straggler THEN rank END, ' ') AS stragglers,
-       CASE WHEN count(flops) = count(*) THEN sum(flops) END AS job_flops,
-       CASE WHEN count(hw_flops) = count(*) THEN sum(hw_flops) END AS job_hw_flops,
-       CASE WHEN count(job_peak_flops) = count(*) THEN sum(job_peak_flops) END AS job_peak_flops,
-       CASE WHEN count(flops) = count(*) AND count(job_peak_flops) = count(*)
-            THEN sum(flops) / (max(wall_ns) / 1e9 * sum(job_peak_flops)) END AS job_mfu
-FROM (SELECT * FROM fl ORDER BY step, rank)
-GROUP BY step
+SELECT step, ranks, slowest_rank,
+       max_ns / 1e6                          AS max_ms,
+       median_ns / 1e6                       AS median_ms,
+       min_ns / 1e6                          AS min_ms,
+       max_ns / nullif(median_ns, 0)         AS spread,
+       straggler_count, stragglers, job_flops, job_hw_flops, job_peak_flops, job_mfu
+FROM job_step
 ORDER BY step;

@@ -15,6 +15,9 @@ extern const struct mfu_embedded mfu_schema_files[];
 /* schema/profile.sql: the machine profile's tables (profile.c); one entry,
  * then {NULL, NULL}. */
 extern const struct mfu_embedded mfu_profile_schema_files[];
+/* schema/job.sql and schema/job_index.sql: a merged job database's own
+ * tables and indexes (merge.c); terminated by a {NULL, NULL} entry. */
+extern const struct mfu_embedded mfu_job_schema_files[];
 /* analyses/NAME.sql, sorted by name; terminated by a {NULL, NULL} entry. */
 extern const struct mfu_embedded mfu_analysis_files[];
 /* src/report/html/: the stylesheet and script of mfu-report --html

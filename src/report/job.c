@@ -148,10 +148,11 @@ static int shadow_threshold(sqlite3 *db, double t, char *err, size_t errlen)
 	return db_exec(db, sql, err, errlen);
 }
 
-/* A merged file of an mfu before job_rank_peak (each host's ceilings
- * once, job_peak.h): TEMP tables and a TEMP job_rank_step over them, so
- * its job sections read as a fresh merge's. */
-static int host_peaks(sqlite3 *db, char *err, size_t errlen)
+/* A merged file: TEMP job views (analyses/job_views.sql) over it, so its
+ * job sections read this mfu's definitions (an older mfu's file has no
+ * job_step), and for a file of an mfu before job_rank_peak (each host's
+ * ceilings once, job_peak.h) TEMP tables of it first. */
+static int job_views(sqlite3 *db, char *err, size_t errlen)
 {
 	sqlite3_stmt *st = NULL;
 	int have, rc;
@@ -163,10 +164,8 @@ static int host_peaks(sqlite3 *db, char *err, size_t errlen)
 	}
 	have = sqlite3_step(st) == SQLITE_ROW;
 	sqlite3_finalize(st);
-	if (have)
-		return 0;
 	rc = db_exec(db, "PRAGMA query_only = 0", err, errlen) ? -EIO : 0;
-	if (!rc)
+	if (!rc && !have)
 		rc = job_peak_tables(db, "temp", 0, err, errlen);
 	if (!rc)
 		rc = merge_job_view(db, "temp", err, errlen);
@@ -220,7 +219,7 @@ int job_open(struct job **out, char **paths, size_t n, job_open_fn open, void *c
 			rc = -EIO;
 			goto out;
 		}
-		rc = host_peaks(j->merged, err, errlen);
+		rc = job_views(j->merged, err, errlen);
 		if (rc)
 			goto out;
 	} else {

@@ -2,6 +2,7 @@
 #include "analysis.h"
 #include "db.h"
 #include "diff.h"
+#include "embedded.h"
 #include "format.h"
 #include "html.h"
 #include "job.h"
@@ -507,9 +508,20 @@ static int print_sql(const char *name, const struct request *r)
 		free(expanded);
 		return EXIT_DATA;
 	}
-	/* the views first: the section reads them, as in mfu-report */
+	/* the views first: the section reads them, as in mfu-report; a job
+	 * section also the job's (analyses/job_views.sql) */
 	fputs(views, stdout);
 	free(views);
+	if (a && job_is_job_section(a)) {
+		const struct mfu_embedded *jv = embedded_find(mfu_analysis_files, "job_views.sql");
+
+		if (!jv) {
+			fprintf(stderr, PROG ": analyses/job_views.sql is missing from this build\n");
+			free(expanded);
+			return EXIT_DATA;
+		}
+		fputs(jv->text, stdout);
+	}
 	fputs(sql, stdout);
 	free(expanded);
 	return fflush(stdout) ? EXIT_DATA : 0;

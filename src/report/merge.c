@@ -1,4 +1,5 @@
 #include "merge.h"
+#include "embedded.h"
 #include "job_peak.h"
 #include "util.h"
 
@@ -570,50 +571,52 @@ static int step_count_note(sqlite3 *out, char *err, size_t errlen)
 	return rc;
 }
 
-static const char job_tables_sql[] =
-	"CREATE TABLE main.job_rank (\n"
-	"  rank      INTEGER PRIMARY KEY,\n"
-	"  path      TEXT NOT NULL,   -- the rank's database as it was named to the merge\n"
-	"  rank_from TEXT NOT NULL    -- run.rank, or position (the run had no rank)\n"
-	");\n"
-	"CREATE TABLE main.job_setting (name TEXT PRIMARY KEY, value);\n";
+/* schema/@name (job.sql, job_index.sql) run on @out. */
+static int job_schema(sqlite3 *out, const char *name, char *err, size_t errlen)
+{
+	const struct mfu_embedded *e = embedded_find(mfu_job_schema_files, name);
 
-/* job_rank_step: each rank's time, MFU numerator (flops) and counted
- * FLOPs (hw_flops) in each step every rank completed (matched by step
- * index), its own peak (peak_flops) and its part of the job's FLOP
- * ceiling (job_peak_flops: its peak, less the CPUs it shares with another
- * rank of its host, job_peak.h), its place among the ranks in that step
- * (up: from the fastest, down: from the slowest; ties by rank), the step's
- * median (the mean of the two middle times for an even number of ranks)
- * and whether it straggled (more than job_setting's threshold above the
- * median). An emulated rank's peaks are NULL here: its times are the
- * emulator's, no rate of them is the program's. The job sections
- * (analyses/job*.sql, ranks.sql) read it; so can SQL users of a merged
- * file. %s: the schema (main, or temp over a merged file of an older mfu). */
-static const char job_view_fmt[] =
-	"CREATE VIEW %s.job_rank_step AS\n"
-	"WITH thr AS (SELECT coalesce((SELECT value FROM job_setting WHERE name = 'straggler_threshold'), 0.10) AS t),\n"
-	"nr AS (SELECT count(*) AS n FROM job_rank),\n"
-	"common AS (SELECT step FROM step WHERE complete = 1 GROUP BY step HAVING count(*) = (SELECT n FROM nr)),\n"
-	"cs AS MATERIALIZED (\n"
-	"  SELECT s.rank, s.step, s.wall_ns, s.flops, s.hw_flops,\n"
-	"         CASE WHEN r.emulated IS NULL THEN r.peak_flops END AS peak_flops,\n"
-	"         row_number() OVER (PARTITION BY s.step ORDER BY s.wall_ns, s.rank) AS up,\n"
-	"         row_number() OVER (PARTITION BY s.step ORDER BY s.wall_ns DESC, s.rank) AS down,\n"
-	"         CASE WHEN r.emulated IS NULL THEN jp.peak_flops END AS job_peak_flops\n"
-	"  FROM step AS s JOIN run AS r ON r.rank = s.rank LEFT JOIN job_rank_peak AS jp ON jp.rank = s.rank\n"
-	"  WHERE s.complete = 1 AND s.step IN (SELECT step FROM common)),\n"
-	"med AS MATERIALIZED (\n"
-	"  SELECT cs.step, avg(cs.wall_ns) AS median_ns FROM cs CROSS JOIN nr\n"
-	"  WHERE cs.up IN ((nr.n + 1) / 2, (nr.n + 2) / 2) GROUP BY cs.step)\n"
-	"SELECT cs.*, med.median_ns, cs.wall_ns > med.median_ns * (1 + thr.t) AS straggler\n"
-	"FROM cs JOIN med ON med.step = cs.step CROSS JOIN thr;\n";
+	if (!e) {
+		strbuf(err, errlen, "schema/%s is missing from this build", name);
+		return -ENOENT;
+	}
+	if (sqlite3_exec(out, e->text, NULL, NULL, NULL) != SQLITE_OK) {
+		strbuf(err, errlen, "%s", sqlite3_errmsg(out));
+		return -EIO;
+	}
+	return 0;
+}
 
+/* The job's views (analyses/job_views.sql: job_rank_step, job_step), made
+ * TEMP as the file has them (@schema "temp": a merged file read, of this
+ * mfu or an older one) or stored in @schema "main" (the merged file, for
+ * SQL users of it), from the same text. */
 int merge_job_view(sqlite3 *db, const char *schema, char *err, size_t errlen)
 {
-	char *sql = sqlite3_mprintf(job_view_fmt, schema);
+	static const char temp_view[] = "CREATE TEMP VIEW ";
+	const struct mfu_embedded *e = embedded_find(mfu_analysis_files, "job_views.sql");
+	char *sql = NULL;
 	int rc = 0;
 
+	if (!e) {
+		strbuf(err, errlen, "analyses/job_views.sql is missing from this build");
+		return -ENOENT;
+	}
+	if (strcmp(schema, "temp") == 0) {
+		sql = sqlite3_mprintf("%s", e->text);
+	} else {
+		/* each CREATE TEMP VIEW x becomes CREATE VIEW schema.x */
+		sqlite3_str *out = sqlite3_str_new(db);
+		const char *p = e->text, *q;
+
+		while ((q = strstr(p, temp_view))) {
+			sqlite3_str_append(out, p, (int)(q - p));
+			sqlite3_str_appendf(out, "CREATE VIEW %s.", schema);
+			p = q + sizeof(temp_view) - 1;
+		}
+		sqlite3_str_appendall(out, p);
+		sql = sqlite3_str_finish(out);
+	}
 	if (!sql) {
 		strbuf(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -625,13 +628,6 @@ int merge_job_view(sqlite3 *db, const char *schema, char *err, size_t errlen)
 	sqlite3_free(sql);
 	return rc;
 }
-
-static const char job_indexes_sql[] =
-	"CREATE UNIQUE INDEX main.run_rank ON run(rank);\n"
-	"CREATE INDEX main.step_rank ON step(rank, step);\n"
-	"CREATE INDEX main.step_step ON step(step, rank);\n"
-	"CREATE INDEX main.phase_rank_step ON phase(rank, step);\n"
-	"CREATE INDEX main.phase_rank_name ON phase(rank, name);\n";
 
 /* Where merge_from() finds each rank's database: open already (@in), or
  * opened with @open when needed and closed after (@paths). */
@@ -740,10 +736,12 @@ static int merge_from(sqlite3 *out, const struct source *src, size_t n, double t
 			sqlite3_finalize(st);
 			st = NULL;
 			strbuf(sql, sizeof(sql), "PRAGMA main.user_version = %d; BEGIN", version);
-			if (sqlite3_exec(out, sql, NULL, NULL, NULL) != SQLITE_OK ||
-			    (began = 1, sqlite3_exec(out, job_tables_sql, NULL, NULL, NULL)) != SQLITE_OK) {
+			if (sqlite3_exec(out, sql, NULL, NULL, NULL) != SQLITE_OK) {
 				strbuf(err, errlen, "%s", sqlite3_errmsg(out));
 				rc = -EIO;
+			} else {
+				began = 1;
+				rc = job_schema(out, "job.sql", err, errlen);
 			}
 			for (size_t t = 0; t < ARRAY_SIZE(merged_tables) && !rc; t++)
 				rc = create_table(out, in.db, merged_tables[t], in.path, err, errlen);
@@ -768,10 +766,11 @@ static int merge_from(sqlite3 *out, const struct source *src, size_t n, double t
 	st = NULL;
 	/* the fraction as text the SQL reads back exactly */
 	strbuf(sql, sizeof(sql), "INSERT INTO main.job_setting VALUES ('straggler_threshold', %.17g)", threshold);
-	if (sqlite3_exec(out, sql, NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_exec(out, job_indexes_sql, NULL, NULL, NULL) != SQLITE_OK)
+	if (sqlite3_exec(out, sql, NULL, NULL, NULL) != SQLITE_OK)
 		goto sqlfail;
-	rc = run_notes(out, ri, n, by_position, err, errlen);
+	rc = job_schema(out, "job_index.sql", err, errlen);
+	if (!rc)
+		rc = run_notes(out, ri, n, by_position, err, errlen);
 	/* each host's ceilings once (ranks on one host share it) */
 	if (!rc)
 		rc = job_peak_tables(out, "main", 1, err, errlen);

@@ -42,9 +42,10 @@ int merge_fd_check(size_t nfiles, char *err, size_t errlen);
 /* 1 if @db is a merged database (it has the job_rank table), else 0. */
 int merge_is_merged(sqlite3 *db);
 
-/* Create @schema.job_rank_step, the view the job sections read (merge.c
- * says what it holds), in a merged database that has job_rank_peak
- * (job_peak.h). Returns 0, -ENOMEM or -EIO (@err). */
+/* Create the views the job sections read (analyses/job_views.sql:
+ * job_rank_step, job_step) in @schema ("temp", or "main" to store them in
+ * a merged file), in a merged database that has job_rank_peak
+ * (job_peak.h). Returns 0, -ENOMEM, -ENOENT or -EIO (@err). */
 int merge_job_view(sqlite3 *db, const char *schema, char *err, size_t errlen);
 
 /* Parse a straggler threshold: a percentage ("10", "10%", "2.5") into a

@@ -265,6 +265,12 @@ class Merge(unittest.TestCase):
             for r in rows:
                 r.pop('path')
         self.assertEqual(merged, files)
+        # the job's views are stored in it (analyses/job_views.sql): a
+        # user's plain SELECT of job_step gives the job_steps section's job MFU
+        stored = query(out, 'SELECT step, job_mfu, max_ns FROM job_step ORDER BY step')
+        self.assertEqual([(r['step'], r['job_mfu']) for r in stored],
+                         [(r['step'], r['job_mfu']) for r in files['job_steps']])
+        self.assertEqual([r['max_ns'] / 1e6 for r in stored], [r['max_ms'] for r in files['job_steps']])
         # --sql prints what a user runs on it
         for section in ('ranks', 'job_steps', 'job'):
             sql = report('--sql', section).stdout
