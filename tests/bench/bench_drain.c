@@ -34,29 +34,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench_clock.h"
 
 #define NSLOTS 32768
-
-static uint64_t now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* CPU time of this thread: a round preempted by another job costs nothing */
-static uint64_t cpu_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 /* The four software counters of group 0, as counters_plan() lays them out. */
 static void software_counters(struct counters *cs)
@@ -229,7 +209,7 @@ int main(int argc, char **argv)
 	sqlite3_close(db);
 	double med[NCONF], lo[NCONF], hi[NCONF];
 	for (int k = 0; k < NCONF; k++) {
-		qsort(ns[k], (size_t)rounds, sizeof(double), cmp);
+		qsort(ns[k], (size_t)rounds, sizeof(double), cmp_double);
 		med[k] = ns[k][rounds / 2];
 		lo[k] = ns[k][0];
 		hi[k] = ns[k][rounds - 1];

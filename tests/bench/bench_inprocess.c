@@ -14,19 +14,7 @@
 #include <time.h>
 
 #include "mfu.h"
-
-static uint64_t now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
+#include "bench_clock.h"
 
 #define REPS 15
 
@@ -48,7 +36,7 @@ static double time_steps(long n, double *min)
 		}
 		t[k] = (double)(now() - t0) / (double)n;
 	}
-	qsort(t, REPS, sizeof(t[0]), cmp);
+	qsort(t, REPS, sizeof(t[0]), cmp_double);
 	*min = t[0];
 	return t[REPS / 2];
 }

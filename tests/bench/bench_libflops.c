@@ -24,6 +24,7 @@
  */
 #include "libflops.h"
 #include "libflops_list.h"
+#include "bench_clock.h"
 
 #include <cblas.h>
 #include <errno.h>
@@ -56,19 +57,6 @@ static const int sizes[6] = { 4, 16, 64, DOT_N, 4, 4 };
 static const long calls_per_batch[6] = { 200000, 50000, 2000, 500000, 100000, 10000 };
 enum { BARE, FORWARD, COUNT, NMODES };
 static const char *const mode_names[NMODES] = { "bare", "forward", "count" };
-
-static uint64_t now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 #ifdef HAVE_DNNL
 /* A 4x4x4 f32 matmul: its descriptor (with @pd_out), its primitive and

@@ -35,19 +35,7 @@
 #include "mfu.h"
 #include "libflops.h"
 #include "marker_ring.h"
-
-static uint64_t now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
+#include "bench_clock.h"
 
 #define REPS 15
 
@@ -82,7 +70,7 @@ int main(int argc, char **argv)
 			}
 			t[r] = (double)(now() - t0) / (double)batch;
 		}
-		qsort(t, REPS, sizeof(t[0]), cmp);
+		qsort(t, REPS, sizeof(t[0]), cmp_double);
 		printf("mode=attached boundaries=%ld ns_per_boundary_median=%.1f ns_per_boundary_min=%.1f\n",
 		       batch * REPS, t[REPS / 2], t[0]);
 		return 0;
@@ -98,7 +86,7 @@ int main(int argc, char **argv)
 			}
 			t[r] = (double)(now() - t0) / (double)n;
 		}
-		qsort(t, REPS, sizeof(t[0]), cmp);
+		qsort(t, REPS, sizeof(t[0]), cmp_double);
 		printf("mode=unrecorded calls=%ld ns_per_call_median=%.3f ns_per_call_min=%.3f\n", n, t[REPS / 2], t[0]);
 		return 0;
 	}
@@ -212,7 +200,7 @@ int main(int argc, char **argv)
 	(void)sink;
 	double *all[] = { t, raw, clk, rec, lsum, snap, step };
 	for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++)
-		qsort(all[k], REPS, sizeof(double), cmp);
+		qsort(all[k], REPS, sizeof(double), cmp_double);
 	double m_t = t[REPS / 2], m_raw = raw[REPS / 2], m_clk = clk[REPS / 2], m_rec = rec[REPS / 2],
 	       m_lsum = lsum[REPS / 2], m_snap = snap[REPS / 2], m_step = step[REPS / 2];
 	printf("mode=recorded boundaries=%ld counters=%zd ns_per_boundary_median=%.1f ns_per_raw_read_median=%.1f "

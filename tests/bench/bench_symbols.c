@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "symbols.h"
+#include "bench_clock.h"
 
 #define NPROC 10
 #define NHOT 1000
@@ -40,13 +41,6 @@ struct text {
 	char path[512];
 	uint64_t vaddr, filesz, offset; /* the executable PT_LOAD */
 };
-
-static uint64_t now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 
