@@ -36,6 +36,14 @@
 --   rank_steps_min, rank_steps_max   the fewest and most complete steps of
 --                    a rank; left_out_steps the ranks' complete steps
 --                    outside the common ones (summed over the ranks)
+--   run_lib_flops    the ranks' library FLOPs over their whole runs, exec to
+--                    exit, summed (run.lib_flops; NULL if a rank's calls were
+--                    not counted): known with or without markers
+--   run_mfu          run_lib_flops / (the job's span x peak_flops): the span
+--                    from the first rank's exec to the last rank's exit
+--                    (wall clock, start_unix_ns); NULL for emulated ranks or
+--                    without a peak, and when no library call was made (as a
+--                    run's run_mfu)
 --
 -- Run by hand: sqlite3 -header -column job.sqlite < analyses/job.sql
 WITH
@@ -66,7 +74,10 @@ rr AS (SELECT count(*) AS n,
               CASE WHEN count(DISTINCT dtype) = 1 THEN max(dtype) ELSE 'mixed' END AS dtype,
               CASE WHEN count(DISTINCT world_size) = 1 AND count(world_size) = count(*) THEN max(world_size) END
                                                              AS world_size,
-              count(DISTINCT host)                           AS hosts
+              count(DISTINCT host)                           AS hosts,
+              CASE WHEN count(lib_flops) = count(*) THEN sum(lib_flops) END AS run_lib_flops,
+              (max(start_unix_ns + end_ns - start_ns) - min(start_unix_ns)) / 1e9 AS span_s,
+              count(emulated) > 0                            AS emulated
        FROM run)
 SELECT
   rr.n                                                         AS ranks,
@@ -99,5 +110,8 @@ SELECT
   (SELECT sum(steps) FROM own) - rr.n * (SELECT count(*) FROM per) AS left_out_steps,
   rr.world_size                                                AS world_size,
   rr.hosts                                                     AS hosts,
-  rr.peak_bw_source                                            AS peak_bw_source
+  rr.peak_bw_source                                            AS peak_bw_source,
+  rr.run_lib_flops                                             AS run_lib_flops,
+  CASE WHEN NOT rr.emulated AND rr.peak_flops > 0 AND rr.run_lib_flops > 0 AND rr.span_s > 0
+       THEN rr.run_lib_flops / (rr.span_s * rr.peak_flops) END AS run_mfu
 FROM rr;

@@ -1,12 +1,19 @@
 -- job_verdict: the line above the job summary for people: the common
 -- steps, the slowest rank, the stragglers and the job MFU (after a word
--- that the ranks were emulated, if they were). The at-sign-
+-- that the ranks were emulated, if they were); without common steps, the
+-- ranks' whole-run library FLOPs and run MFU where known. The at-sign-
 -- wrapped name stands for analyses/job.sql.
 SELECT CASE WHEN EXISTS (SELECT 1 FROM run WHERE emulated IS NOT NULL)
             THEN 'Emulated ranks (their times are the emulator''s): ' ELSE '' END ||
        CASE WHEN j.steps IS NULL OR j.steps = 0 THEN
          j.ranks || CASE WHEN j.ranks = 1 THEN ' rank' ELSE ' ranks' END
-         || ', no step completed by every rank: nothing to compare.'
+         || ', no step completed by every rank: nothing to compare'
+         || CASE WHEN j.run_mfu IS NOT NULL
+                 THEN '; over the whole run (first exec to last exit) their library calls did '
+                      || printf('%.4g', j.run_lib_flops / 1e9) || ' GFLOP: run MFU '
+                      || CASE WHEN j.run_mfu > 100 THEN 'impossible (above 10000%)' ELSE printf('%.2f%%', 100 * j.run_mfu) END
+                      || ' of the job''s peak'
+                 ELSE '' END || '.'
        ELSE
          j.ranks || CASE WHEN j.ranks = 1 THEN ' rank, ' ELSE ' ranks, ' END
          || j.steps || CASE WHEN j.steps = 1 THEN ' common step' ELSE ' common steps' END

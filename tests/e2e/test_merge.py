@@ -30,14 +30,14 @@ STEPS = 5
 FLOPS = 3000000
 
 
-def record(out, rank, args=(), program=None, size=2, taskset=None):
+def record(out, rank, args=(), program=None, size=2, taskset=None, args_replace=None):
     env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARS}
     if rank is not None:
         env.update({'OMPI_COMM_WORLD_RANK': str(rank), 'OMPI_COMM_WORLD_SIZE': str(size)})
+    wl_args = args_replace if args_replace is not None else [
+        '--steps', str(STEPS), '--busy-us', '3000', '--slow-us', '12000', '--flops', str(FLOPS)] + list(args)
     cmd = [prog('MFU_RECORD'), '-q', '--no-calibrate', '-F', '0', '-o', out, '--'] + \
-        (['taskset', '-c', taskset] if taskset else []) + [
-           program or prog('MFU_WL_RANKS'), '--steps', str(STEPS), '--busy-us', '3000', '--slow-us', '12000',
-           '--flops', str(FLOPS)] + list(args)
+        (['taskset', '-c', taskset] if taskset else []) + [program or prog('MFU_WL_RANKS')] + wl_args
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120,
                        preexec_fn=unpreempted)
     assert p.returncode == 0, p.stderr
@@ -284,6 +284,36 @@ class Merge(unittest.TestCase):
             for r in rows:
                 r.pop('path', None)
             self.assertEqual(rows, want, section)
+
+    def test_unmarked_ranks_have_the_run_figures(self):
+        """Ranks of a program without markers (no common step): the job
+        summary gives the ranks' whole-run library FLOPs and their MFU over
+        the job's span at the job's peak, not nothing."""
+        wl = os.environ.get('MFU_WL_UNMARKED_BLAS')
+        if not wl:
+            self.skipTest('wl_unmarked_blas was not built (OpenBLAS is not installed)')
+        os.makedirs(self.path('unmarked'), exist_ok=True)
+        paths = [record(self.path('unmarked', 'run.%d.sqlite' % r), r, program=wl, args_replace=
+                        ['--rounds', '3', '--size', '64', '--sleep-us', '1000']) for r in (0, 1)]
+        p = report('--db', self.path('unmarked', 'run.*.sqlite'), '--format', 'json', 'summary')
+        s = json.loads(p.stdout)
+        s = s['summary'] if isinstance(s, dict) and 'summary' in s else s
+        s = s[0] if isinstance(s, list) else s
+        self.assertEqual(s['steps'], 0)
+        runs = [query(x, 'SELECT lib_flops, start_unix_ns, start_ns, end_ns, peak_flops FROM run')[0] for x in paths]
+        self.assertTrue(all(r['lib_flops'] > 0 for r in runs), runs)
+        self.assertEqual(s['run_lib_flops'], sum(r['lib_flops'] for r in runs))
+        span = (max(r['start_unix_ns'] + r['end_ns'] - r['start_ns'] for r in runs)
+                - min(r['start_unix_ns'] for r in runs)) / 1e9
+        if s['peak_flops'] is None:
+            self.assertIsNone(s['run_mfu'])
+        else:
+            self.assertAlmostEqual(s['run_mfu'] / (s['run_lib_flops'] / (span * s['peak_flops'])), 1, delta=1e-9)
+            self.assertLess(s['run_mfu'], 1)
+            # the verdict line says it
+            table = report('--db', self.path('unmarked', 'run.*.sqlite'), 'summary').stdout
+            self.assertIn('no step completed by every rank', table)
+            self.assertIn('run MFU', table)
 
     def test_different_step_counts(self):
         p = report('--db', self.path('short', 'run.*.sqlite'), '--format', 'json', 'summary', 'job_steps')
