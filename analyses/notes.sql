@@ -336,7 +336,8 @@ lines(ord, sub, kind, text, missing, alert) AS (
   UNION ALL
   -- No step in the whole run: what was measured instead (view run_flops).
   SELECT 4, 6, 'whole_run',
-         'without steps, the figures are the whole run''s, exec to end ('
+         'without steps, the figures are the whole run''s, '
+         || CASE WHEN (SELECT mode FROM main.run) = 'attach' THEN 'attach' ELSE 'exec' END || ' to end ('
          || printf('%.1f', rf.wall_ns / 1e6) || ' ms): '
          || CASE WHEN rf.lib_flops IS NULL THEN
               'its library FLOPs are unknown ('

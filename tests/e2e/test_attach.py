@@ -276,6 +276,10 @@ class AttachNothing(AttachTest):
         r = subprocess.run([prog('MFU_REPORT'), '--db', db, 'notes', '--format', 'csv'], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
         self.assertNotIn('attach for longer', r.stdout)
+        # the whole run's figures are from the attach, not the exec
+        whole = [l for l in r.stdout.splitlines() if l.startswith('whole_run,')]
+        self.assertEqual(len(whole), 1, r.stdout)
+        self.assertIn("the whole run's, attach to end (", whole[0])
         return notes[0]
 
     def test_program_without_libmfu(self):
