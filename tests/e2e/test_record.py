@@ -167,9 +167,13 @@ class RecordSteps(TempDirTest):
             # own CPU clock (CLOCK_PROCESS_CPUTIME_ID) read around the step's
             # markers, whatever else runs on the machine (beside stress-ng
             # on both CPUs a step took 106 ms of CPU: 91 context switches
-            # and the threads' start and end, which both clocks count)...
+            # and the threads' start and end, which both clocks count),
+            # within 1%: perf's task-clock and the kernel's CPU clock
+            # account each context switch a little differently (beside
+            # stress-ng, 99 switches: task-clock 100.697 ms, the process
+            # clock 100.468 ms)...
             self.assertGreaterEqual(s['cpu_ns'], 2 * 50e6 - 100_000, msg=str(s))
-            self.assertLessEqual(s['cpu_ns'], c1 - c0 + 100_000, msg=str((s, o)))
+            self.assertLessEqual(s['cpu_ns'], (c1 - c0) * 1.01 + 100_000, msg=str((s, o)))
             # ...and, when nothing else took a CPU meanwhile (the step lasted
             # about 50 ms), the utilization is near 2/ncpu
             if ncpu >= 2 and s['wall_ns'] <= 1.2 * 50e6:
