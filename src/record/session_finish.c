@@ -564,7 +564,7 @@ int session_finish(struct session *s)
 	}
 	if (!s->d.failed) {
 		uint64_t lost = s->d.ring ? mring_consumer_lost(s->d.ring) : 0;
-		rc = s->d.markers ? markers_finish(s->d.markers) : 0;
+		rc = s->d.markers ? markers_finish(s->d.markers, lost) : 0;
 		if (!rc)
 			rc = store_totals(s->d.writer, &s->cs, s->at);
 		if (!rc)

@@ -345,12 +345,29 @@ class RecordExit(TempDirTest):
     def test_sigkill_leaves_the_sqlite_file_alone_usable(self):
         """Committed rows sit in the -wal file until a checkpoint: one every
         2 s, so a user who copies just the .sqlite of a killed recording
-        gets all but the last seconds."""
+        gets all but the last seconds. Checked without a rate: the main file
+        alone gets steps while the recording runs (a checkpoint happened),
+        and after SIGKILL it still reads, with at least those steps."""
         db = self.path('run.sqlite')
+        alone = self.path('copy.sqlite')
         proc = subprocess.Popen([prog('MFU_RECORD'), '-o', db, '--', wl('steps'), '--steps', '100000',
                                  '--busy-us', '1000'], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
-        time.sleep(3.5)
+
+        def steps_alone():
+            """Complete steps in a copy of the main file only, as a user's
+            cp would take it if the -wal were lost (0 before a checkpoint)."""
+            try:
+                shutil.copyfile(db, alone)
+                return query(alone, 'SELECT count(*) AS n FROM step WHERE complete = 1')[0]['n']
+            except (OSError, sqlite3.Error):
+                return 0
+
+        seen, deadline = 0, time.monotonic() + 120
+        while seen == 0 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.5)
+            seen = steps_alone()
+        self.assertGreater(seen, 0, 'no checkpoint put a step into the main file in 120 s')
         children = open('/proc/%d/task/%d/children' % (proc.pid, proc.pid)).read().split()
         proc.kill()
         proc.wait()
@@ -359,14 +376,11 @@ class RecordExit(TempDirTest):
                 os.kill(int(c), signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        alone = self.path('copy.sqlite')
-        shutil.copyfile(db, alone)  # the main file only, as a user's cp would if the -wal were lost
+        shutil.copyfile(db, alone)
         p = subprocess.run([prog('MFU_REPORT'), '--db', alone, '--format', 'json', 'summary'],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
-        steps = json.loads(p.stdout)[0]['steps']
-        # 3.5 s of 1 ms steps; the checkpoint 2 s in holds more than 1 s of them
-        self.assertGreater(steps, 500 if not SANITIZED else 50)
+        self.assertGreaterEqual(json.loads(p.stdout)[0]['steps'], seen)
 
 
 class RecordFaults(TempDirTest):
@@ -548,13 +562,22 @@ class RecordRing(TempDirTest):
         told = [a for a in anomalies if a['kind'] == 'records_lost']
         self.assertGreaterEqual(len(told), 1, anomalies)
         self.assertLessEqual(len(told), 2, anomalies)  # one per thread that lost
-        self.assertEqual({a['kind'] for a in anomalies}, {'records_lost'})
         # Each thread tells what it dropped; together, what the ring counted
-        # (a thread's loss notice at exit can only fail on a starved host)
+        # (a thread's loss notice at exit can only fail on a starved host:
+        # then what it had open is broken by the loss no thread told of,
+        # never misuse)
         dropped = [int(re.search(r'dropped (\d+) marker record', a['detail']).group(1)) for a in told]
         self.assertLessEqual(sum(dropped), lost)
         if not VM_SLACK_NS:
             self.assertEqual(sum(dropped), lost)
+        broken = [a for a in anomalies if a['kind'] != 'records_lost']
+        self.assertEqual({a['kind'] for a in broken} - {'phase_broken_by_loss', 'step_broken_by_loss'}, set(),
+                         anomalies)
+        if sum(dropped) == lost:
+            self.assertEqual(broken, [])
+        for a in broken:
+            self.assertIn('%d marker records were lost that no thread told of' % (lost - sum(dropped)),
+                          a['detail'])
         target = query(db, 'SELECT target_pid FROM run')[0]['target_pid']
         self.assertEqual({a['pid'] for a in told}, {target})
         self.assertNotIn(target, {a['tid'] for a in told})  # storm's own threads, not main

@@ -230,7 +230,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		(void)mring_consumer_lost(&r.c);
 		if (!r.failed)
-			(void)markers_finish(r.m);
+			(void)markers_finish(r.m, 0);
 	}
 	markers_free(r.m);
 	free(r.mem);

@@ -1055,9 +1055,21 @@ int markers_limits_note(const struct markers *m, int threads, char *buf, size_t 
 	return 1;
 }
 
-int markers_finish(struct markers *m)
+/* The records the threads told of losing (their notices, and holes). */
+static uint64_t losses_told(const struct markers *m)
+{
+	uint64_t n = m->loss_other.records + m->unowned_holes;
+
+	for (size_t i = 0; i < m->nlosses; i++)
+		n += m->losses[i].records;
+	return n;
+}
+
+int markers_finish(struct markers *m, uint64_t ring_lost)
 {
 	char note[512];
+	uint64_t told = losses_told(m);
+	uint64_t untold = ring_lost > told ? ring_lost - told : 0;
 	int err = report_losses(m);
 
 	for (int k = 0; !err && k < 2; k++) {
@@ -1074,8 +1086,14 @@ int markers_finish(struct markers *m)
 		while (t->tid && t->depth > 0) {
 			struct open_phase *op = &t->stack[t->depth - 1];
 			struct mring_record fake = { .pid = t->pid, .tid = t->tid, .time_ns = op->begin_ns };
-			err = anomaly(m, &fake, "phase_open_at_exit", op->step,
-				      "phase '%s' was never ended; kept as incomplete", op->name);
+			if (untold)
+				err = anomaly(m, &fake, "phase_broken_by_loss", op->step,
+					      "phase '%s' was never ended: %llu marker records were lost that no thread "
+					      "told of (one that exited right after losing them), its end may be among "
+					      "them; kept as incomplete", op->name, (unsigned long long)untold);
+			else
+				err = anomaly(m, &fake, "phase_open_at_exit", op->step,
+					      "phase '%s' was never ended; kept as incomplete", op->name);
 			if (!err)
 				err = emit_phase(m, t, t->depth - 1, NULL);
 			if (err)
@@ -1088,8 +1106,14 @@ int markers_finish(struct markers *m)
 		if (!p->open)
 			continue;
 		struct mring_record fake = { .pid = p->pid, .tid = p->tid, .time_ns = p->begin_ns };
-		err = anomaly(m, &fake, "step_open_at_exit", p->step,
-			      "step %lld was never ended; kept as incomplete", (long long)p->step);
+		if (untold)
+			err = anomaly(m, &fake, "step_broken_by_loss", p->step,
+				      "step %lld was never ended: %llu marker records were lost that no thread told "
+				      "of (one that exited right after losing them), its end may be among them; kept "
+				      "as incomplete", (long long)p->step, (unsigned long long)untold);
+		else
+			err = anomaly(m, &fake, "step_open_at_exit", p->step,
+				      "step %lld was never ended; kept as incomplete", (long long)p->step);
 		if (!err)
 			err = emit_step(m, p, NULL);
 		if (err)

@@ -142,8 +142,13 @@ int markers_lost_hole(struct markers *m, int32_t pid, int32_t tid);
 
 /* The target has ended: a records_lost row per thread that lost marker
  * records, then every open step and phase becomes an incomplete row and an
- * anomaly. Returns 0 or a sink error. */
-int markers_finish(struct markers *m);
+ * anomaly. @ring_lost: the records the ring counted as lost
+ * (mring_consumer_lost()). When it is more than the threads told of (a
+ * thread that lost its last records and exited before its notice found a
+ * slot), what is open at exit may have ended in the untold loss: it is
+ * step_broken_by_loss or phase_broken_by_loss, not *_open_at_exit (misuse).
+ * Returns 0 or a sink error. */
+int markers_finish(struct markers *m, uint64_t ring_lost);
 
 /* Counts for the run summary. */
 uint64_t markers_steps(const struct markers *m);
