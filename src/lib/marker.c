@@ -584,6 +584,67 @@ static void mark_unrecorded(uint8_t kind, double a, double b)
 	step_result_mark(kind, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec, a, b, NULL, g_pid);
 }
 
+/* No slot for a record of @kind: the ring is full. Counted in the ring's
+ * lost field, and told with this thread's next record. */
+static void ring_full(uint8_t kind)
+{
+	if (kind == MRING_LOSS)
+		return;
+	if (t_lost < UINT32_MAX)
+		t_lost++;
+	t_lost_kinds |= kind <= MRING_STEP_MODEL ? MRING_F_LOST_STEP : MRING_F_LOST_PHASE;
+	if (!t_exit_hook && g_exit_key_ok) {
+		/* a non-NULL value makes the key's destructor run at exit */
+		pthread_setspecific(g_exit_key, &t_exit_hook);
+		t_exit_hook = 1;
+	}
+}
+
+/* The first @ngroups counter groups read into @r. Returns the record's
+ * flags they set. */
+static uint8_t read_groups(struct mring_record *r, int ngroups)
+{
+	uint8_t flags = 0;
+
+	for (int g = 0; g < ngroups; g++) {
+		uint64_t *dst = &r->data[g_off[g]];
+		if (g == g_emu) {
+			if (read_emulated(dst, (unsigned)(g_size[g] / sizeof(uint64_t) - 3)) != 0) {
+				dst[0] = dst[1] = dst[2] = 0;
+				flags |= MRING_F_NO_COUNTERS;
+			}
+		} else if (g_fd[g] < 0 || read_group(g, dst) != 0) {
+			dst[0] = dst[1] = dst[2] = 0;
+			if (g_size[g] > 3 * sizeof(uint64_t))
+				flags |= MRING_F_NO_COUNTERS;
+		}
+	}
+	return flags;
+}
+
+/* A phase record's @name into @r (cut to MRING_NAME_MAX - 1 bytes).
+ * Returns the record's flags it sets. */
+static uint8_t copy_name(struct mring_record *r, uint8_t kind, const char *name)
+{
+	uint8_t flags = 0;
+
+	r->name_len = 0;
+	r->name[0] = '\0';
+	if (kind != MRING_PHASE_BEGIN && kind != MRING_PHASE_END)
+		return 0;
+	if (!name)
+		return MRING_F_NULL_NAME;
+	size_t n = strnlen(name, MRING_NAME_MAX);
+	if (n == MRING_NAME_MAX) {
+		n = MRING_NAME_MAX - 1;
+		flags |= MRING_F_NAME_TRUNCATED;
+	}
+	memcpy(r->name, name, n);
+	r->name[n] = '\0';
+	r->name_len = (uint8_t)n;
+	return flags;
+}
+
 static void emit(uint8_t kind, const char *name, double a, double b)
 {
 	/* in the in-process mode the markers come here whether a recorder
@@ -607,18 +668,7 @@ static void emit(uint8_t kind, const char *name, double a, double b)
 	if (!r) {
 		if (unread)
 			check_owner();
-		/* the ring is full: counted in the ring's lost field, and told
-		 * with this thread's next record */
-		if (kind != MRING_LOSS) {
-			if (t_lost < UINT32_MAX)
-				t_lost++;
-			t_lost_kinds |= kind <= MRING_STEP_MODEL ? MRING_F_LOST_STEP : MRING_F_LOST_PHASE;
-			if (!t_exit_hook && g_exit_key_ok) {
-				/* a non-NULL value makes the key's destructor run at exit */
-				pthread_setspecific(g_exit_key, &t_exit_hook);
-				t_exit_hook = 1;
-			}
-		}
+		ring_full(kind);
 		mark_unrecorded(kind, a, b);
 		return;
 	}
@@ -640,19 +690,7 @@ static void emit(uint8_t kind, const char *name, double a, double b)
 	int time_first = kind == MRING_STEP_BEGIN || kind == MRING_PHASE_BEGIN;
 	if (time_first)
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-	for (int g = 0; g < ngroups; g++) {
-		uint64_t *dst = &r->data[g_off[g]];
-		if (g == g_emu) {
-			if (read_emulated(dst, (unsigned)(g_size[g] / sizeof(uint64_t) - 3)) != 0) {
-				dst[0] = dst[1] = dst[2] = 0;
-				flags |= MRING_F_NO_COUNTERS;
-			}
-		} else if (g_fd[g] < 0 || read_group(g, dst) != 0) {
-			dst[0] = dst[1] = dst[2] = 0;
-			if (g_size[g] > 3 * sizeof(uint64_t))
-				flags |= MRING_F_NO_COUNTERS;
-		}
-	}
+	flags |= read_groups(r, ngroups);
 	r->ngroups = (uint8_t)ngroups;
 	r->lib_snap = 0;
 	if (g_lf && kind != MRING_LOSS && lib_counts(r, kind == MRING_STEP_BEGIN || kind == MRING_STEP_END))
@@ -663,22 +701,7 @@ static void emit(uint8_t kind, const char *name, double a, double b)
 	r->kind = kind;
 	r->a = a;
 	r->b = b;
-	r->name_len = 0;
-	r->name[0] = '\0';
-	if (kind == MRING_PHASE_BEGIN || kind == MRING_PHASE_END) {
-		if (!name) {
-			flags |= MRING_F_NULL_NAME;
-		} else {
-			size_t n = strnlen(name, MRING_NAME_MAX);
-			if (n == MRING_NAME_MAX) {
-				n = MRING_NAME_MAX - 1;
-				flags |= MRING_F_NAME_TRUNCATED;
-			}
-			memcpy(r->name, name, n);
-			r->name[n] = '\0';
-			r->name_len = (uint8_t)n;
-		}
-	}
+	flags |= copy_name(r, kind, name);
 	r->lost = 0;
 	if (t_lost) {
 		flags |= MRING_F_AFTER_LOSS | t_lost_kinds;

@@ -24,7 +24,8 @@
 
 
 
-void options_usage(FILE *f)
+/* The usage, and the options of the output, the peaks and the emulator. */
+static void usage_output(FILE *f)
 {
 	fprintf(f,
 		"usage: mfu-record [options] [--] COMMAND [ARGS...]\n"
@@ -68,7 +69,13 @@ void options_usage(FILE *f)
 		"                          machines without FP counters. Its times are the\n"
 		"                          emulator's, so the report shows counts, not MFU;\n"
 		"                          mfu-report --hw-flops-from joins them to a native\n"
-		"                          run. No samples, probes or -e events with it\n"
+		"                          run. No samples, probes or -e events with it\n");
+}
+
+/* The options of what is counted and sampled. */
+static void usage_counting(FILE *f)
+{
+	fprintf(f,
 		"  -e, --event EVENT       also count EVENT (a libpfm4 name such as\n"
 		"                          INST_RETIRED:ANY or PMU::EVENT:UMASK, or sysfs\n"
 		"                          pmu/alias/ or pmu/terms/); repeatable; stored per\n"
@@ -98,7 +105,13 @@ void options_usage(FILE *f)
 		"                          neither compute nor dispatch is \"unclassified\"\n"
 		"      --dram-interval MS  read the memory-controller counters every MS ms\n"
 		"                          (default 10); steps get DRAM bytes interpolated at\n"
-		"                          their bounds\n"
+		"                          their bounds\n");
+}
+
+/* The options of the target, the limits, the exit status. */
+static void usage_target(FILE *f)
+{
+	fprintf(f,
 		"  -p, --pid PID           attach to running process PID (and all its threads)\n"
 		"                          instead of running a command; detach on Ctrl-C,\n"
 		"                          SIGTERM, when --duration ends or when PID exits; PID\n"
@@ -131,6 +144,13 @@ void options_usage(FILE *f)
 		"125 if mfu-record itself failed, 126 if COMMAND could not be executed, 127 if\n"
 		"it was not found, 2 for bad usage. SIGINT, SIGTERM and SIGHUP sent to\n"
 		"mfu-record are passed to COMMAND, and the database is completed when it exits.\n");
+}
+
+void options_usage(FILE *f)
+{
+	usage_output(f);
+	usage_counting(f);
+	usage_target(f);
 }
 
 /* A whole number from @lo to @hi (and a power of two when @pow2). On bad
@@ -260,22 +280,13 @@ enum { OPT_DTYPE = 256, OPT_PEAK_FLOPS, OPT_PEAK_BW, OPT_RING, OPT_VERSION, OPT_
        OPT_PHASE, OPT_DURATION, OPT_NO_CALIBRATE, OPT_NO_LIB_FLOPS, OPT_EMULATE, OPT_MAX_PROCS,
        OPT_MAX_THREADS };
 
-/* The value options that take a number, a word or a spec. Returns 0, or -1
- * once the bad value is said. */
-static int parse_value(int c, const char *arg, struct options *o)
+/* The value options that take a number (parse_value()). */
+static int parse_number(int c, const char *arg, struct options *o)
 {
 	uint64_t v;
 	int i;
 
 	switch (c) {
-	case OPT_DTYPE:
-		i = machine_dtype_parse(arg);
-		if (i < 0) {
-			fprintf(stderr, PROG ": unknown dtype '%s' (use fp64, fp32, bf16, fp16 or int8)\n", arg);
-			return -1;
-		}
-		o->dtype = machine_dtype_name((enum machine_dtype)i);
-		return 0;
 	case OPT_PEAK_FLOPS:
 	case OPT_PEAK_BW: {
 		double d;
@@ -333,6 +344,25 @@ static int parse_value(int c, const char *arg, struct options *o)
 		o->duration = d;
 		return 0;
 	}
+	}
+	return 0;
+}
+
+/* The value options that take a number, a word or a spec. Returns 0, or -1
+ * once the bad value is said. */
+static int parse_value(int c, const char *arg, struct options *o)
+{
+	int i;
+
+	switch (c) {
+	case OPT_DTYPE:
+		i = machine_dtype_parse(arg);
+		if (i < 0) {
+			fprintf(stderr, PROG ": unknown dtype '%s' (use fp64, fp32, bf16, fp16 or int8)\n", arg);
+			return -1;
+		}
+		o->dtype = machine_dtype_name((enum machine_dtype)i);
+		return 0;
 	case OPT_PEAK:
 		i = peaks_mode_parse(arg);
 		if (i < 0) {
@@ -369,7 +399,7 @@ static int parse_value(int c, const char *arg, struct options *o)
 	case OPT_PHASE:
 		return add_probe_request(o, c == OPT_PHASE, arg);
 	}
-	return 0;
+	return parse_number(c, arg, o);
 }
 
 int options_parse(int argc, char **argv, struct options *o)

@@ -491,15 +491,9 @@ static int store_lib_counting(struct session *s)
 	return rc ? rc : writer_run_lib_counting(s->d.writer, state);
 }
 
-/* The end of the recording: the exit status, the last records, the
- * derivations, the notes, the run row. */
-int session_finish(struct session *s)
+/* The target's exit status, which mfu-record exits with. */
+static void take_exit_status(struct session *s)
 {
-	char err[512];
-	uint64_t end_ns;
-	int rc;
-
-	end_ns = now_ns();
 	if (s->attached) {
 		s->exit_code = 0; /* not our child: its exit status is not ours to know */
 	} else if (WIFEXITED(s->status)) {
@@ -509,38 +503,38 @@ int session_finish(struct session *s)
 		s->exit_signal = WTERMSIG(s->status);
 		s->exit_code = 128 + s->exit_signal;
 	}
+}
 
-	/* joined: the process's markers go back to no-ops before the last drain */
-	attach_markers_off(s->am);
-	live_stage(s->live, "reading the last records");
-	/* Final drain; slots claimed but never published (a writer killed
-	 * mid-record, or a child process still running) count as lost. A
-	 * child still marking could keep this going: at most two rings' worth
-	 * of records is read here, and a ring's worth of holes skipped. */
-	if (s->d.markers && s->d.ring) {
-		uint64_t budget = 2 * s->d.ring->nslots;
-		int32_t hole_pid, hole_tid;
-		int k;
+/* Final drain; slots claimed but never published (a writer killed
+ * mid-record, or a child process still running) count as lost. A child
+ * still marking could keep this going: at most two rings' worth of
+ * records is read here, and a ring's worth of holes skipped. */
+static void drain_last(struct session *s)
+{
+	uint64_t budget = 2 * s->d.ring->nslots;
+	int32_t hole_pid, hole_tid;
+	int k;
 
-		budget -= drain_ring(&s->d, budget, UINT64_MAX);
-		while (!s->d.ring_stopped && (k = mring_consumer_skip_hole(s->d.ring, &hole_pid, &hole_tid)) != 0) {
-			if (k < 0) {
-				ring_tampered(&s->d);
-				break;
-			}
-			int hrc = s->d.failed ? 0 : markers_lost_hole(s->d.markers, hole_pid, hole_tid);
-			if (hrc)
-				record_failed(&s->d, hrc, hrc == -ENOMEM ? "out of memory" : writer_error(s->d.writer));
-			budget -= drain_ring(&s->d, budget, UINT64_MAX);
-		}
-		/* the lost count read last may show tampering too */
-		(void)mring_consumer_lost(s->d.ring);
-		if (s->d.ring->tampered)
+	budget -= drain_ring(&s->d, budget, UINT64_MAX);
+	while (!s->d.ring_stopped && (k = mring_consumer_skip_hole(s->d.ring, &hole_pid, &hole_tid)) != 0) {
+		if (k < 0) {
 			ring_tampered(&s->d);
+			break;
+		}
+		int hrc = s->d.failed ? 0 : markers_lost_hole(s->d.markers, hole_pid, hole_tid);
+		if (hrc)
+			record_failed(&s->d, hrc, hrc == -ENOMEM ? "out of memory" : writer_error(s->d.writer));
+		budget -= drain_ring(&s->d, budget, UINT64_MAX);
 	}
-	if (!s->attached && !s->cw.settled)
-		cpu_watch_peaks(&s->d, &s->cw, &s->o, &s->pk, s->d.records ? "the target's, read when it ended (its steps ran "
-				"between two looks)" : "the target's, read when it ended (no marked step)");
+	/* the lost count read last may show tampering too */
+	(void)mring_consumer_lost(s->d.ring);
+	if (s->d.ring->tampered)
+		ring_tampered(&s->d);
+}
+
+/* The steps and phases of uprobes and of the Python hook, and their notes. */
+static void finish_probes(struct session *s)
+{
 	if (s->d.probes) {
 		char why[512];
 		if (s->d.sampler)
@@ -562,60 +556,97 @@ int session_finish(struct session *s)
 			writer_note(s->d.writer, "probes", note);
 		}
 	}
+}
+
+/* The readers' last readings and what is derived from them: counter
+ * totals, interval readings, library calls, DRAM, the samples' symbols.
+ * @lost: the records the marker ring counted as lost (markers_finish()). */
+static int finish_readers(struct session *s, uint64_t end_ns, uint64_t lost)
+{
+	char err[512];
+	int rc = s->d.markers ? markers_finish(s->d.markers, lost) : 0;
+
+	if (!rc)
+		rc = store_totals(s->d.writer, &s->cs, s->at);
+	if (!rc)
+		rc = store_emulated_totals(s);
+	if (!rc && s->d.intervals) {
+		live_stage(s->live, "attributing the counter readings");
+		/* the counters' final values: the bound for the last boundaries */
+		rc = intervals_sample(s->d.intervals, 1);
+		if (!rc && intervals_attribute(s->db, &s->cs, s->d.writer, err, sizeof(err)) != 0)
+			say(s, PROG ": %s\n", err);
+	} else if (s->d.lib) {
+		/* the whole run's library calls, as the target left them
+		 * (with -I, the reading above took them) */
+		lib_counts_read(s->d.lib);
+	}
+	if (!rc && s->d.dram) {
+		rc = dram_sample(s->d.dram, s->db, end_ns, 1);
+		if (!rc && dram_attribute(s->db, err, sizeof(err)) != 0)
+			say(s, PROG ": %s\n", err);
+	}
+	if (!rc && s->d.sampler) {
+		live_stage(s->live, "symbolizing the samples");
+		rc = sampler_finish(s->d.sampler, err, sizeof(err));
+		if (rc) {
+			say(s, PROG ": sampling: %s\n", err);
+			rc = 0; /* the markers' data is complete: keep it */
+		} else if (sampler_note(s->d.sampler)[0]) {
+			writer_note(s->d.writer, "sampling", sampler_note(s->d.sampler));
+		}
+	}
+	return rc;
+}
+
+/* A recording that kept accepting rows: its readers finished, notes, the
+ * run row completed and committed; the closing line for the recap. */
+static void finish_complete(struct session *s, uint64_t end_ns)
+{
+	uint64_t lost = s->d.ring ? mring_consumer_lost(s->d.ring) : 0;
+	int rc = finish_readers(s, end_ns, lost);
+
+	if (!rc)
+		rc = store_end_notes(s, lost);
+	if (!rc)
+		rc = store_lib_counting(s);
+	if (!rc)
+		rc = writer_run_end(s->d.writer, end_ns, s->exit_status, s->exit_signal, lost, s->d.records,
+				    s->attached ? (s->target_ended ? "complete" : "detached")
+				    : s->interrupted ? "interrupted" : "complete");
+	if (!rc)
+		rc = writer_commit(s->d.writer);
+	if (rc)
+		say(s, PROG ": cannot complete %s: %s\n", s->o.output, writer_error(s->d.writer));
+	else if (s->o.quiet)
+		say_impossible(s->db); /* else the recap's notes say it */
+	/* the recap reads the finished file, once it is closed, below */
+	s->recap = !rc && !s->o.quiet;
+	if (s->recap)
+		strbuf(s->closing, sizeof(s->closing), PROG ": %llu steps, %llu marker records, %llu lost, "
+		       "%llu anomalies -> %s\n", (unsigned long long)(s->d.markers ? markers_steps(s->d.markers) : 0),
+		       (unsigned long long)s->d.records, (unsigned long long)lost,
+		       (unsigned long long)(s->d.markers ? markers_anomalies(s->d.markers) : 0), s->o.output);
+}
+
+/* The end of the recording: the exit status, the last records, the
+ * derivations, the notes, the run row. */
+int session_finish(struct session *s)
+{
+	uint64_t end_ns = now_ns();
+
+	take_exit_status(s);
+	/* joined: the process's markers go back to no-ops before the last drain */
+	attach_markers_off(s->am);
+	live_stage(s->live, "reading the last records");
+	if (s->d.markers && s->d.ring)
+		drain_last(s);
+	if (!s->attached && !s->cw.settled)
+		cpu_watch_peaks(&s->d, &s->cw, &s->o, &s->pk, s->d.records ? "the target's, read when it ended (its steps ran "
+				"between two looks)" : "the target's, read when it ended (no marked step)");
+	finish_probes(s);
 	if (!s->d.failed) {
-		uint64_t lost = s->d.ring ? mring_consumer_lost(s->d.ring) : 0;
-		rc = s->d.markers ? markers_finish(s->d.markers, lost) : 0;
-		if (!rc)
-			rc = store_totals(s->d.writer, &s->cs, s->at);
-		if (!rc)
-			rc = store_emulated_totals(s);
-		if (!rc && s->d.intervals) {
-			live_stage(s->live, "attributing the counter readings");
-			/* the counters' final values: the bound for the last boundaries */
-			rc = intervals_sample(s->d.intervals, 1);
-			if (!rc && intervals_attribute(s->db, &s->cs, s->d.writer, err, sizeof(err)) != 0)
-				say(s, PROG ": %s\n", err);
-		} else if (s->d.lib) {
-			/* the whole run's library calls, as the target left them
-			 * (with -I, the reading above took them) */
-			lib_counts_read(s->d.lib);
-		}
-		if (!rc && s->d.dram) {
-			rc = dram_sample(s->d.dram, s->db, end_ns, 1);
-			if (!rc && dram_attribute(s->db, err, sizeof(err)) != 0)
-				say(s, PROG ": %s\n", err);
-		}
-		if (!rc && s->d.sampler) {
-			live_stage(s->live, "symbolizing the samples");
-			rc = sampler_finish(s->d.sampler, err, sizeof(err));
-			if (rc) {
-				say(s, PROG ": sampling: %s\n", err);
-				rc = 0; /* the markers' data is complete: keep it */
-			} else if (sampler_note(s->d.sampler)[0]) {
-				writer_note(s->d.writer, "sampling", sampler_note(s->d.sampler));
-			}
-		}
-		if (!rc)
-			rc = store_end_notes(s, lost);
-		if (!rc)
-			rc = store_lib_counting(s);
-		if (!rc)
-			rc = writer_run_end(s->d.writer, end_ns, s->exit_status, s->exit_signal, lost, s->d.records,
-					    s->attached ? (s->target_ended ? "complete" : "detached")
-					    : s->interrupted ? "interrupted" : "complete");
-		if (!rc)
-			rc = writer_commit(s->d.writer);
-		if (rc)
-			say(s, PROG ": cannot complete %s: %s\n", s->o.output, writer_error(s->d.writer));
-		else if (s->o.quiet)
-			say_impossible(s->db); /* else the recap's notes say it */
-		/* the recap reads the finished file, once it is closed, below */
-		s->recap = !rc && !s->o.quiet;
-		if (s->recap)
-			strbuf(s->closing, sizeof(s->closing), PROG ": %llu steps, %llu marker records, %llu lost, "
-			       "%llu anomalies -> %s\n", (unsigned long long)(s->d.markers ? markers_steps(s->d.markers) : 0),
-			       (unsigned long long)s->d.records, (unsigned long long)lost,
-			       (unsigned long long)(s->d.markers ? markers_anomalies(s->d.markers) : 0), s->o.output);
+		finish_complete(s, end_ns);
 	} else {
 		/* Try to leave the reason in the file; with a full disk this
 		 * may fail too, and the file still holds what was committed. */

@@ -1,7 +1,8 @@
 /*
  * The session's private half: what a recording holds (struct session) and
  * the helpers its stages share across files.
- *   session.c         planning, starting, the teardown (session_end)
+ *   session.c         planning, the teardown (session_end)
+ *   session_start.c   starting: database, ring, target, readers, the go
  *   session_loop.c    the event loop: draining the marker ring, probe and
  *                     task callbacks, watching the target's CPU set
  *   session_finish.c  the end of a recording: totals, notes, the run row
@@ -154,6 +155,8 @@ int choose_peaks(const struct machine *m, const struct options *o, struct peaks 
 /* A note on stderr (what is missing and why, what was chosen): nothing with
  * -q, which prints errors only; the notes stay in the database. */
 void rec_note(const struct options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The notes of @pk's choice (rec_note()). */
+void say_peak_warnings(const struct options *o, const struct peaks *pk);
 void cpu_watch_peaks(struct drain *d, struct cpu_watch *cw, const struct options *o, struct peaks *pk, const char *source);
 uint64_t drain_ring(struct drain *d, uint64_t max, uint64_t deadline_ns);
 void ring_tampered(struct drain *d);

@@ -241,6 +241,101 @@ static void cpu_watch_poll(struct drain *d, struct cpu_watch *cw, const struct o
 }
 
 
+/* One turn of the readers besides the marker ring: DRAM, library calls,
+ * interval readings, samples, uprobes, the CPU set, the live line.
+ * Returns how many records were drained. */
+static uint64_t drain_readers(struct session *s)
+{
+	uint64_t drained = 0;
+
+	if (s->d.dram && !s->d.failed) {
+		int e = dram_sample(s->d.dram, s->db, now_ns(), 0);
+		if (e)
+			record_failed(&s->d, e, "cannot store DRAM readings");
+	}
+	/* every turn, whatever -I: an exited process's final counts
+	 * are taken before the counting library gives its slot away
+	 * (a program that runs processes by the hundred) */
+	if (s->d.lib)
+		lib_counts_read(s->d.lib);
+	if (s->d.intervals && !s->d.failed) {
+		int e = intervals_sample(s->d.intervals, 0);
+		if (e)
+			record_failed(&s->d, e, "cannot store counter readings");
+	}
+	if (s->d.sampler && !s->d.failed) {
+		int n = sampler_drain(s->d.sampler);
+		if (n < 0)
+			record_failed(&s->d, n, "cannot store samples");
+		else
+			drained += (uint64_t)n;
+	}
+	if (s->lp && !s->d.failed) {
+		int e = lib_probes_drain(s->lp, s->db);
+		if (e)
+			record_failed(&s->d, e, "cannot store library calls");
+	}
+	if (s->d.probes) {
+		int n = probe_steps_drain(s->d.probes, 0);
+		if (n > 0)
+			drained += (uint64_t)n;
+	}
+	if (!s->attached)
+		cpu_watch_poll(&s->d, &s->cw, &s->o, &s->pk, s->l.pid, now_ns(), 0);
+	if (s->d.lib && live_active(s->live)) {
+		uint64_t w[LIBFLOPS_WORDS];
+		double f = 0;
+		lib_counts_sum(s->d.lib, w);
+		for (int p = 1; p < LIBFLOPS_WORDS; p++)
+			f += (double)w[p];
+		live_lib(s->live, f);
+	}
+	live_tick(s->live, now_ns(), s->pk.flops, s->pk.bw, s->d.ring ? mring_consumer_lost(s->d.ring) : 0);
+	return drained;
+}
+
+/* The signals that arrived (the signalfd): passed on or taken as a detach. */
+static void read_signals(struct session *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
+			continue;
+		/* A terminal's ^C (or hangup) reaches the whole foreground
+		 * process group, the target included: pass on only signals
+		 * sent to mfu-record alone, with kill() or sigqueue().
+		 * Attached, the process is not ours: a signal detaches. */
+		if (!s->attached && (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE))
+			kill(s->l.pid, (int)si.ssi_signo);
+		s->interrupted = 1;
+	}
+}
+
+/* Whether the loop ends: the target ended (reaped, when it is our child),
+ * or, joined, a signal or --duration. @pidfd is the joined process's
+ * poll entry. */
+static int loop_done(struct session *s, const struct pollfd *pidfd)
+{
+	if (s->attached) {
+		if ((pidfd->fd >= 0 && (pidfd->revents & POLLIN)) || (pidfd->fd < 0 && !attach_alive(s->at))) {
+			s->target_ended = 1;
+			return 1;
+		}
+		return s->interrupted || (s->o.duration > 0 && now_ns() - s->ri.start_ns >= (uint64_t)(s->o.duration * 1e9));
+	}
+	/* Ended? Look without reaping: the zombie still has its
+	 * CPU set, for a program too short for the polls. */
+	siginfo_t wi = { .si_pid = 0 };
+	if (waitid(P_PID, (id_t)s->l.pid, &wi, WEXITED | WNOHANG | WNOWAIT) == 0 && wi.si_pid == s->l.pid) {
+		if (!s->cw.settled)
+			cpu_watch_poll(&s->d, &s->cw, &s->o, &s->pk, s->l.pid, now_ns(), 1);
+		if (waitpid(s->l.pid, &s->status, 0) == s->l.pid)
+			return 1;
+	}
+	return 0;
+}
+
 /* The loop: drain the rings and readers until the target ends (or, joined,
  * until a signal or --duration). */
 int session_run(struct session *s)
@@ -257,91 +352,21 @@ int session_run(struct session *s)
 	for (;;) {
 		struct pollfd pfd[2] = { { .fd = s->sfd, .events = POLLIN },
 					 { .fd = s->attached ? attach_pidfd(s->at) : -1, .events = POLLIN } };
-		struct signalfd_siginfo si;
 		uint64_t drained = s->d.markers ? drain_ring(&s->d, UINT64_MAX, s->d.last_commit_ns + COMMIT_INTERVAL_NS) : 0;
-		if (s->d.dram && !s->d.failed) {
-			int e = dram_sample(s->d.dram, s->db, now_ns(), 0);
-			if (e)
-				record_failed(&s->d, e, "cannot store DRAM readings");
-		}
-		/* every turn, whatever -I: an exited process's final counts
-		 * are taken before the counting library gives its slot away
-		 * (a program that runs processes by the hundred) */
-		if (s->d.lib)
-			lib_counts_read(s->d.lib);
-		if (s->d.intervals && !s->d.failed) {
-			int e = intervals_sample(s->d.intervals, 0);
-			if (e)
-				record_failed(&s->d, e, "cannot store counter readings");
-		}
-		if (s->d.sampler && !s->d.failed) {
-			int n = sampler_drain(s->d.sampler);
-			if (n < 0)
-				record_failed(&s->d, n, "cannot store samples");
-			else
-				drained += (uint64_t)n;
-		}
-		if (s->lp && !s->d.failed) {
-			int e = lib_probes_drain(s->lp, s->db);
-			if (e)
-				record_failed(&s->d, e, "cannot store library calls");
-		}
-		if (s->d.probes) {
-			int n = probe_steps_drain(s->d.probes, 0);
-			if (n > 0)
-				drained += (uint64_t)n;
-		}
-		if (!s->attached)
-			cpu_watch_poll(&s->d, &s->cw, &s->o, &s->pk, s->l.pid, now_ns(), 0);
-		if (s->d.lib && live_active(s->live)) {
-			uint64_t w[LIBFLOPS_WORDS];
-			double f = 0;
-			lib_counts_sum(s->d.lib, w);
-			for (int p = 1; p < LIBFLOPS_WORDS; p++)
-				f += (double)w[p];
-			live_lib(s->live, f);
-		}
-		live_tick(s->live, now_ns(), s->pk.flops, s->pk.bw, s->d.ring ? mring_consumer_lost(s->d.ring) : 0);
 
+		drained += drain_readers(s);
 		/* A busy ring is drained again at once; an idle one every 5 ms,
 		 * or at the pace of the counter readings when -I is shorter. */
 		poll(pfd, 2, drained > 64 ? 0 : s->o.interval_ms && s->o.interval_ms < 5 ? (int)s->o.interval_ms : 5);
-		while (read(s->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-			if (si.ssi_signo == SIGCHLD)
-				continue;
-			/* A terminal's ^C (or hangup) reaches the whole foreground
-			 * process group, the target included: pass on only signals
-			 * sent to mfu-record alone, with kill() or sigqueue().
-			 * Attached, the process is not ours: a signal detaches. */
-			if (!s->attached && (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE))
-				kill(s->l.pid, (int)si.ssi_signo);
-			s->interrupted = 1;
-		}
-		if (s->attached) {
-			if ((pfd[1].fd >= 0 && (pfd[1].revents & POLLIN)) || (pfd[1].fd < 0 && !attach_alive(s->at))) {
-				s->target_ended = 1;
-				break;
-			}
-			if (s->interrupted || (s->o.duration > 0 && now_ns() - s->ri.start_ns >= (uint64_t)(s->o.duration * 1e9)))
-				break;
-		} else {
-			/* Ended? Look without reaping: the zombie still has its
-			 * CPU set, for a program too short for the polls. */
-			siginfo_t wi = { .si_pid = 0 };
-			if (waitid(P_PID, (id_t)s->l.pid, &wi, WEXITED | WNOHANG | WNOWAIT) == 0 && wi.si_pid == s->l.pid) {
-				if (!s->cw.settled)
-					cpu_watch_poll(&s->d, &s->cw, &s->o, &s->pk, s->l.pid, now_ns(), 1);
-				if (waitpid(s->l.pid, &s->status, 0) == s->l.pid)
-					break;
-			}
-		}
+		read_signals(s);
+		if (loop_done(s, &pfd[1]))
+			break;
 		if (now_ns() - s->d.last_commit_ns >= COMMIT_INTERVAL_NS) {
 			rc = s->d.failed ? 0 : writer_commit(s->d.writer);
 			if (rc)
 				record_failed(&s->d, rc, writer_error(s->d.writer));
 			s->d.last_commit_ns = now_ns();
 		}
-
 	}
 	return -1;
 }

@@ -49,7 +49,7 @@ TIMEOUT = 60          # s per mfu-report run; each takes well under 1 s (ASan: 2
 SANITIZER_MARKS = ('runtime error:', 'AddressSanitizer', 'LeakSanitizer', 'UndefinedBehaviorSanitizer')
 EXTREMES = [0, -1, 1, I64MAX, I64MIN, I64MAX - 1, 2**62, -2**62, 2**53 + 1, 1e308, -1e308, 5e-324, 1e19,
             -1e19, 0.5, 1e-300]
-MAX_DEPTH = 64        # src/record/markers/markers.c; test_max_depth_agrees checks it
+MAX_DEPTH = 64        # src/record/markers/markers_impl.h; test_max_depth_agrees checks it
 
 
 def numeric_columns(db, table):
@@ -315,7 +315,7 @@ class HostileDb(unittest.TestCase):
 
     def test_max_depth_agrees(self):
         """dispatch.sql's bound is the recorder's nesting limit."""
-        with open(os.path.join(SRCDIR, 'src', 'record', 'markers', 'markers.c'), encoding='utf-8') as f:
+        with open(os.path.join(SRCDIR, 'src', 'record', 'markers', 'markers_impl.h'), encoding='utf-8') as f:
             rec = int(re.search(r'#define MAX_DEPTH (\d+)', f.read()).group(1))
         with open(os.path.join(SRCDIR, 'analyses', 'dispatch.sql'), encoding='utf-8') as f:
             sql = int(re.search(r'(\d+) AS max_depth', f.read()).group(1))

@@ -186,83 +186,72 @@ static const struct profile_peak *pick(const struct profile_peak *pp, int npp, c
 	return best;
 }
 
-/* The measured rows that apply, never a disturbed one: the profile's own,
- * and for FLOPs of the target's cores, where the profile has no
- * undisturbed all-CPU figure of the kernel that is fastest on one core
- * (another CPU set's profile, or a figure disturbed by other tasks), one
- * core's figure times the cores: each core has its own FMA units, so the
- * sum is what the cores can reach together (turbo drops with more busy
- * cores, which only makes it higher than the truth: a conservative
- * ceiling). Bandwidth of the CPU set without its own figure: one thread's
- * times its CPUs, an upper bound (bandwidth grows less than linearly with
- * threads), never above the spec. What was disturbed, for @dtype and the
- * bandwidth, goes into the profile note. */
-static int measured_rows(struct peaks *p, const struct machine *m, const struct profile_peak *pp, int npp,
-			 const char *dtype)
+/* The FLOP/s rows of dtype @name (measured_rows()); for the run's own
+ * dtype (@mine), notes of what was disturbed. Returns 1 if something was. */
+static int measured_flops(struct peaks *p, const struct machine *m, const struct profile_peak *pp, int npp,
+			  const char *name, int mine)
 {
-	int disturbed = 0;
 	char detail[1400], rate[32], rate2[32], why[200];
+	const struct profile_peak *all = pick(pp, npp, "flops", name, "all", 0, NULL);
+	const struct profile_peak *all_d = pick(pp, npp, "flops", name, "all", 1, NULL);
+	const struct profile_peak *core = pick(pp, npp, "flops", name, "core", 0, NULL);
+	const struct profile_peak *core_d = pick(pp, npp, "flops", name, "core", 1, NULL);
+	const struct profile_peak *core_all = NULL, *reason = NULL;
+	int disturbed = 0;
 
-	for (int i = 0; i < npp; i++) {
-		const struct profile_peak *q = &pp[i];
-		if (q->best && strcmp(q->kind, "clock") == 0 && q->value > 0)
-			p->clock_hz = q->value;
+	if (core) {
+		add_row(p, "flops", name, "core", core->value, "measured", core->detail);
+		/* the all-CPU figure of the same kernel, disturbed or not */
+		core_all = pick(pp, npp, "flops", name, "all", 0, core->kernel);
+		reason = core_all ? NULL : pick(pp, npp, "flops", name, "all", 1, core->kernel);
 	}
-	for (int d = 0; d < MACHINE_NDTYPES; d++) {
-		const char *name = machine_dtype_name((enum machine_dtype)d);
-		const struct profile_peak *all = pick(pp, npp, "flops", name, "all", 0, NULL);
-		const struct profile_peak *all_d = pick(pp, npp, "flops", name, "all", 1, NULL);
-		const struct profile_peak *core = pick(pp, npp, "flops", name, "core", 0, NULL);
-		const struct profile_peak *core_d = pick(pp, npp, "flops", name, "core", 1, NULL);
-		const struct profile_peak *core_all = NULL, *reason = NULL;
-		int mine = strcmp(name, dtype) == 0;
-
-		if (core) {
-			add_row(p, "flops", name, "core", core->value, "measured", core->detail);
-			/* the all-CPU figure of the same kernel, disturbed or not */
-			core_all = pick(pp, npp, "flops", name, "all", 0, core->kernel);
-			reason = core_all ? NULL : pick(pp, npp, "flops", name, "all", 1, core->kernel);
+	if (core && m->ncores > 0 && !core_all &&
+	    (!all || core->value * m->ncores > all->value)) {
+		fmt_rate(rate, sizeof(rate), core->value, flop_unit(name));
+		if (reason) {
+			fmt_rate(rate2, sizeof(rate2), reason->value, flop_unit(name));
+			disturbance(why, sizeof(why), reason);
+			snprintf(detail, sizeof(detail), "one core's %s x %g cores (the profile's all-CPU figure, %s, "
+				 "was measured while other tasks used the CPUs: %s): %s", rate, m->ncores, rate2, why,
+				 core->detail);
+		} else {
+			snprintf(detail, sizeof(detail), "one core's %s x %g cores (the profile's all-CPU figure is "
+				 "for another CPU set): %s", rate, m->ncores, core->detail);
 		}
-		if (core && m->ncores > 0 && !core_all &&
-		    (!all || core->value * m->ncores > all->value)) {
-			fmt_rate(rate, sizeof(rate), core->value, flop_unit(name));
-			if (reason) {
-				fmt_rate(rate2, sizeof(rate2), reason->value, flop_unit(name));
-				disturbance(why, sizeof(why), reason);
-				snprintf(detail, sizeof(detail), "one core's %s x %g cores (the profile's all-CPU figure, %s, "
-					 "was measured while other tasks used the CPUs: %s): %s", rate, m->ncores, rate2, why,
-					 core->detail);
-			} else {
-				snprintf(detail, sizeof(detail), "one core's %s x %g cores (the profile's all-CPU figure is "
-					 "for another CPU set): %s", rate, m->ncores, core->detail);
-			}
-			add_row(p, "flops", name, "all", core->value * m->ncores, "measured", detail);
-		} else if (all) {
-			add_row(p, "flops", name, "all", all->value, "measured", all->detail);
-		}
-		if (!mine)
-			continue;
-		if (all_d && (!all || all_d->value > all->value)) {
-			fmt_rate(rate, sizeof(rate), all_d->value, flop_unit(name));
-			disturbance(why, sizeof(why), all_d);
-			note_add(p, "its %s figure for all %g CPUs (%s, %s kernel) was measured while other tasks used the "
-				 "CPUs (%s)", name, all_d->ncpu, rate, all_d->kernel, why);
-			disturbed |= 1;
-		}
-		if (core_d && (!core || core_d->value > core->value)) {
-			fmt_rate(rate, sizeof(rate), core_d->value, flop_unit(name));
-			disturbance(why, sizeof(why), core_d);
-			note_add(p, "its one-core %s figure (%s, %s kernel) was measured while another task shared the "
-				 "CPU (%s)", name, rate, core_d->kernel, why);
-			disturbed |= 1;
-		}
+		add_row(p, "flops", name, "all", core->value * m->ncores, "measured", detail);
+	} else if (all) {
+		add_row(p, "flops", name, "all", all->value, "measured", all->detail);
 	}
+	if (!mine)
+		return 0;
+	if (all_d && (!all || all_d->value > all->value)) {
+		fmt_rate(rate, sizeof(rate), all_d->value, flop_unit(name));
+		disturbance(why, sizeof(why), all_d);
+		note_add(p, "its %s figure for all %g CPUs (%s, %s kernel) was measured while other tasks used the "
+			 "CPUs (%s)", name, all_d->ncpu, rate, all_d->kernel, why);
+		disturbed |= 1;
+	}
+	if (core_d && (!core || core_d->value > core->value)) {
+		fmt_rate(rate, sizeof(rate), core_d->value, flop_unit(name));
+		disturbance(why, sizeof(why), core_d);
+		note_add(p, "its one-core %s figure (%s, %s kernel) was measured while another task shared the "
+			 "CPU (%s)", name, rate, core_d->kernel, why);
+		disturbed |= 1;
+	}
+	return disturbed;
+}
 
+/* The bandwidth rows (measured_rows()) and notes of what was disturbed.
+ * Returns 2 if something was, else 0. */
+static int measured_bandwidth(struct peaks *p, const struct machine *m, const struct profile_peak *pp, int npp)
+{
+	char detail[1400], rate[32], rate2[32], why[200];
 	const struct profile_peak *all = pick(pp, npp, "bandwidth", "", "all", 0, NULL);
 	const struct profile_peak *all_d = pick(pp, npp, "bandwidth", "", "all", 1, NULL);
 	const struct profile_peak *one = pick(pp, npp, "bandwidth", "", "core", 0, NULL);
 	const struct profile_peak *one_d = pick(pp, npp, "bandwidth", "", "core", 1, NULL);
 	const struct peak_row *spec = find_row(p, "bandwidth", NULL, "all", "spec");
+	int disturbed = 0;
 
 	if (one)
 		add_row(p, "bandwidth", NULL, "core", one->value, "measured", one->detail);
@@ -306,6 +295,34 @@ static int measured_rows(struct peaks *p, const struct machine *m, const struct 
 		disturbed |= 2;
 	}
 	return disturbed;
+}
+
+/* The measured rows that apply, never a disturbed one: the profile's own,
+ * and for FLOPs of the target's cores, where the profile has no
+ * undisturbed all-CPU figure of the kernel that is fastest on one core
+ * (another CPU set's profile, or a figure disturbed by other tasks), one
+ * core's figure times the cores: each core has its own FMA units, so the
+ * sum is what the cores can reach together (turbo drops with more busy
+ * cores, which only makes it higher than the truth: a conservative
+ * ceiling). Bandwidth of the CPU set without its own figure: one thread's
+ * times its CPUs, an upper bound (bandwidth grows less than linearly with
+ * threads), never above the spec. What was disturbed, for @dtype and the
+ * bandwidth, goes into the profile note. */
+static int measured_rows(struct peaks *p, const struct machine *m, const struct profile_peak *pp, int npp,
+			 const char *dtype)
+{
+	int disturbed = 0;
+
+	for (int i = 0; i < npp; i++) {
+		const struct profile_peak *q = &pp[i];
+		if (q->best && strcmp(q->kind, "clock") == 0 && q->value > 0)
+			p->clock_hz = q->value;
+	}
+	for (int d = 0; d < MACHINE_NDTYPES; d++) {
+		const char *name = machine_dtype_name((enum machine_dtype)d);
+		disturbed |= measured_flops(p, m, pp, npp, name, strcmp(name, dtype) == 0);
+	}
+	return disturbed | measured_bandwidth(p, m, pp, npp);
 }
 
 /* A measured row's detail without the "measured: " mfu-calibrate starts

@@ -1,6 +1,4 @@
-#include "markers.h"
-#include "idmap.h"
-#include "util.h"
+#include "markers_impl.h"
 
 #include <errno.h>
 #include <math.h>
@@ -8,103 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_DEPTH 64
-
-struct open_phase {
-	int64_t id;
-	int64_t step;
-	char name[MRING_NAME_MAX];
-	uint64_t begin_ns;
-	int has_model;
-	double flops, bytes;
-	int implausible;        /* its model values passed MODEL_IMPLAUSIBLE (said once) */
-	int probe;              /* begun by a probe: no counter reading */
-	struct counter_reading begin;
-};
-
-struct thread {
-	int32_t tid;            /* 0: empty hash slot */
-	int32_t pid;
-	int depth;
-	size_t cap;
-	struct open_phase *stack;
-	int debt;               /* unmatched phase ends a loss of this thread can
-				 * still explain (see on_loss()) */
-};
-
-struct proc {
-	int32_t pid;
-	int open;               /* a step is open */
-	int64_t step;
-	int32_t tid;
-	uint64_t begin_ns;
-	int has_model;
-	double flops, bytes;
-	int implausible;
-	int probe;
-	struct counter_reading begin;
-	int debt;               /* 1: a step end without a begin is explained by
-				 * a loss of thread debt_tid (see on_loss()) */
-	int32_t debt_tid;
-};
-
-/* What one thread lost, for its records_lost row at the end. */
-struct loss {
-	int32_t pid, tid;
-	uint64_t first_ns;      /* the first record that told of it */
-	uint64_t records;       /* records dropped */
-	uint64_t bursts;        /* records that told of a loss */
-	uint64_t steps, phases; /* open across the loss: kept incomplete */
-	uint64_t explained;     /* unmatched boundaries the loss explains */
-};
-
-/* A table at its cap is purged of idle entries (a process with no step
- * open, a thread with no phase open, owing nothing), but a purge that finds
- * nothing to free is not tried again before this many more records: a
- * stream of new ids costs O(1) per record, never O(cap). */
-#define PURGE_EVERY(max) ((max) / 4 + 1)
-
-/* What a table refused: the records of processes or threads it had no room
- * for, and when the first was refused. */
-struct capped {
-	uint64_t records;
-	uint64_t first_ns;
-	uint64_t retry_at;      /* m->fed at which a purge may be tried again */
-};
-
-struct markers {
-	const struct counters *cs;
-	struct markers_sink sink;
-	struct proc *procs;     /* the processes, any order */
-	size_t nprocs, cap_procs;
-	struct idmap proc_idx;  /* pid -> index in procs */
-	size_t max_procs, max_threads;
-	struct capped procs_capped, threads_capped;
-	uint64_t fed;           /* records fed */
-	int refused;            /* REFUSED_*: of the record being fed */
-	struct thread *threads; /* open-addressing hash on tid */
-	size_t nthreads, cap_threads;
-	size_t open_phases;     /* of all threads */
-	int64_t next_step;
-	int64_t next_phase;
-	uint64_t anomalies;
-	int probe;              /* the record being fed comes from a probe */
-	int timed;              /* ... or carries no counter reading by design (a probe's,
-				 * or an attached process's: MRING_F_UNREAD): its counts
-				 * are interpolated */
-	int attached;           /* the markers were switched on in a running process */
-	uint64_t before_attach; /* its ends of steps and phases begun before that */
-	int probe_steps;        /* steps come from probes (--step): the program's
-				 * own step markers are left out */
-	uint64_t ignored_step_markers;
-	struct loss *losses;    /* one per thread that lost records, at most max_threads */
-	size_t nlosses, cap_losses, last_loss;
-	struct idmap loss_idx;  /* pid << 32 | tid -> index in losses */
-	struct loss loss_other; /* the losses of threads beyond max_threads */
-	uint64_t unowned_holes; /* records lost by writers that died unnamed */
-	uint64_t last_ns;       /* the latest record's time */
-};
 
 struct markers *markers_new(const struct counters *cs, const struct markers_sink *sink)
 {
@@ -153,11 +54,8 @@ uint64_t markers_anomalies(const struct markers *m)
 	return m->anomalies;
 }
 
-static int anomaly(struct markers *m, const struct mring_record *r, const char *kind,
-		   int64_t step, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static int anomaly(struct markers *m, const struct mring_record *r, const char *kind,
-		   int64_t step, const char *fmt, ...)
+int markers_anomaly(struct markers *m, const struct mring_record *r, const char *kind,
+		    int64_t step, const char *fmt, ...)
 {
 	char detail[512];
 	va_list ap;
@@ -177,186 +75,12 @@ static int anomaly(struct markers *m, const struct mring_record *r, const char *
 	return m->sink.anomaly ? m->sink.anomaly(m->sink.ctx, &row) : 0;
 }
 
-/* Open phases of all threads at once: two per thread of the cap on
- * average, and a whole stack for one (about 600 bytes each). */
-static size_t max_open_phases(const struct markers *m)
-{
-	size_t n = 2 * m->max_threads;
-	return n > MAX_DEPTH ? n : MAX_DEPTH;
-}
-
 void markers_set_limits(struct markers *m, size_t max_procs, size_t max_threads)
 {
 	m->max_procs = max_procs ? max_procs : 1;
 	m->max_threads = max_threads ? max_threads : 1;
 }
 
-/* The record being fed needed a process (REFUSED_PROC) or a thread
- * (REFUSED_THREAD) that the table had no room for: what it would have
- * told is dropped, and markers_feed() counts it once per table. */
-#define REFUSED_PROC 1
-#define REFUSED_THREAD 2
-
-static int refuse(struct markers *m, int which)
-{
-	m->refused |= which;
-	return 0;
-}
-
-static struct proc *proc_find(struct markers *m, int32_t pid)
-{
-	int i = idmap_get(&m->proc_idx, (uint64_t)(uint32_t)pid);
-	return i < 0 ? NULL : &m->procs[i];
-}
-
-/* Drop the processes that hold nothing (no step open, no loss to explain)
- * and index the rest again. */
-static int procs_purge(struct markers *m)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < m->nprocs; i++)
-		if (m->procs[i].open || m->procs[i].debt)
-			m->procs[n++] = m->procs[i];
-	m->nprocs = n;
-	idmap_fini(&m->proc_idx);
-	for (size_t i = 0; i < n; i++)
-		if (idmap_put(&m->proc_idx, (uint64_t)(uint32_t)m->procs[i].pid, (int)i))
-			return -ENOMEM;
-	return 0;
-}
-
-/* The process @pid, made when new. NULL with *err -ENOMEM, or with *err 0
- * when the table is full (max_procs processes hold an open step or a
- * loss to explain): the caller drops the record (refuse()). */
-static struct proc *proc_get(struct markers *m, int32_t pid, int *err)
-{
-	struct proc *p = proc_find(m, pid);
-
-	*err = 0;
-	if (p)
-		return p;
-	if (m->nprocs >= m->max_procs) {
-		if (m->fed < m->procs_capped.retry_at)
-			return NULL;
-		if ((*err = procs_purge(m)))
-			return NULL;
-		if (m->nprocs >= m->max_procs) {
-			m->procs_capped.retry_at = m->fed + PURGE_EVERY(m->max_procs);
-			return NULL;
-		}
-	}
-	if (array_grow(&m->procs, &m->cap_procs, m->nprocs + 1, sizeof(*m->procs)) ||
-	    idmap_put(&m->proc_idx, (uint64_t)(uint32_t)pid, (int)m->nprocs)) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	p = &m->procs[m->nprocs++];
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	return p;
-}
-
-static size_t tid_hash(int32_t tid, size_t cap)
-{
-	/* seeded: a target cannot forge tids that share one run of slots */
-	return (size_t)idmap_mix((uint32_t)tid) & (cap - 1);
-}
-
-/* Rehash the thread table into @ncap slots, dropping the threads with no
- * open phase: a long run with thread churn (pools, loaders) must not keep a
- * slot for every thread that ever marked. */
-static int threads_rehash(struct markers *m, size_t ncap)
-{
-	struct thread *nt = calloc(ncap, sizeof(*nt));
-	size_t n = 0;
-
-	if (!nt)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->cap_threads; i++) {
-		struct thread *t = &m->threads[i];
-		if (!t->tid)
-			continue;
-		if (t->depth == 0 && t->debt == 0) {
-			free(t->stack);
-			continue;
-		}
-		size_t h = tid_hash(t->tid, ncap);
-		while (nt[h].tid)
-			h = (h + 1) & (ncap - 1);
-		nt[h] = *t;
-		n++;
-	}
-	free(m->threads);
-	m->threads = nt;
-	m->cap_threads = ncap;
-	m->nthreads = n;
-	return 0;
-}
-
-static int threads_grow(struct markers *m)
-{
-	size_t live = 0;
-	for (size_t i = 0; i < m->cap_threads; i++)
-		live += m->threads[i].tid && (m->threads[i].depth > 0 || m->threads[i].debt > 0);
-	/* grow only if the threads with open phases fill a quarter of it */
-	return threads_rehash(m, live * 4 >= m->cap_threads ? m->cap_threads * 2 : m->cap_threads);
-}
-
-/* The slot of thread @tid (0 stands as -1): the one holding it, or the
- * empty one where it would go. */
-static struct thread *thread_slot(struct markers *m, int32_t tid)
-{
-	size_t h = tid_hash(tid, m->cap_threads);
-
-	while (m->threads[h].tid && m->threads[h].tid != tid)
-		h = (h + 1) & (m->cap_threads - 1);
-	return &m->threads[h];
-}
-
-/* The thread @tid (of @pid) if it is known, else NULL (nothing is made:
- * an end or a model with nothing open needs no slot). A tid reused by
- * another process is a new thread: no debt carries over. */
-static struct thread *thread_find(struct markers *m, int32_t pid, int32_t tid)
-{
-	struct thread *t = thread_slot(m, tid ? tid : -1);
-
-	if (!t->tid)
-		return NULL;
-	if (t->pid != pid)
-		t->debt = 0; /* another process's loss explains nothing here */
-	t->pid = pid;
-	return t;
-}
-
-/* The thread @tid of @pid, made when new. NULL with *err -ENOMEM, or with
- * *err 0 when the table is full (max_threads threads hold open phases or
- * a loss to explain): the caller drops the record (refuse()). */
-static struct thread *thread_get(struct markers *m, int32_t pid, int32_t tid, int *err)
-{
-	struct thread *t = thread_find(m, pid, tid);
-
-	*err = 0;
-	if (t)
-		return t;
-	if (m->nthreads >= m->max_threads) {
-		if (m->fed < m->threads_capped.retry_at)
-			return NULL;
-		if ((*err = threads_rehash(m, m->cap_threads)))
-			return NULL;
-		if (m->nthreads >= m->max_threads) {
-			m->threads_capped.retry_at = m->fed + PURGE_EVERY(m->max_threads);
-			return NULL;
-		}
-	}
-	if ((m->nthreads + 1) * 2 > m->cap_threads && (*err = threads_grow(m)))
-		return NULL;
-	t = thread_slot(m, tid ? tid : -1); /* again: a rehash moved the slots */
-	t->tid = tid ? tid : -1;
-	t->pid = pid;
-	m->nthreads++;
-	return t;
-}
 
 /* Close the innermost phase of @t (its row is out). A thread back at no
  * phase keeps a stack of two at most: forged threads that each nested deep
@@ -370,142 +94,6 @@ static void pop(struct markers *m, struct thread *t)
 		t->stack = NULL;
 		t->cap = 0;
 	}
-}
-
-static void fill_delta(struct markers *m, const struct counter_reading *a,
-		       const struct mring_record *r, struct counter_delta *d)
-{
-	struct counter_reading b;
-	counters_reading_from_record(&b, r);
-	counters_delta(m->cs, a, &b, d);
-}
-
-/* A NAN declares nothing (unknown), any other value must be finite and >= 0. */
-static int model_value_ok(double v)
-{
-	return isnan(v) || (isfinite(v) && v >= 0);
-}
-
-/* 0 if the model values are usable, 1 if not (anomaly recorded), < 0 on error. */
-static int check_model(struct markers *m, const struct mring_record *r, int64_t step)
-{
-	int err;
-
-	if (model_value_ok(r->a) && model_value_ok(r->b))
-		return 0;
-	err = anomaly(m, r, "bad_model_value", step,
-		      "model FLOPs %g and bytes %g: each must be finite and >= 0 (or NAN: unknown); "
-		      "ignored", r->a, r->b);
-	return err ? err : 1;
-}
-
-/* Add a declaration to a step's or phase's model values: a NAN part is left
- * out, so "flops only" keeps the bytes unknown (NULL), never 0. */
-static void add_model(int *has, double *flops, double *bytes, const struct mring_record *r)
-{
-	if (!isnan(r->a)) {
-		*has |= MODEL_FLOPS;
-		*flops += r->a;
-	}
-	if (!isnan(r->b)) {
-		*has |= MODEL_BYTES;
-		*bytes += r->b;
-	}
-}
-
-/* A declared total above MODEL_IMPLAUSIBLE is kept as declared but cannot
- * be a step's or phase's work on any machine: one anomaly per interval,
- * so that the report can say its MFU is impossible rather than print it. */
-static int check_plausible(struct markers *m, const struct mring_record *r, int *flagged, double flops,
-			   double bytes, int64_t step, const char *what)
-{
-	if (*flagged || !(flops > MODEL_IMPLAUSIBLE || bytes > MODEL_IMPLAUSIBLE))
-		return 0;
-	*flagged = 1;
-	return anomaly(m, r, "implausible_model", step,
-		       "the %s's declared model FLOPs %g and bytes %g: above %g, no machine does that much "
-		       "in one %s; kept as declared, so its MFU and MBU are impossible", what, flops, bytes,
-		       MODEL_IMPLAUSIBLE, what);
-}
-
-/* Boundaries of one interval from two sources (the marker ring and probe
- * hits) are drained at different times; an end that comes before its
- * begin must never become a negative duration: the interval is kept as
- * incomplete (no end, no counts) and the anomaly says why. */
-static int check_order(struct markers *m, const struct mring_record **end, uint64_t begin_ns, int64_t step,
-		       const char *what)
-{
-	int err;
-
-	if (!*end || (*end)->time_ns >= begin_ns)
-		return 0;
-	err = anomaly(m, *end, "end_before_begin", step,
-		      "%s ended %llu ns before it began (boundaries from two sources, the markers and "
-		      "probes, out of order); kept as incomplete", what,
-		      (unsigned long long)(begin_ns - (*end)->time_ns));
-	*end = NULL;
-	return err;
-}
-
-static int emit_step(struct markers *m, struct proc *p, const struct mring_record *end)
-{
-	int err = check_order(m, &end, p->begin_ns, p->step, "a step");
-
-	if (err)
-		return err;
-	struct interval_row row = {
-		.id = p->step,
-		.step = p->step,
-		.parent = -1,
-		.pid = p->pid,
-		.tid = p->tid,
-		.end_tid = end ? end->tid : 0,
-		.begin_ns = p->begin_ns,
-		.end_ns = end ? end->time_ns : 0,
-		.complete = end != NULL,
-		.has_model = p->has_model,
-		.model_flops = p->flops,
-		.model_bytes = p->bytes,
-		.interpolated = p->probe || (end && m->timed),
-	};
-	if (end) {
-		fill_delta(m, &p->begin, end, &row.d);
-		if (row.d.has_lib) {
-			row.lib_snap_begin = p->begin.lib_snap;
-			row.lib_snap_end = end->lib_snap;
-		}
-	}
-	p->open = 0;
-	return m->sink.step ? m->sink.step(m->sink.ctx, &row) : 0;
-}
-
-static int emit_phase(struct markers *m, struct thread *t, int idx, const struct mring_record *end)
-{
-	struct open_phase *op = &t->stack[idx];
-	int err = check_order(m, &end, op->begin_ns, op->step, "a phase");
-
-	if (err)
-		return err;
-	struct interval_row row = {
-		.id = op->id,
-		.step = op->step,
-		.parent = idx > 0 ? t->stack[idx - 1].id : -1,
-		.depth = idx,
-		.name = op->name,
-		.pid = t->pid,
-		.tid = t->tid,
-		.end_tid = t->tid,
-		.begin_ns = op->begin_ns,
-		.end_ns = end ? end->time_ns : 0,
-		.complete = end != NULL,
-		.has_model = op->has_model,
-		.model_flops = op->flops,
-		.model_bytes = op->bytes,
-		.interpolated = op->probe || (end && m->timed),
-	};
-	if (end)
-		fill_delta(m, &op->begin, end, &row.d);
-	return m->sink.phase ? m->sink.phase(m->sink.ctx, &row) : 0;
 }
 
 static uint64_t loss_key(int32_t pid, int32_t tid)
@@ -584,13 +172,13 @@ static int on_loss(struct markers *m, const struct mring_record *r, unsigned kin
 	l->bursts++;
 	l->records += n;
 	if (kinds & MRING_F_LOST_PHASE) {
-		struct thread *t = thread_get(m, r->pid, r->tid, &err);
+		struct thread *t = markers_thread_get(m, r->pid, r->tid, &err);
 		if (!t)
-			return err ? err : refuse(m, REFUSED_THREAD);
+			return err ? err : markers_refuse(m, REFUSED_THREAD);
 		uint64_t debt = (uint64_t)t->debt + (uint64_t)t->depth + n;
 		t->debt = debt < MAX_DEPTH ? (int)debt : MAX_DEPTH;
 		while (t->depth > 0) {
-			err = emit_phase(m, t, t->depth - 1, NULL);
+			err = markers_emit_phase(m, t, t->depth - 1, NULL);
 			if (err)
 				return err;
 			pop(m, t);
@@ -598,18 +186,18 @@ static int on_loss(struct markers *m, const struct mring_record *r, unsigned kin
 		}
 	}
 	if ((kinds & MRING_F_LOST_STEP) && !m->probe_steps) {
-		struct proc *p = proc_get(m, r->pid, &err);
+		struct proc *p = markers_proc_get(m, r->pid, &err);
 		if (!p)
-			return err ? err : refuse(m, REFUSED_PROC);
+			return err ? err : markers_refuse(m, REFUSED_PROC);
 		p->debt = 1;
 		p->debt_tid = r->tid;
 		if (p->open) {
-			err = anomaly(m, r, "step_broken_by_loss", p->step,
+			err = markers_anomaly(m, r, "step_broken_by_loss", p->step,
 				      "step %lld was open when thread %d dropped marker records (the marker ring "
 				      "was full); kept as incomplete: its end and counts are unknown",
 				      (long long)p->step, (int)r->tid);
 			if (!err)
-				err = emit_step(m, p, NULL);
+				err = markers_emit_step(m, p, NULL);
 			if (err)
 				return err;
 			l->steps++;
@@ -621,17 +209,17 @@ static int on_loss(struct markers *m, const struct mring_record *r, unsigned kin
 static int on_step_begin(struct markers *m, const struct mring_record *r)
 {
 	int err;
-	struct proc *p = proc_get(m, r->pid, &err);
+	struct proc *p = markers_proc_get(m, r->pid, &err);
 
 	if (!p)
-		return err ? err : refuse(m, REFUSED_PROC);
+		return err ? err : markers_refuse(m, REFUSED_PROC);
 	if (p->open) {
-		err = anomaly(m, r, "step_begin_while_open", p->step,
+		err = markers_anomaly(m, r, "step_begin_while_open", p->step,
 			      "step %lld was still open when a new step began; it is kept as incomplete",
 			      (long long)p->step);
 		if (err)
 			return err;
-		err = emit_step(m, p, NULL);
+		err = markers_emit_step(m, p, NULL);
 		if (err)
 			return err;
 	}
@@ -660,7 +248,7 @@ static int before_attach(struct markers *m)
 
 static int on_step_end(struct markers *m, const struct mring_record *r)
 {
-	struct proc *p = proc_find(m, r->pid);
+	struct proc *p = markers_proc_find(m, r->pid);
 
 	if (p && !p->open && p->debt) {
 		p->debt = 0;
@@ -669,14 +257,14 @@ static int on_step_end(struct markers *m, const struct mring_record *r)
 	if ((!p || !p->open) && m->attached)
 		return before_attach(m);
 	if (!p || !p->open)
-		return anomaly(m, r, "step_end_without_begin", -1,
+		return markers_anomaly(m, r, "step_end_without_begin", -1,
 			       "mfu_step_end() with no open step in process %d; ignored", (int)r->pid);
-	return emit_step(m, p, r);
+	return markers_emit_step(m, p, r);
 }
 
 static int on_step_model(struct markers *m, const struct mring_record *r)
 {
-	struct proc *p = proc_find(m, r->pid);
+	struct proc *p = markers_proc_find(m, r->pid);
 	int bad;
 
 	if (p && !p->open && p->debt)
@@ -684,28 +272,28 @@ static int on_step_model(struct markers *m, const struct mring_record *r)
 	if ((!p || !p->open) && m->attached)
 		return before_attach(m);
 	if (!p || !p->open)
-		return anomaly(m, r, "model_outside_step", -1,
+		return markers_anomaly(m, r, "model_outside_step", -1,
 			       "mfu_step_model(%g, %g) with no open step; ignored", r->a, r->b);
-	bad = check_model(m, r, p->step);
+	bad = markers_check_model(m, r, p->step);
 	if (bad)
 		return bad < 0 ? bad : 0;
-	add_model(&p->has_model, &p->flops, &p->bytes, r);
-	return check_plausible(m, r, &p->implausible, p->flops, p->bytes, p->step, "step");
+	markers_add_model(&p->has_model, &p->flops, &p->bytes, r);
+	return markers_check_plausible(m, r, &p->implausible, p->flops, p->bytes, p->step, "step");
 }
 
 static int push_phase(struct markers *m, struct thread *t, const struct mring_record *r,
 		      const char *name)
 {
-	const struct proc *p = proc_find(m, r->pid);
+	const struct proc *p = markers_proc_find(m, r->pid);
 	int64_t step = p && p->open ? p->step : -1;
 
 	if (t->depth >= MAX_DEPTH)
-		return anomaly(m, r, "phase_too_deep", step,
+		return markers_anomaly(m, r, "phase_too_deep", step,
 			       "phase '%s' would nest deeper than %d; ignored", name, MAX_DEPTH);
 	/* each thread may nest 64 deep, but not all of them at once: the
 	 * open phases of all threads together are capped too */
-	if (m->open_phases >= max_open_phases(m))
-		return refuse(m, REFUSED_THREAD);
+	if (m->open_phases >= markers_max_open_phases(m))
+		return markers_refuse(m, REFUSED_THREAD);
 	/* most threads nest a level or two: start small (a target's forged
 	 * thread ids each cost this much, up to --max-threads of them) */
 	if (!t->cap) {
@@ -734,21 +322,21 @@ static int on_phase_begin(struct markers *m, const struct mring_record *r)
 {
 	const char *name = (r->flags & MRING_F_NULL_NAME) ? "(null)" : r->name;
 	int err;
-	struct thread *t = thread_get(m, r->pid, r->tid, &err);
+	struct thread *t = markers_thread_get(m, r->pid, r->tid, &err);
 
 	if (!t)
-		return err ? err : refuse(m, REFUSED_THREAD);
+		return err ? err : markers_refuse(m, REFUSED_THREAD);
 	if (r->flags & MRING_F_NULL_NAME)
-		err = anomaly(m, r, "phase_null_name", -1, "mfu_phase_begin(NULL): recorded as '(null)'");
+		err = markers_anomaly(m, r, "phase_null_name", -1, "mfu_phase_begin(NULL): recorded as '(null)'");
 	else if (r->flags & MRING_F_NAME_TRUNCATED)
-		err = anomaly(m, r, "name_truncated", -1,
+		err = markers_anomaly(m, r, "name_truncated", -1,
 			      "phase name longer than %d bytes, kept as '%s'", MRING_NAME_MAX - 1, r->name);
 	return err ? err : push_phase(m, t, r, name);
 }
 
 static int on_phase_end(struct markers *m, const struct mring_record *r)
 {
-	struct thread *t = thread_find(m, r->pid, r->tid);
+	struct thread *t = markers_thread_find(m, r->pid, r->tid);
 	int idx, err;
 
 	if (t && t->depth == 0 && t->debt > 0) {
@@ -758,7 +346,7 @@ static int on_phase_end(struct markers *m, const struct mring_record *r)
 	if ((!t || t->depth == 0) && m->attached)
 		return before_attach(m);
 	if (!t || t->depth == 0)
-		return anomaly(m, r, "phase_end_without_begin", -1,
+		return markers_anomaly(m, r, "phase_end_without_begin", -1,
 			       "mfu_phase_end('%s') with no open phase in thread %d; ignored",
 			       (r->flags & MRING_F_NULL_NAME) ? "(null)" : r->name, (int)r->tid);
 	if (r->flags & MRING_F_NULL_NAME) {
@@ -772,30 +360,30 @@ static int on_phase_end(struct markers *m, const struct mring_record *r)
 			return explained(m, r->pid, r->tid, r->time_ns);
 		}
 		if (idx < 0)
-			return anomaly(m, r, "phase_end_without_begin", t->stack[t->depth - 1].step,
+			return markers_anomaly(m, r, "phase_end_without_begin", t->stack[t->depth - 1].step,
 				       "mfu_phase_end('%s') but the open phase is '%s'; ignored", r->name,
 				       t->stack[t->depth - 1].name);
 	}
 	/* Phases opened inside the one being ended and never closed. */
 	while (t->depth - 1 > idx) {
 		struct open_phase *op = &t->stack[t->depth - 1];
-		err = anomaly(m, r, "phase_end_mismatch", op->step,
+		err = markers_anomaly(m, r, "phase_end_mismatch", op->step,
 			      "phase '%s' was still open when its enclosing phase '%s' ended; "
 			      "kept as incomplete", op->name, t->stack[idx].name);
 		if (!err)
-			err = emit_phase(m, t, t->depth - 1, NULL);
+			err = markers_emit_phase(m, t, t->depth - 1, NULL);
 		if (err)
 			return err;
 		pop(m, t);
 	}
-	err = emit_phase(m, t, idx, r);
+	err = markers_emit_phase(m, t, idx, r);
 	pop(m, t);
 	return err;
 }
 
 static int on_phase_model(struct markers *m, const struct mring_record *r)
 {
-	struct thread *t = thread_find(m, r->pid, r->tid);
+	struct thread *t = markers_thread_find(m, r->pid, r->tid);
 	int bad;
 
 	if (t && t->depth == 0 && t->debt > 0)
@@ -803,15 +391,15 @@ static int on_phase_model(struct markers *m, const struct mring_record *r)
 	if ((!t || t->depth == 0) && m->attached)
 		return before_attach(m);
 	if (!t || t->depth == 0)
-		return anomaly(m, r, "model_outside_phase", -1,
+		return markers_anomaly(m, r, "model_outside_phase", -1,
 			       "mfu_phase_model(%g, %g) with no open phase in thread %d; ignored",
 			       r->a, r->b, (int)r->tid);
 	struct open_phase *op = &t->stack[t->depth - 1];
-	bad = check_model(m, r, op->step);
+	bad = markers_check_model(m, r, op->step);
 	if (bad)
 		return bad < 0 ? bad : 0;
-	add_model(&op->has_model, &op->flops, &op->bytes, r);
-	return check_plausible(m, r, &op->implausible, op->flops, op->bytes, op->step, "phase");
+	markers_add_model(&op->has_model, &op->flops, &op->bytes, r);
+	return markers_check_plausible(m, r, &op->implausible, op->flops, op->bytes, op->step, "phase");
 }
 
 void markers_set_attached(struct markers *m)
@@ -849,7 +437,7 @@ static int feed(struct markers *m, const struct mring_record *r)
 	 * of uptime: no marker writes one) would turn negative there and
 	 * break the order of begin and end that a CHECK insists on. */
 	if (r->time_ns > INT64_MAX)
-		return anomaly(m, r, "bad_record", -1, "marker record of kind %u at time %llu ns, past 2^63 ns "
+		return markers_anomaly(m, r, "bad_record", -1, "marker record of kind %u at time %llu ns, past 2^63 ns "
 			       "(no marker writes that: a damaged or forged record); ignored", (unsigned)r->kind,
 			       (unsigned long long)r->time_ns);
 	if (r->time_ns > m->last_ns)
@@ -867,7 +455,7 @@ static int feed(struct markers *m, const struct mring_record *r)
 		return 0;
 	}
 	if (r->flags & MRING_F_NO_COUNTERS) {
-		int err = anomaly(m, r, "counter_read_failed", -1,
+		int err = markers_anomaly(m, r, "counter_read_failed", -1,
 				  "the marker could not read the counter group (the target closed its fd?); "
 				  "counts of the intervals that use this boundary are unknown");
 		if (err)
@@ -882,7 +470,7 @@ static int feed(struct markers *m, const struct mring_record *r)
 	case MRING_PHASE_MODEL: return on_phase_model(m, r);
 	case MRING_LOSS: return 0; /* told all it had to above */
 	default:
-		return anomaly(m, r, "bad_record", -1, "unknown marker record kind %u; ignored",
+		return markers_anomaly(m, r, "bad_record", -1, "unknown marker record kind %u; ignored",
 			       (unsigned)r->kind);
 	}
 }
@@ -923,7 +511,7 @@ int markers_feed(struct markers *m, const struct mring_record *rec)
 int markers_ring_tampered(struct markers *m, const struct mring_consumer *c)
 {
 	struct mring_record when = { .time_ns = m->last_ns };
-	return anomaly(m, &when, "ring_tampered", -1, "%s: the recorder stopped reading the marker ring "
+	return markers_anomaly(m, &when, "ring_tampered", -1, "%s: the recorder stopped reading the marker ring "
 		       "there (after %llu records); the steps and phases before are kept, and what was open "
 		       "then is kept as incomplete", c->why, (unsigned long long)c->tail);
 }
@@ -962,7 +550,7 @@ int markers_drain(struct markers *m, struct mring_consumer *c, uint64_t max, uin
 void markers_cancel(struct markers *m, int32_t pid, int32_t tid, const char *name)
 {
 	if (!name) {
-		struct proc *p = proc_find(m, pid);
+		struct proc *p = markers_proc_find(m, pid);
 		if (!p || !p->open || p->tid != tid)
 			return;
 		p->open = 0;
@@ -970,7 +558,7 @@ void markers_cancel(struct markers *m, int32_t pid, int32_t tid, const char *nam
 			m->next_step--; /* no gap in the step numbers */
 		return;
 	}
-	struct thread *t = thread_find(m, pid, tid);
+	struct thread *t = markers_thread_find(m, pid, tid);
 	if (!t || t->depth == 0 || strcmp(t->stack[t->depth - 1].name, name) != 0)
 		return;
 	if (t->stack[t->depth - 1].id == m->next_phase - 1)
@@ -997,7 +585,7 @@ static int report_losses(struct markers *m)
 	for (size_t i = 0; i < m->nlosses; i++) {
 		struct loss *l = &m->losses[i];
 		struct mring_record fake = { .pid = l->pid, .tid = l->tid, .time_ns = l->first_ns };
-		err = anomaly(m, &fake, "records_lost", -1,
+		err = markers_anomaly(m, &fake, "records_lost", -1,
 			      "thread %d of process %d dropped %llu marker record%s (the marker ring was full; "
 			      "mfu-record --ring-records raises it) in %llu burst%s; kept as incomplete across "
 			      "them: %llu step%s, %llu phase%s; %llu unmatched boundar%s after them explained "
@@ -1013,7 +601,7 @@ static int report_losses(struct markers *m)
 	if (m->loss_other.bursts || m->loss_other.explained) {
 		struct loss *l = &m->loss_other;
 		struct mring_record fake = { .time_ns = l->first_ns };
-		err = anomaly(m, &fake, "records_lost", -1,
+		err = markers_anomaly(m, &fake, "records_lost", -1,
 			      "threads beyond the %zu listed (--max-threads) dropped %llu marker records in %llu "
 			      "bursts; kept as incomplete across them: %llu steps, %llu phases; %llu unmatched "
 			      "boundaries after them explained by the loss, not misuse", m->max_threads,
@@ -1025,7 +613,7 @@ static int report_losses(struct markers *m)
 	}
 	if (m->unowned_holes) {
 		struct mring_record fake = { .time_ns = m->last_ns };
-		err = anomaly(m, &fake, "records_lost", -1,
+		err = markers_anomaly(m, &fake, "records_lost", -1,
 			      "%llu marker record%s claimed by a writer that died before writing it (killed "
 			      "inside a marker); which thread's is unknown",
 			      (unsigned long long)m->unowned_holes, m->unowned_holes == 1 ? " was" : "s were");
@@ -1046,7 +634,7 @@ int markers_limits_note(const struct markers *m, int threads, char *buf, size_t 
 		       "or a loss to explain, or %zu phases were open at once (mfu-record --max-threads %zu): "
 		       "the phases of further threads are missing; raise --max-threads if the program really "
 		       "runs that many at once", (unsigned long long)c->records, m->max_threads,
-		       max_open_phases(m), m->max_threads);
+		       markers_max_open_phases(m), m->max_threads);
 	else
 		strbuf(buf, len, "%llu marker records were dropped because %zu processes already had a step "
 		       "open or a loss to explain (mfu-record --max-procs %zu): the steps of further "
@@ -1075,7 +663,7 @@ int markers_finish(struct markers *m, uint64_t ring_lost)
 	for (int k = 0; !err && k < 2; k++) {
 		if (markers_limits_note(m, k, note, sizeof(note))) {
 			struct mring_record fake = { .time_ns = k ? m->threads_capped.first_ns : m->procs_capped.first_ns };
-			err = anomaly(m, &fake, k ? "too_many_threads" : "too_many_processes", -1, "%s", note);
+			err = markers_anomaly(m, &fake, k ? "too_many_threads" : "too_many_processes", -1, "%s", note);
 		}
 	}
 	if (err)
@@ -1087,15 +675,15 @@ int markers_finish(struct markers *m, uint64_t ring_lost)
 			struct open_phase *op = &t->stack[t->depth - 1];
 			struct mring_record fake = { .pid = t->pid, .tid = t->tid, .time_ns = op->begin_ns };
 			if (untold)
-				err = anomaly(m, &fake, "phase_broken_by_loss", op->step,
+				err = markers_anomaly(m, &fake, "phase_broken_by_loss", op->step,
 					      "phase '%s' was never ended: %llu marker records were lost that no thread "
 					      "told of (one that exited right after losing them), its end may be among "
 					      "them; kept as incomplete", op->name, (unsigned long long)untold);
 			else
-				err = anomaly(m, &fake, "phase_open_at_exit", op->step,
+				err = markers_anomaly(m, &fake, "phase_open_at_exit", op->step,
 					      "phase '%s' was never ended; kept as incomplete", op->name);
 			if (!err)
-				err = emit_phase(m, t, t->depth - 1, NULL);
+				err = markers_emit_phase(m, t, t->depth - 1, NULL);
 			if (err)
 				return err;
 			pop(m, t);
@@ -1107,15 +695,15 @@ int markers_finish(struct markers *m, uint64_t ring_lost)
 			continue;
 		struct mring_record fake = { .pid = p->pid, .tid = p->tid, .time_ns = p->begin_ns };
 		if (untold)
-			err = anomaly(m, &fake, "step_broken_by_loss", p->step,
+			err = markers_anomaly(m, &fake, "step_broken_by_loss", p->step,
 				      "step %lld was never ended: %llu marker records were lost that no thread told "
 				      "of (one that exited right after losing them), its end may be among them; kept "
 				      "as incomplete", (long long)p->step, (unsigned long long)untold);
 		else
-			err = anomaly(m, &fake, "step_open_at_exit", p->step,
+			err = markers_anomaly(m, &fake, "step_open_at_exit", p->step,
 				      "step %lld was never ended; kept as incomplete", (long long)p->step);
 		if (!err)
-			err = emit_step(m, p, NULL);
+			err = markers_emit_step(m, p, NULL);
 		if (err)
 			return err;
 	}

@@ -520,6 +520,108 @@ static void open_debug_file(const struct elf_file *f, struct elf_file *dbg)
 	}
 }
 
+/* The symbol tables searched for @fs: .symtab first: it has the local
+ * (static) functions too; a stripped file's .symtab may be in its separate
+ * debug file @dbg (same addresses); .dynsym when there is no .symtab or it
+ * has no match. */
+static int scan_tables(struct elf_file *f, struct elf_file *dbg, struct func_search *fs,
+		       struct versions *vers)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	int err;
+
+	if (!has_section_type(f->elf, SHT_SYMTAB))
+		open_debug_file(f, dbg);
+	for (int pass = 0; pass < 2 && fs->n == 0; pass++) {
+		Elf32_Word want = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
+		Elf *e = pass == 0 && dbg->elf ? dbg->elf : f->elf;
+
+		scn = NULL;
+		while ((scn = elf_nextscn(e, scn))) {
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != want)
+				continue;
+			err = scan_symtab(e, scn, &sh, fs, pass == 1 ? vers : NULL);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/* Why no function of @fs matched in @path: -ENOENT or -EINVAL. */
+static int not_found(struct func_search *fs, const char *func, const char *path, char *why, size_t whylen)
+{
+	char extra[PROBE_NAME_MAX * 3];
+
+	list_near(fs, extra, sizeof(extra));
+	if (fs->undefined)
+		probes_why(why, whylen,
+			"'%s' is only imported by %s, not defined there (name the library "
+			"that defines it: LIB:%s)%s", func, path, func, extra);
+	else if (fs->not_func)
+		probes_why(why, whylen, "'%s' in %s is not a function", func, path);
+	else
+		probes_why(why, whylen, "no function '%s' in %s%s", func, path, extra);
+	return fs->not_func && !fs->undefined ? -EINVAL : -ENOENT;
+}
+
+/* Several functions of @fs matched and no default version tells them
+ * apart: list them. Returns -ENOTUNIQ. */
+static int ambiguous(const struct func_search *fs, const char *func, const char *path, char *why,
+		     size_t whylen)
+{
+	size_t used;
+
+	strbuf(why, whylen, "'%s' is ambiguous in %s, %zu functions match: ", func, path,
+	       fs->n);
+	for (size_t i = 0; i < fs->n && i < MAX_LISTED; i++) {
+		used = strlen(why);
+		strbuf(why + used, whylen - used, "%s'%s' at 0x%" PRIx64 "%s",
+		       i ? ", " : "", fs->c[i].label, (uint64_t)fs->c[i].value,
+		       fs->c[i].bind == STB_LOCAL ? " (static)" : "");
+	}
+	used = strlen(why);
+	strbuf(why + used, whylen - used, "%s; write the full demangled name "
+	       "('ns::f(int)') or a version ('f@VER')", fs->n > MAX_LISTED ? ", ..." : "");
+	return -ENOTUNIQ;
+}
+
+/* Candidate @c of @path as the probe site @out: refused when it cannot be
+ * probed safely (an IFUNC resolver, no size, outside the code). */
+static int take_site(const struct elf_file *f, const struct func_cand *c, const char *func, const char *path,
+		     struct probe_site *out, char *why, size_t whylen)
+{
+	uint64_t addr;
+
+	if (c->type == STT_GNU_IFUNC) {
+		probes_why(why, whylen, "'%s' in %s is an IFUNC: its symbol is the resolver that "
+			"picks an implementation at load time, not the function itself; probe one "
+			"of the implementations (named in .symtab, when the file has one)", func,
+			path);
+		return -EINVAL;
+	}
+	if (c->size == 0) {
+		probes_why(why, whylen, "'%s' in %s has size 0 (hand-written or not a real "
+			"function body); cannot tell where it is safe to probe", func, path);
+		return -EINVAL;
+	}
+	addr = c->value;
+	if (f->ehdr.e_machine == EM_ARM)
+		addr &= ~(uint64_t)1; /* the Thumb bit */
+	site_init(out, path);
+	if (vaddr_to_offset(f, addr, 1, &out->offset)) {
+		probes_why(why, whylen, "'%s' in %s at 0x%" PRIx64 " is outside every executable "
+			"segment", func, path, addr);
+		return -EINVAL;
+	}
+	out->vaddr = addr;
+	out->size = c->size;
+	out->exported = c->exported;
+	snprintf(out->name, sizeof(out->name), "%s", c->name);
+	return 0;
+}
+
 int probes_resolve_function(const char *path, const char *func, struct probe_site *out,
 			    char *why, size_t whylen)
 {
@@ -527,12 +629,7 @@ int probes_resolve_function(const char *path, const char *func, struct probe_sit
 	struct func_search fs;
 	struct versions vers;
 	struct elf_file dbg = { .fd = -1 };
-	const struct func_cand *c;
-	GElf_Shdr sh;
-	Elf_Scn *scn = NULL;
-	char extra[PROBE_NAME_MAX * 3];
 	const char *at;
-	uint64_t addr;
 	long pick = 0;
 	int err;
 
@@ -556,86 +653,13 @@ int probes_resolve_function(const char *path, const char *func, struct probe_sit
 		return err;
 	versions_load(f.elf, &vers);
 
-	/* .symtab first: it has the local (static) functions too; a stripped
-	 * file's .symtab may be in its separate debug file (same addresses);
-	 * .dynsym when there is no .symtab or it has no match */
-	if (!has_section_type(f.elf, SHT_SYMTAB))
-		open_debug_file(&f, &dbg);
-	for (int pass = 0; pass < 2 && fs.n == 0; pass++) {
-		Elf32_Word want = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
-		Elf *e = pass == 0 && dbg.elf ? dbg.elf : f.elf;
-
-		scn = NULL;
-		while ((scn = elf_nextscn(e, scn))) {
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != want)
-				continue;
-			err = scan_symtab(e, scn, &sh, &fs, pass == 1 ? &vers : NULL);
-			if (err)
-				goto out;
-		}
-	}
-
-	if (fs.n == 0) {
-		list_near(&fs, extra, sizeof(extra));
-		if (fs.undefined)
-			probes_why(why, whylen,
-				"'%s' is only imported by %s, not defined there (name the library "
-				"that defines it: LIB:%s)%s", func, path, func, extra);
-		else if (fs.not_func)
-			probes_why(why, whylen, "'%s' in %s is not a function", func, path);
-		else
-			probes_why(why, whylen, "no function '%s' in %s%s", func, path, extra);
-		err = fs.not_func && !fs.undefined ? -EINVAL : -ENOENT;
-		goto out;
-	}
-	if (fs.n > 1 && (pick = pick_default_version(&fs)) < 0) {
-		size_t used;
-
-		strbuf(why, whylen, "'%s' is ambiguous in %s, %zu functions match: ", func, path,
-		       fs.n);
-		for (size_t i = 0; i < fs.n && i < MAX_LISTED; i++) {
-			used = strlen(why);
-			strbuf(why + used, whylen - used, "%s'%s' at 0x%" PRIx64 "%s",
-			       i ? ", " : "", fs.c[i].label, (uint64_t)fs.c[i].value,
-			       fs.c[i].bind == STB_LOCAL ? " (static)" : "");
-		}
-		used = strlen(why);
-		strbuf(why + used, whylen - used, "%s; write the full demangled name "
-		       "('ns::f(int)') or a version ('f@VER')", fs.n > MAX_LISTED ? ", ..." : "");
-		err = -ENOTUNIQ;
-		goto out;
-	}
-	c = &fs.c[pick];
-	if (c->type == STT_GNU_IFUNC) {
-		probes_why(why, whylen, "'%s' in %s is an IFUNC: its symbol is the resolver that "
-			"picks an implementation at load time, not the function itself; probe one "
-			"of the implementations (named in .symtab, when the file has one)", func,
-			path);
-		err = -EINVAL;
-		goto out;
-	}
-	if (c->size == 0) {
-		probes_why(why, whylen, "'%s' in %s has size 0 (hand-written or not a real "
-			"function body); cannot tell where it is safe to probe", func, path);
-		err = -EINVAL;
-		goto out;
-	}
-	addr = c->value;
-	if (f.ehdr.e_machine == EM_ARM)
-		addr &= ~(uint64_t)1; /* the Thumb bit */
-	site_init(out, path);
-	if (vaddr_to_offset(&f, addr, 1, &out->offset)) {
-		probes_why(why, whylen, "'%s' in %s at 0x%" PRIx64 " is outside every executable "
-			"segment", func, path, addr);
-		err = -EINVAL;
-		goto out;
-	}
-	out->vaddr = addr;
-	out->size = c->size;
-	out->exported = c->exported;
-	snprintf(out->name, sizeof(out->name), "%s", c->name);
-	err = 0;
-out:
+	err = scan_tables(&f, &dbg, &fs, &vers);
+	if (!err && fs.n == 0)
+		err = not_found(&fs, func, path, why, whylen);
+	else if (!err && fs.n > 1 && (pick = pick_default_version(&fs)) < 0)
+		err = ambiguous(&fs, func, path, why, whylen);
+	if (!err)
+		err = take_site(&f, &fs.c[pick], func, path, out, why, whylen);
 	free(vers.name);
 	func_search_fini(&fs);
 	elf_file_close(&dbg);

@@ -19,6 +19,44 @@ static int append_sites(struct probe_site **all, size_t *n, struct probe_site *m
 	return 0;
 }
 
+/* @p is a local function of @nlocal objects (@locals, the first
+ * MAX_LISTED of them): the user names one. Returns -ENOTUNIQ. */
+static int locals_ambiguous(const struct probe_point *p, char *const *locals, size_t nlocal, char *why,
+			    size_t whylen)
+{
+	size_t used;
+
+	strbuf(why, whylen, "function '%s' is a local (static or hidden) function of %zu "
+	       "objects (", p->name, nlocal);
+	for (size_t i = 0; i < nlocal && i < MAX_LISTED; i++) {
+		used = strlen(why);
+		strbuf(why + used, whylen - used, "%s%s", i ? ", " : "", locals[i]);
+	}
+	used = strlen(why);
+	strbuf(why + used, whylen - used, "); name one, as LIB:%s", p->name);
+	return -ENOTUNIQ;
+}
+
+/* @p is in none of the @searched objects of @where; @first_why, when not
+ * NULL, is why the first of them could not be read. Returns -ENOENT. */
+static int not_found(const struct probe_point *p, const char *where, size_t searched, const char *first_why,
+		     char *why, size_t whylen)
+{
+	char buf[PROBE_NAME_MAX + PROBE_OBJECT_MAX + 64];
+
+	probes_point_format(p, buf, sizeof(buf));
+	if (searched == 0 && p->object[0])
+		probes_why(why, whylen, "%s: no object named '%s' in %s (if it is loaded later with "
+			"dlopen, it is resolved when it is mapped)", buf, p->object, where);
+	else if (first_why)
+		probes_why(why, whylen, "%s not found in %s (%zu objects; %s)", buf, where, searched,
+			first_why);
+	else
+		probes_why(why, whylen, "%s not found in %s (%zu objects searched)", buf, where,
+			searched);
+	return -ENOENT;
+}
+
 /*
  * Resolve @p over @paths (the main executable first, then the libraries in
  * load order). A function is taken as the dynamic linker binds a call to
@@ -94,17 +132,7 @@ int find_in_paths(char *const *paths, size_t npaths, const struct probe_point *p
 			free(s);
 	}
 	if (p->kind == PROBE_POINT_FUNC && nlocal > 1) {
-		size_t used;
-
-		strbuf(why, whylen, "function '%s' is a local (static or hidden) function of %zu "
-		       "objects (", p->name, nlocal);
-		for (size_t i = 0; i < nlocal && i < MAX_LISTED; i++) {
-			used = strlen(why);
-			strbuf(why + used, whylen - used, "%s%s", i ? ", " : "", locals[i]);
-		}
-		used = strlen(why);
-		strbuf(why + used, whylen - used, "); name one, as LIB:%s", p->name);
-		err = -ENOTUNIQ;
+		err = locals_ambiguous(p, locals, nlocal, why, whylen);
 		goto out;
 	}
 	if (p->kind == PROBE_POINT_FUNC && local) {
@@ -121,17 +149,7 @@ int find_in_paths(char *const *paths, size_t npaths, const struct probe_point *p
 		err = 0;
 		goto out;
 	}
-	probes_point_format(p, buf, sizeof(buf));
-	if (searched == 0 && p->object[0])
-		probes_why(why, whylen, "%s: no object named '%s' in %s (if it is loaded later with "
-			"dlopen, it is resolved when it is mapped)", buf, p->object, where);
-	else if (first_err)
-		probes_why(why, whylen, "%s not found in %s (%zu objects; %s)", buf, where, searched,
-			first_why);
-	else
-		probes_why(why, whylen, "%s not found in %s (%zu objects searched)", buf, where,
-			searched);
-	err = -ENOENT;
+	err = not_found(p, where, searched, first_err ? first_why : NULL, why, whylen);
 out:
 	free(all);
 	free(local);

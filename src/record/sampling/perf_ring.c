@@ -244,6 +244,99 @@ int perf_ring_open_sampling_tids(struct perf_sampler **out, const pid_t *tids, s
 	return 0;
 }
 
+/* @s's rings, one per CPU of @cpus (@n of them), and the map from a CPU
+ * number to its ring. */
+static int alloc_rings(struct perf_sampler *s, const int *cpus, int n)
+{
+	int max_cpu = 0;
+
+	s->r = calloc((size_t)n, sizeof(*s->r));
+	s->bounce = malloc(BOUNCE_SIZE);
+	if (!s->r || !s->bounce)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++) {
+		ring_init(&s->r[i], cpus[i]);
+		if (cpus[i] > max_cpu)
+			max_cpu = cpus[i];
+	}
+	s->n = n;
+	s->ncpu_ring = max_cpu + 1;
+	s->cpu_ring = malloc((size_t)s->ncpu_ring * sizeof(*s->cpu_ring));
+	if (!s->cpu_ring)
+		return -ENOMEM;
+	for (int c = 0; c < s->ncpu_ring; c++)
+		s->cpu_ring[c] = -1;
+	for (int i = 0; i < n; i++)
+		s->cpu_ring[cpus[i]] = i;
+	return 0;
+}
+
+/* The first CPU's event, which settles the attributes: kernel samples
+ * first; perf_event_paranoid >= 2 refuses them to the unprivileged
+ * (EACCES), and only then are they excluded. */
+static int open_first(struct perf_sampler *s, pid_t pid, const struct perf_sampler_opts *o,
+		      uint64_t ring_bytes, char *why, size_t whylen)
+{
+	int err;
+
+	main_attr(&s->attr, o, 0, ring_bytes);
+	err = perf_event_open_fd(&s->attr, pid, s->r[0].cpu, -1);
+	if (err == -EACCES || err == -EPERM) {
+		s->user_only = 1;
+		main_attr(&s->attr, o, 1, ring_bytes);
+		err = perf_event_open_fd(&s->attr, pid, s->r[0].cpu, -1);
+	}
+	if (err < 0) {
+		set_why_open(why, whylen, o->freq ? "cpu-clock sampling" : "side-band event", pid,
+			     s->r[0].cpu, err);
+		return err;
+	}
+	s->r[0].fd = err;
+	return 0;
+}
+
+/* Ring @r of @s: its event opened (unless it is), its id, its mapping. */
+static int open_ring(struct perf_sampler *s, struct ring *r, pid_t pid, const struct perf_sampler_opts *o,
+		     size_t page, char *why, size_t whylen)
+{
+	int err;
+
+	if (r->fd < 0) {
+		err = perf_event_open_fd(&s->attr, pid, r->cpu, -1);
+		if (err < 0) {
+			set_why_open(why, whylen, o->freq ? "cpu-clock sampling" : "side-band event",
+				     pid, r->cpu, err);
+			return err;
+		}
+		r->fd = err;
+	}
+	if (ioctl(r->fd, PERF_EVENT_IOC_ID, &r->id) != 0) {
+		err = -errno;
+		strbuf(why, whylen, "cannot read a perf event's id: %s", strerror(-err));
+		return err;
+	}
+	r->map_len = (1 + (size_t)o->pages) * page;
+	r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	if (r->map == MAP_FAILED) {
+		err = -errno;
+		r->map = NULL;
+		if (err == -EPERM || err == -ENOMEM)
+			strbuf(why, whylen,
+			       "cannot map a %u-page perf ring for cpu %d: %s (the rings exceed "
+			       "/proc/sys/kernel/perf_event_mlock_kb per CPU plus RLIMIT_MEMLOCK; "
+			       "use fewer pages)", o->pages, r->cpu, strerror(-err));
+		else
+			strbuf(why, whylen, "cannot map the perf ring for cpu %d: %s", r->cpu,
+			       strerror(-err));
+		return err;
+	}
+	err = ring_set_map(r, r->map, r->map_len, page);
+	if (err)
+		strbuf(why, whylen, "the kernel's perf ring for cpu %d has an unexpected layout",
+		       r->cpu);
+	return err;
+}
+
 int perf_ring_open_sampling(struct perf_sampler **out, pid_t pid,
 			    const struct perf_sampler_opts *o, char *why, size_t whylen)
 {
@@ -251,8 +344,7 @@ int perf_ring_open_sampling(struct perf_sampler **out, pid_t pid,
 	struct perf_sampler *s = NULL;
 	int *cpus = NULL;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	uint64_t ring_bytes;
-	int n, err, max_cpu = 0;
+	int n, err;
 
 	*out = NULL;
 	if (!why)
@@ -269,7 +361,6 @@ int perf_ring_open_sampling(struct perf_sampler **out, pid_t pid,
 		goto out;
 	}
 	o = &opts;
-	ring_bytes = (uint64_t)o->pages * page;
 
 	n = online_cpus(&cpus);
 	if (n < 0) {
@@ -278,88 +369,14 @@ int perf_ring_open_sampling(struct perf_sampler **out, pid_t pid,
 		goto out;
 	}
 	s = calloc(1, sizeof(*s));
-	if (!s) {
-		err = -ENOMEM;
+	err = s ? alloc_rings(s, cpus, n) : -ENOMEM;
+	if (err)
 		goto out;
-	}
-	s->r = calloc((size_t)n, sizeof(*s->r));
-	s->bounce = malloc(BOUNCE_SIZE);
-	if (!s->r || !s->bounce) {
-		err = -ENOMEM;
+	err = open_first(s, pid, o, (uint64_t)o->pages * page, why, whylen);
+	for (int i = 0; !err && i < n; i++)
+		err = open_ring(s, &s->r[i], pid, o, page, why, whylen);
+	if (err)
 		goto out;
-	}
-	for (int i = 0; i < n; i++) {
-		ring_init(&s->r[i], cpus[i]);
-		if (cpus[i] > max_cpu)
-			max_cpu = cpus[i];
-	}
-	s->n = n;
-	s->ncpu_ring = max_cpu + 1;
-	s->cpu_ring = malloc((size_t)s->ncpu_ring * sizeof(*s->cpu_ring));
-	if (!s->cpu_ring) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (int c = 0; c < s->ncpu_ring; c++)
-		s->cpu_ring[c] = -1;
-	for (int i = 0; i < n; i++)
-		s->cpu_ring[cpus[i]] = i;
-
-	/* Kernel samples first; perf_event_paranoid >= 2 refuses them to the
-	 * unprivileged (EACCES), and only then are they excluded. */
-	main_attr(&s->attr, o, 0, ring_bytes);
-	err = perf_event_open_fd(&s->attr, pid, s->r[0].cpu, -1);
-	if (err == -EACCES || err == -EPERM) {
-		s->user_only = 1;
-		main_attr(&s->attr, o, 1, ring_bytes);
-		err = perf_event_open_fd(&s->attr, pid, s->r[0].cpu, -1);
-	}
-	if (err < 0) {
-		set_why_open(why, whylen, o->freq ? "cpu-clock sampling" : "side-band event", pid,
-			     s->r[0].cpu, err);
-		goto out;
-	}
-	s->r[0].fd = err;
-
-	for (int i = 0; i < n; i++) {
-		struct ring *r = &s->r[i];
-
-		if (r->fd < 0) {
-			err = perf_event_open_fd(&s->attr, pid, r->cpu, -1);
-			if (err < 0) {
-				set_why_open(why, whylen, o->freq ? "cpu-clock sampling" : "side-band event",
-					     pid, r->cpu, err);
-				goto out;
-			}
-			r->fd = err;
-		}
-		if (ioctl(r->fd, PERF_EVENT_IOC_ID, &r->id) != 0) {
-			err = -errno;
-			strbuf(why, whylen, "cannot read a perf event's id: %s", strerror(-err));
-			goto out;
-		}
-		r->map_len = (1 + (size_t)o->pages) * page;
-		r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
-		if (r->map == MAP_FAILED) {
-			err = -errno;
-			r->map = NULL;
-			if (err == -EPERM || err == -ENOMEM)
-				strbuf(why, whylen,
-				       "cannot map a %u-page perf ring for cpu %d: %s (the rings exceed "
-				       "/proc/sys/kernel/perf_event_mlock_kb per CPU plus RLIMIT_MEMLOCK; "
-				       "use fewer pages)", o->pages, r->cpu, strerror(-err));
-			else
-				strbuf(why, whylen, "cannot map the perf ring for cpu %d: %s", r->cpu,
-				       strerror(-err));
-			goto out;
-		}
-		err = ring_set_map(r, r->map, r->map_len, page);
-		if (err) {
-			strbuf(why, whylen, "the kernel's perf ring for cpu %d has an unexpected layout",
-			       r->cpu);
-			goto out;
-		}
-	}
 
 	if (!o->no_switch_samples)
 		open_sw(s, pid, o); /* optional: the note says why it is missing */

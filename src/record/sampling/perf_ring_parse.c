@@ -154,12 +154,89 @@ static int get_string(struct cur *c, size_t end, const char **s)
 	return 0;
 }
 
+/* A PERF_RECORD_MMAP or MMAP2's fields, the file name last. */
+static int parse_mmap(struct cur *c, const struct perf_event_header *hdr, struct perf_rec *out)
+{
+	uint32_t maj_or_bid[2];
+	int err;
+
+	if ((err = get_u32x2(c, &out->mmap.pid, &out->mmap.tid)) ||
+	    (err = get_u64(c, &out->mmap.addr)) || (err = get_u64(c, &out->mmap.len)) ||
+	    (err = get_u64(c, &out->mmap.pgoff)))
+		return err;
+	if (hdr->type == PERF_RECORD_MMAP2) {
+		/* a 24-byte union: maj, min, ino, ino_generation, or
+		 * build_id_size, 3 reserved bytes, build_id[20] */
+		if (c->len - c->off < 24)
+			return -EPROTO;
+		if (hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			out->mmap.has_build_id = 1;
+			out->mmap.build_id_size = c->p[c->off];
+			if (out->mmap.build_id_size > sizeof(out->mmap.build_id))
+				return -EPROTO;
+			memcpy(out->mmap.build_id, c->p + c->off + 4, sizeof(out->mmap.build_id));
+			c->off += 24;
+		} else {
+			if ((err = get_u32x2(c, &maj_or_bid[0], &maj_or_bid[1])) ||
+			    (err = get_u64(c, &out->mmap.ino)) ||
+			    (err = get_u64(c, &out->mmap.ino_generation)))
+				return err;
+			out->mmap.maj = maj_or_bid[0];
+			out->mmap.min = maj_or_bid[1];
+		}
+		if ((err = get_u32x2(c, &out->mmap.prot, &out->mmap.flags)))
+			return err;
+	}
+	return get_string(c, c->len, &out->mmap.filename);
+}
+
+/* The fields of a record other than a sample, before its trailer. */
+static int parse_body(struct cur *c, const struct perf_event_header *hdr, struct perf_rec *out)
+{
+	int err;
+
+	switch (hdr->type) {
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		out->sw.out = !!(hdr->misc & PERF_RECORD_MISC_SWITCH_OUT);
+		out->sw.preempt = out->sw.out && (hdr->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+		if (hdr->type == PERF_RECORD_SWITCH_CPU_WIDE)
+			return get_u32x2(c, &out->sw.next_prev_pid, &out->sw.next_prev_tid);
+		return 0;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return parse_mmap(c, hdr, out);
+	case PERF_RECORD_COMM:
+		if ((err = get_u32x2(c, &out->comm.pid, &out->comm.tid)))
+			return err;
+		out->comm.exec = !!(hdr->misc & PERF_RECORD_MISC_COMM_EXEC);
+		return get_string(c, c->len, &out->comm.comm);
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		if ((err = get_u32x2(c, &out->task.pid, &out->task.ppid)) ||
+		    (err = get_u32x2(c, &out->task.tid, &out->task.ptid)))
+			return err;
+		return get_u64(c, &out->task.time);
+	case PERF_RECORD_LOST:
+		if ((err = get_u64(c, &out->lost.id)))
+			return err;
+		return get_u64(c, &out->lost.lost);
+	case PERF_RECORD_LOST_SAMPLES:
+		return get_u64(c, &out->lost.lost);
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		if ((err = get_u64(c, &out->throttle.time)) || (err = get_u64(c, &out->throttle.id)))
+			return err;
+		return get_u64(c, &out->throttle.stream_id);
+	}
+	return -EOPNOTSUPP;
+}
+
 int perf_record_parse(const struct perf_event_header *hdr, const void *data, size_t len,
 		      uint64_t sample_type, int sample_id_all, struct perf_rec *out)
 {
 	struct cur c;
 	size_t idsz, body_end;
-	uint32_t maj_or_bid[2];
 	int err;
 
 	memset(out, 0, sizeof(*out));
@@ -207,67 +284,5 @@ int perf_record_parse(const struct perf_event_header *hdr, const void *data, siz
 			return err;
 	}
 	c.len = body_end;
-
-	switch (hdr->type) {
-	case PERF_RECORD_SWITCH:
-	case PERF_RECORD_SWITCH_CPU_WIDE:
-		out->sw.out = !!(hdr->misc & PERF_RECORD_MISC_SWITCH_OUT);
-		out->sw.preempt = out->sw.out && (hdr->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
-		if (hdr->type == PERF_RECORD_SWITCH_CPU_WIDE)
-			return get_u32x2(&c, &out->sw.next_prev_pid, &out->sw.next_prev_tid);
-		return 0;
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2:
-		if ((err = get_u32x2(&c, &out->mmap.pid, &out->mmap.tid)) ||
-		    (err = get_u64(&c, &out->mmap.addr)) || (err = get_u64(&c, &out->mmap.len)) ||
-		    (err = get_u64(&c, &out->mmap.pgoff)))
-			return err;
-		if (hdr->type == PERF_RECORD_MMAP2) {
-			/* a 24-byte union: maj, min, ino, ino_generation, or
-			 * build_id_size, 3 reserved bytes, build_id[20] */
-			if (c.len - c.off < 24)
-				return -EPROTO;
-			if (hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-				out->mmap.has_build_id = 1;
-				out->mmap.build_id_size = c.p[c.off];
-				if (out->mmap.build_id_size > sizeof(out->mmap.build_id))
-					return -EPROTO;
-				memcpy(out->mmap.build_id, c.p + c.off + 4, sizeof(out->mmap.build_id));
-				c.off += 24;
-			} else {
-				if ((err = get_u32x2(&c, &maj_or_bid[0], &maj_or_bid[1])) ||
-				    (err = get_u64(&c, &out->mmap.ino)) ||
-				    (err = get_u64(&c, &out->mmap.ino_generation)))
-					return err;
-				out->mmap.maj = maj_or_bid[0];
-				out->mmap.min = maj_or_bid[1];
-			}
-			if ((err = get_u32x2(&c, &out->mmap.prot, &out->mmap.flags)))
-				return err;
-		}
-		return get_string(&c, c.len, &out->mmap.filename);
-	case PERF_RECORD_COMM:
-		if ((err = get_u32x2(&c, &out->comm.pid, &out->comm.tid)))
-			return err;
-		out->comm.exec = !!(hdr->misc & PERF_RECORD_MISC_COMM_EXEC);
-		return get_string(&c, c.len, &out->comm.comm);
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-		if ((err = get_u32x2(&c, &out->task.pid, &out->task.ppid)) ||
-		    (err = get_u32x2(&c, &out->task.tid, &out->task.ptid)))
-			return err;
-		return get_u64(&c, &out->task.time);
-	case PERF_RECORD_LOST:
-		if ((err = get_u64(&c, &out->lost.id)))
-			return err;
-		return get_u64(&c, &out->lost.lost);
-	case PERF_RECORD_LOST_SAMPLES:
-		return get_u64(&c, &out->lost.lost);
-	case PERF_RECORD_THROTTLE:
-	case PERF_RECORD_UNTHROTTLE:
-		if ((err = get_u64(&c, &out->throttle.time)) || (err = get_u64(&c, &out->throttle.id)))
-			return err;
-		return get_u64(&c, &out->throttle.stream_id);
-	}
-	return -EOPNOTSUPP;
+	return parse_body(&c, hdr, out);
 }

@@ -392,41 +392,95 @@ static bool is_func(const GElf_Sym *sym, GElf_Word shndx)
 	return (type == STT_FUNC || type == STT_GNU_IFUNC) && shndx != SHN_UNDEF && shndx != SHN_ABS;
 }
 
+/* @d's file, opened as the target's user and checked: a descriptor, or
+ * -errno. A path the target mapped: under sudo its user may have swapped
+ * it for a link to a root-only binary since. Opened as them (asuser.h): no
+ * symbol leaves a file they could not read. */
+static int dso_open(struct dso *d)
+{
+	struct stat st;
+	int fd, err = 0;
+
+	fd = asuser_open(asuser_owner(), d->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		err = -errno;
+	/* replaced since it was mapped: its symbols would be lies */
+	else if (!S_ISREG(st.st_mode))
+		err = -ENOEXEC;
+	else if (d->stated && !same_file(d, &st))
+		err = -ESTALE;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* @mod's build id kept in @d. The same build in another file (a copy,
+ * another container layer, another mount): use the tables already made,
+ * rather than reading and decompressing the same debug info again.
+ * Returns 1 when @d has such a twin, 0, or -errno. */
+static int dso_build_id(struct symbols *s, struct dso *d, Dwfl_Module *mod)
+{
+	const unsigned char *bid;
+	GElf_Addr bid_vaddr;
+	int n = dwfl_module_build_id(mod, &bid, &bid_vaddr);
+
+	if (n <= 0)
+		return 0;
+	d->twin = build_id_find(s, bid, (size_t)n);
+	if (d->twin) {
+		s->st.dsos_shared++;
+		return 1;
+	}
+	d->build_id = (const unsigned char *)pool_strndup(&s->pool, (const char *)bid, (size_t)n);
+	if (!d->build_id)
+		return -ENOMEM;
+	d->build_id_len = (size_t)n;
+	return 0;
+}
+
+/* @mod's functions (from .symtab or .dynsym, and a separate debug file's)
+ * as candidates, at file addresses (@bias taken off). */
+static int dso_functions(Dwfl_Module *mod, Dwarf_Addr bias, struct cands *cs)
+{
+	int n = dwfl_module_getsymtab(mod);
+
+	for (int i = 0; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, NULL, NULL);
+
+		if (!name || !*name || !is_func(&sym, shndx))
+			continue;
+		/* @addr is in the module's address space (bias applied, and
+		 * for symbols from a separate debug file its own bias too) */
+		int err = cands_add(cs, addr - bias, sym.st_size, name, (unsigned char)GELF_ST_BIND(sym.st_info));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int dso_read_file(struct symbols *s, struct dso *d)
 {
 	struct cands cs = { 0 };
 	Dwfl *dwfl = NULL;
 	Dwfl_Module *mod;
 	Dwarf_Addr bias = 0, dwbias;
-	const unsigned char *bid;
-	GElf_Addr bid_vaddr;
 	struct dso_fde *fdes = NULL;
 	uint64_t plt[8][2];
 	size_t nplt = 0, nfdes = 0;
-	struct stat st;
 	Elf *elf;
-	int fd, n, err;
+	int fd, err;
 
-	/* A path the target mapped: under sudo its user may have swapped it
-	 * for a link to a root-only binary since. Opened as them (asuser.h):
-	 * no symbol leaves a file they could not read. */
-	fd = asuser_open(asuser_owner(), d->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+	fd = dso_open(d);
 	if (fd < 0) {
 		err = fd;
 		fd = -1;
-		goto out;
-	}
-	if (fstat(fd, &st) < 0) {
-		err = -errno;
-		goto out;
-	}
-	/* replaced since it was mapped: its symbols would be lies */
-	if (!S_ISREG(st.st_mode)) {
-		err = -ENOEXEC;
-		goto out;
-	}
-	if (d->stated && !same_file(d, &st)) {
-		err = -ESTALE;
 		goto out;
 	}
 	dwfl = dwfl_begin(&s->callbacks);
@@ -443,23 +497,10 @@ static int dso_read_file(struct symbols *s, struct dso *d)
 	fd = -1; /* the module owns it now */
 	dwfl_report_end(dwfl, NULL, NULL);
 
-	/* The same build in another file (a copy, another container layer,
-	 * another mount): use the tables already made, rather than reading
-	 * and decompressing the same debug info again. */
-	n = dwfl_module_build_id(mod, &bid, &bid_vaddr);
-	if (n > 0) {
-		d->twin = build_id_find(s, bid, (size_t)n);
-		if (d->twin) {
-			s->st.dsos_shared++;
-			err = 0;
-			goto out;
-		}
-		d->build_id = (const unsigned char *)pool_strndup(&s->pool, (const char *)bid, (size_t)n);
-		if (!d->build_id) {
-			err = -ENOMEM;
-			goto out;
-		}
-		d->build_id_len = (size_t)n;
+	err = dso_build_id(s, d, mod);
+	if (err) {
+		err = err > 0 ? 0 : err; /* a twin: its tables serve */
+		goto out;
 	}
 	elf = dwfl_module_getelf(mod, &bias);
 	if (!elf) {
@@ -467,30 +508,14 @@ static int dso_read_file(struct symbols *s, struct dso *d)
 		goto out;
 	}
 	err = dso_take_loads(d, elf);
-	if (err)
-		goto out;
-	err = stubs_read(elf, &cs, plt, ARRAY_SIZE(plt), &nplt);
+	if (!err)
+		err = stubs_read(elf, &cs, plt, ARRAY_SIZE(plt), &nplt);
 	if (!err)
 		err = eh_frame_read(elf, d->loads, d->nloads, &fdes, &nfdes);
-	if (err)
-		goto out;
-
-	n = dwfl_module_getsymtab(mod);
-	for (int i = 0; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		GElf_Word shndx;
-		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, NULL, NULL);
-
-		if (!name || !*name || !is_func(&sym, shndx))
-			continue;
-		/* @addr is in the module's address space (bias applied, and
-		 * for symbols from a separate debug file its own bias too) */
-		err = cands_add(&cs, addr - bias, sym.st_size, name, (unsigned char)GELF_ST_BIND(sym.st_info));
-		if (err)
-			goto out;
-	}
-	err = dso_take_symbols(s, d, &cs, fdes, nfdes);
+	if (!err)
+		err = dso_functions(mod, bias, &cs);
+	if (!err)
+		err = dso_take_symbols(s, d, &cs, fdes, nfdes);
 	if (!err)
 		err = dso_add_unnamed(d, fdes, nfdes, plt, nplt);
 	if (err)

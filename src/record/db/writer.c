@@ -1,30 +1,8 @@
-#include "writer.h"
-#include "libflops.h"
-#include "util.h"
-
-#include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-enum stmt_id { S_STEP, S_PHASE, S_ANOMALY, S_NOTE, S_PEAK, S_COUNTER, S_TOTAL, S_STEP_COUNTER,
-	       S_PHASE_COUNTER, S_STEP_COUNTS, S_PHASE_COUNTS, S_LIB_CALL, S_N };
+#include "writer_impl.h"
 
 #define LIB_COLUMNS "lib_flops, lib_flops_fp64, lib_flops_fp32, lib_flops_bf16, lib_flops_fp16, " \
 	"lib_ops_int8, lib_calls, lib_calls_unknown"
 #define LIB_NPARAMS 8
-
-/* The counter columns of a step or phase row, in the order they are bound.
- * A recording binds only those its counters can fill (writer_counters():
- * 5 of the 16 on a machine without a PMU); the others keep their default,
- * NULL. Each bound parameter costs every row's insert, and the recorder
- * inserts a row per step and phase as fast as a program marks them. */
-enum cnt_col {
-	CC_CPU_NS, CC_CTX_SWITCHES, CC_CPU_MIGRATIONS, CC_PAGE_FAULTS, CC_CYCLES, CC_INSTRUCTIONS,
-	CC_REF_CYCLES, CC_HW_FLOPS, CC_FLOPS_FP64, CC_FLOPS_FP32, CC_FLOPS_FP16, CC_FLOPS_ANY, CC_AMX_OPS,
-	CC_HW_FRACTION, CC_CPU_NS_ERR, CC_HW_FLOPS_ERR, CC_N
-};
 
 static const struct {
 	const char *name;
@@ -62,20 +40,7 @@ static const char *const stmt_sql[S_N] = {
 	[S_LIB_CALL] = "INSERT INTO lib_call (step, function, precision, calls, flops) VALUES (?,?,?,?,?)",
 };
 
-struct writer {
-	sqlite3 *db;
-	const struct counters *cs; /* for the per-counter rows */
-	const struct libflops_region *lf; /* for the lib_call rows, NULL: none */
-	uint64_t lib_snaps_lost;   /* steps whose snapshots were overwritten */
-	uint64_t lib_snaps_full;   /* steps whose snapshots could not hold every function called */
-	sqlite3_stmt *st[S_N];
-	enum cnt_col cols[CC_N];   /* the counter columns bound, in order */
-	int ncols;
-	int in_txn;
-	char err[256];
-};
-
-static int fail(struct writer *w)
+int writer_fail(struct writer *w)
 {
 	strbuf(w->err, sizeof(w->err), "%s", sqlite3_errmsg(w->db));
 	int code = sqlite3_errcode(w->db);
@@ -90,7 +55,7 @@ const char *writer_error(const struct writer *w)
 static int exec(struct writer *w, const char *sql)
 {
 	if (sqlite3_exec(w->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-		return fail(w);
+		return writer_fail(w);
 	return 0;
 }
 
@@ -156,7 +121,7 @@ static int prepare_rows(struct writer *w)
 		sqlite3_finalize(w->st[id]);
 		w->st[id] = NULL;
 		if (sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &w->st[id], NULL) != SQLITE_OK)
-			return fail(w);
+			return writer_fail(w);
 	}
 	return 0;
 }
@@ -238,16 +203,16 @@ void writer_close(struct writer *w)
 
 /* Every caller binds each parameter of its statement before each run: no
  * sqlite3_clear_bindings(), a walk over them all at every row. */
-static int run_stmt(struct writer *w, sqlite3_stmt *st)
+int writer_run_stmt(struct writer *w, sqlite3_stmt *st)
 {
 	int rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
-		return fail(w);
+		return writer_fail(w);
 	return 0;
 }
 
-static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
+void writer_bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
 {
 	if (s)
 		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
@@ -255,221 +220,12 @@ static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
 		sqlite3_bind_null(st, i);
 }
 
-static void bind_pos_or_null(sqlite3_stmt *st, int i, double v)
+void writer_bind_pos_or_null(sqlite3_stmt *st, int i, double v)
 {
 	if (v > 0)
 		sqlite3_bind_double(st, i, v);
 	else
 		sqlite3_bind_null(st, i);
-}
-
-int writer_run_begin(struct writer *w, const struct run_info *ri)
-{
-	const struct machine *m = ri->machine;
-	char isa[256];
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	machine_isa_string(m->isa, isa, sizeof(isa));
-	if (sqlite3_prepare_v2(w->db,
-		"INSERT INTO run (id, mfu_version, command, cwd, start_unix_ns, start_ns, host, kernel, "
-		"cpu_vendor, cpu_family, cpu_model, cpu_stepping, cpu_name, uarch, isa, nominal_hz, "
-		"nominal_hz_source, allowed_cpus, ncpu_affinity, cpu_quota, ncpu, dtype, peak_flops, "
-		"peak_flops_source, peak_bw, peak_bw_source, target_pid, mode, interval_ns, state) VALUES "
-		"(1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'recording')",
-		-1, &st, NULL) != SQLITE_OK)
-		return fail(w);
-	char host[256] = "", kernel[256] = "";
-	FILE *f;
-	if ((f = fopen("/proc/sys/kernel/hostname", "r"))) {
-		if (fgets(host, sizeof(host), f))
-			host[strcspn(host, "\n")] = '\0';
-		fclose(f);
-	}
-	if ((f = fopen("/proc/sys/kernel/osrelease", "r"))) {
-		if (fgets(kernel, sizeof(kernel), f))
-			kernel[strcspn(kernel, "\n")] = '\0';
-		fclose(f);
-	}
-	int i = 1;
-	sqlite3_bind_text(st, i++, MFU_VERSION, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, i++, ri->command_json, -1, SQLITE_TRANSIENT);
-	bind_text_or_null(st, i++, ri->cwd);
-	sqlite3_bind_int64(st, i++, (sqlite3_int64)ri->start_unix_ns);
-	sqlite3_bind_int64(st, i++, (sqlite3_int64)ri->start_ns);
-	bind_text_or_null(st, i++, host[0] ? host : NULL);
-	bind_text_or_null(st, i++, kernel[0] ? kernel : NULL);
-	bind_text_or_null(st, i++, m->vendor[0] ? m->vendor : NULL);
-	sqlite3_bind_int(st, i++, m->family);
-	sqlite3_bind_int(st, i++, m->model);
-	sqlite3_bind_int(st, i++, m->stepping);
-	bind_text_or_null(st, i++, m->name[0] ? m->name : NULL);
-	bind_text_or_null(st, i++, m->uarch[0] ? m->uarch : NULL);
-	sqlite3_bind_text(st, i++, isa, -1, SQLITE_TRANSIENT);
-	bind_pos_or_null(st, i++, m->nominal_hz);
-	bind_text_or_null(st, i++, m->nominal_hz_source[0] ? m->nominal_hz_source : NULL);
-	bind_text_or_null(st, i++, m->allowed_cpus);
-	sqlite3_bind_int(st, i++, m->ncpu_affinity);
-	bind_pos_or_null(st, i++, m->cpu_quota);
-	sqlite3_bind_double(st, i++, m->ncpu);
-	sqlite3_bind_text(st, i++, ri->dtype, -1, SQLITE_TRANSIENT);
-	bind_pos_or_null(st, i++, ri->peak_flops);
-	bind_text_or_null(st, i++, ri->peak_flops_source);
-	bind_pos_or_null(st, i++, ri->peak_bw);
-	bind_text_or_null(st, i++, ri->peak_bw_source);
-	sqlite3_bind_int(st, i++, ri->target_pid);
-	sqlite3_bind_text(st, i++, ri->attach ? "attach" : "launch", -1, SQLITE_STATIC);
-	if (ri->interval_ns)
-		sqlite3_bind_int64(st, i++, (sqlite3_int64)ri->interval_ns);
-	else
-		sqlite3_bind_null(st, i++);
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w);
-	sqlite3_finalize(st);
-	return rc;
-}
-
-int writer_run_end(struct writer *w, uint64_t end_ns, int exit_status, int exit_signal,
-		   uint64_t lost_records, uint64_t marker_records, const char *state)
-{
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	if (sqlite3_prepare_v2(w->db,
-		"UPDATE run SET end_ns = ?, exit_status = ?, exit_signal = ?, lost_records = ?, state = ?, "
-		"marker_records = ? WHERE id = 1",
-		-1, &st, NULL) != SQLITE_OK)
-		return fail(w);
-	if (end_ns)
-		sqlite3_bind_int64(st, 1, (sqlite3_int64)end_ns);
-	if (exit_status >= 0)
-		sqlite3_bind_int(st, 2, exit_status);
-	if (exit_signal >= 0)
-		sqlite3_bind_int(st, 3, exit_signal);
-	sqlite3_bind_int64(st, 4, (sqlite3_int64)lost_records);
-	sqlite3_bind_text(st, 5, state, -1, SQLITE_TRANSIENT);
-	if (marker_records != UINT64_MAX && marker_records <= INT64_MAX)
-		sqlite3_bind_int64(st, 6, (sqlite3_int64)marker_records);
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w);
-	sqlite3_finalize(st);
-	return rc;
-}
-
-int writer_run_rank(struct writer *w, int rank, int size, int local_rank, int local_size, const char *job,
-		    const char *source, int shared)
-{
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	if (rank < 0)
-		return 0;
-	if (sqlite3_prepare_v2(w->db, "UPDATE run SET rank = ?, world_size = ?, local_rank = ?, local_size = ?,"
-			       " job_id = ?, rank_source = ?, rank_shared = ? WHERE id = 1", -1, &st, NULL) != SQLITE_OK)
-		return fail(w);
-	sqlite3_bind_int(st, 1, rank);
-	if (size >= 0)
-		sqlite3_bind_int(st, 2, size);
-	if (local_rank >= 0)
-		sqlite3_bind_int(st, 3, local_rank);
-	if (local_size >= 0)
-		sqlite3_bind_int(st, 4, local_size);
-	bind_text_or_null(st, 5, job && *job ? job : NULL);
-	bind_text_or_null(st, 6, source);
-	sqlite3_bind_int(st, 7, shared);
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w);
-	sqlite3_finalize(st);
-	return rc;
-}
-
-/* UPDATE run SET ... = @text (@sql names the column). */
-static int run_set_text(struct writer *w, const char *sql, const char *text)
-{
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	if (sqlite3_prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK)
-		return fail(w);
-	bind_text_or_null(st, 1, text);
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w);
-	sqlite3_finalize(st);
-	return rc;
-}
-
-int writer_run_lib_counting(struct writer *w, const char *state)
-{
-	return run_set_text(w, "UPDATE run SET lib_counting = ? WHERE id = 1", state);
-}
-
-/* A count as an SQLite integer (INT64_MAX for the counting library's
- * saturated UINT64_MAX). */
-static sqlite3_int64 count64(uint64_t v)
-{
-	return v > (uint64_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)v;
-}
-
-int writer_run_lib(struct writer *w, const uint64_t sum[LIBFLOPS_WORDS], const struct libflops_counter *funcs,
-		   unsigned nfuncs)
-{
-	sqlite3_stmt *st = NULL;
-	uint64_t flops = 0;
-	int rc;
-
-	if (sqlite3_prepare_v2(w->db, "UPDATE run SET lib_flops = ?, lib_flops_fp64 = ?, lib_flops_fp32 = ?, "
-			       "lib_flops_bf16 = ?, lib_flops_fp16 = ?, lib_ops_int8 = ?, lib_calls = ?, "
-			       "lib_calls_unknown = ? WHERE id = 1", -1, &st, NULL) != SQLITE_OK)
-		return fail(w);
-	for (int p = 0; p < LIBFLOPS_NPREC; p++)
-		flops = flops + sum[LIBFLOPS_W_FLOPS + p] < flops ? UINT64_MAX : flops + sum[LIBFLOPS_W_FLOPS + p];
-	/* only calls of unknown FLOPs: unknown, not 0 (as a step's) */
-	if (!(sum[LIBFLOPS_W_UNKNOWN] && !flops)) {
-		sqlite3_bind_int64(st, 1, count64(flops));
-		for (int p = 0; p < LIBFLOPS_NPREC; p++)
-			sqlite3_bind_int64(st, 2 + p, count64(sum[LIBFLOPS_W_FLOPS + p]));
-	}
-	sqlite3_bind_int64(st, 2 + LIBFLOPS_NPREC, count64(sum[LIBFLOPS_W_CALLS]));
-	sqlite3_bind_int64(st, 3 + LIBFLOPS_NPREC, count64(sum[LIBFLOPS_W_UNKNOWN]));
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w);
-	sqlite3_finalize(st);
-	st = NULL;
-	if (!rc && sqlite3_prepare_v2(w->db, "INSERT OR REPLACE INTO run_lib_call (function, precision, calls, flops) "
-				      "VALUES (?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
-		return fail(w);
-	for (unsigned f = 0; !rc && f < nfuncs && f < libflops_nfuncs; f++) {
-		if (!funcs[f].calls)
-			continue;
-		sqlite3_bind_text(st, 1, libflops_funcs[f].name, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 2, libflops_prec_name(libflops_funcs[f].prec), -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 3, count64(funcs[f].calls));
-		if (libflops_funcs[f].op == LIBFLOPS_UNKNOWN)
-			sqlite3_bind_null(st, 4);
-		else
-			sqlite3_bind_int64(st, 4, count64(funcs[f].flops));
-		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w);
-		sqlite3_reset(st);
-	}
-	sqlite3_finalize(st);
-	return rc;
-}
-
-int writer_run_exe(struct writer *w, int functions, long usdt)
-{
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	if (sqlite3_prepare_v2(w->db, "UPDATE run SET exe_functions = ?, exe_usdt = ? WHERE id = 1", -1, &st,
-			       NULL) != SQLITE_OK)
-		return fail(w);
-	if (functions >= 0)
-		sqlite3_bind_int(st, 1, functions);
-	if (usdt >= 0)
-		sqlite3_bind_int64(st, 2, usdt);
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w);
-	sqlite3_finalize(st);
-	return rc;
-}
-
-int writer_run_emulated(struct writer *w, const char *engine)
-{
-	return run_set_text(w, "UPDATE run SET emulated = ? WHERE id = 1", engine);
 }
 
 /* The counter columns @cs can fill: one that no opened counter feeds is
@@ -528,13 +284,13 @@ int writer_counters(struct writer *w, const struct counters *cs)
 		sqlite3_bind_text(st, 3, c->kind, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 4, c->unit, -1, SQLITE_STATIC);
 		sqlite3_bind_int(st, 5, c->opened);
-		bind_text_or_null(st, 6, why);
+		writer_bind_text_or_null(st, 6, why);
 		sqlite3_bind_text(st, 7, c->encoding, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int(st, 8, c->group);
-		bind_pos_or_null(st, 9, c->weight);
-		bind_text_or_null(st, 10, counters_col_name(c->col));
-		bind_text_or_null(st, 11, c->pmu[0] ? c->pmu : NULL);
-		int rc = run_stmt(w, st);
+		writer_bind_pos_or_null(st, 9, c->weight);
+		writer_bind_text_or_null(st, 10, counters_col_name(c->col));
+		writer_bind_text_or_null(st, 11, c->pmu[0] ? c->pmu : NULL);
+		int rc = writer_run_stmt(w, st);
 		if (rc)
 			return rc;
 	}
@@ -553,77 +309,7 @@ int writer_counter_total(struct writer *w, int id, uint64_t total, uint64_t enab
 		sqlite3_bind_int64(st, 3, (sqlite3_int64)running);
 	}
 	sqlite3_bind_int(st, 4, id);
-	return run_stmt(w, st);
-}
-
-int writer_peak(struct writer *w, const char *kind, const char *dtype, const char *scope,
-		double value, const char *source, const char *detail)
-{
-	sqlite3_stmt *st = w->st[S_PEAK];
-	sqlite3_bind_text(st, 1, kind, -1, SQLITE_TRANSIENT);
-	bind_text_or_null(st, 2, dtype);
-	sqlite3_bind_text(st, 3, scope, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_double(st, 4, value);
-	sqlite3_bind_text(st, 5, source, -1, SQLITE_TRANSIENT);
-	bind_text_or_null(st, 6, detail);
-	return run_stmt(w, st);
-}
-
-int writer_peaks(struct writer *w, const struct peaks *pk)
-{
-	int rc;
-
-	/* the profile's note goes with the peaks it explains: chosen again
-	 * for another CPU set, it is said again, once */
-	if (sqlite3_exec(w->db, "DELETE FROM peak; DELETE FROM note WHERE kind = 'profile'", NULL, NULL, NULL) !=
-	    SQLITE_OK)
-		return fail(w);
-	for (int i = 0; i < pk->nrows; i++) {
-		const struct peak_row *r = &pk->rows[i];
-		rc = writer_peak(w, r->kind, r->dtype[0] ? r->dtype : NULL, r->scope, r->value, r->source,
-				 r->detail);
-		if (rc)
-			return rc;
-	}
-	if (pk->profile_note[0])
-		return writer_note(w, "profile", pk->profile_note);
-	return 0;
-}
-
-int writer_run_peaks(struct writer *w, const struct machine *m, const struct peaks *pk,
-		     const char *peak_mode, const char *cpus_source)
-{
-	sqlite3_stmt *st = NULL;
-	int rc, i = 1;
-
-	if (sqlite3_prepare_v2(w->db,
-		"UPDATE run SET allowed_cpus = ?, ncpu_affinity = ?, cpu_quota = ?, ncpu = ?, ncores = ?, "
-		"clock_hz = ?, peak_flops = ?, peak_flops_source = ?, peak_bw = ?, peak_bw_source = ?, "
-		"peak_mode = ?, cpus_source = ? WHERE id = 1", -1, &st, NULL) != SQLITE_OK)
-		return fail(w);
-	bind_text_or_null(st, i++, m->allowed_cpus[0] ? m->allowed_cpus : NULL);
-	sqlite3_bind_int(st, i++, m->ncpu_affinity);
-	bind_pos_or_null(st, i++, m->cpu_quota);
-	sqlite3_bind_double(st, i++, m->ncpu);
-	bind_pos_or_null(st, i++, m->ncores);
-	bind_pos_or_null(st, i++, pk->clock_hz);
-	bind_pos_or_null(st, i++, pk->flops);
-	bind_text_or_null(st, i++, pk->flops > 0 ? pk->flops_source : NULL);
-	bind_pos_or_null(st, i++, pk->bw);
-	bind_text_or_null(st, i++, pk->bw > 0 ? pk->bw_source : NULL);
-	bind_text_or_null(st, i++, peak_mode);
-	bind_text_or_null(st, i++, cpus_source);
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(w);
-	sqlite3_finalize(st);
-	return rc;
-}
-
-int writer_note(struct writer *w, const char *kind, const char *text)
-{
-	sqlite3_stmt *st = w->st[S_NOTE];
-	sqlite3_bind_text(st, 1, kind, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, text, -1, SQLITE_TRANSIENT);
-	return run_stmt(w, st);
+	return writer_run_stmt(w, st);
 }
 
 /* Counters only grow: a delta that is negative, not finite or beyond int64
@@ -743,7 +429,7 @@ static int write_lib_calls(struct writer *w, const struct interval_row *row)
 			sqlite3_bind_null(st, 5);
 		else
 			sqlite3_bind_double(st, 5, (double)(b.f[f].flops - a.f[f].flops));
-		int rc = run_stmt(w, st);
+		int rc = writer_run_stmt(w, st);
 		if (rc)
 			return rc;
 	}
@@ -780,7 +466,7 @@ static int write_counter_rows(struct writer *w, sqlite3_stmt *st, const struct i
 		sqlite3_bind_int64(st, 3, (sqlite3_int64)row->d.raw[k]);
 		sqlite3_bind_double(st, 4, row->d.scaled[k]);
 		sqlite3_bind_double(st, 5, err ? err->scaled[k] : 0);
-		int rc = run_stmt(w, st);
+		int rc = writer_run_stmt(w, st);
 		if (rc)
 			return rc;
 	}
@@ -838,7 +524,7 @@ int writer_step(void *ctx, const struct interval_row *row)
 	bind_interval(st, &i, row);
 	i = bind_row_counters(w, st, i, row);
 	i = bind_lib(st, i, row);
-	int rc = run_stmt(w, st);
+	int rc = writer_run_stmt(w, st);
 	if (!rc)
 		rc = write_counter_rows(w, w->st[S_STEP_COUNTER], row, NULL);
 	return rc ? rc : write_lib_calls(w, row);
@@ -866,7 +552,7 @@ int writer_phase(void *ctx, const struct interval_row *row)
 	bind_interval(st, &i, row);
 	i = bind_row_counters(w, st, i, row);
 	i = bind_lib(st, i, row);
-	int rc = run_stmt(w, st);
+	int rc = writer_run_stmt(w, st);
 	return rc ? rc : write_counter_rows(w, w->st[S_PHASE_COUNTER], row, NULL);
 }
 
@@ -877,7 +563,7 @@ static int write_counts(struct writer *w, int is_phase, const struct interval_ro
 	sqlite3_stmt *st = w->st[is_phase ? S_PHASE_COUNTS : S_STEP_COUNTS];
 	int i = bind_counters(w, st, 1, row, err);
 	sqlite3_bind_int64(st, i, row->id);
-	int rc = run_stmt(w, st);
+	int rc = writer_run_stmt(w, st);
 	return rc ? rc : write_counter_rows(w, w->st[is_phase ? S_PHASE_COUNTER : S_STEP_COUNTER], row, err);
 }
 
@@ -908,5 +594,5 @@ int writer_anomaly(void *ctx, const struct anomaly_row *row)
 	else
 		sqlite3_bind_null(st, 5);
 	sqlite3_bind_text(st, 6, row->detail, -1, SQLITE_TRANSIENT);
-	return run_stmt(w, st);
+	return writer_run_stmt(w, st);
 }
