@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: the sysfs event-alias parsers (src/record/counters/uncore.c),
- * uncore_parse_format() and uncore_parse_alias().
+ * pmu_parse_format() and pmu_parse_terms().
  *
  * Input: lines "NAME SPEC" (a format/ file's name and text, e.g.
  * "umask config:8-15"), then an empty line, then the alias text (e.g.
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "uncore.h"
+#include "pmu.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -31,7 +31,7 @@ static char *dup_n(const uint8_t *p, size_t n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct uncore_format fmt[UNCORE_MAX_FORMATS];
+	struct pmu_format fmt[PMU_MAX_FORMATS];
 	struct perf_event_attr attr;
 	int nfmt = 0;
 	size_t i = 0;
@@ -48,8 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char *name = dup_n(line, nn);
 		char *spec = dup_n(sp ? sp + 1 : line + n, sp ? n - nn - 1 : 0);
 
-		if (name && spec && nfmt < UNCORE_MAX_FORMATS &&
-		    uncore_parse_format(name, spec, &fmt[nfmt]) == 0) {
+		if (name && spec && nfmt < PMU_MAX_FORMATS &&
+		    pmu_parse_format(name, spec, &fmt[nfmt]) == 0) {
 			sink += fmt[nfmt].mask + strlen(fmt[nfmt].name);
 			nfmt++;
 		}
@@ -63,11 +63,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!alias)
 		return 0;
 	memset(&attr, 0, sizeof(attr));
-	if (uncore_parse_alias(alias, fmt, nfmt, &attr) == 0)
+	if (pmu_parse_terms(alias, fmt, nfmt, &attr) == 0)
 		sink += attr.config ^ attr.config1 ^ attr.config2;
 	/* the raw config words alone, as for AMD's table encodings */
 	memset(&attr, 0, sizeof(attr));
-	if (uncore_parse_alias(alias, NULL, 0, &attr) == 0)
+	if (pmu_parse_terms(alias, NULL, 0, &attr) == 0)
 		sink += attr.config;
 	free(alias);
 	return 0;

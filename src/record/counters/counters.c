@@ -2,7 +2,7 @@
 #include "emulate/mfu_emulate.h"
 #include "perf_event.h"
 #include "suggest.h"
-#include "uncore.h"
+#include "pmu.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -256,20 +256,6 @@ static int plan_core_pmu(struct counters *cs, const char *pmu, int g, int hybrid
 	return in_group ? g + 1 : g;
 }
 
-/* Read the first line of @dir/@name into @buf; 0 or -errno. */
-static int read_line(const char *dir, const char *name, char *buf, size_t len)
-{
-	char path[768];
-	int err;
-
-	if (strbuf(path, sizeof(path), "%s/%s", dir, name))
-		return -ENAMETOOLONG;
-	err = read_sysfs(path, buf, len);
-	if (!err)
-		buf[strcspn(buf, "\n")] = '\0';
-	return err;
-}
-
 /* "did you mean ...?" for a mistyped -e in perf's sysfs form: among
  * "pmu/NAME/" for every entry NAME of @dir (the PMUs of sysfs, or a PMU's
  * events/ aliases, whose files with a '.' are their scale and unit), and
@@ -294,17 +280,16 @@ static void suggest_sysfs(const char *dir, const char *ev, const char *pmu, cons
 
 /* A user event in perf's sysfs form, "pmu/terms/": terms are an event
  * alias of the PMU (its events/NAME file) or "event=0x..,umask=.."-style
- * terms, both encoded with the PMU's format/ files. */
+ * terms, both encoded with the PMU's format/ files (pmu.h). */
 static int encode_sysfs(const char *sysfs, const char *ev, struct perf_event_attr *attr, char *why,
 			size_t whylen)
 {
-	char pmu[64], terms[256], dir[512], line[512], close[400];
-	struct uncore_format fmt[32];
+	char pmu[64], terms[256], dir[512], close[400];
+	struct pmu_format fmt[PMU_MAX_FORMATS];
+	struct pmu_alias alias;
 	int nfmt = 0, type;
 	const char *slash = strchr(ev, '/');
 	size_t plen = slash ? (size_t)(slash - ev) : 0, tlen;
-	DIR *d;
-	struct dirent *e;
 
 	if (!slash || plen == 0 || plen >= sizeof(pmu))
 		goto bad;
@@ -317,31 +302,22 @@ static int encode_sysfs(const char *sysfs, const char *ev, struct perf_event_att
 	terms[tlen - 1] = '\0';
 	if (strchr(pmu, '.') || strchr(terms, '/'))
 		goto bad;
-	strbuf(dir, sizeof(dir), "%s/%s", sysfs, pmu);
-	if (read_line(dir, "type", line, sizeof(line)) || safe_atoi(line, &type) || type < 0) {
+	if (pmu_type(sysfs, pmu, &type) || type < 0) {
 		suggest_sysfs(sysfs, ev, NULL, terms, close, sizeof(close));
 		strbuf(why, whylen, "unknown event '%s': no PMU '%s' in %s%s%s", ev, pmu, sysfs,
 		       close[0] ? "; " : "", close);
 		return -EINVAL;
 	}
-	strbuf(dir, sizeof(dir), "%s/%s/format", sysfs, pmu);
-	d = opendir(dir);
-	while (d && (e = readdir(d)) && nfmt < (int)ARRAY_SIZE(fmt)) {
-		if (e->d_name[0] == '.' || read_line(dir, e->d_name, line, sizeof(line)))
-			continue;
-		if (uncore_parse_format(e->d_name, line, &fmt[nfmt]) == 0)
-			nfmt++;
-	}
-	if (d)
-		closedir(d);
+	(void)pmu_formats(sysfs, pmu, fmt, &nfmt, NULL, NULL);
 	/* an alias name (no '=' and a file of that name) or literal terms */
+	strbuf(dir, sizeof(dir), "%s/%s/format", sysfs, pmu);
 	if (!strchr(terms, '=') && !strchr(terms, ',')) {
 		strbuf(dir, sizeof(dir), "%s/%s/events", sysfs, pmu);
-		if (read_line(dir, terms, line, sizeof(line)) == 0)
-			strbuf(terms, sizeof(terms), "%s", line);
+		if (pmu_alias(sysfs, pmu, terms, &alias) == 0)
+			strbuf(terms, sizeof(terms), "%s", alias.terms);
 	}
 	attr->type = (uint32_t)type;
-	if (uncore_parse_alias(terms, fmt, nfmt, attr) != 0) {
+	if (pmu_parse_terms(terms, fmt, nfmt, attr) != 0) {
 		close[0] = '\0';
 		if (!strchr(terms, '='))
 			suggest_sysfs(dir, ev, pmu, NULL, close, sizeof(close));

@@ -71,198 +71,6 @@ static const struct {
 
 /* ---- small parsers ---------------------------------------------------- */
 
-/* A decimal or 0x-hex number spanning s[0..n). */
-static int parse_num(const char *s, size_t n, uint64_t *out)
-{
-	uint64_t v = 0;
-	unsigned base = 10;
-	size_t i = 0;
-
-	if (n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		i = 2;
-	}
-	if (i == n)
-		return -EINVAL;
-	for (; i < n; i++) {
-		unsigned d;
-		char c = s[i];
-		if (c >= '0' && c <= '9')
-			d = (unsigned)(c - '0');
-		else if (base == 16 && c >= 'a' && c <= 'f')
-			d = (unsigned)(c - 'a' + 10);
-		else if (base == 16 && c >= 'A' && c <= 'F')
-			d = (unsigned)(c - 'A' + 10);
-		else
-			return -EINVAL;
-		if (v > (UINT64_MAX - d) / base)
-			return -ERANGE;
-		v = v * base + d;
-	}
-	*out = v;
-	return 0;
-}
-
-/* Length of @s without trailing whitespace (sysfs files end in "\n"). */
-static size_t trimmed_len(const char *s)
-{
-	size_t n = strlen(s);
-	while (n > 0 && isspace((unsigned char)s[n - 1]))
-		n--;
-	return n;
-}
-
-int uncore_parse_format(const char *name, const char *spec, struct uncore_format *out)
-{
-	struct uncore_format f = { 0 };
-	size_t n, i = 0;
-	int word;
-
-	if (!name || !spec || !out || !*name || strlen(name) >= sizeof(f.name))
-		return -EINVAL;
-	n = trimmed_len(spec);
-	if (n >= 7 && strncmp(spec, "config:", 7) == 0) {
-		word = 0;
-		i = 7;
-	} else if (n >= 8 && strncmp(spec, "config1:", 8) == 0) {
-		word = 1;
-		i = 8;
-	} else if (n >= 8 && strncmp(spec, "config2:", 8) == 0) {
-		word = 2;
-		i = 8;
-	} else {
-		return -EINVAL; /* config3 (Linux 6.3+, Arm SPE) is not for us */
-	}
-	if (i == n)
-		return -EINVAL;
-	while (i < n) {
-		size_t j = i;
-		uint64_t lo, hi;
-
-		while (j < n && isdigit((unsigned char)spec[j]))
-			j++;
-		if (parse_num(spec + i, j - i, &lo) != 0)
-			return -EINVAL;
-		hi = lo;
-		if (j < n && spec[j] == '-') {
-			size_t k = ++j;
-			while (j < n && isdigit((unsigned char)spec[j]))
-				j++;
-			if (parse_num(spec + k, j - k, &hi) != 0)
-				return -EINVAL;
-		}
-		if (lo > hi || hi > 63)
-			return -EINVAL;
-		for (uint64_t b = lo; b <= hi; b++)
-			f.mask |= 1ull << b;
-		if (j < n && spec[j] != ',')
-			return -EINVAL;
-		if (j < n && j + 1 == n)
-			return -EINVAL; /* trailing comma */
-		i = j < n ? j + 1 : j;
-	}
-	memcpy(f.name, name, strlen(name) + 1);
-	f.config = word;
-	*out = f;
-	return 0;
-}
-
-/* Deposit @value's low bits into the set bits of @mask, lowest first. */
-static int deposit(uint64_t value, uint64_t mask, uint64_t *out)
-{
-	uint64_t r = 0;
-
-	for (int b = 0; b < 64; b++) {
-		if (!(mask & (1ull << b)))
-			continue;
-		if (value & 1)
-			r |= 1ull << b;
-		value >>= 1;
-	}
-	if (value)
-		return -ERANGE;
-	*out = r;
-	return 0;
-}
-
-static int is_term_char(char c)
-{
-	return isalnum((unsigned char)c) || c == '_';
-}
-
-int uncore_parse_alias(const char *alias, const struct uncore_format *fmt, int nfmt,
-		       struct perf_event_attr *attr)
-{
-	static const struct uncore_format raw[] = {
-		{ "config", 0, ~0ull }, { "config1", 1, ~0ull }, { "config2", 2, ~0ull },
-	};
-	const char *seen[ALIAS_MAX / 2];
-	size_t seen_len[ALIAS_MAX / 2];
-	int nseen = 0;
-	uint64_t word[3] = { 0, 0, 0 };
-	size_t n, i = 0;
-
-	if (!alias || !attr || nfmt < 0 || (nfmt > 0 && !fmt))
-		return -EINVAL;
-	n = trimmed_len(alias);
-	if (n == 0 || n >= ALIAS_MAX)
-		return -EINVAL;
-	while (i < n) {
-		const struct uncore_format *f = NULL;
-		size_t name_end = i, term_end;
-		uint64_t value = 1, bits;
-		int err;
-
-		while (name_end < n && is_term_char(alias[name_end]))
-			name_end++;
-		if (name_end == i)
-			return -EINVAL; /* empty term, or a stray character */
-		term_end = name_end;
-		if (term_end < n && alias[term_end] == '=') {
-			size_t v = ++term_end;
-			while (term_end < n && alias[term_end] != ',')
-				term_end++;
-			err = parse_num(alias + v, term_end - v, &value);
-			if (err)
-				return err;
-		}
-		if (term_end < n && alias[term_end] != ',')
-			return -EINVAL;
-		if (term_end < n && term_end + 1 == n)
-			return -EINVAL; /* trailing comma */
-
-		for (int k = 0; k < nseen; k++)
-			if (seen_len[k] == name_end - i && memcmp(seen[k], alias + i, seen_len[k]) == 0)
-				return -EINVAL; /* the same field twice */
-		seen[nseen] = alias + i;
-		seen_len[nseen++] = name_end - i;
-
-		for (int k = 0; k < nfmt && !f; k++)
-			if (strlen(fmt[k].name) == name_end - i &&
-			    memcmp(fmt[k].name, alias + i, name_end - i) == 0)
-				f = &fmt[k];
-		/* config/config1/config2 name the words themselves unless a
-		 * format file gives those names another meaning */
-		for (size_t k = 0; k < ARRAY_SIZE(raw) && !f; k++)
-			if (strlen(raw[k].name) == name_end - i &&
-			    memcmp(raw[k].name, alias + i, name_end - i) == 0)
-				f = &raw[k];
-		if (!f)
-			return -ENOENT;
-		if (f->config < 0 || f->config > 2 || f->mask == 0)
-			return -EINVAL;
-		err = deposit(value, f->mask, &bits);
-		if (err)
-			return err;
-		word[f->config] |= bits;
-		i = term_end < n ? term_end + 1 : term_end;
-	}
-	attr->config = word[0];
-	attr->config1 = word[1];
-	attr->config2 = word[2];
-	return 0;
-}
-
 double uncore_unit_bytes(const char *unit)
 {
 	static const struct { const char *unit; double bytes; } units[] = {
@@ -303,16 +111,6 @@ static int parse_cpulist(const char *s, int *cpus, int max, int *ncpus)
 
 /* ---- sysfs ------------------------------------------------------------ */
 
-/* Read a small text file whole, without its trailing whitespace. */
-static int read_pmu_file(const char *root, const char *pmu, const char *file, char *buf, size_t len)
-{
-	char path[1024];
-
-	if (strbuf(path, sizeof(path), "%s/%s/%s", root, pmu, file))
-		return -ENAMETOOLONG;
-	return read_sysfs(path, buf, len);
-}
-
 /* "uncore_imc_free_running_3" etc. -> kind, with the instance number for
  * ordering; NONE for any other PMU. */
 static enum uncore_kind classify(const char *name, int *index)
@@ -341,7 +139,7 @@ static enum uncore_kind classify(const char *name, int *index)
 		for (const char *p = rest; *p; p++)
 			if (!isdigit((unsigned char)*p))
 				goto next;
-		if (parse_num(rest, strlen(rest), &v) == 0 && v < 100000) {
+		if (safe_atou64(rest, &v) == 0 && v < 100000) {
 			*index = (int)v;
 			return pfx[i].kind;
 		}
@@ -390,82 +188,57 @@ static void add_note(struct uncore_set *s, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int load_formats(struct uncore_set *s, const char *root, const char *pmu,
-			struct uncore_format *fmt, int *nfmt)
+/* pmu_formats()' word on a malformed format/ file of the PMU being planned
+ * (@ctx: struct malformed_ctx). An alias using the field fails with a
+ * reason of its own. */
+struct malformed_ctx {
+	struct uncore_set *s;
+	const char *pmu;
+};
+
+static void format_malformed(void *ctx, const char *field, const char *text)
 {
-	char path[1024], text[256];
-	struct dirent *de;
-	DIR *d;
-
-	*nfmt = 0;
-	if (strbuf(path, sizeof(path), "%s/%s/format", root, pmu))
-		return -ENAMETOOLONG;
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d)) != NULL) {
-		char file[320];
-		int err;
-
-		if (de->d_name[0] == '.')
-			continue;
-		if (*nfmt >= UNCORE_MAX_FORMATS)
-			break;
-		if (strbuf(file, sizeof(file), "format/%s", de->d_name) ||
-		    read_pmu_file(root, pmu, file, text, sizeof(text)) != 0)
-			continue;
-		err = uncore_parse_format(de->d_name, text, &fmt[*nfmt]);
-		if (err) {
-			/* an alias using this field will fail with a reason of its own */
-			skip(s, "%s: format/%s '%s' is malformed", pmu, de->d_name, text);
-			continue;
-		}
-		(*nfmt)++;
-	}
-	closedir(d);
-	return 0;
+	struct malformed_ctx *m = ctx;
+	skip(m->s, "%s: format/%s '%s' is malformed", m->pmu, field, text);
 }
 
 /* One wanted event of one PMU: its alias (sysfs, else built in), encoding,
  * scale and unit. 0, or -errno with @why saying what is wrong. */
 static int resolve(struct uncore_set *s, const char *root, const char *pmu, const struct want *w,
-		   const struct uncore_format *fmt, int nfmt, struct uncore_event *ev,
+		   const struct pmu_format *fmt, int nfmt, struct uncore_event *ev,
 		   char *why, size_t why_len)
 {
-	char file[160], text[ALIAS_MAX];
+	struct pmu_alias a;
 	const char *name = NULL;
 	double ub, bpc;
-	int err, has_scale, has_unit;
+	int err;
 
 	for (size_t i = 0; i < ARRAY_SIZE(w->names) && w->names[i] && !name; i++) {
-		if (strbuf(file, sizeof(file), "events/%s", w->names[i]) == 0 &&
-		    read_pmu_file(root, pmu, file, ev->alias, sizeof(ev->alias)) == 0)
+		if (pmu_alias(root, pmu, w->names[i], &a) == 0 &&
+		    strbuf(ev->alias, sizeof(ev->alias), "%s", a.terms) == 0)
 			name = w->names[i];
 	}
 	if (name) {
 		ev->source = "sysfs alias";
 		strbuf(ev->name, sizeof(ev->name), "%s", name);
-		strbuf(file, sizeof(file), "events/%s.scale", name);
-		has_scale = read_pmu_file(root, pmu, file, text, sizeof(text)) == 0;
-		if (has_scale && (safe_atod(text, &ev->scale) != 0 || !(ev->scale > 0))) {
-			strbuf(why, why_len, "%s/%s: scale '%s' is not a positive number", pmu, name, text);
+		if (a.has_scale && !(a.scale > 0)) {
+			strbuf(why, why_len, "%s/%s: scale '%s' is not a positive number", pmu, name, a.scale_text);
 			return -EINVAL;
 		}
-		strbuf(file, sizeof(file), "events/%s.unit", name);
-		has_unit = read_pmu_file(root, pmu, file, text, sizeof(text)) == 0;
-		if (has_unit && strbuf(ev->unit, sizeof(ev->unit), "%s", text) != 0) {
-			strbuf(why, why_len, "%s/%s: unit '%.32s' is too long", pmu, name, text);
+		ev->scale = a.scale;
+		if (a.has_unit && strbuf(ev->unit, sizeof(ev->unit), "%s", a.unit) != 0) {
+			strbuf(why, why_len, "%s/%s: unit '%.32s' is too long", pmu, name, a.unit);
 			return -EINVAL;
 		}
-		if (!has_scale && !has_unit) {
+		if (!a.has_scale && !a.has_unit) {
 			/* a bare count of 64-byte lines */
 			ev->scale = LINE_BYTES;
 			strbuf(ev->unit, sizeof(ev->unit), "B");
-		} else if (!has_unit) {
+		} else if (!a.has_unit) {
 			strbuf(why, why_len, "%s/%s: has a .scale but no .unit, so its size is unknown",
 			       pmu, name);
 			return -EINVAL;
-		} else if (!has_scale) {
+		} else if (!a.has_scale) {
 			ev->scale = 1;
 		}
 	} else if (w->builtin) {
@@ -480,7 +253,7 @@ static int resolve(struct uncore_set *s, const char *root, const char *pmu, cons
 		return -ENOENT;
 	}
 
-	err = uncore_parse_alias(ev->alias, fmt, nfmt, &ev->attr);
+	err = pmu_parse_terms(ev->alias, fmt, nfmt, &ev->attr);
 	if (err) {
 		strbuf(why, why_len, "%s/%s: cannot encode '%s': %s", pmu, ev->name, ev->alias,
 		       err == -ENOENT ? "a term names no format/ field" :
@@ -510,17 +283,17 @@ static int resolve(struct uncore_set *s, const char *root, const char *pmu, cons
 static int plan_pmu(struct uncore_set *s, const char *root, const char *pmu, int p)
 {
 	struct uncore_event proto[ARRAY_SIZE(want_df)];
-	struct uncore_format fmt[UNCORE_MAX_FORMATS];
+	struct pmu_format fmt[PMU_MAX_FORMATS];
+	struct malformed_ctx mctx = { s, pmu };
 	char text[4096], why[192];
 	int cpus[UNCORE_MAX_SOCKETS], ncpus, nfmt, type, err, added = 0;
 	int nwant = plans[p].nwant;
 
-	if (read_pmu_file(root, pmu, "type", text, sizeof(text)) != 0 ||
-	    safe_atoi(text, &type) != 0 || type < 0) {
+	if (pmu_type(root, pmu, &type) != 0 || type < 0) {
 		skip(s, "%s: no readable type", pmu);
 		return 0;
 	}
-	err = read_pmu_file(root, pmu, "cpumask", text, sizeof(text));
+	err = pmu_read(root, pmu, "cpumask", text, sizeof(text));
 	if (err == 0)
 		err = parse_cpulist(text, cpus, UNCORE_MAX_SOCKETS, &ncpus);
 	if (err || ncpus == 0) {
@@ -528,13 +301,13 @@ static int plan_pmu(struct uncore_set *s, const char *root, const char *pmu, int
 		     err ? "unreadable or malformed" : "is empty (no online CPU collects it)");
 		return 0;
 	}
-	err = load_formats(s, root, pmu, fmt, &nfmt);
+	err = pmu_formats(root, pmu, fmt, &nfmt, format_malformed, &mctx);
 	if (err) {
 		skip(s, "%s: no format/ directory", pmu);
 		return 0;
 	}
 	if (plans[p].kind == UNCORE_KIND_AMD_DF) {
-		const struct uncore_format *ev_fmt = NULL;
+		const struct pmu_format *ev_fmt = NULL;
 		for (int i = 0; i < nfmt; i++)
 			if (strcmp(fmt[i].name, "event") == 0)
 				ev_fmt = &fmt[i];

@@ -12,7 +12,7 @@
  *          amd_df (Zen 1-3)                DRAM channel data (no direction)
  * Free-running counters are preferred: they take no general counter.
  * Event encodings come from the kernel's aliases (events/NAME, with
- * NAME.scale and NAME.unit) parsed against the PMU's format/ files; AMD's
+ * NAME.scale and NAME.unit) parsed against the PMU's format/ files (pmu.h); AMD's
  * kernel exports no aliases, so its encodings come from perf's event tables
  * (tools/perf/pmu-events) and go through the same parser. docs/uncore.md
  * tells the whole story.
@@ -24,13 +24,14 @@
 #ifndef MFU_UNCORE_H
 #define MFU_UNCORE_H
 
+#include "pmu.h"
+
 #include <linux/perf_event.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define UNCORE_MAX_EVENTS 256   /* events = PMUs x sockets x directions */
 #define UNCORE_MAX_SOCKETS 16
-#define UNCORE_MAX_FORMATS 32   /* format/ files of one PMU */
 #define UNCORE_MAX_SKIPPED 16   /* skip reasons kept (more are counted) */
 
 /* Which family of memory-controller counters the set holds. */
@@ -47,16 +48,6 @@ enum uncore_dir {
 	UNCORE_DIR_WRITE,
 	UNCORE_DIR_TOTAL, /* reads and writes together (amd_df on Zen 1-3) */
 	UNCORE_NDIRS,
-};
-
-/* One format/ file: a named field of perf_event_attr.config, config1 or
- * config2, e.g. "umask" = "config:8-15". @mask has the field's bits; a
- * value's bits fill them from the lowest up, as perf does for fields split
- * over several ranges ("config:0-7,32-35"). */
-struct uncore_format {
-	char name[32];
-	int config;     /* 0: config, 1: config1, 2: config2 */
-	uint64_t mask;
 };
 
 struct uncore_event {
@@ -147,20 +138,6 @@ int uncore_bytes(const struct uncore_set *set, const struct uncore_reading *a,
 
 /* Close every open event. Idempotent; the plan stays for another open. */
 void uncore_close(struct uncore_set *set);
-
-/* Parse a format/ file's text @spec ("config:0-7", "config1:0-4",
- * "config:0-7,32-35,59-60") for the field @name. Returns 0 or -EINVAL. */
-int uncore_parse_format(const char *name, const char *spec, struct uncore_format *out);
-
-/* Encode a kernel event alias ("event=0x04,umask=0x03", "edge" meaning
- * edge=1; "config=", "config1=" and "config2=" set those words directly
- * when no format names them) with the PMU's formats into attr->config,
- * config1 and config2, which it overwrites (nothing else of @attr is
- * touched, and nothing at all on failure). Safe on any input (fuzzed).
- * Returns 0; -EINVAL malformed; -ENOENT a term no format names; -ERANGE a
- * value too wide for its field. */
-int uncore_parse_alias(const char *alias, const struct uncore_format *fmt, int nfmt,
-		       struct perf_event_attr *attr);
 
 /* Bytes in one @unit ("MiB" -> 1048576, "MB" -> 1e6, "B"/"Bytes" -> 1);
  * 0 for a unit that is not a size. */

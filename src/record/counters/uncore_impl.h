@@ -23,7 +23,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define ALIAS_MAX 256     /* longest alias parsed; kernel aliases are < 64 */
 #define GROUP_MAX 4       /* events per group: read + write of one PMU and CPU */
 #define MAX_CANDIDATES 128
 #define LINE_BYTES 64.0

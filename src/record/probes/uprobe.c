@@ -1,27 +1,22 @@
 /* Uprobe perf events: opening, rings, hits (probes_impl.h). */
 #include "probes_impl.h"
 #include "perf_event.h"
+#include "pmu.h"
 
 /* ==== opening ==== */
 
-/* A PMU format file: "config:N" or "config:A-B". Returns the first bit. */
+/* The first bit of the uprobe PMU's format/ field @name, a field of
+ * config ("config:N" or "config:A-B"). */
 static int format_shift(const char *name, int *shift)
 {
-	char path[256], buf[64], *dash;
-	int err;
+	struct pmu_format f;
+	int err = pmu_format(PMU_SYSFS_ROOT, "uprobe", name, &f);
 
-	snprintf(path, sizeof(path), UPROBE_PMU "/format/%s", name);
-	err = read_sysfs(path, buf, sizeof(buf));
 	if (err)
 		return err;
-	if (strncmp(buf, "config:", 7))
+	if (f.config != 0)
 		return -EINVAL;
-	dash = strchr(buf + 7, '-');
-	if (dash)
-		*dash = '\0';
-	err = safe_atoi(buf + 7, shift);
-	if (err || *shift < 0 || *shift > 63)
-		return -EINVAL;
+	*shift = __builtin_ctzll(f.mask);
 	return 0;
 }
 
@@ -29,14 +24,11 @@ int probes_open(const struct probe_site *site, pid_t tid, int retprobe, int *fd,
 		size_t whylen)
 {
 	struct perf_event_attr attr;
-	char buf[64];
 	int type, err, ret_shift = 0, ref_shift = 0;
 	long r;
 
 	*fd = -1;
-	err = read_sysfs(UPROBE_PMU "/type", buf, sizeof(buf));
-	if (!err)
-		err = safe_atoi(buf, &type);
+	err = pmu_type(PMU_SYSFS_ROOT, "uprobe", &type);
 	if (err) {
 		probes_why(why, whylen, "this kernel has no uprobe PMU (" UPROBE_PMU "/type: %s); "
 			"it needs CONFIG_UPROBE_EVENTS", strerror(-err));
