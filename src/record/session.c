@@ -414,7 +414,7 @@ static int plan_owner(struct session *s)
 static int plan_uprobes(struct session *s, const struct probe_request *ureq, int nureq)
 {
 	char exe[PATH_MAX], warn[2048], why[1200];
-	struct probe_steps_sink psink = { .ctx = &s->d, .boundary = probe_boundary, .cancel = probe_cancel };
+	struct probe_steps_sink psink = { .ctx = &s->d, .boundary = session_loop_probe_boundary, .cancel = session_loop_probe_cancel };
 	int rc;
 
 	if (!have_cap_sys_admin()) {

@@ -515,21 +515,21 @@ static void drain_last(struct session *s)
 	int32_t hole_pid, hole_tid;
 	int k;
 
-	budget -= drain_ring(&s->d, budget, UINT64_MAX);
+	budget -= session_loop_drain_ring(&s->d, budget, UINT64_MAX);
 	while (!s->d.ring_stopped && (k = mring_consumer_skip_hole(s->d.ring, &hole_pid, &hole_tid)) != 0) {
 		if (k < 0) {
-			ring_tampered(&s->d);
+			session_loop_ring_tampered(&s->d);
 			break;
 		}
 		int hrc = s->d.failed ? 0 : markers_lost_hole(s->d.markers, hole_pid, hole_tid);
 		if (hrc)
-			record_failed(&s->d, hrc, hrc == -ENOMEM ? "out of memory" : writer_error(s->d.writer));
-		budget -= drain_ring(&s->d, budget, UINT64_MAX);
+			session_loop_record_failed(&s->d, hrc, hrc == -ENOMEM ? "out of memory" : writer_error(s->d.writer));
+		budget -= session_loop_drain_ring(&s->d, budget, UINT64_MAX);
 	}
 	/* the lost count read last may show tampering too */
 	(void)mring_consumer_lost(s->d.ring);
 	if (s->d.ring->tampered)
-		ring_tampered(&s->d);
+		session_loop_ring_tampered(&s->d);
 }
 
 /* The steps and phases of uprobes and of the Python hook, and their notes. */
@@ -541,7 +541,7 @@ static void finish_probes(struct session *s)
 			sampler_drain(s->d.sampler); /* the last threads and libraries */
 		probe_steps_drain(s->d.probes, 1);
 		if (probe_steps_finish(s->d.probes, s->db, why, sizeof(why)) != 0 && !s->d.failed)
-			record_failed(&s->d, -EIO, why);
+			session_loop_record_failed(&s->d, -EIO, why);
 		if (probe_steps_note(s->d.probes)[0]) {
 			say_note(s, PROG ": %s\n", probe_steps_note(s->d.probes));
 			writer_note(s->d.writer, "probes", probe_steps_note(s->d.probes));
@@ -550,7 +550,7 @@ static void finish_probes(struct session *s)
 	if (s->pyhook && !s->d.failed) {
 		char why[512], note[1024];
 		if (py_hook_finish(s->pyhook, s->db, note, sizeof(note), why, sizeof(why)) != 0)
-			record_failed(&s->d, -EIO, why);
+			session_loop_record_failed(&s->d, -EIO, why);
 		else if (note[0]) {
 			say_note(s, PROG ": %s\n", note);
 			writer_note(s->d.writer, "probes", note);

@@ -158,13 +158,15 @@ void rec_note(const struct options *o, const char *fmt, ...) __attribute__((form
 /* The notes of @pk's choice (rec_note()). */
 void say_peak_warnings(const struct options *o, const struct peaks *pk);
 void cpu_watch_peaks(struct drain *d, struct cpu_watch *cw, const struct options *o, struct peaks *pk, const char *source);
-uint64_t drain_ring(struct drain *d, uint64_t max, uint64_t deadline_ns);
-void ring_tampered(struct drain *d);
-void on_exec_map(void *ctx, pid_t pid, const char *path);
-void on_task(void *ctx, pid_t pid, pid_t tid, int exited);
-int probe_boundary(void *ctx, const struct mring_record *r);
-void probe_cancel(void *ctx, pid_t pid, pid_t tid, const char *name);
-void record_failed(struct drain *d, int rc, const char *what);
+/* session_loop.c: the loop's draining, shared with the start and the end;
+ * the sinks it hands the readers (probe steps, the sampler's tasks) */
+uint64_t session_loop_drain_ring(struct drain *d, uint64_t max, uint64_t deadline_ns);
+void session_loop_ring_tampered(struct drain *d);
+void session_loop_on_exec_map(void *ctx, pid_t pid, const char *path);
+void session_loop_on_task(void *ctx, pid_t pid, pid_t tid, int exited);
+int session_loop_probe_boundary(void *ctx, const struct mring_record *r);
+void session_loop_probe_cancel(void *ctx, pid_t pid, pid_t tid, const char *name);
+void session_loop_record_failed(struct drain *d, int rc, const char *what);
 int write_peaks(struct writer *w, const struct machine *m, const struct options *o, const struct peaks *pk, const char *cpus_source);
 
 #endif

@@ -4,7 +4,7 @@
 
 /* The database stopped accepting data: say so once, and stop the target if
  * asked to (--on-error kill). Draining goes on so the target never blocks. */
-void record_failed(struct drain *d, int rc, const char *what)
+void session_loop_record_failed(struct drain *d, int rc, const char *what)
 {
 	if (d->failed)
 		return;
@@ -22,7 +22,7 @@ void record_failed(struct drain *d, int rc, const char *what)
  * something impossible): say so once, in an anomaly, a note and on
  * stderr, and read the ring no more. The recording goes on without the
  * markers and finishes as usual. */
-void ring_tampered(struct drain *d)
+void session_loop_ring_tampered(struct drain *d)
 {
 	char note[512];
 	int rc = 0;
@@ -42,7 +42,7 @@ void ring_tampered(struct drain *d)
 	if (!rc)
 		rc = writer_note(d->writer, "ring_tampered", note);
 	if (rc)
-		record_failed(d, rc, writer_error(d->writer));
+		session_loop_record_failed(d, rc, writer_error(d->writer));
 }
 
 
@@ -50,7 +50,7 @@ void ring_tampered(struct drain *d)
  * published, @max were read, or the clock passes @deadline_ns (the loop's
  * next commit: a burst that keeps the ring full must not hold the commits
  * back). Returns the records read. */
-uint64_t drain_ring(struct drain *d, uint64_t max, uint64_t deadline_ns)
+uint64_t session_loop_drain_ring(struct drain *d, uint64_t max, uint64_t deadline_ns)
 {
 	struct markers_drained r;
 	uint64_t n = 0;
@@ -62,12 +62,12 @@ uint64_t drain_ring(struct drain *d, uint64_t max, uint64_t deadline_ns)
 		if (d->failed)
 			d->dropped += r.read;
 		if (r.tampered) {
-			ring_tampered(d);
+			session_loop_ring_tampered(d);
 		} else if (r.err) {
 			/* the record that failed is not stored either; the rest
 			 * is read and dropped, so the target never blocks */
 			d->dropped++;
-			record_failed(d, r.err, r.err == -ENOMEM ? "out of memory" : writer_error(d->writer));
+			session_loop_record_failed(d, r.err, r.err == -ENOMEM ? "out of memory" : writer_error(d->writer));
 			continue;
 		}
 		break;
@@ -77,7 +77,7 @@ uint64_t drain_ring(struct drain *d, uint64_t max, uint64_t deadline_ns)
 
 
 /* probe_steps sink: probe boundaries join the markers' stream */
-int probe_boundary(void *ctx, const struct mring_record *r)
+int session_loop_probe_boundary(void *ctx, const struct mring_record *r)
 {
 	struct drain *d = ctx;
 	int rc;
@@ -86,12 +86,12 @@ int probe_boundary(void *ctx, const struct mring_record *r)
 		return 0;
 	rc = markers_feed_probe(d->markers, r);
 	if (rc)
-		record_failed(d, rc, rc == -ENOMEM ? "out of memory" : writer_error(d->writer));
+		session_loop_record_failed(d, rc, rc == -ENOMEM ? "out of memory" : writer_error(d->writer));
 	return 0;
 }
 
 
-void probe_cancel(void *ctx, pid_t pid, pid_t tid, const char *name)
+void session_loop_probe_cancel(void *ctx, pid_t pid, pid_t tid, const char *name)
 {
 	struct drain *d = ctx;
 	if (d->markers)
@@ -100,7 +100,7 @@ void probe_cancel(void *ctx, pid_t pid, pid_t tid, const char *name)
 
 
 /* sampler callbacks: the uprobes follow new threads and libraries */
-void on_task(void *ctx, pid_t pid, pid_t tid, int exited)
+void session_loop_on_task(void *ctx, pid_t pid, pid_t tid, int exited)
 {
 	struct drain *d = ctx;
 	char why[512];
@@ -115,7 +115,7 @@ void on_task(void *ctx, pid_t pid, pid_t tid, int exited)
 }
 
 
-void on_exec_map(void *ctx, pid_t pid, const char *path)
+void session_loop_on_exec_map(void *ctx, pid_t pid, const char *path)
 {
 	struct drain *d = ctx;
 	probe_steps_on_map(d->probes, pid, path);
@@ -161,7 +161,7 @@ void cpu_watch_peaks(struct drain *d, struct cpu_watch *cw, const struct options
 		rc = d->failed ? 0 : store_peaks(d->writer, &cw->used, o, pk, source);
 	}
 	if (rc)
-		record_failed(d, rc, writer_error(d->writer));
+		session_loop_record_failed(d, rc, writer_error(d->writer));
 }
 
 
@@ -251,7 +251,7 @@ static uint64_t drain_readers(struct session *s)
 	if (s->d.dram && !s->d.failed) {
 		int e = dram_sample(s->d.dram, s->db, now_ns(), 0);
 		if (e)
-			record_failed(&s->d, e, "cannot store DRAM readings");
+			session_loop_record_failed(&s->d, e, "cannot store DRAM readings");
 	}
 	/* every turn, whatever -I: an exited process's final counts
 	 * are taken before the counting library gives its slot away
@@ -261,19 +261,19 @@ static uint64_t drain_readers(struct session *s)
 	if (s->d.intervals && !s->d.failed) {
 		int e = intervals_sample(s->d.intervals, 0);
 		if (e)
-			record_failed(&s->d, e, "cannot store counter readings");
+			session_loop_record_failed(&s->d, e, "cannot store counter readings");
 	}
 	if (s->d.sampler && !s->d.failed) {
 		int n = sampler_drain(s->d.sampler);
 		if (n < 0)
-			record_failed(&s->d, n, "cannot store samples");
+			session_loop_record_failed(&s->d, n, "cannot store samples");
 		else
 			drained += (uint64_t)n;
 	}
 	if (s->lp && !s->d.failed) {
 		int e = lib_probes_drain(s->lp, s->db);
 		if (e)
-			record_failed(&s->d, e, "cannot store library calls");
+			session_loop_record_failed(&s->d, e, "cannot store library calls");
 	}
 	if (s->d.probes) {
 		int n = probe_steps_drain(s->d.probes, 0);
@@ -352,7 +352,7 @@ int session_run(struct session *s)
 	for (;;) {
 		struct pollfd pfd[2] = { { .fd = s->sfd, .events = POLLIN },
 					 { .fd = s->attached ? attach_pidfd(s->at) : -1, .events = POLLIN } };
-		uint64_t drained = s->d.markers ? drain_ring(&s->d, UINT64_MAX, s->d.last_commit_ns + COMMIT_INTERVAL_NS) : 0;
+		uint64_t drained = s->d.markers ? session_loop_drain_ring(&s->d, UINT64_MAX, s->d.last_commit_ns + COMMIT_INTERVAL_NS) : 0;
 
 		drained += drain_readers(s);
 		/* A busy ring is drained again at once; an idle one every 5 ms,
@@ -364,7 +364,7 @@ int session_run(struct session *s)
 		if (now_ns() - s->d.last_commit_ns >= COMMIT_INTERVAL_NS) {
 			rc = s->d.failed ? 0 : writer_commit(s->d.writer);
 			if (rc)
-				record_failed(&s->d, rc, writer_error(s->d.writer));
+				session_loop_record_failed(&s->d, rc, writer_error(s->d.writer));
 			s->d.last_commit_ns = now_ns();
 		}
 	}

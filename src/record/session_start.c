@@ -258,8 +258,8 @@ static int open_readers(struct session *s)
 					   .dispatch = s->o.dispatch, .ndispatch = s->o.ndispatch,
 					   .compute_file = s->o.compute_file };
 		if (s->d.probes) {
-			so.on_task = on_task;
-			so.on_exec_map = on_exec_map;
+			so.on_task = session_loop_on_task;
+			so.on_exec_map = session_loop_on_exec_map;
 			so.cb_ctx = &s->d;
 		}
 		if (s->attached)
@@ -503,7 +503,7 @@ static void start_markers(struct session *s)
 	s->d.ring = s->attached && !s->am ? NULL : &s->d.ring_c;
 	s->d.markers = markers_new(&s->cs, &s->sink);
 	if (!s->d.markers)
-		record_failed(&s->d, -ENOMEM, "out of memory");
+		session_loop_record_failed(&s->d, -ENOMEM, "out of memory");
 	else
 		markers_set_limits(s->d.markers, s->o.max_procs, s->o.max_threads);
 	if (s->d.markers && s->am) {
@@ -541,7 +541,7 @@ static int go(struct session *s)
 	s->d.target = s->attached ? 0 : s->l.pid; /* --on-error kill stops only what we started */
 	s->d.kill_on_error = s->o.kill_on_error;
 	if (rc)
-		record_failed(&s->d, rc, writer_error(s->d.writer));
+		session_loop_record_failed(&s->d, rc, writer_error(s->d.writer));
 
 	start_markers(s);
 	if (s->attached) {

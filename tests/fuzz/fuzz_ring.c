@@ -8,7 +8,7 @@
  * The ring is a heap block of exactly mring_size(nslots) bytes, so
  * AddressSanitizer sees any access outside it. The consumer is set up as
  * the recorder sets it up (right after mring_init()); the steps below
- * replay what session_loop.c's drain_ring() and session_finish.c do with
+ * replay what session_loop.c's session_loop_drain_ring() and session_finish.c do with
  * it: drain with markers_drain(), say ring_tampered once and read no more,
  * skip holes at the end within a budget of two rings of records and one
  * of holes, then markers_finish().
