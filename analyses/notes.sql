@@ -72,6 +72,9 @@ imp(ord, what, worst) AS (
 -- of the occurrences' intervals within each step (see phases.sql, whose
 -- CTEs bad, ok, reach and un these are). mfu-report reads them from its
 -- mfu_phase_stats table instead (computed once for phases and notes).
+-- The summary for people leaves the phases' notes to the phases section:
+-- reading every phase costs seconds on a million steps.
+-- @summary: pg AS (SELECT NULL AS name, 0 AS flops, 0 AS union_flops_ns, 0 AS hw_flops, 0 AS union_hw_ns, 0 AS model_bytes, 0 AS union_bytes_ns WHERE 0),
 -- @computed: pg AS MATERIALIZED (SELECT name, flops, union_flops_ns, hw_flops, union_hw_ns, model_bytes, union_bytes_ns FROM mfu_phase_stats),
 pg AS (
   WITH
@@ -212,6 +215,7 @@ lines(ord, sub, kind, text, missing, alert) AS (
   WHERE s.with_flops > 0 AND s.with_hw > 0 AND (s.with_flops <> s.n_common OR s.with_hw <> s.n_common)
     AND r.emulated IS NULL  -- (an emulated run has no mfu or hfu)
   UNION ALL
+-- @summary:
   SELECT 4, 2, 'span',
          'phases whose mfu and hfu cover different occurrences (of the complete ones): '
          || group_concat(name || ' (mfu ' || nf || ', hfu ' || nh || ' of ' || n || ')', ', '),
@@ -224,6 +228,7 @@ lines(ord, sub, kind, text, missing, alert) AS (
         ORDER BY first)
   WHERE (SELECT emulated FROM r) IS NULL
   HAVING count(*) > 0  UNION ALL
+-- @end
   -- Which numerator MFU uses, when the library's: what it can miss.
   SELECT 4, 3, 'flops_source',
          'mfu of ' || CASE WHEN s.n_library = s.with_flops THEN

@@ -106,7 +106,10 @@ agg AS MATERIALIZED (
   FROM step
   WHERE complete = 1
 ),
--- Step times in ascending order, numbered 1..steps (one sort).
+-- Step times in ascending order, numbered 1..steps (one sort). mfu-report
+-- selects the two ranks with its mfu_nearest_rank aggregate instead (no
+-- sort: a third of a second on a million steps).
+-- @computed: pct AS (SELECT mfu_nearest_rank(wall_ns, 50) AS p50_ns, mfu_nearest_rank(wall_ns, 95) AS p95_ns FROM step WHERE complete = 1)
 ranked AS (
   SELECT wall_ns, ROW_NUMBER() OVER (ORDER BY wall_ns) AS rn
   FROM step
@@ -119,6 +122,7 @@ pct AS (
   FROM ranked CROSS JOIN agg
   WHERE ranked.rn IN ((50 * agg.steps + 99) / 100, (95 * agg.steps + 99) / 100)
 )
+-- @end
 SELECT
   agg.steps                                                    AS steps,
   agg.wall_ns / 1e6                                            AS wall_ms,

@@ -601,7 +601,7 @@ int session_end(struct session *s, int rc)
 	s->live = NULL;
 	if (s->recap) {
 		fputc('\n', stderr);
-		if (!as && recap_print(s->o.output, stderr, RECAP_VERDICT_MS, err, sizeof(err)) != 0)
+		if (!as && recap_print(s->o.output, stderr, err, sizeof(err)) != 0)
 			fprintf(stderr, PROG ": cannot summarize %s: %s\n", s->o.output, err);
 		fputs(s->closing, stderr);
 	}

@@ -60,9 +60,6 @@
 /* ... and its .sqlite file alone (copied without its -wal) lags at most this
  * much: committed rows live in the WAL until a checkpoint copies them. */
 #define CHECKPOINT_INTERVAL_NS 2000000000ull
-/* The recap's headline (the breakdown's verdict) scans every step and
- * sample: 15 s on a million steps. At exit it gets this long, no more. */
-#define RECAP_VERDICT_MS 500u
 
 
 struct drain {

@@ -1,5 +1,6 @@
 #include "analysis.h"
 #include "embedded.h"
+#include "nearest_rank.h"
 #include "phase_stats.h"
 #include "util.h"
 
@@ -73,6 +74,7 @@ const char *analysis_sql(const struct analysis *a)
 
 #define COMPUTED_MARK "-- @computed:"
 #define END_MARK "-- @end"
+#define SUMMARY_MARK "-- @summary:"
 
 /* The line of @sql that starts with @mark, from @from on, or NULL. */
 static const char *find_line(const char *sql, const char *from, const char *mark)
@@ -83,7 +85,9 @@ static const char *find_line(const char *sql, const char *from, const char *mark
 	return NULL;
 }
 
-char *analysis_computed_sql(const char *sql)
+/* @sql with every block from a line starting @mark TEXT to the next line
+ * starting "-- @end" replaced by TEXT. A malloc'd string or NULL. */
+static char *replace_blocks(const char *sql, const char *mark)
 {
 	size_t len = strlen(sql);
 	char *out = malloc(len + 1), *o = out;
@@ -91,14 +95,14 @@ char *analysis_computed_sql(const char *sql)
 
 	if (!out)
 		return NULL;
-	for (const char *mark; (mark = find_line(sql, p, COMPUTED_MARK));) {
-		const char *text = mark + strlen(COMPUTED_MARK), *eol = strchr(text, '\n');
+	for (const char *m; (m = find_line(sql, p, mark));) {
+		const char *text = m + strlen(mark), *eol = strchr(text, '\n');
 		const char *end = eol ? find_line(sql, eol, END_MARK) : NULL;
 
 		if (!end) /* an unclosed block is left as it is: it is still SQL */
 			break;
-		memcpy(o, p, (size_t)(mark - p));
-		o += mark - p;
+		memcpy(o, p, (size_t)(m - p));
+		o += m - p;
 		memcpy(o, text, (size_t)(eol - text));
 		o += eol - text;
 		p = end + strlen(END_MARK);
@@ -108,10 +112,21 @@ char *analysis_computed_sql(const char *sql)
 	return out;
 }
 
+char *analysis_computed_sql(const char *sql)
+{
+	return replace_blocks(sql, COMPUTED_MARK);
+}
+
 int analysis_prepare(const struct analysis *a, sqlite3 *db, sqlite3_stmt **out, char *err, size_t errlen)
 {
+	return analysis_prepare_summary(a, db, 0, out, err, errlen);
+}
+
+int analysis_prepare_summary(const struct analysis *a, sqlite3 *db, int summary, sqlite3_stmt **out, char *err,
+			     size_t errlen)
+{
 	const char *text = analysis_sql(a), *tail = NULL;
-	char *sql = NULL;
+	char *sql = NULL, *variant = NULL;
 	int rc = -EIO;
 
 	*out = NULL;
@@ -119,21 +134,36 @@ int analysis_prepare(const struct analysis *a, sqlite3 *db, sqlite3_stmt **out, 
 		strbuf(err, errlen, "analyses/%s.sql is missing from this build", a->name);
 		return -ENOENT;
 	}
+	if (summary && strstr(text, SUMMARY_MARK)) {
+		variant = replace_blocks(text, SUMMARY_MARK);
+		if (!variant) {
+			strbuf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		text = variant;
+	}
 	if (strstr(text, COMPUTED_MARK)) {
 		sqlite3_stmt *probe = NULL;
 
-		/* mfu_phase_stats is the only C table so far; registered once
-		 * per connection (the probe is only prepared, never run) */
+		/* mfu_phase_stats, registered once per connection (the probe is
+		 * only prepared, never run), and mfu_nearest_rank */
 		if (sqlite3_prepare_v2(db, "SELECT 1 FROM mfu_phase_stats", -1, &probe, NULL) != SQLITE_OK &&
 		    phase_stats_register(db)) {
 			sqlite3_finalize(probe);
 			strbuf(err, errlen, "cannot register mfu_phase_stats: %s", sqlite3_errmsg(db));
+			free(variant);
 			return -EIO;
 		}
 		sqlite3_finalize(probe);
+		if (nearest_rank_register(db) != SQLITE_OK) {
+			strbuf(err, errlen, "cannot register mfu_nearest_rank: %s", sqlite3_errmsg(db));
+			free(variant);
+			return -EIO;
+		}
 		sql = analysis_computed_sql(text);
 		if (!sql) {
 			strbuf(err, errlen, "out of memory");
+			free(variant);
 			return -ENOMEM;
 		}
 		text = sql;
@@ -163,6 +193,7 @@ int analysis_prepare(const struct analysis *a, sqlite3 *db, sqlite3_stmt **out, 
 	rc = 0;
 out:
 	free(sql);
+	free(variant);
 	return rc;
 }
 

@@ -38,6 +38,14 @@ const char *analysis_sql(const struct analysis *a);
  * -ENOENT if the SQL is missing from the build, -ENOMEM. */
 int analysis_prepare(const struct analysis *a, sqlite3 *db, sqlite3_stmt **out, char *err, size_t errlen);
 
+/* analysis_prepare(), with @summary 1: for the summary for people
+ * (summary_text.h), every block of the SQL that runs from a line starting
+ * "-- @summary: TEXT" to a line starting "-- @end" replaced by TEXT first
+ * (notes.sql leaves out the phases' notes there: the phases section says
+ * them). */
+int analysis_prepare_summary(const struct analysis *a, sqlite3 *db, int summary, sqlite3_stmt **out, char *err,
+			     size_t errlen);
+
 /* @sql with every block that runs from a line starting "-- @computed: TEXT"
  * to a line starting "-- @end" replaced by TEXT. In the file the block is
  * the plain SQL a user runs in sqlite3; TEXT reads the same rows from a

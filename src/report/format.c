@@ -1,5 +1,6 @@
 #include "format.h"
 #include "format_impl.h"
+#include "summary_text.h"
 #include "util.h"
 
 #include <errno.h>
@@ -968,6 +969,16 @@ int format_section(struct format *f, const char *name, sqlite3_stmt *stmt, int s
 
 	if (rc)
 		return rc;
+	if (format_is_human(f->kind) && single_row && strcmp(name, "summary") == 0 && summary_text_handles(stmt)) {
+		/* people's summary: its own layout (summary_text.h) */
+		out_flush(f);
+		rc = f->werr ? f->werr : summary_text_write(f->out, f->kind == FORMAT_MARKDOWN, f->nwritten > 0, stmt,
+							   err, errlen);
+		free(f->verdict);
+		f->verdict = NULL;
+		f->nwritten++;
+		return rc;
+	}
 	switch (f->kind) {
 	case FORMAT_CSV: rc = section_csv(f, stmt, err, errlen); break;
 	case FORMAT_JSON: rc = section_json(f, name, stmt, err, errlen); break;

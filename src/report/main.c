@@ -637,19 +637,21 @@ static int write_notes(const struct request *r, sqlite3 *db, struct format *fmt)
 {
 	const struct analysis *notes = analysis_find(r->job ? "job_notes" : "notes");
 	sqlite3_stmt *stmt = NULL;
-	int with_summary = 0, with_notes = 0, rc = 0, human = format_is_human(r->kind);
+	int with_summary = 0, with_notes = 0, rc = 0, human = format_is_human(r->kind), run_summary = 0;
 	char err[1024];
 
 	for (size_t i = 0; i < r->nsections; i++) {
 		with_summary |= strcmp(r->sections[i]->name, "summary") == 0 || strcmp(r->sections[i]->name, "job") == 0;
 		with_notes |= r->sections[i] == notes || (r->job && strcmp(r->sections[i]->name, "notes") == 0);
+		/* a run's summary for people says its notes itself (summary_text.h) */
+		run_summary |= human && !r->job && strcmp(r->sections[i]->name, "summary") == 0;
 	}
 	if (r->job)
 		db = job_db(r->job);
-	if (!(human && with_notes)) {
+	if (!(human && with_notes) && !(run_summary && r->nsections == 1)) {
 		rc = analysis_prepare(notes, db, &stmt, err, sizeof(err));
 		if (!rc && human)
-			rc = format_notes(fmt, stmt, !with_summary, err, sizeof(err));
+			rc = format_notes(fmt, stmt, !with_summary || run_summary, err, sizeof(err));
 		if (rc) {
 			db_error(db, r->job ? job_name(r->job) : r->path, "notes", err);
 			goto fail;

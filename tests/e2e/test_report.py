@@ -409,7 +409,9 @@ class JsonTest(ReportTest):
         csv = self.run_report('--format', 'csv', 'waterfall', db=path).stdout.decode()
         self.assertEqual(csv.splitlines()[1:], [], 'no row of empty fields')
         table = self.run_report(db=path).stdout.decode()
-        self.assertRegex(table, r'\n  wall ms +-\n')
+        # no line of unknowns: the steps line says there are none
+        self.assertRegex(table, r'\n  steps +0 complete; 1 begun and never ended')
+        self.assertNotRegex(table, r' -\n')
         self.assertIn('no complete step in this run', table)
 
     def test_no_steps_reasons(self):
@@ -874,9 +876,10 @@ class TableTest(ReportTest):
     def test_summary_notes(self):
         text = self.run_report().stdout.decode()
         self.assertTrue(text.startswith('summary\n'))
-        self.assertIn('MFU %', text)
-        self.assertIn('user: --peak-flops 2T', text)         # the peak source is named
-        self.assertIn('no hardware PMU on this machine', text)  # the recorder's note
+        self.assertRegex(text, r'\n  MFU +5\.00% of the fp32 peak, 2\.00 TFLOP/s\n')
+        self.assertEqual(text.count('user: --peak-flops 2T'), 1)  # the peak source is named, once
+        # the recorder's note, as the reason of what is unknown
+        self.assertRegex(text, r'\nunknown here: HFU, library FLOP, HW FLOP, DRAM \(no hardware PMU on this machine;')
         self.assertIn('3 anomalies: 2 step_open_at_exit, 1 phase_end_mismatch', text)
         self.assertIn('3 marker records were lost', text)
         self.assertIn('1 step began but never ended', text)

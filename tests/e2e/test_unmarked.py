@@ -196,8 +196,8 @@ class Unmarked(ChromiumPage, TempDirTest):
         self.assertIn('stripped', p.stderr)
         # the table format shows the run's figures
         table = report(db)
-        self.assertRegex(table, r'run lib FLOP +\d')
-        self.assertRegex(table, r'run MFU %')
+        self.assertRegex(table, r'\n  library FLOP +[0-9.]+ [kMGT]? ?in the whole run \(\d+ calls?\)')
+        self.assertRegex(table, r'\n  run MFU +[0-9.]+% of the fp32 peak')
         # the trace: a counter track per interval value
         trace = self.path('trace.json')
         report(db, '--trace', trace)
