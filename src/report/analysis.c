@@ -1,6 +1,7 @@
 #include "analysis.h"
 #include "embedded.h"
 #include "nearest_rank.h"
+#include "step_totals.h"
 #include "phase_stats.h"
 #include "util.h"
 
@@ -146,20 +147,17 @@ int analysis_prepare_summary(const struct analysis *a, sqlite3 *db, int summary,
 		sqlite3_stmt *probe = NULL;
 
 		/* mfu_phase_stats, registered once per connection (the probe is
-		 * only prepared, never run), and mfu_nearest_rank */
+		 * only prepared, never run), mfu_nearest_rank and mfu_step_totals */
 		if (sqlite3_prepare_v2(db, "SELECT 1 FROM mfu_phase_stats", -1, &probe, NULL) != SQLITE_OK &&
-		    phase_stats_register(db)) {
+		    (phase_stats_register(db) || nearest_rank_register(db) != SQLITE_OK ||
+		     step_totals_register(db) != SQLITE_OK)) {
 			sqlite3_finalize(probe);
-			strbuf(err, errlen, "cannot register mfu_phase_stats: %s", sqlite3_errmsg(db));
+			strbuf(err, errlen, "cannot register mfu-report's SQL tables and functions: %s",
+			       sqlite3_errmsg(db));
 			free(variant);
 			return -EIO;
 		}
 		sqlite3_finalize(probe);
-		if (nearest_rank_register(db) != SQLITE_OK) {
-			strbuf(err, errlen, "cannot register mfu_nearest_rank: %s", sqlite3_errmsg(db));
-			free(variant);
-			return -EIO;
-		}
 		sql = analysis_computed_sql(text);
 		if (!sql) {
 			strbuf(err, errlen, "out of memory");

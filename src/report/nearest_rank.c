@@ -38,7 +38,7 @@ static void nr_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 /* The k-th smallest (0-based) of @v[0..n): Hoare's selection with the
  * middle element as pivot (step times come nearly sorted, or all equal). */
-static int64_t select_kth(int64_t *v, size_t n, size_t k)
+int64_t nearest_rank_select(int64_t *v, size_t n, size_t k)
 {
 	long lo = 0, hi = (long)n - 1, kk = (long)k;
 
@@ -90,7 +90,7 @@ static void nr_final(sqlite3_context *ctx)
 	k = rank < 1 ? 0 : (size_t)rank - 1;
 	if (k >= s->n)
 		k = s->n - 1;
-	sqlite3_result_int64(ctx, select_kth(s->v, s->n, k));
+	sqlite3_result_int64(ctx, nearest_rank_select(s->v, s->n, k));
 	free(s->v);
 }
 

@@ -9,6 +9,11 @@
 #define MFU_REPORT_NEAREST_RANK_H
 
 #include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The k-th smallest (0-based, k < n) of @v[0..n), which it reorders. */
+int64_t nearest_rank_select(int64_t *v, size_t n, size_t k);
 
 /* Register mfu_nearest_rank on @db. Returns an SQLite result code. */
 int nearest_rank_register(sqlite3 *db);

@@ -27,9 +27,10 @@
 /* The breakdown verdict runs at most this many SQLite virtual-machine
  * instructions (in thousands): a count, not a time, so that the same
  * database gives the same text on every call (the recap and mfu-report
- * agree byte for byte). About a third of a second on a 2024 core; a run
- * past it gets a line saying where the verdict is. */
-#define SUMMARY_VERDICT_KOPS 60000u
+ * agree byte for byte). About 50 ms on a 2024 core, enough for a run of
+ * 20,000 steps with a few samples each; a run past it gets a line saying
+ * where the verdict is. */
+#define SUMMARY_VERDICT_KOPS 10000u
 
 /* 1 if @stmt (prepared, not stepped) is a run's summary section
  * (analyses/summary.sql), which summary_text_write() knows how to show; 0

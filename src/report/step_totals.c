@@ -1,0 +1,333 @@
+/* mfu_step_totals (step_totals.h). */
+#include "step_totals.h"
+#include "nearest_rank.h"
+
+#include "util.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum arg {
+	A_WALL, A_FLOPS, A_SOURCE, A_LIB, A_MODEL, A_BYTES, A_HW, A_HW64, A_HW32, A_HW16, A_CPU, A_DRAM,
+	A_BEGIN, A_END, A_MFU, A_HFU, A_MBU, A_LIB64, A_LIB32, A_LIBBF16, A_LIB16, A_LIBI8, A_COMPLETE, A_COUNT
+};
+
+/* SQLite's sum() (func.c, 3.40): a double and, while every value is an
+ * integer, an exact 64-bit sum that may overflow. */
+struct sum {
+	double r;
+	int64_t i;
+	int64_t cnt;
+	int approx, overflow;
+};
+
+static void sum_add(struct sum *s, sqlite3_value *v)
+{
+	int type = sqlite3_value_numeric_type(v);
+
+	if (type == SQLITE_NULL)
+		return;
+	s->cnt++;
+	if (type == SQLITE_INTEGER) {
+		int64_t x = sqlite3_value_int64(v);
+		s->r += (double)x;
+		if (!(s->approx | s->overflow) && __builtin_add_overflow(s->i, x, &s->i))
+			s->overflow = 1;
+	} else {
+		s->r += sqlite3_value_double(v);
+		s->approx = 1;
+	}
+}
+
+struct mx {
+	double v;
+	int any;
+};
+
+static void max_add(struct mx *m, sqlite3_value *v)
+{
+	double x;
+
+	if (sqlite3_value_type(v) == SQLITE_NULL)
+		return;
+	x = sqlite3_value_double(v);
+	if (!m->any || x > m->v)
+		m->v = x;
+	m->any = 1;
+}
+
+enum sums {
+	S_WALL, S_MODEL, S_FLOPS, S_FLOPS_NS, S_DECLARED, S_LIBRARY, S_LIB, S_BOTH_DECLARED, S_BOTH_LIB, S_BYTES,
+	S_BYTES_NS, S_HW, S_HW64, S_HW32, S_HW16, S_HW_NS, S_CPU, S_CPU_WALL, S_DRAM, S_DRAM_NS, S_COMMON_FLOPS,
+	S_COMMON_HW, S_COMMON_NS, S_LIBSRC, S_LIBSRC64, S_LIBSRC32, S_LIBSRCBF16, S_LIBSRC16, S_LIBSRCI8,
+	S_COUNT
+};
+
+struct totals {
+	int64_t steps;
+	struct sum s[S_COUNT];
+	int64_t n_flops, n_hw, n_common, n_bytes, n_lib, n_both;
+	int64_t begin_min, end_max;
+	int any_begin, any_end;
+	int64_t incomplete;
+	int64_t *walls; /* the complete steps' wall_ns, for p50 and p95 */
+	size_t nwalls, cap;
+	int oom;
+	struct mx mfu, hfu, mbu;
+};
+
+static int is_null(sqlite3_value *v)
+{
+	return sqlite3_value_type(v) == SQLITE_NULL;
+}
+
+/* x > 0 as SQL says it: NULL and 0 are not */
+static int positive(sqlite3_value *v)
+{
+	return !is_null(v) && sqlite3_value_double(v) > 0;
+}
+
+static void totals_step(sqlite3_context *ctx, int argc, sqlite3_value **a)
+{
+	struct totals *t = sqlite3_aggregate_context(ctx, sizeof(*t));
+	int flops = 0, hw = 0, model = 0, lib_source = 0;
+
+	if (!t || argc != A_COUNT)
+		return;
+	if (sqlite3_value_int(a[A_COMPLETE]) != 1) {
+		t->incomplete++;
+		return;
+	}
+	if (sqlite3_value_type(a[A_WALL]) == SQLITE_INTEGER && !t->oom) {
+		if (array_grow(&t->walls, &t->cap, t->nwalls + 1, sizeof(*t->walls)))
+			t->oom = 1;
+		else
+			t->walls[t->nwalls++] = sqlite3_value_int64(a[A_WALL]);
+	}
+	flops = !is_null(a[A_FLOPS]);
+	hw = !is_null(a[A_HW]);
+	model = !is_null(a[A_MODEL]);
+	t->steps++;
+	sum_add(&t->s[S_WALL], a[A_WALL]);
+	sum_add(&t->s[S_MODEL], a[A_MODEL]);
+	sum_add(&t->s[S_FLOPS], a[A_FLOPS]);
+	if (flops) {
+		sum_add(&t->s[S_FLOPS_NS], a[A_WALL]);
+		t->n_flops++;
+	}
+	if (!is_null(a[A_SOURCE])) {
+		const char *src = (const char *)sqlite3_value_text(a[A_SOURCE]);
+		/* flops_source = 'declared': 1 or 0, summed as integers */
+		t->s[S_DECLARED].cnt++;
+		t->s[S_LIBRARY].cnt++;
+		if (src && strcmp(src, "declared") == 0)
+			t->s[S_DECLARED].i++, t->s[S_DECLARED].r++;
+		if (src && strcmp(src, "library") == 0) {
+			t->s[S_LIBRARY].i++, t->s[S_LIBRARY].r++;
+			lib_source = 1;
+		}
+	}
+	sum_add(&t->s[S_LIB], a[A_LIB]);
+	if (!is_null(a[A_LIB]))
+		t->n_lib++;
+	if (positive(a[A_LIB])) {
+		sum_add(&t->s[S_BOTH_DECLARED], a[A_MODEL]);
+		t->n_both += model;
+	}
+	if (model)
+		sum_add(&t->s[S_BOTH_LIB], a[A_LIB]);
+	sum_add(&t->s[S_BYTES], a[A_BYTES]);
+	if (!is_null(a[A_BYTES])) {
+		sum_add(&t->s[S_BYTES_NS], a[A_WALL]);
+		t->n_bytes++;
+	}
+	sum_add(&t->s[S_HW], a[A_HW]);
+	sum_add(&t->s[S_HW64], a[A_HW64]);
+	sum_add(&t->s[S_HW32], a[A_HW32]);
+	sum_add(&t->s[S_HW16], a[A_HW16]);
+	if (hw) {
+		sum_add(&t->s[S_HW_NS], a[A_WALL]);
+		t->n_hw++;
+		sum_add(&t->s[S_COMMON_FLOPS], a[A_FLOPS]);
+	}
+	sum_add(&t->s[S_CPU], a[A_CPU]);
+	if (!is_null(a[A_CPU]))
+		sum_add(&t->s[S_CPU_WALL], a[A_WALL]);
+	sum_add(&t->s[S_DRAM], a[A_DRAM]);
+	if (!is_null(a[A_DRAM]))
+		sum_add(&t->s[S_DRAM_NS], a[A_WALL]);
+	if (flops) {
+		sum_add(&t->s[S_COMMON_HW], a[A_HW]);
+		t->n_common += hw;
+		if (hw)
+			sum_add(&t->s[S_COMMON_NS], a[A_WALL]);
+	}
+	if (lib_source) {
+		sum_add(&t->s[S_LIBSRC], a[A_LIB]);
+		sum_add(&t->s[S_LIBSRC64], a[A_LIB64]);
+		sum_add(&t->s[S_LIBSRC32], a[A_LIB32]);
+		sum_add(&t->s[S_LIBSRCBF16], a[A_LIBBF16]);
+		sum_add(&t->s[S_LIBSRC16], a[A_LIB16]);
+		sum_add(&t->s[S_LIBSRCI8], a[A_LIBI8]);
+	}
+	if (!is_null(a[A_BEGIN])) {
+		int64_t b = sqlite3_value_int64(a[A_BEGIN]);
+		if (!t->any_begin || b < t->begin_min)
+			t->begin_min = b;
+		t->any_begin = 1;
+	}
+	if (!is_null(a[A_END])) {
+		int64_t e = sqlite3_value_int64(a[A_END]);
+		if (!t->any_end || e > t->end_max)
+			t->end_max = e;
+		t->any_end = 1;
+	}
+	max_add(&t->mfu, a[A_MFU]);
+	max_add(&t->hfu, a[A_HFU]);
+	max_add(&t->mbu, a[A_MBU]);
+}
+
+struct out {
+	char *buf;
+	size_t len, cap;
+	int err;
+};
+
+static void key(struct out *o, const char *name)
+{
+	char k[64];
+	int n = snprintf(k, sizeof(k), "%s\"%s\":", o->len > 1 ? "," : "", name);
+
+	if (!o->err && buf_append(&o->buf, &o->len, &o->cap, k, (size_t)n))
+		o->err = 1;
+}
+
+static void raw(struct out *o, const char *s)
+{
+	if (!o->err && buf_append(&o->buf, &o->len, &o->cap, s, strlen(s)))
+		o->err = 1;
+}
+
+static void put_real(struct out *o, const char *name, double v)
+{
+	char num[40];
+
+	key(o, name);
+	if (isnan(v))
+		raw(o, "null");
+	else if (isinf(v))
+		raw(o, v > 0 ? "9e999" : "-9e999");
+	else {
+		snprintf(num, sizeof(num), "%.17g", v);
+		/* a double stays a double in JSON: "3" would read back as an integer */
+		if (!strpbrk(num, ".eE"))
+			strcat(num, ".0");
+		raw(o, num);
+	}
+}
+
+static void put_int(struct out *o, const char *name, int64_t v)
+{
+	char num[32];
+
+	key(o, name);
+	snprintf(num, sizeof(num), "%lld", (long long)v);
+	raw(o, num);
+}
+
+static void put_null(struct out *o, const char *name)
+{
+	key(o, name);
+	raw(o, "null");
+}
+
+/* SQLite's sumFinalize; 1 on an integer overflow */
+static int put_sum(struct out *o, const char *name, const struct sum *s)
+{
+	if (s->cnt == 0)
+		put_null(o, name);
+	else if (s->overflow)
+		return 1;
+	else if (s->approx)
+		put_real(o, name, s->r);
+	else
+		put_int(o, name, s->i);
+	return 0;
+}
+
+static void put_max(struct out *o, const char *name, const struct mx *m)
+{
+	if (m->any)
+		put_real(o, name, m->v);
+	else
+		put_null(o, name);
+}
+
+static void totals_final(sqlite3_context *ctx)
+{
+	struct totals zero = { 0 }, *t = sqlite3_aggregate_context(ctx, 0);
+	static const char *const names[S_COUNT] = {
+		"wall_ns", "model_flops", "flops", "flops_ns", "n_declared", "n_library", "lib_flops",
+		"both_declared", "both_lib", "model_bytes", "model_bytes_ns", "hw_flops", "hw_flops_fp64",
+		"hw_flops_fp32", "hw_flops_fp16", "hw_flops_ns", "cpu_ns", "cpu_wall_ns", "dram_bytes", "dram_ns",
+		"common_flops", "common_hw", "common_ns", "lib", "lib_fp64", "lib_fp32", "lib_bf16", "lib_fp16",
+		"lib_int8",
+	};
+	struct out o = { 0 };
+	int overflow = 0;
+
+	if (!t)
+		t = &zero;
+	raw(&o, "{");
+	put_int(&o, "steps", t->steps);
+	for (int i = 0; i < S_COUNT; i++)
+		overflow |= put_sum(&o, names[i], &t->s[i]);
+	if (t->s[S_WALL].cnt)
+		put_real(&o, "mean_ns", t->s[S_WALL].r / (double)t->s[S_WALL].cnt);
+	else
+		put_null(&o, "mean_ns");
+	if (t->any_begin && t->any_end)
+		put_int(&o, "e2e_ns", t->end_max - t->begin_min);
+	else
+		put_null(&o, "e2e_ns");
+	put_int(&o, "all_flops", t->n_flops == t->steps);
+	put_int(&o, "n_flops", t->n_flops);
+	put_int(&o, "n_hw", t->n_hw);
+	put_int(&o, "n_common", t->n_common);
+	put_int(&o, "n_bytes", t->n_bytes);
+	put_int(&o, "n_lib", t->n_lib);
+	put_int(&o, "n_both", t->n_both);
+	put_max(&o, "max_mfu", &t->mfu);
+	put_max(&o, "max_hfu", &t->hfu);
+	put_max(&o, "max_mbu", &t->mbu);
+	put_int(&o, "incomplete", t->incomplete);
+	/* nearest rank ceil(p/100 x n), as summary.sql's pct */
+	if (t->nwalls && !t->oom) {
+		put_int(&o, "p50_ns", nearest_rank_select(t->walls, t->nwalls, (50 * t->nwalls + 99) / 100 - 1));
+		put_int(&o, "p95_ns", nearest_rank_select(t->walls, t->nwalls, (95 * t->nwalls + 99) / 100 - 1));
+	} else {
+		put_null(&o, "p50_ns");
+		put_null(&o, "p95_ns");
+	}
+	raw(&o, "}");
+	free(t->walls);
+	t->walls = NULL;
+	if (t->oom)
+		o.err = 1;
+	if (overflow)
+		sqlite3_result_error(ctx, "integer overflow", -1);
+	else if (o.err)
+		sqlite3_result_error_nomem(ctx);
+	else
+		sqlite3_result_text(ctx, o.buf, (int)o.len, SQLITE_TRANSIENT);
+	free(o.buf);
+}
+
+int step_totals_register(sqlite3 *db)
+{
+	return sqlite3_create_function(db, "mfu_step_totals", A_COUNT, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, NULL,
+				       totals_step, totals_final);
+}
