@@ -1,6 +1,5 @@
 #include "analysis.h"
 #include "embedded.h"
-#include "nearest_rank.h"
 #include "step_totals.h"
 #include "phase_stats.h"
 #include "util.h"
@@ -147,10 +146,9 @@ int analysis_prepare_summary(const struct analysis *a, sqlite3 *db, int summary,
 		sqlite3_stmt *probe = NULL;
 
 		/* mfu_phase_stats, registered once per connection (the probe is
-		 * only prepared, never run), mfu_nearest_rank and mfu_step_totals */
+		 * only prepared, never run), and mfu_step_totals */
 		if (sqlite3_prepare_v2(db, "SELECT 1 FROM mfu_phase_stats", -1, &probe, NULL) != SQLITE_OK &&
-		    (phase_stats_register(db) || nearest_rank_register(db) != SQLITE_OK ||
-		     step_totals_register(db) != SQLITE_OK)) {
+		    (phase_stats_register(db) || step_totals_register(db) != SQLITE_OK)) {
 			sqlite3_finalize(probe);
 			strbuf(err, errlen, "cannot register mfu-report's SQL tables and functions: %s",
 			       sqlite3_errmsg(db));
