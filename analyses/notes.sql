@@ -36,7 +36,7 @@
 WITH
 r AS (SELECT * FROM run WHERE id = 1),
 rf AS (SELECT * FROM run_flops),
--- One scan of the steps for the counts below (a run may have a million):
+-- Two scans of the steps for the counts below (a run may have a million):
 -- how many declared their FLOPs and bytes, and the highest utilizations
 -- (step.mfu, hfu, mbu: analyses/views.sql), above 100% impossible. Which steps and
 -- how many are looked up only then.
@@ -45,27 +45,35 @@ rf AS (SELECT * FROM run_flops),
 -- the time on a million steps).
 -- @computed: s AS MATERIALIZED (SELECT json_extract(t, '$.steps') AS steps, json_extract(t, '$.n_flops') AS with_flops, json_extract(t, '$.n_bytes') AS with_bytes, json_extract(t, '$.max_mfu') AS max_mfu, json_extract(t, '$.n_library') AS n_library, json_extract(t, '$.lib') AS lib, json_extract(t, '$.lib_fp64') AS lib_fp64, json_extract(t, '$.lib_fp32') AS lib_fp32, json_extract(t, '$.lib_bf16') AS lib_bf16, json_extract(t, '$.lib_fp16') AS lib_fp16, json_extract(t, '$.lib_int8') AS lib_int8, json_extract(t, '$.lib_flops') AS lib_all, json_extract(t, '$.n_lib') AS n_lib, json_extract(t, '$.n_both') AS n_both, json_extract(t, '$.both_declared') AS both_declared, json_extract(t, '$.both_lib') AS both_lib, json_extract(t, '$.max_hfu') AS max_hfu, json_extract(t, '$.max_mbu') AS max_mbu, json_extract(t, '$.n_hw') AS with_hw, json_extract(t, '$.n_common') AS n_common FROM (SELECT mfu_step_totals(NULL, flops, flops_source, lib_flops, model_flops, model_bytes, hw_flops, NULL, NULL, NULL, NULL, NULL, NULL, NULL, mfu, hfu, mbu, lib_flops_fp64, lib_flops_fp32, lib_flops_bf16, lib_flops_fp16, lib_ops_int8, complete) AS t FROM step WHERE complete = 1)),
 s AS MATERIALIZED (
-  SELECT COUNT(*)                            AS steps,
-         COUNT(flops)                        AS with_flops,
-         COUNT(model_bytes)                  AS with_bytes,
-         MAX(mfu)                            AS max_mfu,
-         SUM(flops_source = 'library')       AS n_library,
-         SUM(CASE WHEN flops_source = 'library' THEN lib_flops END) AS lib,
-         SUM(CASE WHEN flops_source = 'library' THEN lib_flops_fp64 END) AS lib_fp64,
-         SUM(CASE WHEN flops_source = 'library' THEN lib_flops_fp32 END) AS lib_fp32,
-         SUM(CASE WHEN flops_source = 'library' THEN lib_flops_bf16 END) AS lib_bf16,
-         SUM(CASE WHEN flops_source = 'library' THEN lib_flops_fp16 END) AS lib_fp16,
-         SUM(CASE WHEN flops_source = 'library' THEN lib_ops_int8 END)   AS lib_int8,
-         SUM(lib_flops)                      AS lib_all,
-         COUNT(lib_flops)                    AS n_lib,
-         COUNT(CASE WHEN lib_flops > 0 THEN model_flops END)             AS n_both,
-         SUM(CASE WHEN lib_flops > 0 THEN model_flops END)               AS both_declared,
-         SUM(CASE WHEN model_flops IS NOT NULL THEN lib_flops END)       AS both_lib,
-         MAX(hfu)                            AS max_hfu,
-         MAX(mbu)                            AS max_mbu,
-         COUNT(hw_flops)                     AS with_hw,
-         COUNT(CASE WHEN flops IS NOT NULL THEN hw_flops END) AS n_common
-  FROM step WHERE complete = 1
+  SELECT * FROM (
+    SELECT COUNT(*)                            AS steps,
+           COUNT(flops)                        AS with_flops,
+           COUNT(model_bytes)                  AS with_bytes,
+           MAX(mfu)                            AS max_mfu,
+           SUM(lib_flops)                      AS lib_all,
+           COUNT(lib_flops)                    AS n_lib,
+           COUNT(CASE WHEN lib_flops > 0 THEN model_flops END)             AS n_both,
+           SUM(CASE WHEN lib_flops > 0 THEN model_flops END)               AS both_declared,
+           SUM(CASE WHEN model_flops IS NOT NULL THEN lib_flops END)       AS both_lib,
+           MAX(hfu)                            AS max_hfu,
+           MAX(mbu)                            AS max_mbu,
+           COUNT(hw_flops)                     AS with_hw,
+           COUNT(CASE WHEN flops IS NOT NULL THEN hw_flops END) AS n_common
+    FROM step WHERE complete = 1
+  ) CROSS JOIN (
+    -- The steps whose MFU uses their library calls' FLOPs, in a scan of
+    -- their own: flops_source is a virtual column, computed again at every
+    -- mention, and seven CASEs on it in the scan above cost 0.3 s a
+    -- million steps (the report's 30% slowdown of f87391b).
+    SELECT COUNT(*)                            AS n_library,
+           SUM(lib_flops)                      AS lib,
+           SUM(lib_flops_fp64)                 AS lib_fp64,
+           SUM(lib_flops_fp32)                 AS lib_fp32,
+           SUM(lib_flops_bf16)                 AS lib_bf16,
+           SUM(lib_flops_fp16)                 AS lib_fp16,
+           SUM(lib_ops_int8)                   AS lib_int8
+    FROM step WHERE complete = 1 AND flops_source = 'library'
+  )
 ),
 -- @end
 imp(ord, what, worst) AS (
@@ -75,12 +83,14 @@ imp(ord, what, worst) AS (
 ),
 -- Per phase name, what the phases section divides: the sums and the union
 -- of the occurrences' intervals within each step (see phases.sql, whose
--- CTEs bad, ok, reach and un these are). mfu-report reads them from its
+-- CTEs bad, ok, reach and un these are), and how many occurrences have
+-- flops, hw_flops and both (the span note below: one scan of the phases
+-- for both, not a second GROUP BY name of a million rows, which cost 1 s). mfu-report reads them from its
 -- mfu_phase_stats table instead (computed once for phases and notes).
 -- The summary for people leaves the phases' notes to the phases section:
 -- reading every phase costs seconds on a million steps.
--- @summary: pg AS (SELECT NULL AS name, 0 AS flops, 0 AS union_flops_ns, 0 AS hw_flops, 0 AS union_hw_ns, 0 AS model_bytes, 0 AS union_bytes_ns WHERE 0),
--- @computed: pg AS MATERIALIZED (SELECT name, flops, union_flops_ns, hw_flops, union_hw_ns, model_bytes, union_bytes_ns FROM mfu_phase_stats),
+-- @summary: pg AS (SELECT NULL AS name, 0 AS n, 0 AS first_id, 0 AS n_flops, 0 AS n_hw, 0 AS n_both, 0 AS flops, 0 AS union_flops_ns, 0 AS hw_flops, 0 AS union_hw_ns, 0 AS model_bytes, 0 AS union_bytes_ns WHERE 0),
+-- @computed: pg AS MATERIALIZED (SELECT name, n, first_id, n_flops, n_hw, n_both, flops, union_flops_ns, hw_flops, union_hw_ns, model_bytes, union_bytes_ns FROM mfu_phase_stats),
 pg AS (
   WITH
   bad AS MATERIALIZED (SELECT step FROM step WHERE complete = 0),
@@ -88,7 +98,7 @@ pg AS (
     SELECT * FROM phase WHERE complete = 1 AND (step IS NULL OR step NOT IN bad)
   ),
   reach AS (
-    SELECT name, begin_ns, end_ns, flops, hw_flops, model_bytes,
+    SELECT name, id, begin_ns, end_ns, flops, hw_flops, model_bytes,
            MAX(end_ns) OVER (PARTITION BY name, step, flops IS NULL ORDER BY begin_ns
                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r_flops,
            MAX(end_ns) OVER (PARTITION BY name, step, hw_flops IS NULL ORDER BY begin_ns
@@ -98,6 +108,8 @@ pg AS (
     FROM ok
   )
   SELECT name,
+         COUNT(*) AS n, MIN(id) AS first_id, COUNT(flops) AS n_flops, COUNT(hw_flops) AS n_hw,
+         COUNT(CASE WHEN flops IS NOT NULL THEN hw_flops END) AS n_both,
          SUM(flops) AS flops,
          SUM(CASE WHEN flops IS NOT NULL THEN
                MAX(0, end_ns - MAX(begin_ns, coalesce(r_flops, begin_ns))) END) AS union_flops_ns,
@@ -225,11 +237,9 @@ lines(ord, sub, kind, text, missing, alert) AS (
          'phases whose mfu and hfu cover different occurrences (of the complete ones): '
          || group_concat(name || ' (mfu ' || nf || ', hfu ' || nh || ' of ' || n || ')', ', '),
          1, 0
-  FROM (SELECT name, count(*) AS n, count(flops) AS nf, count(hw_flops) AS nh, min(id) AS first
-        FROM phase WHERE complete = 1 GROUP BY name
-        HAVING count(flops) > 0 AND count(hw_flops) > 0
-           AND (count(flops) <> count(CASE WHEN flops IS NOT NULL THEN hw_flops END)
-                OR count(hw_flops) <> count(CASE WHEN flops IS NOT NULL THEN hw_flops END))
+  FROM (SELECT name, n, n_flops AS nf, n_hw AS nh, first_id AS first
+        FROM pg
+        WHERE n_flops > 0 AND n_hw > 0 AND (n_flops <> n_both OR n_hw <> n_both)
         ORDER BY first)
   WHERE (SELECT emulated FROM r) IS NULL
   HAVING count(*) > 0  UNION ALL

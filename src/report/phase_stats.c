@@ -34,7 +34,7 @@ enum { R_NAME, R_ID, R_STEP, R_WALL, R_FLOPS, R_HW_FLOPS, R_MODEL_BYTES, R_CPU, 
 static const char table_sql[] =
 	"CREATE TABLE x(name, n, first_id, total_ns, flops, flops_ns, hw_flops, hw_flops_ns,"
 	" model_bytes, model_bytes_ns, cpu_ns, dram_bytes, dram_ns, model_flops, lib_flops, nd, nl, p50_ns, p95_ns,"
-	" union_ns, union_flops_ns, union_hw_ns, union_bytes_ns, union_dram_ns)";
+	" union_ns, union_flops_ns, union_hw_ns, union_bytes_ns, union_dram_ns, n_flops, n_hw, n_both)";
 
 enum { C_NAME, C_N, C_FIRST_ID, C_SUMS, C_P50 = C_SUMS + 14, C_P95, C_UNION };
 
@@ -42,6 +42,10 @@ enum { C_NAME, C_N, C_FIRST_ID, C_SUMS, C_P50 = C_SUMS + 14, C_P95, C_UNION };
  * phase at once count once): of all of them, and of those that declared or
  * counted each value (the time its MFU, HFU, MBU and DRAM figures divide by). */
 enum { U_ALL, U_FLOPS, U_HW, U_BYTES, U_DRAM, NUNIONS };
+
+/* After the unions: how many occurrences have flops, hw_flops and both
+ * (the notes' span: mfu and hfu of a phase over different occurrences). */
+enum { C_NFLOPS = C_UNION + NUNIONS, C_NHW, C_NBOTH };
 
 /* An occurrence's step, begin_ns and end_ns as SQLite holds them: NULL,
  * an integer, or (only in an edited database) a real, whose bits v[] then
@@ -85,6 +89,7 @@ struct group {
 	char *name;
 	int name_len, blob;
 	int64_t n, first_id;
+	int64_t nflops, nhw, nboth;
 	struct sum sums[NSUMS];
 	double *walls;         /* the non-NULL wall times, for the percentiles */
 	size_t nwalls, cap;
@@ -532,6 +537,9 @@ static int stats_compute(struct stats_vtab *vt, struct stats *s)
 			goto out;
 		}
 		g->n++;
+		g->nflops += row[R_FLOPS].type != SQLITE_NULL;
+		g->nhw += row[R_HW_FLOPS].type != SQLITE_NULL;
+		g->nboth += row[R_FLOPS].type != SQLITE_NULL && row[R_HW_FLOPS].type != SQLITE_NULL;
 		if (id < g->first_id)
 			g->first_id = id;
 		for (size_t i = 0; i < NSUMS; i++)
@@ -736,6 +744,9 @@ static int vt_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
 		break;
 	case C_N: sqlite3_result_int64(ctx, g->n); break;
 	case C_FIRST_ID: sqlite3_result_int64(ctx, g->first_id); break;
+	case C_NFLOPS: sqlite3_result_int64(ctx, g->nflops); break;
+	case C_NHW: sqlite3_result_int64(ctx, g->nhw); break;
+	case C_NBOTH: sqlite3_result_int64(ctx, g->nboth); break;
 	case C_P50:
 	case C_P95: {
 		int i = col - C_P50;

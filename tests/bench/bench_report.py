@@ -32,6 +32,10 @@ load. --formats '' leaves this part out.
 -I) of the four software counters and of the library calls (N = 360,000 is
 an hour), for timing the intervals section and the whole-run figures.
 
+It also times `steps phases --format csv` against the sqlite3 shell's csv
+dump of the step table (`SELECT * FROM step`), the floor issue 27 sets
+(target: at most 1.2x), with --baseline interleaved; medians.
+
 The mfu-report binary comes from --report, else $MFU_REPORT, else
 build/src/report/mfu-report under the source tree.
 """
@@ -224,6 +228,8 @@ def main():
             wall, cpu = timed(sections)
             print('mfu-report %-14s --format csv > /dev/null: %6.3f s wall, %6.3f s CPU (best of %d)'
                   % (' '.join(sections), wall, cpu, args.repeat))
+        if args.repeat > 0:
+            time_against_dump(args, path)
         formats = [x for x in args.formats.split(',') if x]
         if formats and args.repeat > 0:
             time_formats(args, path, formats)
@@ -243,6 +249,38 @@ def run_once(cmd, stdin=None):
         sys.stderr.write(err.decode(errors='replace'))
         sys.exit('bench_report: %s exited %d' % (' '.join(cmd), p.returncode))
     return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
+
+
+def time_against_dump(args, path):
+    """`steps phases --format csv` against the sqlite3 shell's csv dump of
+    the step table (issue 27's floor: the rows the report reads, before any
+    of its work), and against --baseline, interleaved in every round; median
+    CPU seconds of --repeat rounds and the ratio to the floor."""
+    sqlite = shutil.which('sqlite3')
+    configs = []
+    if sqlite:
+        configs.append(('sqlite3 -csv select * from step', [sqlite, '-readonly', '-csv', '-header', path,
+                                                            'SELECT * FROM step']))
+    configs.append(('mfu-report steps phases', [args.report, '--db', path, 'steps', 'phases',
+                                                '--format', 'csv']))
+    if args.baseline:
+        configs.append(('baseline steps phases', [args.baseline, '--db', path, 'steps', 'phases',
+                                                  '--format', 'csv']))
+    got = {label: [] for label, _ in configs}
+    for _ in range(args.repeat):
+        for label, cmd in configs:
+            got[label].append(run_once(cmd)[:2])
+    def median(xs):
+        xs = sorted(xs)
+        return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+    floor = median([c for _, c in got[configs[0][0]]]) if sqlite else None
+    print('steps phases against the dump of the step table, median of %d (load %.2f):'
+          % (args.repeat, os.getloadavg()[0]))
+    for label, _ in configs:
+        cpu = median([c for _, c in got[label]])
+        wall = median([w for w, _ in got[label]])
+        ratio = '  %5.2fx the floor (CPU; target <= 1.2)' % (cpu / floor) if floor else ''
+        print('  %-32s %6.3f s wall, %6.3f s CPU%s' % (label, wall, cpu, ratio))
 
 
 def time_formats(args, path, sections):
