@@ -193,9 +193,10 @@ out:
 	return rc;
 }
 
-/* @name@ in @sql -> the text of analyses/name.sql without its final ';'.
+/* @name@ in @sql -> the text of analyses/name.sql without its final ';',
+ * or @own_sql for @own_name@ when @own_name is not NULL.
  * Returns a malloc'd string or NULL (out of memory, or an unknown name). */
-static char *substitute(const char *sql)
+static char *substitute_own(const char *sql, const char *own_name, const char *own_sql)
 {
 	size_t cap = 0, len = 0;
 	char *out = NULL;
@@ -212,7 +213,7 @@ static char *substitute(const char *sql)
 			memcpy(name, p + 1, (size_t)(end - p - 1));
 			name[end - p - 1] = '\0';
 			const struct analysis *a = analysis_find(name);
-			text = a ? analysis_sql(a) : NULL;
+			text = own_name && strcmp(name, own_name) == 0 ? own_sql : a ? analysis_sql(a) : NULL;
 		}
 		if (text) {
 			n = strlen(text);
@@ -230,6 +231,11 @@ static char *substitute(const char *sql)
 	return out;
 }
 
+static char *substitute(const char *sql)
+{
+	return substitute_own(sql, NULL, NULL);
+}
+
 char *analysis_expand(const char *file)
 {
 	const struct mfu_embedded *e = embedded_find(mfu_analysis_files, file);
@@ -237,9 +243,30 @@ char *analysis_expand(const char *file)
 	return e ? substitute(e->text) : NULL;
 }
 
-int analysis_verdict(const struct analysis *a, sqlite3 *db, char **text, char *err, size_t errlen)
+/* The SELECT of one row: "SELECT ?1 AS "c1", ?2 AS "c2"..." with the
+ * column names of @row, or NULL when out of memory. */
+static char *row_select(sqlite3_stmt *row)
 {
-	char file[80];
+	size_t cap = 0, len = 0;
+	char *out = NULL, *item;
+	int ok = !buf_append(&out, &len, &cap, "SELECT ", 7);
+
+	for (int i = 0; ok && i < sqlite3_column_count(row); i++) {
+		item = sqlite3_mprintf("%s?%d AS \"%w\"", i ? ", " : "", i + 1, sqlite3_column_name(row, i));
+		ok = item && !buf_append(&out, &len, &cap, item, strlen(item));
+		sqlite3_free(item);
+	}
+	if (!ok) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+int analysis_verdict_row(const struct analysis *a, sqlite3 *db, sqlite3_stmt *row, char **text, char *err,
+			 size_t errlen)
+{
+	char file[80], *own = NULL;
 	const struct mfu_embedded *e;
 	sqlite3_stmt *st = NULL;
 	char *sql;
@@ -251,18 +278,35 @@ int analysis_verdict(const struct analysis *a, sqlite3 *db, char **text, char *e
 	e = embedded_find(mfu_analysis_files, file);
 	if (!e)
 		return 0;
-	sql = substitute(e->text);
+	if (row && !(own = row_select(row)))
+		return -ENOMEM;
+	sql = substitute_own(e->text, row ? a->name : NULL, own);
+	free(own);
 	if (!sql)
 		return -ENOMEM;
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
 		strbuf(err, errlen, "%s: %s", file, sqlite3_errmsg(db));
 		rc = -EIO;
-	} else if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
+		goto out;
+	}
+	for (int i = 0; row && i < sqlite3_column_count(row); i++)
+		if (sqlite3_bind_value(st, i + 1, sqlite3_column_value(row, i)) != SQLITE_OK) {
+			strbuf(err, errlen, "%s: %s", file, sqlite3_errmsg(db));
+			rc = -EIO;
+			goto out;
+		}
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
 		*text = strdup((const char *)sqlite3_column_text(st, 0));
 		if (!*text)
 			rc = -ENOMEM;
 	}
+out:
 	sqlite3_finalize(st);
 	free(sql);
 	return rc;
+}
+
+int analysis_verdict(const struct analysis *a, sqlite3 *db, char **text, char *err, size_t errlen)
+{
+	return analysis_verdict_row(a, db, NULL, text, err, errlen);
 }

@@ -65,4 +65,12 @@ char *analysis_expand(const char *file);
  * message in @err. */
 int analysis_verdict(const struct analysis *a, sqlite3 *db, char **text, char *err, size_t errlen);
 
+/* analysis_verdict(), with @a's own rows (@name@ for a's name in its
+ * verdict) the one row @row is on: its columns bound as they are, the
+ * section not run again (the waterfall's verdict reads only its all-steps
+ * row, which --html has read already: 1.5 s of a million steps). @row
+ * NULL: analysis_verdict(). */
+int analysis_verdict_row(const struct analysis *a, sqlite3 *db, sqlite3_stmt *row, char **text, char *err,
+			 size_t errlen);
+
 #endif

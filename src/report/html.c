@@ -233,12 +233,25 @@ static int out_section(struct html *h, const char *name, size_t max_rows)
 	return rc;
 }
 
-/* "name": the one-line verdict of analysis @name, or null. */
-static int out_verdict(struct html *h, const char *name)
+/* Whether @st (the waterfall, read by out_rows()) is on its all-steps
+ * row: a row was read and its step is NULL. */
+static int waterfall_all_steps(sqlite3_stmt *st)
+{
+	if (!sqlite3_stmt_busy(st) || sqlite3_data_count(st) == 0)
+		return 0;
+	for (int i = 0; i < sqlite3_column_count(st); i++)
+		if (strcmp(sqlite3_column_name(st, i), "step") == 0)
+			return sqlite3_column_type(st, i) == SQLITE_NULL;
+	return 0;
+}
+
+/* "name": the one-line verdict of analysis @name, or null; @row, if not
+ * NULL, is on the row of @name the verdict reads (analysis_verdict_row). */
+static int out_verdict(struct html *h, const char *name, sqlite3_stmt *row)
 {
 	const struct analysis *a = analysis_find(name);
 	char *text = NULL, msg[512];
-	int rc = a ? analysis_verdict(a, h->db, &text, msg, sizeof(msg)) : 0;
+	int rc = a ? analysis_verdict_row(a, h->db, row, &text, msg, sizeof(msg)) : 0;
 
 	if (rc) {
 		strbuf(h->err, h->errlen, "%s verdict: %s", name, rc == -ENOMEM ? "out of memory" : msg);
@@ -539,6 +552,7 @@ static int out_data(struct html *h, const struct html_info *info)
 		"summary", "notes", "phases", "phase_breakdown", "peaks", "dispatch",
 	};
 	static const char *const verdicts[] = { "breakdown", "waterfall", "dispatch" };
+	sqlite3_stmt *waterfall = NULL;
 	int rc;
 
 	out_str(h, "{\"format\":1,\"mfu_report\":");
@@ -559,16 +573,26 @@ static int out_data(struct html *h, const struct html_info *info)
 			return rc;
 	}
 	/* the waterfall's first row is all the steps together; one row per
-	 * step after it is more than a chart of the run needs */
+	 * step after it is more than a chart of the run needs. Its verdict
+	 * reads that row too: from the statement, still on it, not from the
+	 * section run again. */
 	out_str(h, ",\n");
-	if ((rc = out_section(h, "waterfall", 1)))
-		return rc;
+	if ((rc = prepare(h, "waterfall", &waterfall)))
+		goto out;
+	out_json_cstr(h, "waterfall");
+	out_str(h, ":");
+	if ((rc = out_rows(h, waterfall, "waterfall", 1)))
+		goto out;
 	out_str(h, "},\n\"verdicts\":{");
 	for (size_t i = 0; i < ARRAY_SIZE(verdicts); i++) {
+		int own = strcmp(verdicts[i], "waterfall") == 0 && waterfall_all_steps(waterfall);
+
 		out_str(h, i ? "," : "");
-		if ((rc = out_verdict(h, verdicts[i])))
-			return rc;
+		if ((rc = out_verdict(h, verdicts[i], own ? waterfall : NULL)))
+			goto out;
 	}
+	sqlite3_finalize(waterfall);
+	waterfall = NULL;
 	out_str(h, "},\n");
 	if ((rc = out_breakdown_sums(h)))
 		return rc;
@@ -580,6 +604,9 @@ static int out_data(struct html *h, const struct html_info *info)
 		return rc;
 	out_str(h, "}");
 	return h->werr;
+out:
+	sqlite3_finalize(waterfall);
+	return rc;
 }
 
 /* html_write(); *@write_failed tells a failed write from the rest. */

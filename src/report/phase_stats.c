@@ -16,19 +16,26 @@ static const char bad_sql[] = "SELECT step FROM step WHERE complete = 0 ORDER BY
 static const char rows_sql[] =
 	"SELECT name, id, step, wall_ns, flops, hw_flops, model_bytes, cpu_ns,"
 	" coalesce(dram_bytes, dram_read_bytes + dram_write_bytes), model_flops, lib_flops,"
-	" flops_source = 'declared', flops_source = 'library', begin_ns, end_ns"
+	" CASE flops_source WHEN 'declared' THEN 1 WHEN 'library' THEN 2 END, begin_ns, end_ns"
 	" FROM phase NOT INDEXED WHERE complete = 1";
 /* mfu-report --skip-steps shadows the phase table with a TEMP view, which
  * takes no NOT INDEXED. */
 static const char rows_view_sql[] =
 	"SELECT name, id, step, wall_ns, flops, hw_flops, model_bytes, cpu_ns,"
 	" coalesce(dram_bytes, dram_read_bytes + dram_write_bytes), model_flops, lib_flops,"
-	" flops_source = 'declared', flops_source = 'library', begin_ns, end_ns"
+	" CASE flops_source WHEN 'declared' THEN 1 WHEN 'library' THEN 2 END, begin_ns, end_ns"
 	" FROM phase WHERE complete = 1";
 
-/* R_FLOPS is the MFU numerator (phase.flops: declared, else library). */
+/* R_FLOPS is the MFU numerator (phase.flops: declared, else library).
+ * R_SOURCE is flops_source as 1 (declared), 2 (library) or NULL: one
+ * mention of the virtual column, which SQLite computes again at each
+ * (two comparisons cost 0.1 s a million phases more). */
 enum { R_NAME, R_ID, R_STEP, R_WALL, R_FLOPS, R_HW_FLOPS, R_MODEL_BYTES, R_CPU, R_DRAM, R_MODEL_FLOPS,
-       R_LIB_FLOPS, R_DECLARED, R_LIBRARY, R_BEGIN, R_END };
+       R_LIB_FLOPS, R_SOURCE, R_BEGIN, R_END };
+/* A row's values: the columns R_WALL to R_LIB_FLOPS, then flops_source =
+ * 'declared' and = 'library' as SQL has them (NULL, 0 or 1), made from
+ * R_SOURCE. */
+enum { R_DECLARED = R_SOURCE, R_LIBRARY, R_NCELLS };
 
 /* The table's columns; the sums come first, in the order of enum sum_col. */
 static const char table_sql[] =
@@ -518,12 +525,12 @@ static int stats_compute(struct stats_vtab *vt, struct stats *s)
 		int len = sqlite3_column_bytes(st, R_NAME);
 		struct group *g = group_get(s, name ? name : (const unsigned char *)"", name ? len : 0, blob);
 		int64_t id = sqlite3_column_int64(st, R_ID);
-		struct cell row[R_LIBRARY + 1];
+		struct cell row[R_NCELLS];
 
 		/* Each column once, through its sqlite3_value: half the cost of
 		 * sqlite3_column_type() plus a getter (such use of the value is
 		 * only unsafe across threads, and one thread reads here). */
-		for (int i = R_WALL; i <= R_LIBRARY; i++) {
+		for (int i = R_WALL; i <= R_LIB_FLOPS; i++) {
 			sqlite3_value *v = sqlite3_column_value(st, i);
 
 			row[i].type = sqlite3_value_type(v);
@@ -531,6 +538,14 @@ static int stats_compute(struct stats_vtab *vt, struct stats *s)
 				row[i].i = sqlite3_value_int64(v);
 			else if (row[i].type != SQLITE_NULL)
 				row[i].r = sqlite3_value_double(v);
+		}
+		{
+			sqlite3_value *v = sqlite3_column_value(st, R_SOURCE);
+			int64_t src = sqlite3_value_int64(v);
+			int type = sqlite3_value_type(v) == SQLITE_NULL ? SQLITE_NULL : SQLITE_INTEGER;
+
+			row[R_DECLARED] = (struct cell){ .type = type, .i = src == 1 };
+			row[R_LIBRARY] = (struct cell){ .type = type, .i = src == 2 };
 		}
 		if (!g || wall_add(g, &row[R_WALL])) {
 			rc = SQLITE_NOMEM;
