@@ -3,6 +3,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -278,14 +279,12 @@ put_back:
 	return rc;
 }
 
-int db_open_readonly(const char *path, sqlite3 **out, char *err, size_t errlen)
+/* Whether PATH is a readable, non-empty file, before SQLite sees it. */
+static int check_file(const char *path, char *err, size_t errlen)
 {
 	struct stat st;
-	sqlite3 *db = NULL;
-	sqlite3_stmt *st_ver = NULL;
-	int rc, version, has_run = 0;
+	int rc;
 
-	*out = NULL;
 	if (stat(path, &st) < 0) {
 		rc = -errno;
 		strbuf(err, errlen, "%s: %s", path, rc == -ENOENT ? "no such file (record one with mfu-record -o FILE -- COMMAND)" : strerror(-rc));
@@ -304,49 +303,76 @@ int db_open_readonly(const char *path, sqlite3 **out, char *err, size_t errlen)
 		strbuf(err, errlen, "%s: empty file, not an mfu database", path);
 		return -EPROTO;
 	}
-	/* A database left in WAL mode (its recorder was killed, or a copy of a
-	 * live one) needs -shm/-wal side files to be opened normally. When it
-	 * has no -wal file there is nothing to recover: open it immutable, so
-	 * that reading it creates nothing next to it. With a -wal file the side
-	 * files exist already and SQLite reads the WAL's content. */
-	{
-		unsigned char hdr[20] = { 0 };
-		char wal[4096], uri[4200];
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		int wal_mode = fd >= 0 && read(fd, hdr, sizeof(hdr)) == (ssize_t)sizeof(hdr) &&
-			       memcmp(hdr, "SQLite format 3", 16) == 0 && hdr[18] == 2;
-		if (fd >= 0)
-			close(fd);
-		int immutable = wal_mode && strbuf(wal, sizeof(wal), "%s-wal", path) == 0 && access(wal, F_OK) != 0;
-		if (immutable) {
-			/* a URI path needs ?, # and % escaped; "//" would start an
-			 * authority, so leading slashes collapse to one */
-			const char *c = path;
-			size_t k = (size_t)snprintf(uri, sizeof(uri), "file:");
-			if (*c == '/')
-				while (c[1] == '/')
-					c++;
-			for (; *c; c++) {
-				if (k + 16 >= sizeof(uri)) {
-					strbuf(err, errlen, "%s: path too long", path);
-					rc = -ENAMETOOLONG;
-					goto fail;
-				}
-				if (*c == '?' || *c == '#' || *c == '%')
-					k += (size_t)snprintf(uri + k, sizeof(uri) - k, "%%%02X", (unsigned char)*c);
-				else
-					uri[k++] = *c;
-			}
-			uri[k] = '\0';
-			strbuf(uri + k, sizeof(uri) - k, "?immutable=1");
-		}
-		if (sqlite3_open_v2(immutable ? uri : path, &db,
-				    SQLITE_OPEN_READONLY | (immutable ? SQLITE_OPEN_URI : 0), NULL) != SQLITE_OK) {
-			strbuf(err, errlen, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
-			rc = -EIO;
-			goto fail;
-		}
+	return 0;
+}
+
+/* A database left in WAL mode (its recorder was killed, or a copy of a live
+ * one) needs -shm/-wal side files to be opened normally. When it has no -wal
+ * file there is nothing to recover: it is opened immutable, so that reading
+ * it creates nothing next to it. With a -wal file the side files exist
+ * already and SQLite reads the WAL's content. */
+static bool wal_without_wal_file(const char *path)
+{
+	unsigned char hdr[20] = { 0 };
+	char wal[4096];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int wal_mode = fd >= 0 && read(fd, hdr, sizeof(hdr)) == (ssize_t)sizeof(hdr) &&
+		       memcmp(hdr, "SQLite format 3", 16) == 0 && hdr[18] == 2;
+
+	if (fd >= 0)
+		close(fd);
+	return wal_mode && strbuf(wal, sizeof(wal), "%s-wal", path) == 0 && access(wal, F_OK) != 0;
+}
+
+/* "file:PATH?immutable=1" into URI (LEN bytes), or -ENAMETOOLONG. */
+static int immutable_uri(const char *path, char *uri, size_t len)
+{
+	/* a URI path needs ?, # and % escaped; "//" would start an
+	 * authority, so leading slashes collapse to one */
+	const char *c = path;
+	size_t k = (size_t)snprintf(uri, len, "file:");
+
+	if (*c == '/')
+		while (c[1] == '/')
+			c++;
+	for (; *c; c++) {
+		if (k + 16 >= len)
+			return -ENAMETOOLONG;
+		if (*c == '?' || *c == '#' || *c == '%')
+			k += (size_t)snprintf(uri + k, len - k, "%%%02X", (unsigned char)*c);
+		else
+			uri[k++] = *c;
 	}
+	uri[k] = '\0';
+	strbuf(uri + k, len - k, "?immutable=1");
+	return 0;
+}
+
+/* Opens PATH read-only (immutable when that is safe, above) into *DB, which
+ * the caller closes even on failure. */
+static int open_sqlite(const char *path, sqlite3 **db, char *err, size_t errlen)
+{
+	char uri[4200];
+	bool immutable = wal_without_wal_file(path);
+
+	if (immutable && immutable_uri(path, uri, sizeof(uri)) < 0) {
+		strbuf(err, errlen, "%s: path too long", path);
+		return -ENAMETOOLONG;
+	}
+	if (sqlite3_open_v2(immutable ? uri : path, db,
+			    SQLITE_OPEN_READONLY | (immutable ? SQLITE_OPEN_URI : 0), NULL) != SQLITE_OK) {
+		strbuf(err, errlen, "%s: cannot open: %s", path, *db ? sqlite3_errmsg(*db) : "out of memory");
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Whether DB is an mfu database of the schema version this mfu reads. */
+static int check_schema(sqlite3 *db, const char *path, char *err, size_t errlen)
+{
+	sqlite3_stmt *st_ver = NULL;
+	int rc = 0, version, has_run = 0;
+
 	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st_ver, NULL) != SQLITE_OK ||
 	    sqlite3_step(st_ver) != SQLITE_ROW) {
 		int code = sqlite3_errcode(db);
@@ -355,7 +381,7 @@ int db_open_readonly(const char *path, sqlite3 **out, char *err, size_t errlen)
 		       : code == SQLITE_CORRUPT ? "the database is corrupt (truncated or damaged)"
 						: sqlite3_errmsg(db));
 		rc = -EPROTO;
-		goto fail;
+		goto out;
 	}
 	version = sqlite3_column_int(st_ver, 0);
 	sqlite3_finalize(st_ver);
@@ -366,31 +392,46 @@ int db_open_readonly(const char *path, sqlite3 **out, char *err, size_t errlen)
 	else if (sqlite3_errcode(db) == SQLITE_CORRUPT || sqlite3_errcode(db) == SQLITE_NOTADB) {
 		strbuf(err, errlen, "%s: the database is corrupt (truncated or damaged)", path);
 		rc = -EPROTO;
-		goto fail;
+		goto out;
 	}
-	sqlite3_finalize(st_ver);
-	st_ver = NULL;
 	if (version == 0 || !has_run) {
 		strbuf(err, errlen, "%s: an SQLite database, but not one written by mfu-record", path);
 		rc = -EPROTO;
-		goto fail;
+		goto out;
 	}
 	if (version < db_schema_version()) {
 		strbuf(err, errlen, "%s: schema version %d is older than this mfu reads (%d); record it again with this mfu-record",
 		       path, version, db_schema_version());
 		rc = -ENOTSUP;
-		goto fail;
+		goto out;
 	}
 	if (version > db_schema_version()) {
 		strbuf(err, errlen, "%s: schema version %d is newer than this mfu (knows up to %d); use a newer mfu-report",
 		       path, version, db_schema_version());
 		rc = -ENOTSUP;
-		goto fail;
+		goto out;
+	}
+out:
+	sqlite3_finalize(st_ver);
+	return rc;
+}
+
+int db_open_readonly(const char *path, sqlite3 **out, char *err, size_t errlen)
+{
+	sqlite3 *db = NULL;
+	int rc;
+
+	*out = NULL;
+	rc = check_file(path, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = open_sqlite(path, &db, err, errlen);
+	if (rc == 0)
+		rc = check_schema(db, path, err, errlen);
+	if (rc < 0) {
+		sqlite3_close(db);
+		return rc;
 	}
 	*out = db;
 	return 0;
-fail:
-	sqlite3_finalize(st_ver);
-	sqlite3_close(db);
-	return rc;
 }

@@ -17,13 +17,121 @@ static bool note_is_512_only(const char *note)
 	return note == skx_1fma_note || note == zen4_note || note == zen5_mobile_note;
 }
 
+/* The int8 dot-product rate (ops per cycle), or no_support(). */
+static int int8_per_cycle(const struct uarch *u, unsigned isa, bool estimated,
+			  double *fpc, bool *wide, char *detail, size_t len)
+{
+	/* Ops: a multiply-add of two int8 values counts 2, like a FLOP of
+	 * an FMA. */
+	if ((isa & MACHINE_ISA_AMX_INT8) && (isa & MACHINE_ISA_AMX_TILE) && u->amx > 0) {
+		*fpc = u->amx * 2.0;
+		machine_append(detail, len, "AMX TMUL, int8: TDPBSSD 16x16x64 MACs x 2 = 32768 ops per 16 cycles");
+		if (estimated)
+			machine_append(detail, len, " (the Sapphire Rapids TMUL rate)");
+		return 0;
+	}
+	if ((isa & MACHINE_ISA_AVX512_VNNI) && (isa & MACHINE_ISA_AVX512F) && u->fma512 > 0) {
+		/* VPDPBUSD zmm: 16 int32 lanes x 4 byte products, on the FMA
+		 * pipes */
+		*fpc = u->fma512 * 16.0 * 4 * 2;
+		*wide = true;
+		machine_append(detail, len, "%dx 512-bit VPDPBUSD/cycle, int8: %d x 16 lanes x 4 products x 2 ops",
+		       u->fma512, u->fma512);
+		return 0;
+	}
+	if ((isa & MACHINE_ISA_AVX_VNNI) && u->fma256 > 0) {
+		*fpc = u->fma256 * 8.0 * 4 * 2;
+		machine_append(detail, len, "%dx 256-bit VPDPBUSD (AVX-VNNI)/cycle, int8: %d x 8 lanes x 4 products x 2 ops",
+		       u->fma256, u->fma256);
+		return 0;
+	}
+	return no_support(fpc, detail, len,
+			  "no int8 dot-product instructions: neither AMX-INT8, AVX512-VNNI nor AVX-VNNI");
+}
+
+/* The bf16 or fp16 rate (FLOPs per cycle), or no_support(). */
+static int half_per_cycle(const struct uarch *u, unsigned isa, bool estimated,
+			  enum machine_dtype dtype, double *fpc, bool *wide,
+			  char *detail, size_t len)
+{
+	unsigned amx_bit = dtype == MACHINE_BF16 ? MACHINE_ISA_AMX_BF16 : MACHINE_ISA_AMX_FP16;
+	unsigned vec_bit = dtype == MACHINE_BF16 ? MACHINE_ISA_AVX512_BF16 :
+		MACHINE_ISA_AVX512_FP16;
+
+	if ((isa & amx_bit) && (isa & MACHINE_ISA_AMX_TILE) && u->amx > 0) {
+		*fpc = u->amx;
+		machine_append(detail, len,
+		       "AMX TMUL, %s: %s 16x16x32 MACs x 2 = 16384 FLOPs per 16 cycles",
+		       machine_dtype_name(dtype),
+		       dtype == MACHINE_BF16 ? "TDPBF16PS" : "TDPFP16PS");
+		if (estimated)
+			machine_append(detail, len, " (the Sapphire Rapids TMUL rate)");
+		machine_append(detail, len, "; FP_ARITH counters do not count AMX FLOPs");
+		return 0;
+	}
+	if ((isa & vec_bit) && (isa & MACHINE_ISA_AVX512F) && u->fma512 > 0) {
+		/* VDPBF16PS: 16 fp32 lanes x 2 bf16 products, each a
+		 * multiply-add; an AVX512_FP16 FMA has 32 fp16 lanes. Both
+		 * issue like a 512-bit FMA. */
+		*fpc = u->fma512 * 16.0 * 2 * 2;
+		*wide = true;
+		if (dtype == MACHINE_BF16)
+			machine_append(detail, len,
+			       "%dx 512-bit VDPBF16PS/cycle, bf16: %d x 16 lanes x 2 pairs x 2",
+			       u->fma512, u->fma512);
+		else
+			machine_append(detail, len,
+			       "%dx 512-bit FP16 FMA/cycle, fp16: %d x 32 lanes x 2",
+			       u->fma512, u->fma512);
+		return 0;
+	}
+	return no_support(fpc, detail, len, dtype == MACHINE_BF16 ?
+			  "no bf16 arithmetic: neither AMX-BF16 nor AVX512_BF16 is usable" :
+			  "no fp16 arithmetic: neither AMX-FP16 nor AVX512_FP16 is usable");
+}
+
+/* The fp64 or fp32 vector rate (FLOPs per cycle), or no_support(). */
+static int vector_per_cycle(const struct uarch *u, unsigned isa, bool estimated,
+			    enum machine_dtype dtype, double *fpc, bool *wide,
+			    char *detail, size_t len)
+{
+	bool fma;
+	int n, bits, lanes;
+
+	/* The widest vectors both the core and the OS-enabled ISA allow (a
+	 * VM may hide the AVX-512 of an AVX-512 core). */
+	if ((isa & MACHINE_ISA_AVX512F) && u->fma512 > 0) {
+		n = u->fma512, bits = 512, fma = true;
+	} else if ((isa & MACHINE_ISA_AVX) && (isa & MACHINE_ISA_FMA)) {
+		n = u->fma256, bits = 256, fma = true;
+	} else if (isa & MACHINE_ISA_AVX) {
+		n = u->fma256, bits = 256, fma = false;
+	} else if (isa & MACHINE_ISA_SSE2) {
+		n = u->fma128, bits = 128, fma = false;
+	} else {
+		return no_support(fpc, detail, len, "no SSE2 or AVX usable: no vector FLOP peak");
+	}
+	*wide = bits == 512;
+	lanes = bits / (dtype == MACHINE_FP64 ? 64 : 32);
+	*fpc = (double)n * lanes * (fma ? 2 : 1);
+	if (fma)
+		machine_append(detail, len, "%dx %d-bit FMA/cycle, %s: %d x %d lanes x 2", n, bits,
+		       machine_dtype_name(dtype), n, lanes);
+	else
+		machine_append(detail, len, "%dx %d-bit add or mul/cycle (no FMA), %s: %d x %d lanes",
+		       n, bits, machine_dtype_name(dtype), n, lanes);
+	if (estimated && *wide)
+		machine_append(detail, len, "; assumed 1 FMA unit (some AVX-512 cores have 2)");
+	return 0;
+}
+
 int machine_flops_per_cycle(const struct machine *m, enum machine_dtype dtype,
 			    double *fpc, char *detail, size_t len)
 {
 	const struct uarch *u;
-	bool estimated = false, wide = false, fma;
+	bool estimated = false, wide = false;
 	unsigned isa;
-	int n, bits, lanes;
+	int err;
 
 	if (!m || !fpc || (int)dtype < 0 || dtype >= MACHINE_NDTYPES)
 		return -EINVAL;
@@ -40,97 +148,14 @@ int machine_flops_per_cycle(const struct machine *m, enum machine_dtype dtype,
 		machine_set_str(detail, len, "estimated from ISA (unknown microarchitecture): ");
 	}
 
-	if (dtype == MACHINE_INT8) {
-		/* Ops: a multiply-add of two int8 values counts 2, like a FLOP
-		 * of an FMA. */
-		if ((isa & MACHINE_ISA_AMX_INT8) && (isa & MACHINE_ISA_AMX_TILE) && u->amx > 0) {
-			*fpc = u->amx * 2.0;
-			machine_append(detail, len, "AMX TMUL, int8: TDPBSSD 16x16x64 MACs x 2 = 32768 ops per 16 cycles");
-			if (estimated)
-				machine_append(detail, len, " (the Sapphire Rapids TMUL rate)");
-			goto done;
-		}
-		if ((isa & MACHINE_ISA_AVX512_VNNI) && (isa & MACHINE_ISA_AVX512F) && u->fma512 > 0) {
-			/* VPDPBUSD zmm: 16 int32 lanes x 4 byte products, on the
-			 * FMA pipes */
-			*fpc = u->fma512 * 16.0 * 4 * 2;
-			wide = true;
-			machine_append(detail, len, "%dx 512-bit VPDPBUSD/cycle, int8: %d x 16 lanes x 4 products x 2 ops",
-			       u->fma512, u->fma512);
-			goto done;
-		}
-		if ((isa & MACHINE_ISA_AVX_VNNI) && u->fma256 > 0) {
-			*fpc = u->fma256 * 8.0 * 4 * 2;
-			machine_append(detail, len, "%dx 256-bit VPDPBUSD (AVX-VNNI)/cycle, int8: %d x 8 lanes x 4 products x 2 ops",
-			       u->fma256, u->fma256);
-			goto done;
-		}
-		return no_support(fpc, detail, len,
-				  "no int8 dot-product instructions: neither AMX-INT8, AVX512-VNNI nor AVX-VNNI");
-	}
-
-	if (dtype == MACHINE_BF16 || dtype == MACHINE_FP16) {
-		unsigned amx_bit = dtype == MACHINE_BF16 ? MACHINE_ISA_AMX_BF16 : MACHINE_ISA_AMX_FP16;
-		unsigned vec_bit = dtype == MACHINE_BF16 ? MACHINE_ISA_AVX512_BF16 :
-			MACHINE_ISA_AVX512_FP16;
-
-		if ((isa & amx_bit) && (isa & MACHINE_ISA_AMX_TILE) && u->amx > 0) {
-			*fpc = u->amx;
-			machine_append(detail, len,
-			       "AMX TMUL, %s: %s 16x16x32 MACs x 2 = 16384 FLOPs per 16 cycles",
-			       machine_dtype_name(dtype),
-			       dtype == MACHINE_BF16 ? "TDPBF16PS" : "TDPFP16PS");
-			if (estimated)
-				machine_append(detail, len, " (the Sapphire Rapids TMUL rate)");
-			machine_append(detail, len, "; FP_ARITH counters do not count AMX FLOPs");
-			goto done;
-		}
-		if ((isa & vec_bit) && (isa & MACHINE_ISA_AVX512F) && u->fma512 > 0) {
-			/* VDPBF16PS: 16 fp32 lanes x 2 bf16 products, each a
-			 * multiply-add; an AVX512_FP16 FMA has 32 fp16 lanes.
-			 * Both issue like a 512-bit FMA. */
-			*fpc = u->fma512 * 16.0 * 2 * 2;
-			wide = true;
-			if (dtype == MACHINE_BF16)
-				machine_append(detail, len,
-				       "%dx 512-bit VDPBF16PS/cycle, bf16: %d x 16 lanes x 2 pairs x 2",
-				       u->fma512, u->fma512);
-			else
-				machine_append(detail, len,
-				       "%dx 512-bit FP16 FMA/cycle, fp16: %d x 32 lanes x 2",
-				       u->fma512, u->fma512);
-			goto done;
-		}
-		return no_support(fpc, detail, len, dtype == MACHINE_BF16 ?
-				  "no bf16 arithmetic: neither AMX-BF16 nor AVX512_BF16 is usable" :
-				  "no fp16 arithmetic: neither AMX-FP16 nor AVX512_FP16 is usable");
-	}
-
-	/* fp64/fp32: the widest vectors both the core and the OS-enabled ISA
-	 * allow (a VM may hide the AVX-512 of an AVX-512 core). */
-	if ((isa & MACHINE_ISA_AVX512F) && u->fma512 > 0) {
-		n = u->fma512, bits = 512, fma = true;
-	} else if ((isa & MACHINE_ISA_AVX) && (isa & MACHINE_ISA_FMA)) {
-		n = u->fma256, bits = 256, fma = true;
-	} else if (isa & MACHINE_ISA_AVX) {
-		n = u->fma256, bits = 256, fma = false;
-	} else if (isa & MACHINE_ISA_SSE2) {
-		n = u->fma128, bits = 128, fma = false;
-	} else {
-		return no_support(fpc, detail, len, "no SSE2 or AVX usable: no vector FLOP peak");
-	}
-	wide = bits == 512;
-	lanes = bits / (dtype == MACHINE_FP64 ? 64 : 32);
-	*fpc = (double)n * lanes * (fma ? 2 : 1);
-	if (fma)
-		machine_append(detail, len, "%dx %d-bit FMA/cycle, %s: %d x %d lanes x 2", n, bits,
-		       machine_dtype_name(dtype), n, lanes);
+	if (dtype == MACHINE_INT8)
+		err = int8_per_cycle(u, isa, estimated, fpc, &wide, detail, len);
+	else if (dtype == MACHINE_BF16 || dtype == MACHINE_FP16)
+		err = half_per_cycle(u, isa, estimated, dtype, fpc, &wide, detail, len);
 	else
-		machine_append(detail, len, "%dx %d-bit add or mul/cycle (no FMA), %s: %d x %d lanes",
-		       n, bits, machine_dtype_name(dtype), n, lanes);
-	if (estimated && wide)
-		machine_append(detail, len, "; assumed 1 FMA unit (some AVX-512 cores have 2)");
-done:
+		err = vector_per_cycle(u, isa, estimated, dtype, fpc, &wide, detail, len);
+	if (err < 0)
+		return err;
 	if (u->fpu_note && (wide || !note_is_512_only(u->fpu_note)))
 		machine_append(detail, len, "; %s", u->fpu_note);
 	return 0;
