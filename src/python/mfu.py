@@ -585,7 +585,7 @@ def read_profile(dtype="fp32", path=None):
             args = (cpus,)
         else:
             # format 2: the CPU set is the machine row's, a disturbed
-            # figure says so in its detail only (as profile.c reads it)
+            # figure says so in its detail only (as profile_load.c reads it)
             q = ("SELECT value, kernel, detail, measured_unix_s FROM measurement WHERE kind = ? AND "
                  "scope = 'all' AND coalesce(detail, '') NOT LIKE '%%disturbed: the threads ran%%' "
                  "AND ? = ? %s ORDER BY value DESC LIMIT 1")
