@@ -89,6 +89,141 @@ static int map_union(const struct cpumap *a, const struct cpumap *b, struct cpum
 	return 0;
 }
 
+/* The union of the ranks' CPU sets @set[0..k) into @all. */
+static int sets_union(const struct cpumap *set, int k, struct cpumap *all)
+{
+	int err = 0;
+
+	for (int i = 0; i < k && !err; i++) {
+		struct cpumap u;
+		err = map_union(all, &set[i], &u);
+		if (!err) {
+			cpumap_fini(all);
+			*all = u;
+		}
+	}
+	return err;
+}
+
+/* The host's FLOP/s: CPUs two ranks may both use count once, at the best
+ * per-CPU rate of the ranks that may use them. */
+static double shared_flops(const struct job_peak_rank *r, const int *idx, int k,
+			   const struct cpumap *set, const struct cpumap *all)
+{
+	double u = 0;
+
+	for (int c = 0; c < all->n; c++) {
+		double best = 0;
+		for (int i = 0; i < k; i++) {
+			const struct job_peak_rank *q = &r[idx[i]];
+			double g = q->peak_flops / q->ncpu;
+			if (has(&set[i], all->cpu[c]) && g > best)
+				best = g;
+		}
+		u += best;
+	}
+	return u;
+}
+
+/* The ceilings of the ranks' distinct CPU sets, each set once. */
+static double distinct_sets_bw(const struct job_peak_rank *r, const int *idx, int k,
+			       const struct cpumap *set)
+{
+	double total = 0;
+
+	for (int i = 0; i < k; i++) {
+		int first = 1;
+		double b = 0;
+		for (int j = 0; j < k; j++) {
+			if (!same_map(&set[i], &set[j]))
+				continue;
+			first &= j >= i;
+			b = r[idx[j]].peak_bw > b ? r[idx[j]].peak_bw : b;
+		}
+		if (first)
+			total += b;
+	}
+	return total;
+}
+
+/* The spec bandwidth of the sockets the ranks span, each socket once at
+ * its best rank's share (0 if none is known); *@nsockets is how many are
+ * named (0: not named, an older recording). */
+static double socket_cap(const struct job_peak_rank *r, const int *idx, int k, int *nsockets)
+{
+	double cap = 0, spec_max = 0;
+	int pk_ok = 1;
+	struct cpumap pk_all = { 0 };
+	double *per = NULL;
+
+	for (int i = 0; i < k && pk_ok; i++) {
+		const struct job_peak_rank *q = &r[idx[i]];
+		struct cpumap pk, u;
+		spec_max = q->spec_bw > spec_max ? q->spec_bw : spec_max;
+		if (!(q->spec_bw > 0) || packages_of(q->spec_detail, &pk)) {
+			pk_ok = 0;
+			break;
+		}
+		if (map_union(&pk_all, &pk, &u) == 0) {
+			cpumap_fini(&pk_all);
+			pk_all = u;
+		}
+		cpumap_fini(&pk);
+	}
+	if (pk_ok && pk_all.n > 0) {
+		per = calloc((size_t)pk_all.n, sizeof(*per));
+		for (int i = 0; per && i < k; i++) {
+			const struct job_peak_rank *q = &r[idx[i]];
+			struct cpumap pk;
+			if (packages_of(q->spec_detail, &pk))
+				continue;
+			for (int p = 0; p < pk_all.n; p++)
+				if (has(&pk, pk_all.cpu[p]) && q->spec_bw / pk.n > per[p])
+					per[p] = q->spec_bw / pk.n;
+			cpumap_fini(&pk);
+		}
+		for (int p = 0; per && p < pk_all.n; p++)
+			cap += per[p];
+		free(per);
+	} else {
+		/* sockets not named (an older recording): the ranks of a
+		 * host are taken to share the same ones */
+		cap = spec_max;
+	}
+	*nsockets = pk_ok ? pk_all.n : 0;
+	cpumap_fini(&pk_all);
+	return cap;
+}
+
+/* The host's bandwidth: its sockets are shared by all its ranks. */
+static void shared_bw(const struct job_peak_rank *r, const int *idx, int k, const struct cpumap *set,
+		      const struct cpumap *all, struct job_peak_host *h)
+{
+	double total, cap;
+	int cover = -1, nsockets;
+
+	for (int i = 0; i < k; i++)
+		if (set[i].n == all->n && (cover < 0 || r[idx[i]].peak_bw > r[idx[cover]].peak_bw))
+			cover = i;
+	if (cover >= 0) {
+		h->peak_bw = r[idx[cover]].peak_bw;
+		snprintf(h->bw_rule, sizeof(h->bw_rule), "once: rank %lld's CPUs %s include every other rank's",
+			 r[idx[cover]].rank, h->cpus);
+		return;
+	}
+	/* the distinct sets' ceilings, each once, capped by the spec of the
+	 * sockets they span */
+	total = distinct_sets_bw(r, idx, k, set);
+	cap = socket_cap(r, idx, k, &nsockets);
+	h->peak_bw = cap > 0 && cap < total ? cap : total;
+	if (cap > 0 && cap < total)
+		snprintf(h->bw_rule, sizeof(h->bw_rule), "the spec bandwidth of the host's socket%s: the "
+			 "ranks' CPU sets' ceilings add up to more", nsockets > 1 ? "s" : "");
+	else
+		snprintf(h->bw_rule, sizeof(h->bw_rule), "the ranks' distinct CPU sets' ceilings summed, "
+			 "each set once");
+}
+
 /* One host: the ranks @idx[0..k). */
 static int host_ceilings(struct job_peak_rank *r, const int *idx, int k, struct job_peak_host *h)
 {
@@ -115,110 +250,19 @@ static int host_ceilings(struct job_peak_rank *r, const int *idx, int k, struct 
 	h->peak_bw = h->ranks_bw;
 	snprintf(h->bw_rule, sizeof(h->bw_rule), "%s", k == 1 ? "the rank's own" : "the ranks' summed (CPU sets unknown)");
 	if (sets_ok) {
-		for (int i = 0; i < k && !err; i++) {
-			struct cpumap u;
-			err = map_union(&all, &set[i], &u);
-			if (!err) {
-				cpumap_fini(&all);
-				all = u;
-			}
-		}
+		err = sets_union(set, k, &all);
 		if (!err)
 			cpumap_format(all.cpu, all.n, h->cpus, sizeof(h->cpus));
 	}
 	if (err)
 		goto out;
-
-	/* FLOP/s: CPUs two ranks may both use count once */
 	if (flops_ok && sets_ok && k > 1) {
-		double u = 0;
-		for (int c = 0; c < all.n; c++) {
-			double best = 0;
-			for (int i = 0; i < k; i++) {
-				const struct job_peak_rank *q = &r[idx[i]];
-				double g = q->peak_flops / q->ncpu;
-				if (has(&set[i], all.cpu[c]) && g > best)
-					best = g;
-			}
-			u += best;
-		}
+		double u = shared_flops(r, idx, k, set, &all);
 		if (u < h->peak_flops)
 			h->peak_flops = u;
 	}
-
-	/* bandwidth: the host's sockets are shared by all its ranks */
-	if (bw_ok && sets_ok && k > 1) {
-		int cover = -1;
-		for (int i = 0; i < k; i++)
-			if (set[i].n == all.n && (cover < 0 || r[idx[i]].peak_bw > r[idx[cover]].peak_bw))
-				cover = i;
-		if (cover >= 0) {
-			h->peak_bw = r[idx[cover]].peak_bw;
-			snprintf(h->bw_rule, sizeof(h->bw_rule), "once: rank %lld's CPUs %s include every other rank's",
-				 r[idx[cover]].rank, h->cpus);
-		} else {
-			/* the distinct sets' ceilings, each once, capped by the
-			 * spec of the sockets they span */
-			double total = 0, cap = 0, spec_max = 0;
-			int pk_ok = 1;
-			struct cpumap pk_all = { 0 };
-			double *per = NULL;
-			for (int i = 0; i < k; i++) {
-				int first = 1;
-				double b = 0;
-				for (int j = 0; j < k; j++) {
-					if (!same_map(&set[i], &set[j]))
-						continue;
-					first &= j >= i;
-					b = r[idx[j]].peak_bw > b ? r[idx[j]].peak_bw : b;
-				}
-				if (first)
-					total += b;
-			}
-			for (int i = 0; i < k && pk_ok; i++) {
-				const struct job_peak_rank *q = &r[idx[i]];
-				struct cpumap pk, u;
-				spec_max = q->spec_bw > spec_max ? q->spec_bw : spec_max;
-				if (!(q->spec_bw > 0) || packages_of(q->spec_detail, &pk)) {
-					pk_ok = 0;
-					break;
-				}
-				if (map_union(&pk_all, &pk, &u) == 0) {
-					cpumap_fini(&pk_all);
-					pk_all = u;
-				}
-				cpumap_fini(&pk);
-			}
-			if (pk_ok && pk_all.n > 0) {
-				per = calloc((size_t)pk_all.n, sizeof(*per));
-				for (int i = 0; per && i < k; i++) {
-					const struct job_peak_rank *q = &r[idx[i]];
-					struct cpumap pk;
-					if (packages_of(q->spec_detail, &pk))
-						continue;
-					for (int p = 0; p < pk_all.n; p++)
-						if (has(&pk, pk_all.cpu[p]) && q->spec_bw / pk.n > per[p])
-							per[p] = q->spec_bw / pk.n;
-					cpumap_fini(&pk);
-				}
-				for (int p = 0; per && p < pk_all.n; p++)
-					cap += per[p];
-				free(per);
-			} else {
-				/* sockets not named (an older recording): the ranks of a
-				 * host are taken to share the same ones */
-				cap = spec_max;
-			}
-			cpumap_fini(&pk_all);
-			h->peak_bw = cap > 0 && cap < total ? cap : total;
-			if (cap > 0 && cap < total)
-				snprintf(h->bw_rule, sizeof(h->bw_rule), "the spec bandwidth of the host's socket%s: the "
-					 "ranks' CPU sets' ceilings add up to more", pk_ok && pk_all.n > 1 ? "s" : "");
-			else
-				snprintf(h->bw_rule, sizeof(h->bw_rule), "the ranks' distinct CPU sets' ceilings summed, "
-					 "each set once");
-		}
-	}
+	if (bw_ok && sets_ok && k > 1)
+		shared_bw(r, idx, k, set, &all, h);
 out:
 	for (int i = 0; i < k; i++)
 		cpumap_fini(&set[i]);
@@ -282,26 +326,40 @@ static const char *text_or_null(sqlite3_stmt *st, int i)
 	return (const char *)sqlite3_column_text(st, i);
 }
 
-int job_peak_tables(sqlite3 *db, const char *schema, int with_note, char *err, size_t errlen)
+/* A failed statement, said as it always was: with no statement text
+ * (@sql NULL) the failure is taken for a failed allocation. */
+static int sql_failed(sqlite3 *db, const char *sql, char *err, size_t errlen)
 {
-	struct job_peak_rank *r = NULL;
-	struct job_peak_host *h = NULL;
-	char **strs = NULL; /* the strings of the ranks, 4 each */
-	sqlite3_stmt *st = NULL;
-	size_t n = 0, cap = 0, scap = 0;
-	int rc = 0, nh = 0;
-	char *sql = NULL;
+	strbuf(err, errlen, "%s", sql || !db ? sqlite3_errmsg(db) : "out of memory");
+	return -EIO;
+}
 
-	sql = sqlite3_mprintf(
+static int create_tables(sqlite3 *db, const char *schema, char *err, size_t errlen)
+{
+	char *sql = sqlite3_mprintf(
 		"CREATE TABLE %s.job_host (host TEXT, ranks TEXT NOT NULL, cpus TEXT, peak_flops REAL, "
 		"ranks_peak_flops REAL, peak_bw REAL, ranks_peak_bw REAL, bw_rule TEXT);"
 		"CREATE TABLE %s.job_rank_peak (rank INTEGER PRIMARY KEY, host TEXT, peak_flops REAL, peak_bw REAL);",
 		schema, schema);
+	int rc = 0;
+
 	if (!sql || sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
-		goto sqlfail;
+		rc = sql_failed(db, sql, err, errlen);
 	sqlite3_free(sql);
-	sql = NULL;
-	/* the raw peaks: an emulated rank's are hidden by the job view, not here */
+	return rc;
+}
+
+/* The ranks' raw peaks into *@r[0..*@n), their strings (4 a rank: host,
+ * CPUs, spec bandwidth detail, NULL) in *@strs, which the caller frees
+ * (the first 4 * *@n) even on failure. An emulated rank's peaks are hidden
+ * by the job view, not here. */
+static int read_ranks(sqlite3 *db, struct job_peak_rank **r, char ***strs, size_t *n, char *err,
+		      size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0, scap = 0;
+	int rc;
+
 	if (sqlite3_prepare_v2(db,
 			       "SELECT r.rank, r.host, r.allowed_cpus, r.ncpu, r.peak_flops, r.peak_bw, "
 			       "(SELECT p.value FROM peak AS p WHERE p.rank = r.rank AND p.source = 'spec' AND "
@@ -309,46 +367,52 @@ int job_peak_tables(sqlite3 *db, const char *schema, int with_note, char *err, s
 			       "(SELECT p.detail FROM peak AS p WHERE p.rank = r.rank AND p.source = 'spec' AND "
 			       "p.kind = 'bandwidth' AND p.scope = 'all' LIMIT 1) "
 			       "FROM run AS r ORDER BY r.rank", -1, &st, NULL) != SQLITE_OK)
-		goto sqlfail;
+		return sql_failed(db, NULL, err, errlen);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct job_peak_rank *q;
-		if (array_grow(&r, &cap, n + 1, sizeof(*r)) || array_grow(&strs, &scap, 4 * (n + 1), sizeof(*strs)))
+		if (array_grow(r, &cap, *n + 1, sizeof(**r)) || array_grow(strs, &scap, 4 * (*n + 1), sizeof(**strs)))
 			goto nomem;
-		q = &r[n];
+		q = &(*r)[*n];
 		memset(q, 0, sizeof(*q));
 		for (int s = 0; s < 3; s++) {
 			const char *t = text_or_null(st, s == 0 ? 1 : s == 1 ? 2 : 7);
-			strs[4 * n + (size_t)s] = t ? strdup(t) : NULL;
-			if (t && !strs[4 * n + (size_t)s])
+			(*strs)[4 * *n + (size_t)s] = t ? strdup(t) : NULL;
+			if (t && !(*strs)[4 * *n + (size_t)s])
 				goto nomem;
 		}
-		strs[4 * n + 3] = NULL;
+		(*strs)[4 * *n + 3] = NULL;
 		q->rank = sqlite3_column_int64(st, 0);
 		q->ncpu = sqlite3_column_double(st, 3);
 		q->peak_flops = sqlite3_column_double(st, 4);
 		q->peak_bw = sqlite3_column_double(st, 5);
 		q->spec_bw = sqlite3_column_double(st, 6);
-		n++;
+		(*n)++;
 	}
-	if (rc != SQLITE_DONE)
-		goto sqlfail;
+	rc = rc == SQLITE_DONE ? 0 : sql_failed(db, NULL, err, errlen);
 	sqlite3_finalize(st);
-	st = NULL;
-	for (size_t i = 0; i < n; i++) {
-		r[i].host = strs[4 * i];
-		r[i].cpus = strs[4 * i + 1];
-		r[i].spec_detail = strs[4 * i + 2];
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < *n; i++) {
+		(*r)[i].host = (*strs)[4 * i];
+		(*r)[i].cpus = (*strs)[4 * i + 1];
+		(*r)[i].spec_detail = (*strs)[4 * i + 2];
 	}
-	h = calloc(n ? n : 1, sizeof(*h));
-	if (!h)
-		goto nomem;
-	nh = job_peak_compute(r, n, h);
-	if (nh < 0)
-		goto nomem;
+	return 0;
+nomem:
+	sqlite3_finalize(st);
+	strbuf(err, errlen, "out of memory");
+	return -ENOMEM;
+}
 
-	sql = sqlite3_mprintf("INSERT INTO %s.job_host VALUES (?, ?, ?, ?, ?, ?, ?, ?)", schema);
+static int insert_hosts(sqlite3 *db, const char *schema, const struct job_peak_host *h, int nh,
+			char *err, size_t errlen)
+{
+	char *sql = sqlite3_mprintf("INSERT INTO %s.job_host VALUES (?, ?, ?, ?, ?, ?, ?, ?)", schema);
+	sqlite3_stmt *st = NULL;
+	int rc = -EIO;
+
 	if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		goto sqlfail;
+		goto out;
 	for (int i = 0; i < nh; i++) {
 		sqlite3_reset(st);
 		if (h[i].host[0])
@@ -366,14 +430,26 @@ int job_peak_tables(sqlite3 *db, const char *schema, int with_note, char *err, s
 		bind_pos(st, 7, h[i].ranks_bw);
 		sqlite3_bind_text(st, 8, h[i].bw_rule, -1, SQLITE_STATIC);
 		if (sqlite3_step(st) != SQLITE_DONE)
-			goto sqlfail;
+			goto out;
 	}
+	rc = 0;
+out:
+	if (rc)
+		sql_failed(db, sql, err, errlen);
 	sqlite3_finalize(st);
-	st = NULL;
 	sqlite3_free(sql);
-	sql = sqlite3_mprintf("INSERT INTO %s.job_rank_peak VALUES (?, ?, ?, ?)", schema);
+	return rc;
+}
+
+static int insert_rank_peaks(sqlite3 *db, const char *schema, const struct job_peak_rank *r, size_t n,
+			     char *err, size_t errlen)
+{
+	char *sql = sqlite3_mprintf("INSERT INTO %s.job_rank_peak VALUES (?, ?, ?, ?)", schema);
+	sqlite3_stmt *st = NULL;
+	int rc = -EIO;
+
 	if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		goto sqlfail;
+		goto out;
 	for (size_t i = 0; i < n; i++) {
 		sqlite3_reset(st);
 		sqlite3_bind_int64(st, 1, r[i].rank);
@@ -384,14 +460,25 @@ int job_peak_tables(sqlite3 *db, const char *schema, int with_note, char *err, s
 		bind_pos(st, 3, r[i].job_flops);
 		bind_pos(st, 4, r[i].job_bw);
 		if (sqlite3_step(st) != SQLITE_DONE)
-			goto sqlfail;
+			goto out;
 	}
+	rc = 0;
+out:
+	if (rc)
+		sql_failed(db, sql, err, errlen);
 	sqlite3_finalize(st);
-	st = NULL;
+	sqlite3_free(sql);
+	return rc;
+}
 
-	/* what was counted once, said once */
-	for (int i = 0; with_note && i < nh; i++) {
-		char f[160] = "", b[600] = "", *text;
+/* What was counted once, said once: a note for each host whose ranks
+ * share CPUs or sockets. */
+static int note_shared_hosts(sqlite3 *db, const struct job_peak_host *h, int nh, char *err, size_t errlen)
+{
+	for (int i = 0; i < nh; i++) {
+		char f[160] = "", b[600] = "", *text, *sql;
+		int rc = 0;
+
 		if (h[i].peak_flops > 0 && h[i].ranks_flops > 0 && h[i].peak_flops < h[i].ranks_flops * (1 - 1e-9))
 			snprintf(f, sizeof(f), "its FLOP ceiling counts their shared CPUs once (%.4g GFLOP/s, not the "
 				 "%.4g their peaks add up to)", h[i].peak_flops / 1e9, h[i].ranks_flops / 1e9);
@@ -404,27 +491,48 @@ int job_peak_tables(sqlite3 *db, const char *schema, int with_note, char *err, s
 		/* sqlite3_mprintf: as long as it needs to be */
 		text = sqlite3_mprintf("ranks %s run on host %s (CPUs %s) and share it: %s%s", h[i].ranks,
 				       h[i].host[0] ? h[i].host : "?", h[i].cpus[0] ? h[i].cpus : "?", f, b);
-		if (!text)
-			goto nomem;
-		sqlite3_free(sql);
+		if (!text) {
+			strbuf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
 		sql = sqlite3_mprintf("INSERT INTO note (rank, id, kind, text) VALUES (NULL, NULL, "
 				      "'merge_host_peaks', %Q)", text);
 		sqlite3_free(text);
 		if (!sql || sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
-			goto sqlfail;
+			rc = sql_failed(db, sql, err, errlen);
+		sqlite3_free(sql);
+		if (rc)
+			return rc;
 	}
-	rc = 0;
-	goto out;
-nomem:
-	strbuf(err, errlen, "out of memory");
-	rc = -ENOMEM;
-	goto out;
-sqlfail:
-	strbuf(err, errlen, "%s", sql || !db ? sqlite3_errmsg(db) : "out of memory");
-	rc = -EIO;
+	return 0;
+}
+
+int job_peak_tables(sqlite3 *db, const char *schema, int with_note, char *err, size_t errlen)
+{
+	struct job_peak_rank *r = NULL;
+	struct job_peak_host *h = NULL;
+	char **strs = NULL; /* the strings of the ranks, 4 each */
+	size_t n = 0;
+	int rc, nh = 0;
+
+	rc = create_tables(db, schema, err, errlen);
+	if (!rc)
+		rc = read_ranks(db, &r, &strs, &n, err, errlen);
+	if (rc)
+		goto out;
+	h = calloc(n ? n : 1, sizeof(*h));
+	nh = h ? job_peak_compute(r, n, h) : -ENOMEM;
+	if (nh < 0) {
+		strbuf(err, errlen, "out of memory");
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = insert_hosts(db, schema, h, nh, err, errlen);
+	if (!rc)
+		rc = insert_rank_peaks(db, schema, r, n, err, errlen);
+	if (!rc && with_note)
+		rc = note_shared_hosts(db, h, nh, err, errlen);
 out:
-	sqlite3_finalize(st);
-	sqlite3_free(sql);
 	for (size_t i = 0; strs && i < 4 * n; i++)
 		free(strs[i]);
 	free(strs);
