@@ -3,18 +3,10 @@
 #include "job_peak.h"
 #include "util.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <glob.h>
-#include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* The per-run tables a merged database carries, each with a rank column.
  * The samples, stacks, symbols and off-CPU intervals stay in the ranks'
@@ -22,168 +14,6 @@
 static const char *const merged_tables[] = {
 	"run", "peak", "counter", "note", "anomaly", "step", "phase", "lib_call",
 };
-
-void merge_paths_free(char **paths, size_t n)
-{
-	for (size_t i = 0; paths && i < n; i++)
-		free(paths[i]);
-	free(paths);
-}
-
-static int add_path(char ***paths, size_t *n, size_t *cap, const char *p)
-{
-	char *copy = strdup(p);
-
-	if (!copy || array_grow(paths, cap, *n + 1, sizeof(**paths))) {
-		free(copy);
-		return -ENOMEM;
-	}
-	(*paths)[(*n)++] = copy;
-	return 0;
-}
-
-int merge_expand(const char *const *patterns, size_t n, char ***paths, size_t *npaths, char *err,
-		 size_t errlen)
-{
-	char **out = NULL;
-	size_t len = 0, cap = 0;
-	int rc = 0;
-
-	for (size_t i = 0; i < n && !rc; i++) {
-		glob_t g;
-		int grc;
-
-		if (!strpbrk(patterns[i], "*?[")) {
-			rc = add_path(&out, &len, &cap, patterns[i]);
-			continue;
-		}
-		memset(&g, 0, sizeof(g));
-		grc = glob(patterns[i], 0, NULL, &g);
-		if (grc == GLOB_NOMATCH) {
-			strbuf(err, errlen, "no database matches '%s'", patterns[i]);
-			rc = -ENOENT;
-		} else if (grc == GLOB_NOSPACE) {
-			rc = -ENOMEM;
-		} else if (grc != 0) {
-			strbuf(err, errlen, "'%s': cannot read a directory of the pattern", patterns[i]);
-			rc = -EIO;
-		}
-		for (size_t k = 0; !rc && k < g.gl_pathc; k++)
-			rc = add_path(&out, &len, &cap, g.gl_pathv[k]);
-		globfree(&g);
-	}
-	if (rc == -ENOMEM)
-		strbuf(err, errlen, "out of memory");
-	/* the same file twice would count its rank twice */
-	for (size_t i = 0; !rc && i < len; i++) {
-		struct stat a, b;
-
-		if (stat(out[i], &a) != 0)
-			continue; /* opening it says why */
-		for (size_t k = i + 1; k < len; k++) {
-			if (stat(out[k], &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
-				strbuf(err, errlen, "'%s' and '%s' are the same file: each rank's database goes once",
-				       out[i], out[k]);
-				rc = -EEXIST;
-				break;
-			}
-		}
-	}
-	if (rc) {
-		merge_paths_free(out, len);
-		return rc;
-	}
-	*paths = out;
-	*npaths = len;
-	return 0;
-}
-
-/* File descriptors a merge needs free at once, however many ranks it has:
- * the rank being read with its WAL and shared memory (3), the output
- * (merge -o) or the temporary merged database, which SQLite keeps in
- * memory until it grows (1), a temporary file for a large sort (1); the
- * report then reads the merged database and the chosen rank's own (3).
- * Measured: 30 ranks in WAL mode merged with 2 free, and not with 1. */
-#define MERGE_FDS 8
-
-/* The descriptors open in this process, or -1 when /proc cannot tell. */
-static long fds_in_use(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	long n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)) != NULL)
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n - 1; /* the directory's own */
-}
-
-int merge_fd_check(size_t nfiles, char *err, size_t errlen)
-{
-	struct rlimit rl;
-	long used = fds_in_use();
-	rlim_t want;
-
-	if (used < 0 || getrlimit(RLIMIT_NOFILE, &rl) != 0)
-		return 0; /* cannot tell: opening the files says what fails */
-	want = (rlim_t)used + MERGE_FDS;
-	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
-		return 0;
-	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want) {
-		/* the soft limit is the user's to raise up to the hard one */
-		rl.rlim_cur = rl.rlim_max;
-		if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
-			return 0;
-	}
-	strbuf(err, errlen,
-	       "cannot read %zu database%s: the open file limit (ulimit -n) is %llu, %ld descriptors are in use, "
-	       "and reading the databases one at a time needs %d more (raise it: ulimit -n %llu)",
-	       nfiles, nfiles == 1 ? "" : "s", (unsigned long long)rl.rlim_cur, used, MERGE_FDS,
-	       (unsigned long long)want);
-	return -EMFILE;
-}
-
-/* PRAGMA user_version from the file's header (offset 60, big-endian), or
- * -1 when the header cannot be read. */
-static long header_version(const char *path)
-{
-	unsigned char h[100];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t got = fd >= 0 ? read(fd, h, sizeof(h)) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	if (got != (ssize_t)sizeof(h) || memcmp(h, "SQLite format 3", 16) != 0)
-		return -1;
-	return (long)((uint32_t)h[60] << 24 | (uint32_t)h[61] << 16 | (uint32_t)h[62] << 8 | h[63]);
-}
-
-int merge_check_versions(char *const *paths, size_t n, char *err, size_t errlen)
-{
-	long first = -1;
-	size_t at = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		long v = header_version(paths[i]);
-
-		if (v < 0)
-			continue;
-		if (first < 0) {
-			first = v;
-			at = i;
-		} else if (v != first) {
-			strbuf(err, errlen,
-			       "cannot merge databases of different schema versions: %s has version %ld, %s has %ld "
-			       "(record every rank with the same mfu-record)",
-			       paths[at], first, paths[i], v);
-			return -EPROTO;
-		}
-	}
-	return 0;
-}
 
 int merge_is_merged(sqlite3 *db)
 {
@@ -195,23 +25,6 @@ int merge_is_merged(sqlite3 *db)
 		yes = sqlite3_step(st) == SQLITE_ROW;
 	sqlite3_finalize(st);
 	return yes;
-}
-
-int merge_parse_threshold(const char *s, double *out)
-{
-	char buf[64];
-	size_t n = strlen(s);
-	double v;
-
-	if (n == 0 || n >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, s, n + 1);
-	if (buf[n - 1] == '%')
-		buf[--n] = '\0';
-	if (n == 0 || safe_atod(buf, &v) != 0 || !(v >= 0 && v <= 1000))
-		return -EINVAL;
-	*out = v / 100;
-	return 0;
 }
 
 /* What merge_write needs of each run. */
@@ -671,30 +484,13 @@ void merge_close(sqlite3 *db)
 	sqlite3_close(db);
 }
 
-/* The merge, reading each database twice, one at a time: first what each
- * run is (checked against the others before anything is written), then
- * its rows. A job of more ranks than file descriptors merges as well as
- * one of two (each open connection takes one to three: the file, its WAL
- * and its shared memory). */
-static int merge_from(sqlite3 *out, const struct source *src, size_t n, double threshold, char *err,
-		      size_t errlen)
+/* What each run is, read from each database in turn (@ri[i].path names
+ * it in the messages that follow). */
+static int read_infos(const struct source *src, size_t n, struct run_info *ri, char *err, size_t errlen)
 {
-	struct run_info *ri = calloc(n ? n : 1, sizeof(*ri));
-	long long *rank = calloc(n ? n : 1, sizeof(*rank));
-	sqlite3_stmt *st = NULL;
 	struct merge_input in = { 0 };
-	int rc = 0, by_position = 0, version = 0, began = 0;
-	char sql[128];
+	int rc = 0;
 
-	if (!ri || !rank) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	if (n == 0) {
-		strbuf(err, errlen, "no database to merge");
-		rc = -EINVAL;
-		goto out;
-	}
 	for (size_t i = 0; i < n && !rc; i++) {
 		rc = source_get(src, i, &in);
 		if (!rc)
@@ -702,6 +498,14 @@ static int merge_from(sqlite3 *out, const struct source *src, size_t n, double t
 		ri[i].path = in.path; /* what the messages below name */
 		source_put(src, &in);
 	}
+	return rc;
+}
+
+/* The runs are of one program, all native or all emulated. */
+static int check_alike(const struct run_info *ri, size_t n, char *err, size_t errlen)
+{
+	int rc = 0;
+
 	for (size_t i = 1; i < n && !rc; i++) {
 		if (strcmp(ri[i].program, ri[0].program) != 0) {
 			strbuf(err, errlen, "cannot merge runs of different programs: %s ran %s, %s ran %s", ri[0].path,
@@ -720,38 +524,64 @@ static int merge_from(sqlite3 *out, const struct source *src, size_t n, double t
 			rc = -EINVAL;
 		}
 	}
-	if (!rc)
-		rc = choose_ranks(ri, n, rank, &by_position, err, errlen);
-	if (rc)
-		goto out;
+	return rc;
+}
+
+/* The output's transaction begun (*@began) with the first database's
+ * schema version, the job tables and the merged tables as the first
+ * database has them. */
+static int begin_output(sqlite3 *out, const struct merge_input *first, int *began, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = 0, version = 0;
+	char sql[128];
+
+	if (sqlite3_prepare_v2(first->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	strbuf(sql, sizeof(sql), "PRAGMA main.user_version = %d; BEGIN", version);
+	if (sqlite3_exec(out, sql, NULL, NULL, NULL) != SQLITE_OK) {
+		strbuf(err, errlen, "%s", sqlite3_errmsg(out));
+		rc = -EIO;
+	} else {
+		*began = 1;
+		rc = job_schema(out, "job.sql", err, errlen);
+	}
+	for (size_t t = 0; t < ARRAY_SIZE(merged_tables) && !rc; t++)
+		rc = create_table(out, first->db, merged_tables[t], first->path, err, errlen);
+	return rc;
+}
+
+/* Each database's rows, with its rank, one database at a time. */
+static int copy_ranks(sqlite3 *out, const struct source *src, size_t n, const long long *rank, int *began,
+		      char *err, size_t errlen)
+{
+	struct merge_input in = { 0 };
+	int rc = 0;
+
 	for (size_t i = 0; i < n && !rc; i++) {
 		rc = source_get(src, i, &in);
 		if (rc)
 			break;
-		if (i == 0) {
-			/* the tables as the first database has them */
-			if (sqlite3_prepare_v2(in.db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
-			    sqlite3_step(st) == SQLITE_ROW)
-				version = sqlite3_column_int(st, 0);
-			sqlite3_finalize(st);
-			st = NULL;
-			strbuf(sql, sizeof(sql), "PRAGMA main.user_version = %d; BEGIN", version);
-			if (sqlite3_exec(out, sql, NULL, NULL, NULL) != SQLITE_OK) {
-				strbuf(err, errlen, "%s", sqlite3_errmsg(out));
-				rc = -EIO;
-			} else {
-				began = 1;
-				rc = job_schema(out, "job.sql", err, errlen);
-			}
-			for (size_t t = 0; t < ARRAY_SIZE(merged_tables) && !rc; t++)
-				rc = create_table(out, in.db, merged_tables[t], in.path, err, errlen);
-		}
+		if (i == 0)
+			rc = begin_output(out, &in, began, err, errlen);
 		for (size_t t = 0; t < ARRAY_SIZE(merged_tables) && !rc; t++)
 			rc = copy_table(out, &in, merged_tables[t], rank[i], err, errlen);
 		source_put(src, &in);
 	}
-	if (rc)
-		goto out;
+	return rc;
+}
+
+/* job_rank, job_setting, the indexes, the notes, the ceilings and the job
+ * views, then the commit. */
+static int finish_job(sqlite3 *out, const struct run_info *ri, size_t n, const long long *rank,
+		      int by_position, double threshold, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+	char sql[128];
+
 	if (sqlite3_prepare_v2(out, "INSERT INTO main.job_rank VALUES (?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
 		goto sqlfail;
 	for (size_t i = 0; i < n; i++) {
@@ -780,16 +610,48 @@ static int merge_from(sqlite3 *out, const struct source *src, size_t n, double t
 		rc = step_count_note(out, err, errlen);
 	if (!rc && sqlite3_exec(out, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		goto sqlfail;
-	goto out;
+	return rc;
 sqlfail:
 	strbuf(err, errlen, "%s", sqlite3_errmsg(out));
-	rc = -EIO;
+	sqlite3_finalize(st);
+	return -EIO;
+}
+
+/* The merge, reading each database twice, one at a time: first what each
+ * run is (checked against the others before anything is written), then
+ * its rows. A job of more ranks than file descriptors merges as well as
+ * one of two (each open connection takes one to three: the file, its WAL
+ * and its shared memory). */
+static int merge_from(sqlite3 *out, const struct source *src, size_t n, double threshold, char *err,
+		      size_t errlen)
+{
+	struct run_info *ri = calloc(n ? n : 1, sizeof(*ri));
+	long long *rank = calloc(n ? n : 1, sizeof(*rank));
+	int rc = 0, by_position = 0, began = 0;
+
+	if (!ri || !rank) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (n == 0) {
+		strbuf(err, errlen, "no database to merge");
+		rc = -EINVAL;
+		goto out;
+	}
+	rc = read_infos(src, n, ri, err, errlen);
+	if (!rc)
+		rc = check_alike(ri, n, err, errlen);
+	if (!rc)
+		rc = choose_ranks(ri, n, rank, &by_position, err, errlen);
+	if (!rc)
+		rc = copy_ranks(out, src, n, rank, &began, err, errlen);
+	if (!rc)
+		rc = finish_job(out, ri, n, rank, by_position, threshold, err, errlen);
 out:
 	if (rc == -ENOMEM)
 		strbuf(err, errlen, "out of memory");
 	if (rc && began)
 		sqlite3_exec(out, "ROLLBACK", NULL, NULL, NULL);
-	sqlite3_finalize(st);
 	infos_free(ri, n);
 	free(rank);
 	return rc;
