@@ -348,7 +348,9 @@ static void merge_said(sqlite3 *db, const char *out)
 	sqlite3_finalize(st);
 }
 
-int job_merge_main(int argc, char **argv)
+/* The options into @outpath and @threshold: -1 to go on, or the exit
+ * status (0 after --help, 2 for bad usage). */
+static int merge_args(int argc, char **argv, const char **outpath, double *threshold)
 {
 	static const struct option options[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -356,21 +358,15 @@ int job_merge_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *outpath = NULL;
-	double threshold = MERGE_THRESHOLD_DEFAULT;
-	char **paths = NULL, *tmp = NULL, err[1024];
-	size_t n = 0, tlen;
-	sqlite3 *out = NULL;
-	struct stat so;
-	int opt, ret = 1, rc, fd;
+	int opt;
 
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":o:t:h", options, NULL)) != -1) {
 		switch (opt) {
-		case 'o': outpath = optarg; break;
+		case 'o': *outpath = optarg; break;
 		case 't':
-			if (merge_parse_threshold(optarg, &threshold))
+			if (merge_parse_threshold(optarg, threshold))
 				return merge_bad_usage("--straggler-threshold: expected a percentage from 0 to 1000", optarg);
 			break;
 		case 'h': merge_usage(stdout); return 0;
@@ -378,60 +374,64 @@ int job_merge_main(int argc, char **argv)
 		default: return merge_bad_usage("unknown option", argv[optind - 1]);
 		}
 	}
-	if (!outpath || !*outpath)
+	if (!*outpath || !**outpath)
 		return merge_bad_usage("-o FILE names the merged database to write", NULL);
 	if (optind >= argc)
 		return merge_bad_usage("no database to merge (mfu-report merge -o job.sqlite 'run.*.sqlite')", NULL);
-	rc = merge_expand((const char *const *)argv + optind, (size_t)(argc - optind), &paths, &n, err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, PROG " merge: %s\n", err);
-		return rc == -EEXIST ? 2 : 1;
-	}
-	/* a reader of the merged file would meet SQLite's side files there,
-	 * and SQLite follows no link: said now, before anything is made */
-	if (db_check_side_files(outpath, err, sizeof(err))) {
-		fprintf(stderr, PROG " merge: %s\n", err);
-		merge_paths_free(paths, n);
-		return 1;
-	}
-	if (stat(outpath, &so) == 0) {
-		for (size_t i = 0; i < n; i++) {
-			struct stat si;
-			if (stat(paths[i], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
-				merge_paths_free(paths, n);
-				return merge_bad_usage("-o names one of the databases to merge", outpath);
-			}
-		}
-	}
-	if (merge_check_versions(paths, n, err, sizeof(err)) || merge_fd_check(n, err, sizeof(err))) {
-		fprintf(stderr, PROG " merge: %s\n", err);
-		goto out;
-	}
-	tlen = strlen(outpath) + 8;
-	tmp = malloc(tlen);
+	return -1;
+}
+
+/* Is @outpath one of the databases to merge? */
+static int output_is_input(const char *outpath, char *const *paths, size_t n)
+{
+	struct stat so, si;
+
+	if (stat(outpath, &so) != 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (stat(paths[i], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+			return 1;
+	return 0;
+}
+
+/* An empty file beside @outpath (its name malloc'd), or NULL (said). The
+ * merge is written there and renamed over FILE when complete: a failed
+ * merge leaves no half database under the name. */
+static char *merge_tmp(const char *outpath)
+{
+	size_t tlen = strlen(outpath) + 8;
+	char *tmp = malloc(tlen);
+	mode_t mask;
+	int fd;
+
 	if (!tmp) {
 		fprintf(stderr, PROG " merge: out of memory\n");
-		goto out;
+		return NULL;
 	}
-	/* written beside FILE and renamed over it when complete: a failed
-	 * merge leaves no half database under the name */
 	snprintf(tmp, tlen, "%s.XXXXXX", outpath);
 	fd = mkstemp(tmp);
 	if (fd < 0) {
 		fprintf(stderr, PROG " merge: %s: cannot write: %s\n", outpath, strerror(errno));
 		free(tmp);
-		tmp = NULL;
-		goto out;
+		return NULL;
 	}
-	{
-		mode_t mask = umask(0);
-		umask(mask);
-		/* as sqlite3 would create it, not mkstemp's 0600 */
-		if (fchmod(fd, 0666 & ~mask) != 0) {
-			/* the merge still goes on: only the mode is mkstemp's */
-		}
+	mask = umask(0);
+	umask(mask);
+	/* as sqlite3 would create it, not mkstemp's 0600 */
+	if (fchmod(fd, 0666 & ~mask) != 0) {
+		/* the merge still goes on: only the mode is mkstemp's */
 	}
 	close(fd);
+	return tmp;
+}
+
+/* The merge written into @tmp and renamed to @outpath: 0, or -1 (said). */
+static int merge_into(const char *tmp, const char *outpath, char *const *paths, size_t n, double threshold)
+{
+	sqlite3 *out = NULL;
+	char err[1024];
+	int rc, ret = -1;
+
 	if (sqlite3_open_v2(tmp, &out, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
 	    db_exec(out, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF", err, sizeof(err))) {
 		fprintf(stderr, PROG " merge: %s: cannot write: %s\n", outpath, out ? sqlite3_errmsg(out) : "out of memory");
@@ -453,11 +453,53 @@ int job_merge_main(int argc, char **argv)
 		fprintf(stderr, PROG " merge: %s: cannot write: %s\n", outpath, strerror(errno));
 		goto out;
 	}
-	free(tmp);
-	tmp = NULL;
 	ret = 0;
 out:
 	sqlite3_close(out);
+	return ret;
+}
+
+int job_merge_main(int argc, char **argv)
+{
+	const char *outpath = NULL;
+	double threshold = MERGE_THRESHOLD_DEFAULT;
+	char **paths = NULL, *tmp = NULL, err[1024];
+	size_t n = 0;
+	int ret, rc;
+
+	ret = merge_args(argc, argv, &outpath, &threshold);
+	if (ret >= 0)
+		return ret;
+	ret = 1;
+	rc = merge_expand((const char *const *)argv + optind, (size_t)(argc - optind), &paths, &n, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, PROG " merge: %s\n", err);
+		return rc == -EEXIST ? 2 : 1;
+	}
+	/* a reader of the merged file would meet SQLite's side files there,
+	 * and SQLite follows no link: said now, before anything is made */
+	if (db_check_side_files(outpath, err, sizeof(err))) {
+		fprintf(stderr, PROG " merge: %s\n", err);
+		merge_paths_free(paths, n);
+		return 1;
+	}
+	if (output_is_input(outpath, paths, n)) {
+		merge_paths_free(paths, n);
+		return merge_bad_usage("-o names one of the databases to merge", outpath);
+	}
+	if (merge_check_versions(paths, n, err, sizeof(err)) || merge_fd_check(n, err, sizeof(err))) {
+		fprintf(stderr, PROG " merge: %s\n", err);
+		goto out;
+	}
+	tmp = merge_tmp(outpath);
+	if (!tmp)
+		goto out;
+	if (merge_into(tmp, outpath, paths, n, threshold) == 0) {
+		free(tmp);
+		tmp = NULL;
+		ret = 0;
+	}
+out:
 	if (tmp)
 		unlink(tmp);
 	free(tmp);
