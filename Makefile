@@ -31,10 +31,12 @@ build: deps-build
 	ninja -C $(BUILD)
 
 demo: build
-	$(BUILD)/src/record/mfu-record -o demo.sqlite -- $(BUILD)/tests/workloads/wl_mlp
-	$(BUILD)/src/report/mfu-report --db demo.sqlite summary phases waterfall
+	$(BUILD)/src/record/mfu-record -q -o demo.sqlite -- $(BUILD)/tests/workloads/wl_mlp
+	$(BUILD)/src/report/mfu-report --db demo.sqlite phases
 	@echo
-	@echo "More: $(BUILD)/src/report/mfu-report --db demo.sqlite steps breakdown gaps dispatch peaks"
+	$(BUILD)/src/report/mfu-report --db demo.sqlite summary
+	@echo
+	@echo "More: $(BUILD)/src/report/mfu-report --db demo.sqlite steps waterfall breakdown gaps dispatch peaks"
 
 check: deps
 	@$(MAKE) --no-print-directory build
