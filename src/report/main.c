@@ -26,6 +26,7 @@
 enum {
 	EXIT_DATA = 1,  /* the database cannot be read, or output failed */
 	EXIT_USAGE = 2,
+	EXIT_WORSE = 3, /* --diff --fail-on: a figure got worse than allowed */
 };
 
 /* The section names, wrapped to 79 columns with a 2-space indent. */
@@ -71,6 +72,7 @@ static void usage(FILE *out)
 		"       " PROG " --db NATIVE --hw-flops-from EMULATED [SECTION...]\n"
 		"       " PROG " [--db FILE] --trace FILE\n"
 		"       " PROG " --diff BASE NEW [--format FORMAT] [--raw] [--skip-steps N]\n"
+		"                  [--fail-on SPEC]\n"
 		"       " PROG " [--db FILE] [--skip-steps N] [-q] --html FILE\n"
 		"       " PROG " --db 'run.*.sqlite' [--db FILE...]\n"
 		"                  [--straggler-threshold PCT] [--rank N] [SECTION...]\n"
@@ -117,8 +119,13 @@ static void usage(FILE *out)
 		"                       stdout) instead of a report, for ui.perfetto.dev:\n"
 		"                       steps, phases, off-CPU gaps, counters, samples\n"
 		"      --diff BASE NEW  compare two runs' step and phase times, breakdown and\n"
-		"                       MFU: means, change with its 95%% confidence interval,\n"
-		"                       verdict (faster, slower, no significant change)\n"
+		"                       MFU: means, change in %% and ms per step with 95%%\n"
+		"                       intervals (batch means), verdict (faster, slower, no\n"
+		"                       significant change; under 2%% of the step time: none)\n"
+		"      --fail-on SPEC   with --diff: exit 3 when a figure got significantly\n"
+		"                       worse by more than its threshold; SPEC is FIGURE>N%%\n"
+		"                       or FIGURE>Nms, comma-separated, FIGURE one of step,\n"
+		"                       mfu, phase:NAME, breakdown:PART ('step>2%%,mfu>5%%')\n"
 		"      --html FILE      write one self-contained HTML file ('-': stdout) with\n"
 		"                       charts instead of a report: MFU, HFU and MBU per step\n"
 		"                       (zoomable), step time by phase, the waterfall, a\n"
@@ -138,7 +145,7 @@ static void usage(FILE *out)
 		"markdown (a '!' above 100%%); times are milliseconds.\n"
 		"\n"
 		"Exit status: 0 done, 1 the database cannot be read or output failed,\n"
-		"2 bad usage. See mfu-report(1) and docs/report.md.\n",
+		"2 bad usage, 3 --fail-on: a figure got worse. See mfu-report(1) and docs/report.md.\n",
 		sections);
 }
 
@@ -256,6 +263,7 @@ struct request {
 	const char *html;                /* --html FILE */
 	const char *trace;               /* --trace FILE */
 	const char *diff_base, *diff_new; /* --diff BASE NEW */
+	const char *fail_on;             /* --fail-on SPEC (with --diff) */
 	const char *hw_from;             /* --hw-flops-from FILE */
 	int db_given, format_given;
 	const char **db_args;            /* every --db, in order */
@@ -275,6 +283,7 @@ enum {
 	OPT_HW_FROM,
 	OPT_RAW,
 	OPT_COLUMNS,
+	OPT_FAIL_ON,
 };
 
 /* Every --db, freed at exit (main returns from many places). */
@@ -305,6 +314,7 @@ static int parse_options(int argc, char **argv, struct request *r)
 		{ "hw-flops-from", required_argument, NULL, OPT_HW_FROM },
 		{ "raw", no_argument, NULL, OPT_RAW },
 		{ "columns", required_argument, NULL, OPT_COLUMNS },
+		{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -348,6 +358,7 @@ static int parse_options(int argc, char **argv, struct request *r)
 		case OPT_HW_FROM: r->hw_from = optarg; break;
 		case OPT_RAW: r->raw = 1; break;
 		case OPT_COLUMNS: r->columns = optarg; break;
+		case OPT_FAIL_ON: r->fail_on = optarg; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf(PROG " %s\n", MFU_VERSION); return 0;
 		case ':': return bad_usage("option '%s' needs an argument", argv[optind - 1]);
@@ -385,6 +396,8 @@ static int parse_options(int argc, char **argv, struct request *r)
 	if (r->hw_from && (r->ndb > 1 || strpbrk(r->path, "*?[")))
 		return bad_usage("--hw-flops-from gives one run the counts of another: give one --db (a "
 				 "job's ranks each: " PROG " --db run.0.sqlite --hw-flops-from emu.0.sqlite)");
+	if (r->fail_on && !r->diff_base)
+		return bad_usage("--fail-on goes with --diff BASE NEW");
 	if (r->hw_from && r->diff_base)
 		return bad_usage("--hw-flops-from does not go with --diff (compare the emulated run's counts "
 				 "with --diff BASE NEW directly)");
@@ -869,11 +882,19 @@ static int write_diff(const struct request *r)
 	int ret = EXIT_DATA, rc;
 	char err[1024];
 
+	if (diff_new(&d)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		goto out;
+	}
+	if (r->fail_on && diff_fail_on(d, r->fail_on, err, sizeof(err))) {
+		ret = bad_usage("--fail-on %s", err);
+		goto out;
+	}
 	/* both opened before either is read: a bad NEW says so at once */
 	for (int side = 0; side < 2; side++)
 		if (open_run(r, paths[side], &db[side]))
 			goto out;
-	if (diff_new(&d) || format_new(r->kind, stdout, 1, &fmt)) {
+	if (format_new(r->kind, stdout, 1, &fmt)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		goto out;
 	}
@@ -886,6 +907,8 @@ static int write_diff(const struct request *r)
 		}
 	}
 	rc = diff_rows(d, &stmt, err, sizeof(err));
+	if (!rc && diff_warning(d))
+		fprintf(stderr, PROG ": warning: --diff: the runs differ: %s\n", diff_warning(d));
 	if (!rc && format_is_human(r->kind))
 		rc = format_set_verdict(fmt, diff_summary(d));
 	if (!rc)
@@ -899,7 +922,8 @@ static int write_diff(const struct request *r)
 		fprintf(stderr, PROG ": cannot write the report: %s\n", strerror(-rc));
 		goto out;
 	}
-	ret = 0;
+	rc = diff_gate(d, stderr);
+	ret = rc == 1 ? EXIT_WORSE : rc ? EXIT_USAGE : 0;
 out:
 	sqlite3_finalize(stmt);
 	format_free(fmt);

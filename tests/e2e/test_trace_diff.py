@@ -10,10 +10,11 @@ of the demo workload.
 
 --diff: fixture runs of 40 steps with random-normal phase times (fixed
 seeds): a run against itself changes nothing; a run whose phase B is 25%
-longer is slower in B and in no other phase; the means, changes and Welch
+longer is slower in B and in no other phase; the means, changes and
 intervals agree with a computation here (its own t quantile, by Simpson's
 rule on the t density); the formats, --skip-steps, few steps, a phase in one
-run only, bad arguments.
+run only, bad arguments. The intervals are batch means' on the log scale
+(docs/report.md, "--diff"): recomputed here from the per-step values.
 
 Run through meson (`meson test -C BUILD trace_diff`) or by hand:
 
@@ -38,7 +39,8 @@ from test_report import REPORT, START_NS, PEAK_FLOPS, PEAK_BW, NCPU, Fixture, sc
 
 MS = 1_000_000
 DIFF_COLUMNS = ['kind', 'name', 'unit', 'base_n', 'new_n', 'base', 'new', 'base_sd', 'new_sd', 'change',
-                'change_lo', 'change_hi', 'verdict']
+                'change_lo', 'change_hi', 'delta', 'delta_low', 'delta_high', 'share', 'min_effect', 'batches',
+                'verdict']
 
 
 def run(*args, check=True):
@@ -487,15 +489,25 @@ def t_quantile(p, df):
     return (lo + hi) / 2
 
 
-def welch(base, new):
-    """(change, lo, hi) relative to the base mean, Welch's 95% interval."""
+def batch_se2(x):
+    """(batches, squared standard error of the mean) by batch means: 10
+    batches of consecutive values from 20 on, batches of 2 from 4."""
+    n = len(x)
+    k = 10 if n >= 20 else n // 2 if n >= 4 else n
+    means = [statistics.fmean(x[j * n // k:(j + 1) * n // k]) for j in range(k)]
+    return k, statistics.variance(means) / k
+
+
+def ratio_ci(base, new):
+    """(change, lo, hi) of new / base - 1, the 95% interval on the log
+    scale from batch means (delta method, Welch-Satterthwaite df)."""
     mb, mn = statistics.fmean(base), statistics.fmean(new)
-    vb, vn = statistics.variance(base) / len(base), statistics.variance(new) / len(new)
-    se2 = vb + vn
-    df = se2 ** 2 / (vb ** 2 / (len(base) - 1) + vn ** 2 / (len(new) - 1))
+    (kb, vb), (kn, vn) = batch_se2(base), batch_se2(new)
+    lb, ln = vb / mb ** 2, vn / mn ** 2
+    df = (lb + ln) ** 2 / (lb ** 2 / (kb - 1) + ln ** 2 / (kn - 1))
     t = t_quantile(0.975, df)
-    d = mn - mb
-    return d / mb, (d - t * math.sqrt(se2)) / mb, (d + t * math.sqrt(se2)) / mb
+    r, se = math.log(mn / mb), math.sqrt(lb + ln)
+    return mn / mb - 1, math.expm1(r - t * se), math.expm1(r + t * se)
 
 
 class DiffTest(Base):
@@ -538,7 +550,7 @@ class DiffTest(Base):
         rows = self.diff(self.base, self.new)
         for key, row in rows.items():
             base, new = self.base_vals[key], self.new_vals[key]
-            change, lo, hi = welch(base, new)
+            change, lo, hi = ratio_ci(base, new)
             for col, want in (('base', statistics.fmean(base)), ('new', statistics.fmean(new)),
                               ('base_sd', statistics.stdev(base)), ('new_sd', statistics.stdev(new)),
                               ('change', change)):
@@ -547,6 +559,21 @@ class DiffTest(Base):
             for col, want in (('change_lo', lo), ('change_hi', hi)):
                 self.assertTrue(math.isclose(row[col], want, rel_tol=1e-8, abs_tol=1e-10),
                                 (key, col, row[col], want))
+            # the change per step in the row's unit, its interval the
+            # relative one times the base mean, its share of the step's
+            mb, mn = statistics.fmean(base), statistics.fmean(new)
+            wall_b = statistics.fmean(self.base_vals[('step', 'wall_ms')])
+            wall_d = statistics.fmean(self.new_vals[('step', 'wall_ms')]) - wall_b
+            self.assertTrue(math.isclose(row['delta'], mn - mb, rel_tol=1e-9), key)
+            self.assertTrue(math.isclose(row['delta_low'], mb * lo, rel_tol=1e-8), key)
+            self.assertTrue(math.isclose(row['delta_high'], mb * hi, rel_tol=1e-8), key)
+            self.assertEqual(row['batches'], 10, key)
+            if key == ('step', 'mfu'):
+                self.assertIsNone(row['share'])
+                self.assertTrue(math.isclose(row['min_effect'], 0.02 * mb, rel_tol=1e-9))
+            else:
+                self.assertTrue(math.isclose(row['share'], (mn - mb) / wall_d, rel_tol=1e-9), key)
+                self.assertTrue(math.isclose(row['min_effect'], 0.02 * wall_b, rel_tol=1e-9), key)
 
     def test_phase_time_is_the_sum_per_step(self):
         # two occurrences of A in a step count as one per-step total; a step
@@ -568,7 +595,7 @@ class DiffTest(Base):
         self.assertEqual(rows[('phase', 'C')]['base_n'], 4)
         # the zero counts in the change and its interval too
         row = self.diff(p, self.base)[('phase', 'C')]
-        change, lo, hi = welch(c, self.base_vals[('phase', 'C')])
+        change, lo, hi = ratio_ci(c, self.base_vals[('phase', 'C')])
         self.assertTrue(math.isclose(row['base_sd'], statistics.stdev(c), rel_tol=1e-9))
         for col, want in (('change', change), ('change_lo', lo), ('change_hi', hi)):
             self.assertTrue(math.isclose(row[col], want, rel_tol=1e-8), (col, row[col], want))
