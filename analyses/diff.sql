@@ -21,12 +21,24 @@
 --   breakdown blocked_ms ... compute_ms   the breakdown section's split of
 --                       the step (ms); NULL where it has none (no samples);
 --                       no rows at all in a run recorded without sampling
+--   preempted_step wall_ms, preempted_phase NAME   the time in the step, and
+--                       in the phase NAME in it, that the thread was
+--                       runnable but another task had the CPU (offcpu
+--                       kind 'runnable', from context-switch records; ms):
+--                       mfu-report compares times net of it (another
+--                       program's doing, not this one's). Only steps and
+--                       phases that were preempted have a row.
+--   switches recorded   one row when the run recorded context switches
+--                       (sampling on): its preemption is known, 0 where
+--                       there is no preempted row
 -- ord orders the rows of the comparison: a phase's first occurrence (the
 -- least id), the breakdown's parts in its column order.
 -- The at-sign-wrapped name stands for analyses/breakdown.sql; mfu-report --sql diff
 -- prints this file with it written out, to run in sqlite3.
 WITH
 st AS (SELECT step, wall_ns, mfu, hw_flops, hw_flops_fp64, hw_flops_fp32 FROM step WHERE complete = 1),
+sw AS (SELECT EXISTS (SELECT 1 FROM sampling) AS recorded),
+lim AS (SELECT coalesce(max(dur_ns), 0) AS maxdur FROM offcpu WHERE kind = 'runnable'),
 -- without sampling every part is NULL: not worth a pass over the steps
 bd AS MATERIALIZED (SELECT * FROM (@breakdown@) WHERE EXISTS (SELECT 1 FROM sampling)),
 part(name, ord) AS (VALUES ('blocked_ms', 0), ('runnable_ms', 1), ('kernel_ms', 2), ('sync_ms', 3),
@@ -50,4 +62,16 @@ SELECT 'breakdown', part.name, part.ord, bd.step,
                       WHEN 'kernel_ms' THEN bd.kernel_ms WHEN 'sync_ms' THEN bd.sync_ms
                       WHEN 'dispatch_ms' THEN bd.dispatch_ms WHEN 'unclassified_ms' THEN bd.unclassified_ms
                       ELSE bd.compute_ms END
-FROM bd CROSS JOIN part;
+FROM bd CROSS JOIN part
+UNION ALL
+SELECT 'switches', 'recorded', 0, NULL, 1 FROM sw WHERE recorded
+UNION ALL
+SELECT 'preempted_step', 'wall_ms', 0, bd.step, bd.runnable_ms FROM bd WHERE bd.runnable_ms > 0
+UNION ALL
+SELECT 'preempted_phase', p.name, min(p.id), p.step,
+       sum(min(o.end_ns, p.end_ns) - max(o.start_ns, p.begin_ns)) / 1e6
+FROM sw, lim, phase p JOIN offcpu o
+  ON o.tid = p.tid AND o.kind = 'runnable' AND o.start_ns < p.end_ns
+     AND o.start_ns > p.begin_ns - lim.maxdur - 1 AND o.end_ns > p.begin_ns
+WHERE sw.recorded AND p.complete = 1 AND p.step IN (SELECT step FROM st)
+GROUP BY p.step, p.name;

@@ -259,7 +259,9 @@ int diff_difference(const struct diff_batch *base, const struct diff_batch *new_
 
 /* ---- the comparison ---- */
 
-enum { KIND_STEP, KIND_PHASE, KIND_BREAKDOWN, KIND_OTHER };
+/* KIND_HIDDEN: the preemption diff.sql gives to take out of the times,
+ * not a row of its own */
+enum { KIND_STEP, KIND_PHASE, KIND_BREAKDOWN, KIND_OTHER, KIND_HIDDEN };
 
 /* One step's value of a quantity. */
 struct point {
@@ -283,6 +285,7 @@ struct quantity {
 	double delta, dlo, dhi; /* new - base in the row's unit, and its interval */
 	double share;      /* delta over the step time's delta (ms rows) */
 	double min_effect; /* the least |delta| named, in the row's unit */
+	double pre[2];     /* mean preempted ms per step taken out (NAN: none) */
 };
 
 /* A --fail-on figure. */
@@ -301,6 +304,8 @@ struct diff {
 	int64_t *steps[2]; /* each run's complete steps, sorted */
 	size_t capsteps[2];
 	int compared; /* the quantities hold their verdicts, in order */
+	int net;      /* both runs recorded context switches: times are
+		       * compared net of preemption */
 	int emulated[2]; /* the run is emulated (run.emulated): only counts compare */
 	char *who[2][5]; /* command, host, cpu_name, peak_flops, peak_bw as text */
 	char *warning;   /* the runs differ: program, machine, peaks */
@@ -347,10 +352,11 @@ void diff_free(struct diff *d)
 
 static int kind_rank(const char *kind)
 {
-	return strcmp(kind, "step") == 0	    ? KIND_STEP
-	       : strcmp(kind, "phase") == 0     ? KIND_PHASE
-	       : strcmp(kind, "breakdown") == 0 ? KIND_BREAKDOWN
-						: KIND_OTHER;
+	return strcmp(kind, "step") == 0			  ? KIND_STEP
+	       : strcmp(kind, "phase") == 0			  ? KIND_PHASE
+	       : strcmp(kind, "breakdown") == 0		  ? KIND_BREAKDOWN
+	       : strcmp(kind, "switches") == 0 || strncmp(kind, "preempted_", 10) == 0 ? KIND_HIDDEN
+									  : KIND_OTHER;
 }
 
 /* The quantity (@kind, @name) if there is one. */
@@ -407,6 +413,12 @@ static int is_mfu(const struct quantity *q)
 static int is_wall(const struct quantity *q)
 {
 	return q->rank == KIND_STEP && strcmp(q->name, "wall_ms") == 0;
+}
+
+/* The breakdown's preempted part: the machine's doing, not the program's. */
+static int is_contention(const struct quantity *q)
+{
+	return q->rank == KIND_BREAKDOWN && strcmp(q->name, "runnable_ms") == 0;
 }
 
 /* A time in ms, part of the step time: the step, a phase, a breakdown part. */
@@ -524,40 +536,55 @@ static int step_cmp(const void *pa, const void *pb)
 	return a < b ? -1 : a > b;
 }
 
-/* diff.sql lists a phase's time in the steps where it ran: in each other
- * complete step of the run it took 0 ms. */
-static void add_zeros(struct diff *d, struct quantity *q)
+/* @q's value in @step of run @side (its points sorted), else @dflt. */
+static double at(const struct quantity *q, int side, int64_t step, double dflt)
 {
-	for (int side = 0; side < 2 && q->rank == KIND_PHASE; side++) {
-		struct diff_stats zeros = { 0 };
+	const struct point key = { step, 0 }, *p;
 
-		if (d->nsteps[side] > q->s[side].n)
-			zeros.n = d->nsteps[side] - q->s[side].n;
-		diff_stats_merge(&q->s[side], &zeros);
-	}
+	if (!q || !q->npt[side])
+		return dflt;
+	p = bsearch(&key, q->pt[side], q->npt[side], sizeof(key), point_cmp);
+	return p ? p->v : dflt;
 }
 
-/* The batch means of @q's series in @side, in step order (a phase's with
- * its zeros in the steps it did not run in). 0 or -ENOMEM. */
+/* The series of @q in @side, in step order, reduced to its moments and
+ * batch means: a phase's with 0 in the steps it did not run in (diff.sql
+ * lists only those where it ran); the step time and a phase's time net of
+ * their preemption, and MFU over that net time, when both runs recorded
+ * context switches (d->net). 0 or -ENOMEM. */
 static int batch(struct diff *d, struct quantity *q, int side)
 {
-	size_t n = q->rank == KIND_PHASE ? d->nsteps[side] : q->npt[side], j = 0;
-	double *x = malloc((n ? n : 1) * sizeof(*x));
+	size_t n = q->rank == KIND_PHASE ? d->nsteps[side] : q->npt[side];
+	const struct quantity *pre = NULL, *wall = NULL;
+	double *x = malloc((n ? n : 1) * sizeof(*x)), pre_sum = 0;
 
 	if (!x)
 		return -ENOMEM;
-	qsort(q->pt[side], q->npt[side], sizeof(*q->pt[side]), point_cmp);
-	if (q->rank == KIND_PHASE) {
-		/* the phase's steps are among the run's complete steps */
-		for (size_t i = 0; i < n; i++) {
-			while (j < q->npt[side] && q->pt[side][j].step < d->steps[side][i])
-				j++;
-			x[i] = j < q->npt[side] && q->pt[side][j].step == d->steps[side][i] ? q->pt[side][j].v : 0;
+	if (d->net && (is_wall(q) || is_mfu(q)))
+		pre = find_quantity(d, "preempted_step", "wall_ms", 7);
+	else if (d->net && q->rank == KIND_PHASE)
+		pre = find_quantity(d, "preempted_phase", q->name, strlen(q->name));
+	if (d->net && is_mfu(q))
+		wall = find_quantity(d, "step", "wall_ms", 7);
+	memset(&q->s[side], 0, sizeof(q->s[side]));
+	for (size_t i = 0; i < n; i++) {
+		int64_t step = q->rank == KIND_PHASE ? d->steps[side][i] : q->pt[side][i].step;
+		double v = q->rank == KIND_PHASE ? at(q, side, step, 0) : q->pt[side][i].v, p = at(pre, side, step, 0);
+
+		if (is_mfu(q)) {
+			double w = at(wall, side, step, NAN);
+
+			/* the same FLOPs over the time net of preemption */
+			if (p > 0 && w > p)
+				v *= w / (w - p);
+		} else if (pre) {
+			v -= p;
 		}
-	} else {
-		for (size_t i = 0; i < n; i++)
-			x[i] = q->pt[side][i].v;
+		pre_sum += p;
+		x[i] = v;
+		diff_stats_add(&q->s[side], v);
 	}
+	q->pre[side] = pre && n ? pre_sum / (double)n : NAN;
 	diff_batch_means(x, n, &q->b[side]);
 	free(x);
 	return 0;
@@ -570,7 +597,6 @@ static int compare(struct diff *d, struct quantity *q, double wall_base)
 	struct diff_interval ci;
 	double base, excl;
 
-	add_zeros(d, q);
 	for (int side = 0; side < 2; side++)
 		if (batch(d, q, side))
 			return -ENOMEM;
@@ -628,7 +654,9 @@ static int compare(struct diff *d, struct quantity *q, double wall_base)
 		q->verdict = "no significant change";
 		return 0;
 	}
-	if (is_time(q) || is_count(q))
+	if (is_contention(q))
+		q->verdict = excl > 0 ? "more contention" : "less contention";
+	else if (is_time(q) || is_count(q))
 		q->verdict = excl > 0 ? (is_time(q) ? "slower" : "higher") : (is_time(q) ? "faster" : "lower");
 	else
 		q->verdict = excl > 0 ? "higher" : "lower";
@@ -713,7 +741,7 @@ static const char *row_label(const struct quantity *q, char *buf, size_t len)
  * counts are. */
 static int shown(const struct diff *d, const struct quantity *q)
 {
-	return (q->s[0].n || q->s[1].n) && (is_count(q) || !(d->emulated[0] || d->emulated[1]));
+	return q->rank != KIND_HIDDEN && (q->s[0].n || q->s[1].n) && (is_count(q) || !(d->emulated[0] || d->emulated[1]));
 }
 
 /* The verdict line's order: the step time, then the phases by their
@@ -721,7 +749,8 @@ static int shown(const struct diff *d, const struct quantity *q)
  * the same way (a second split of the same time), then MFU and counts. */
 static int rank_of(const struct quantity *q)
 {
-	return is_wall(q) ? 0 : q->rank == KIND_PHASE ? 1 : q->rank == KIND_BREAKDOWN ? 2 : is_mfu(q) ? 3 : 4;
+	return is_wall(q) ? 0 : q->rank == KIND_PHASE ? 1 : is_contention(q) ? 5 : q->rank == KIND_BREAKDOWN ? 2
+	       : is_mfu(q) ? 3 : 4;
 }
 
 static int contribution_cmp(const void *pa, const void *pb)
@@ -745,6 +774,9 @@ static int say_change(char **buf, size_t *len, size_t *cap, const struct quantit
 	char label[160], c[32], lo[32], hi[32], ms[32], share[48] = "";
 
 	row_label(q, label, sizeof(label));
+	if (is_contention(q))
+		return say(buf, len, cap, " the machine: %s in NEW, the thread preempted %s per step (another task had "
+			   "the CPU; taken out of the times above)", q->verdict, msec(ms, q->delta));
 	if (strncmp(q->verdict, "only in", 7) == 0)
 		return say(buf, len, cap, " %s %s (%s per step)", label, q->verdict, msec(ms, q->delta));
 	if (!isfinite(q->change) || !isfinite(q->lo))
@@ -821,9 +853,9 @@ static int summarize(struct diff *d)
 	if (d->nsteps[0] == 0 || d->nsteps[1] == 0)
 		return say(&d->summary, &len, &cap, "No complete step in %s: nothing to compare.",
 			   d->nsteps[0] ? "NEW" : d->nsteps[1] ? "BASE" : "either run");
-	rc = say(&d->summary, &len, &cap, "%llu base vs %llu new steps, 95%% intervals by batch means, changes "
+	rc = say(&d->summary, &len, &cap, "%llu base vs %llu new steps, 95%% intervals by batch means%s, changes "
 		 "under %.0f%% of the step time not named:", (unsigned long long)d->nsteps[0],
-		 (unsigned long long)d->nsteps[1], 100 * DIFF_MIN_EFFECT);
+		 (unsigned long long)d->nsteps[1], d->net ? ", times net of preemption" : "", 100 * DIFF_MIN_EFFECT);
 	if (!rc && (d->emulated[0] || d->emulated[1]))
 		rc = say(&d->summary, &len, &cap, " %s emulated, so only counted FLOPs are compared (an "
 			 "emulator's times are not the program's);", d->emulated[0] && d->emulated[1] ? "both runs are"
@@ -844,16 +876,22 @@ static int summarize(struct diff *d)
 	}
 	qsort(list, nlist, sizeof(*list), contribution_cmp);
 	for (size_t i = 0; !rc && i < nlist; i++) {
+		if (is_contention(list[i]))
+			continue;
 		if (nchanged++)
 			rc = say(&d->summary, &len, &cap, ";");
 		if (!rc)
 			rc = say_change(&d->summary, &len, &cap, list[i]);
 	}
-	free(list);
 	if (!rc && nchanged == 0)
-		rc = say(&d->summary, &len, &cap, " no significant change in any of the %zu rows", nrows - nunknown);
+		rc = say(&d->summary, &len, &cap, " no significant change in any of the %zu rows",
+			 nrows - nunknown - (nlist > 0));
 	else if (!rc)
 		rc = say(&d->summary, &len, &cap, "; no significant change elsewhere");
+	/* last, the contention row (ranked last): not the program's change */
+	if (!rc && nlist && is_contention(list[nlist - 1]))
+		rc = say(&d->summary, &len, &cap, ";") || say_change(&d->summary, &len, &cap, list[nlist - 1]);
+	free(list);
 	if (!rc && nunknown)
 		rc = say(&d->summary, &len, &cap, " (%zu rows unknown: see their verdicts)", nunknown);
 	if (!rc && (d->nsteps[0] < 10 || d->nsteps[1] < 10) && d->nsteps[0] >= 2 && d->nsteps[1] >= 2)
@@ -870,9 +908,9 @@ static const char table_sql[] =
 	"CREATE TABLE diff (kind TEXT, name TEXT, unit TEXT, base_n INTEGER, new_n INTEGER,\n"
 	"  base REAL, new REAL, base_sd REAL, new_sd REAL, change REAL, change_lo REAL, change_hi REAL,\n"
 	"  delta REAL, delta_low REAL, delta_high REAL, share REAL, min_effect REAL, batches INTEGER,\n"
-	"  verdict TEXT)";
+	"  preempted REAL, verdict TEXT)";
 
-#define NCOLS 19
+#define NCOLS 20
 
 int diff_rows(struct diff *d, sqlite3_stmt **stmt, char *err, size_t errlen)
 {
@@ -884,17 +922,26 @@ int diff_rows(struct diff *d, sqlite3_stmt **stmt, char *err, size_t errlen)
 		struct quantity *wall = find_quantity(d, "step", "wall_ms", 7);
 		double wall_base, wall_delta;
 
-		for (int side = 0; side < 2; side++)
+		struct quantity *sw = find_quantity(d, "switches", "recorded", 8);
+
+		for (int side = 0; side < 2; side++) {
 			qsort(d->steps[side], d->nsteps[side], sizeof(int64_t), step_cmp);
+			for (size_t i = 0; i < d->nq; i++)
+				qsort(d->q[i].pt[side], d->q[i].npt[side], sizeof(struct point), point_cmp);
+		}
+		d->net = sw && sw->seen[0] && sw->seen[1];
+		/* the minimum effect is of the step time as the user sees it */
 		wall_base = wall && wall->s[0].n ? wall->s[0].mean : NAN;
 		for (size_t i = 0; i < d->nq; i++)
-			if (compare(d, &d->q[i], wall_base)) {
+			if (d->q[i].rank != KIND_HIDDEN && compare(d, &d->q[i], wall_base)) {
 				strbuf(err, errlen, "out of memory");
 				return -ENOMEM;
 			}
 		wall_delta = wall ? wall->delta : NAN;
-		for (size_t i = 0; i < d->nq; i++)
-			if (is_time(&d->q[i]) && wall_delta != 0 && isfinite(wall_delta))
+		/* a share of a change that is not one is noise: only when the
+		 * step time changed */
+		for (size_t i = 0; i < d->nq && wall && wall->significant; i++)
+			if (is_time(&d->q[i]) && !is_contention(&d->q[i]) && wall_delta != 0 && isfinite(wall_delta))
 				d->q[i].share = d->q[i].delta / wall_delta;
 		if (d->nq)
 			qsort(d->q, d->nq, sizeof(*d->q), quantity_cmp);
@@ -912,7 +959,7 @@ int diff_rows(struct diff *d, sqlite3_stmt **stmt, char *err, size_t errlen)
 	d->mem = NULL;
 	if (sqlite3_open_v2(":memory:", &d->mem, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK ||
 	    sqlite3_exec(d->mem, table_sql, NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(d->mem, "INSERT INTO diff VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    sqlite3_prepare_v2(d->mem, "INSERT INTO diff VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			       -1, &ins, NULL) != SQLITE_OK)
 		goto fail;
 	for (size_t i = 0; i < d->nq; i++) {
@@ -942,6 +989,7 @@ int diff_rows(struct diff *d, sqlite3_stmt **stmt, char *err, size_t errlen)
 			sqlite3_bind_int64(ins, 18, (sqlite3_int64)k);
 		else
 			sqlite3_bind_null(ins, 18);
+		bind_double(ins, 19, q->pre[1] - q->pre[0], 1);
 		sqlite3_bind_text(ins, NCOLS, q->verdict, -1, SQLITE_STATIC);
 		if (sqlite3_step(ins) != SQLITE_DONE)
 			goto fail;

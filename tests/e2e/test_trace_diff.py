@@ -40,7 +40,7 @@ from test_report import REPORT, START_NS, PEAK_FLOPS, PEAK_BW, NCPU, Fixture, sc
 MS = 1_000_000
 DIFF_COLUMNS = ['kind', 'name', 'unit', 'base_n', 'new_n', 'base', 'new', 'base_sd', 'new_sd', 'change',
                 'change_lo', 'change_hi', 'delta', 'delta_low', 'delta_high', 'share', 'min_effect', 'batches',
-                'verdict']
+                'preempted', 'verdict']
 
 
 def run(*args, check=True):

@@ -12,6 +12,9 @@
  *   --threads T      spin in T threads at once during the busy part
  *   --flops F        declare F model FLOPs (and --bytes B) per step
  *   --phases         wrap the busy part in phase "compute" and the sleep in "wait"
+ *   --update-us US   then spin until the main thread has used this much more
+ *                    CPU time, in phase "update" (with --phases): a second
+ *                    phase of fixed work, for --diff's A/A and A/B tests
  *   --clock FILE     write "step t_before_begin t_after_end cpu_before cpu_after
  *                    delay_outside delay_inside" per step (ns; CLOCK_MONOTONIC
  *                    and CLOCK_PROCESS_CPUTIME_ID; how long the main thread
@@ -118,7 +121,7 @@ static void own_write(FILE *f, long step, const char *name, const struct own *o)
 		(unsigned long long)(o->d_end - o->d_begin));
 }
 
-static long busy_us, cpu_us;
+static long busy_us, cpu_us, update_us;
 static FILE *thread_cpu;
 static pthread_mutex_t thread_cpu_lock = PTHREAD_MUTEX_INITIALIZER;
 static long main_tid;
@@ -181,6 +184,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--busy-us")) busy_us = num(a, v), i++;
 		else if (!strcmp(a, "--sleep-us")) sleep_for = num(a, v), i++;
 		else if (!strcmp(a, "--cpu-us")) cpu_us = num(a, v), i++;
+		else if (!strcmp(a, "--update-us")) update_us = num(a, v), i++;
 		else if (!strcmp(a, "--gap-us")) gap = num(a, v), i++;
 		else if (!strcmp(a, "--threads")) threads = num(a, v), i++;
 		else if (!strcmp(a, "--flops")) flops = (double)num(a, v), i++;
@@ -265,6 +269,13 @@ int main(int argc, char **argv)
 				if (phase_clk)
 					own_write(phase_clk, s, "compute", &ph);
 			}
+		}
+		if (update_us) {
+			if (phases)
+				mfu_phase_begin("update");
+			spin_cpu_us(update_us);
+			if (phases)
+				mfu_phase_end("update");
 		}
 		if (sleep_for) {
 			if (phases) {
