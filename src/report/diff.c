@@ -584,7 +584,8 @@ static int batch(struct diff *d, struct quantity *q, int side)
 		x[i] = v;
 		diff_stats_add(&q->s[side], v);
 	}
-	q->pre[side] = pre && n ? pre_sum / (double)n : NAN;
+	/* 0 for a time never preempted; NAN where nothing was taken out */
+	q->pre[side] = d->net && (is_wall(q) || is_mfu(q) || q->rank == KIND_PHASE) && n ? pre_sum / (double)n : NAN;
 	diff_batch_means(x, n, &q->b[side]);
 	free(x);
 	return 0;

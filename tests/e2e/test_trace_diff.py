@@ -600,6 +600,56 @@ class DiffTest(Base):
         for col, want in (('change', change), ('change_lo', lo), ('change_hi', hi)):
             self.assertTrue(math.isclose(row[col], want, rel_tol=1e-8), (col, row[col], want))
 
+    def test_net_of_preemption(self):
+        # the same steps, NEW's thread preempted 3 ms in phase B of every
+        # step: with switch records in both runs the times are compared net
+        # of it (no change), the preemption is in its own column, and the
+        # breakdown's runnable row says the machine was busier
+        quiet = os.path.join(self.tmp, 'quiet.sqlite')
+        busy = os.path.join(self.tmp, 'busy.sqlite')
+        vals = diff_run(quiet, seed=9)
+        shutil.copy(quiet, busy)
+        for path in (quiet, busy):
+            db = sqlite3.connect(path)
+            db.execute("INSERT INTO sampling (freq, user_only, switch_samples) VALUES (0, 0, 0)")
+            db.commit()
+            db.close()
+        db = sqlite3.connect(busy)
+        pre = 3 * MS
+        phases = db.execute("SELECT step, begin_ns, end_ns FROM phase WHERE name = 'B' ORDER BY step").fetchall()
+        for k, (step, b, e) in enumerate(phases):
+            # shift the phase and everything after it in the step by 3 ms
+            db.execute("UPDATE phase SET begin_ns = begin_ns + ?, end_ns = end_ns + ? WHERE step = ? AND begin_ns > ?",
+                       (pre, pre, step, b))
+            db.execute("UPDATE phase SET end_ns = end_ns + ?, wall_ns = wall_ns + ? WHERE step = ? AND name = 'B'",
+                       (pre, pre, step))
+            db.execute("UPDATE step SET end_ns = end_ns + ?, wall_ns = wall_ns + ? WHERE step = ?", (pre, pre, step))
+            db.execute("INSERT INTO offcpu (id, pid, tid, start_ns, end_ns, dur_ns, kind) VALUES (?, 42, 42, ?, ?, ?,"
+                       " 'runnable')", (k, b + 1000, b + 1000 + pre, pre))
+        db.commit()
+        db.close()
+        rows = self.diff(quiet, busy)
+        for key in (('step', 'wall_ms'), ('phase', 'B'), ('step', 'mfu')):
+            row = rows[key]
+            self.assertEqual(row['verdict'], 'no significant change', key)
+            self.assertTrue(math.isclose(row['base'], row['new'], rel_tol=1e-9), (key, row))
+            self.assertTrue(math.isclose(row['preempted'], 3.0, rel_tol=1e-9), (key, row))
+        self.assertTrue(math.isclose(rows[('step', 'wall_ms')]['base'], statistics.fmean(vals[('step', 'wall_ms')]),
+                                     rel_tol=1e-9))
+        self.assertEqual(rows[('phase', 'A')]['preempted'], 0)
+        self.assertIsNone(rows[('breakdown', 'blocked_ms')]['preempted'])
+        run_row = rows[('breakdown', 'runnable_ms')]
+        self.assertEqual(run_row['verdict'], 'more contention')
+        self.assertTrue(math.isclose(run_row['delta'], 3.0, rel_tol=1e-9), run_row)
+        text = run('--diff', quiet, busy).stdout.decode().splitlines()[1]
+        self.assertIn('times net of preemption', text)
+        self.assertIn('no significant change in any of the', text)
+        self.assertIn('the machine: more contention in NEW, the thread preempted +3 ms per step', text)
+        # without switch records in one run: the wall times as they are
+        rows = self.diff(self.base, busy)
+        self.assertEqual(rows[('step', 'wall_ms')]['verdict'], 'slower')
+        self.assertIsNone(rows[('step', 'wall_ms')]['preempted'])
+
     def test_skip_steps_both_runs(self):
         rows = self.diff(self.base, self.new, '--skip-steps', '5')
         for key, row in rows.items():
