@@ -103,7 +103,7 @@ int diff_read(struct diff *d, int side, sqlite3 *db, char *err, size_t errlen);
 /* The comparison as a prepared SELECT over a private in-memory table, one
  * row per quantity (columns kind, name, unit, base_n, new_n, base, new,
  * base_sd, new_sd, change, change_lo, change_hi, delta, delta_low,
- * delta_high, share, min_effect, batches, verdict), for the report
+ * delta_high, share, min_effect, batches, preempted, verdict), for the report
  * formats; valid until diff_free(). A quantity neither run has a value of
  * is left out. Returns 0, -ENOMEM, or -EIO with SQLite's message in @err. */
 int diff_rows(struct diff *d, sqlite3_stmt **stmt, char *err, size_t errlen);

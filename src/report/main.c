@@ -118,10 +118,11 @@ static void usage(FILE *out)
 		"      --trace FILE     write the run as Chrome trace-event JSON to FILE ('-':\n"
 		"                       stdout) instead of a report, for ui.perfetto.dev:\n"
 		"                       steps, phases, off-CPU gaps, counters, samples\n"
-		"      --diff BASE NEW  compare two runs' step and phase times, breakdown and\n"
-		"                       MFU: means, change in %% and ms per step with 95%%\n"
-		"                       intervals (batch means), verdict (faster, slower, no\n"
-		"                       significant change; under 2%% of the step time: none)\n"
+		"      --diff BASE NEW  compare two runs' step and phase times (net of\n"
+		"                       preemption), breakdown and MFU: means, change in %%\n"
+		"                       and ms per step with 95%% intervals (batch means),\n"
+		"                       verdict (faster, slower, no significant change; a\n"
+		"                       change under 2%% of the step time is not named)\n"
 		"      --fail-on SPEC   with --diff: exit 3 when a figure got significantly\n"
 		"                       worse by more than its threshold; SPEC is FIGURE>N%%\n"
 		"                       or FIGURE>Nms, comma-separated, FIGURE one of step,\n"
@@ -145,7 +146,7 @@ static void usage(FILE *out)
 		"markdown (a '!' above 100%%); times are milliseconds.\n"
 		"\n"
 		"Exit status: 0 done, 1 the database cannot be read or output failed,\n"
-		"2 bad usage, 3 --fail-on: a figure got worse. See mfu-report(1) and docs/report.md.\n",
+		"2 bad usage, 3 --fail-on: a figure got worse.\nSee mfu-report(1) and docs/report.md.\n",
 		sections);
 }
 
