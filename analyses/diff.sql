@@ -1,8 +1,9 @@
 -- diff: the per-step values mfu-report --diff BASE NEW compares, for one
 -- run: one row per complete step and quantity (kind, name, step, value).
 -- mfu-report runs it on each database and compares the two distributions
--- of each (kind, name) in C (src/report/diff.c: means, Welch's interval,
--- verdict; docs/report.md, "--diff").
+-- of each (kind, name) in C (src/report/diff.c: the series in step order
+-- net of preemption, batch means, log-scale intervals, verdict;
+-- docs/report.md, "--diff").
 --   step  wall_ms       the step's wall time (ms)
 --   step  mfu           its MFU (step.mfu, analyses/views.sql: NULL without a
 --                       numerator or a peak, and for an emulated run)
