@@ -875,7 +875,8 @@ static int summarize(struct diff *d)
 		else if (strcmp(q->verdict, "no significant change") != 0)
 			list[nlist++] = q;
 	}
-	qsort(list, nlist, sizeof(*list), contribution_cmp);
+	if (nlist)
+		qsort(list, nlist, sizeof(*list), contribution_cmp);
 	for (size_t i = 0; !rc && i < nlist; i++) {
 		if (is_contention(list[i]))
 			continue;
@@ -926,9 +927,12 @@ int diff_rows(struct diff *d, sqlite3_stmt **stmt, char *err, size_t errlen)
 		struct quantity *sw = find_quantity(d, "switches", "recorded", 8);
 
 		for (int side = 0; side < 2; side++) {
-			qsort(d->steps[side], d->nsteps[side], sizeof(int64_t), step_cmp);
+			/* (qsort's base may not be NULL, even for no element) */
+			if (d->nsteps[side])
+				qsort(d->steps[side], d->nsteps[side], sizeof(int64_t), step_cmp);
 			for (size_t i = 0; i < d->nq; i++)
-				qsort(d->q[i].pt[side], d->q[i].npt[side], sizeof(struct point), point_cmp);
+				if (d->q[i].npt[side])
+					qsort(d->q[i].pt[side], d->q[i].npt[side], sizeof(struct point), point_cmp);
 		}
 		d->net = sw && sw->seen[0] && sw->seen[1];
 		/* the minimum effect is of the step time as the user sees it */

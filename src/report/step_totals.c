@@ -289,8 +289,11 @@ static void totals_final(sqlite3_context *ctx)
 		put_real(&o, "mean_ns", t->s[S_WALL].r / (double)t->s[S_WALL].cnt);
 	else
 		put_null(&o, "mean_ns");
-	if (t->any_begin && t->any_end)
-		put_int(&o, "e2e_ns", t->end_max - t->begin_min);
+	int64_t e2e;
+	if (t->any_begin && t->any_end && !__builtin_sub_overflow(t->end_max, t->begin_min, &e2e))
+		put_int(&o, "e2e_ns", e2e);
+	else if (t->any_begin && t->any_end) /* as SQLite does: the difference as a double */
+		put_real(&o, "e2e_ns", (double)t->end_max - (double)t->begin_min);
 	else
 		put_null(&o, "e2e_ns");
 	put_int(&o, "all_flops", t->n_flops == t->steps);
