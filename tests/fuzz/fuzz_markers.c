@@ -71,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (err)
 			break;
 	}
-	markers_finish(m);
+	markers_finish(m, 0);
 	markers_free(m);
 	return 0;
 }
