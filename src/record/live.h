@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "markers.h"
+#include "record/markers/markers.h"
 
 struct live;
 

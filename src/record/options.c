@@ -17,10 +17,10 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include "counters.h"
+#include "record/counters/counters.h"
 #include "machine.h"
 #include "util.h"
-#include "probe_steps.h"
+#include "record/probes/probe_steps.h"
 
 
 

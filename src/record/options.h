@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "counters.h"
-#include "markers.h"
-#include "peaks.h"
-#include "probe_steps.h"
+#include "record/counters/counters.h"
+#include "record/markers/markers.h"
+#include "record/counters/peaks.h"
+#include "record/probes/probe_steps.h"
 #include "rank.h"
 
 #define PROG "mfu-record"

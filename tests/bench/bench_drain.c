@@ -21,8 +21,8 @@
  * usage: bench_drain [--rounds N] [--steps] [--dir DIR]
  *   --steps: the thread marks steps, not phases (step rows)
  */
-#include "markers.h"
-#include "writer.h"
+#include "record/markers/markers.h"
+#include "record/db/writer.h"
 #include "db.h"
 #include "marker_ring.h"
 #include "libflops.h"

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "format.h"
+#include "report/format.h"
 
 static double now(void)
 {

@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "symbols.h"
+#include "record/symbols/symbols.h"
 #include "bench_clock.h"
 
 #define NPROC 10

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "counters.h"
-#include "markers.h"
+#include "record/counters/counters.h"
+#include "record/markers/markers.h"
 #include "../unit/markers_fixture.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perf_ring.h"
+#include "record/sampling/perf_ring.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

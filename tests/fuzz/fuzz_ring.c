@@ -36,9 +36,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "counters.h"
+#include "record/counters/counters.h"
 #include "marker_ring.h"
-#include "markers.h"
+#include "record/markers/markers.h"
 #include "../unit/markers_fixture.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "probes.h"
+#include "record/probes/probes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,8 +9,8 @@
 
 #include <string.h>
 
-#include "counters.h"
-#include "markers.h"
+#include "record/counters/counters.h"
+#include "record/markers/markers.h"
 
 static inline void markers_fixture_counters(struct counters *cs)
 {

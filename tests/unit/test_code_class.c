@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "code_class.h"
+#include "record/sampling/code_class.h"
 
 static void test_functions(void)
 {

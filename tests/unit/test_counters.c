@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "counters.h"
+#include "record/counters/counters.h"
 
 #define FIX SRCDIR "/tests/unit/fixtures"
 

@@ -7,7 +7,7 @@
 
 #include "check.h"
 #include "db.h"
-#include "dram.h"
+#include "record/counters/dram.h"
 
 static void test_interp(void)
 {

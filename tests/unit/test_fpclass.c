@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "emu_record.h"
-#include "fpclass.h"
-#include "mfu_emulate.h"
+#include "emulate/emu_record.h"
+#include "emulate/fpclass.h"
+#include "emulate/mfu_emulate.h"
 
 #if defined(__has_include)
 #if __has_include(<valgrind/valgrind.h>)

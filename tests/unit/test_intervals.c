@@ -9,8 +9,8 @@
 
 #include "check.h"
 #include "db.h"
-#include "intervals.h"
-#include "writer.h"
+#include "record/counters/intervals.h"
+#include "record/db/writer.h"
 
 #define T0 1000000000ull
 #define JUMP_AT 1105000000ull /* the FLOP counter jumps by 1000 events here */

@@ -2,7 +2,7 @@
  * The region is made here, and its slots written as the counting library
  * writes them: totals, processes that exit, slots that change hands. */
 #include "check.h"
-#include "lib_counts.h"
+#include "record/counters/lib_counts.h"
 
 #include <stdlib.h>
 #include <string.h>

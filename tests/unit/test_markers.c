@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "counters.h"
-#include "markers.h"
+#include "record/counters/counters.h"
+#include "record/markers/markers.h"
 #include "markers_fixture.h"
 
 #define MAXROWS 64

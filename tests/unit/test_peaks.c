@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "peaks.h"
+#include "record/counters/peaks.h"
 
 /* A Sapphire Rapids core (a row the machine model trusts: model 143 with
  * AMX) at a 2.0 GHz nominal clock, 4 cores. fp32: 64 FLOP/cycle per core. */

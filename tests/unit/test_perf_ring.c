@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "perf_ring.h"
+#include "record/sampling/perf_ring.h"
 #include "util.h"
 
 #define ST PERF_RING_SAMPLE_TYPE

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "pmu.h"
+#include "record/counters/pmu.h"
 #include "util.h"
 
 #define FIX SRCDIR "/tests/unit/fixtures/uncore"

@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "perf_ring.h"
-#include "probes.h"
+#include "record/sampling/perf_ring.h"
+#include "record/probes/probes.h"
 
 /* ---- spec parsing ---- */
 

@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "procmaps.h"
+#include "record/procmaps.h"
 
 static void test_lines(void)
 {

@@ -1,10 +1,10 @@
 /* mfu-report's analyses: every section has its SQL compiled in, the SQL
  * runs on an empty database of the current schema, and the columns that
  * SPEC section 4 promises are there. */
-#include "analysis.h"
+#include "report/analysis.h"
 #include "check.h"
 #include "embedded.h"
-#include "runview.h"
+#include "report/runview.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>

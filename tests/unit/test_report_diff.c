@@ -1,7 +1,7 @@
 /* mfu-report --diff's statistics: the t quantile, Welford's running
  * moments and Welch's interval, against published values. */
 #include "check.h"
-#include "diff.h"
+#include "report/diff.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,7 +1,7 @@
 /* mfu-report's output formats: number text, escaping, format names. */
 #include "check.h"
-#include "format.h"
-#include "format_impl.h"
+#include "report/format.h"
+#include "report/format_impl.h"
 
 #include <float.h>
 #include <math.h>

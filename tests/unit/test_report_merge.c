@@ -6,8 +6,8 @@
  * pattern expansion and the threshold parser. */
 #include "check.h"
 #include "db.h"
-#include "merge.h"
-#include "job_peak.h"
+#include "report/merge.h"
+#include "report/job_peak.h"
 #include "util.h"
 
 #include <dirent.h>

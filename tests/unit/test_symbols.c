@@ -26,7 +26,7 @@
 
 #include "asuser.h"
 #include "check.h"
-#include "symbols.h"
+#include "record/symbols/symbols.h"
 #include "util.h"
 
 /* A pid that cannot exist (pid_max is at most 2^22). */

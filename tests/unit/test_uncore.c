@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "uncore.h"
+#include "record/counters/uncore.h"
 #include "util.h"
 
 #define FIX SRCDIR "/tests/unit/fixtures/uncore"

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #include "counters.h"
-#include "writer.h"
+#include "record/db/writer.h"
 
 struct intervals;
 

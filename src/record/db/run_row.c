@@ -1,7 +1,7 @@
 /* The run row, the peaks and the notes (writer.h). */
 #include "writer_impl.h"
 #include "machine.h"
-#include "peaks.h"
+#include "record/counters/peaks.h"
 
 int writer_run_begin(struct writer *w, const struct run_info *ri)
 {

@@ -10,11 +10,11 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
-#include "counters.h"
+#include "record/counters/counters.h"
 #include "libflops.h"
 #include "machine.h"
-#include "markers.h"
-#include "peaks.h"
+#include "record/markers/markers.h"
+#include "record/counters/peaks.h"
 
 struct writer;
 

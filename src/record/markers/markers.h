@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "counters.h"
+#include "record/counters/counters.h"
 #include "marker_ring.h"
 
 #define MODEL_FLOPS 1

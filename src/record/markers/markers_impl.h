@@ -10,7 +10,7 @@
 #define MFU_RECORD_MARKERS_IMPL_H
 
 #include "markers.h"
-#include "idmap.h"
+#include "record/idmap.h"
 #include "util.h"
 
 #include <errno.h>

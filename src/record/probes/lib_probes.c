@@ -3,7 +3,7 @@
 #include "cpumap.h"
 #include "libflops.h"
 #include "libflops_list.h"
-#include "perf_event.h"
+#include "record/counters/perf_event.h"
 
 #include <sys/mount.h>
 

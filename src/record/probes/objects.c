@@ -1,6 +1,6 @@
 /* Which object a point is in (probes_impl.h). */
 #include "probes_impl.h"
-#include "procmaps.h"
+#include "record/procmaps.h"
 
 /* ==== which object ==== */
 

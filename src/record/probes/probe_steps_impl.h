@@ -8,9 +8,9 @@
 
 #include "probe_steps.h"
 #include "asuser.h"
-#include "procmaps.h"
-#include "idmap.h"
-#include "perf_ring.h"
+#include "record/procmaps.h"
+#include "record/idmap.h"
+#include "record/sampling/perf_ring.h"
 #include "suggest.h"
 #include "util.h"
 

@@ -16,8 +16,8 @@
 
 #include "probes.h"
 #include "asuser.h"
-#include "perf_ring.h"
-#include "symbols.h"
+#include "record/sampling/perf_ring.h"
+#include "record/symbols/symbols.h"
 #include "util.h"
 
 #include <ctype.h>

@@ -1,5 +1,5 @@
 #include "py_hook.h"
-#include "paths.h"
+#include "record/target/paths.h"
 #include "util.h"
 
 #include <errno.h>

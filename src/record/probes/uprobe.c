@@ -1,7 +1,7 @@
 /* Uprobe perf events: opening, rings, hits (probes_impl.h). */
 #include "probes_impl.h"
-#include "perf_event.h"
-#include "pmu.h"
+#include "record/counters/perf_event.h"
+#include "record/counters/pmu.h"
 
 /* ==== opening ==== */
 

@@ -8,8 +8,8 @@
 
 #include "perf_ring.h"
 #include "cpumap.h"
-#include "perf_event.h"
-#include "idmap.h"
+#include "record/counters/perf_event.h"
+#include "record/idmap.h"
 #include "util.h"
 
 #include <errno.h>

@@ -9,9 +9,9 @@
 #include "sampler.h"
 #include "code_class.h"
 #include "embedded.h"
-#include "procmaps.h"
+#include "record/procmaps.h"
 #include "perf_ring.h"
-#include "symbols.h"
+#include "record/symbols/symbols.h"
 #include "util.h"
 
 #include <errno.h>

@@ -29,7 +29,7 @@
  * same module then serves every process whatever its load address.
  */
 #include "symbols_impl.h"
-#include "procmaps.h"
+#include "record/procmaps.h"
 
 /* ---- string pool: every string we hand out lives here until free ---- */
 

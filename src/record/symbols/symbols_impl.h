@@ -15,7 +15,7 @@
 
 #include "symbols.h"
 #include "util.h"
-#include "idmap.h"
+#include "record/idmap.h"
 
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>

@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "counters.h"
-#include "intervals.h"
+#include "record/counters/counters.h"
+#include "record/counters/intervals.h"
 
 struct attach;
 

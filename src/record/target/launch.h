@@ -10,7 +10,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
-#include "counters.h"
+#include "record/counters/counters.h"
 
 /* Who the target runs as: when @drop is set, the child switches to @uid and
  * @gid (with @user's supplementary groups and HOME) after opening its
