@@ -552,6 +552,22 @@ static void finish_failed(struct session *s, int rc, const char *err)
 }
 
 
+/* The recap, as perf stat prints one: `mfu-report --db FILE` on the
+ * finished file, its output on our stderr, as the file's user. One code
+ * path for both, and mfu-record does not link the report. */
+static void print_recap(const char *output)
+{
+	const char *argv[] = { paths_get(PATHS_REPORT), "--db", output, NULL };
+	char why[PATH_MAX + 128], how[64];
+	int status;
+
+	if (child_run(argv, asuser_owner(), STDERR_FILENO, -1, PROG, &status, why, sizeof(why)))
+		fprintf(stderr, PROG ": cannot summarize %s: %s\n", output, why);
+	else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fprintf(stderr, PROG ": cannot summarize %s: %s %s (run mfu-report --db %s)\n", output, argv[0],
+			child_status_text(status, how, sizeof(how)), output);
+}
+
 int session_end(struct session *s, int rc)
 {
 	char err[512];
@@ -601,8 +617,8 @@ int session_end(struct session *s, int rc)
 	s->live = NULL;
 	if (s->recap) {
 		fputc('\n', stderr);
-		if (!as && recap_print(s->o.output, stderr, err, sizeof(err)) != 0)
-			fprintf(stderr, PROG ": cannot summarize %s: %s\n", s->o.output, err);
+		if (!as)
+			print_recap(s->o.output);
 		fputs(s->closing, stderr);
 	}
 	if (!as)

@@ -215,8 +215,12 @@ class Calibrate(unittest.TestCase):
             self.skipTest('no clock measured')
         achieved = best['value'] / clock
         self.assertLessEqual(achieved, per_cycle * 1.1, best)
-        if best['cpu_share'] >= SHARE_OK:
-            self.assertGreaterEqual(achieved, per_cycle * 0.5, best)
+        # the lower bound is the widest kernel's (the spec's op/cycle is
+        # its width): on a busy machine a disturbed wide run can lose to a
+        # narrower kernel, which cannot reach half of it by construction
+        widest = row(self.rows1, 'flops', 'core', 'int8', want[0])
+        if widest['cpu_share'] >= SHARE_OK and not widest.get('disturbed') and widest.get('clock_hz'):
+            self.assertGreaterEqual(widest['value'] / widest['clock_hz'], per_cycle * 0.5, widest)
 
     def run_table_int8(self):
         p = run(['--quick', '--no-save'], env=self.env2)

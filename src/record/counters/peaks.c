@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "util.h"
 
 /* A measured peak this far above the spec means the spec is wrong for this
@@ -601,7 +602,7 @@ int peaks_calibrate(const char *program, const char *profile, const struct asuse
 {
 	const char *argv[6];
 	int argc = 0, status, err, devnull;
-	pid_t pid;
+	char how[64];
 
 	argv[argc++] = program;
 	argv[argc++] = "--quick";
@@ -610,47 +611,16 @@ int peaks_calibrate(const char *program, const char *profile, const struct asuse
 		argv[argc++] = profile;
 	}
 	argv[argc] = NULL;
-	pid = fork();
-	if (pid < 0) {
-		err = -errno;
-		snprintf(why, len, "cannot start %s: %s", program, strerror(-err));
+	/* the table goes nowhere; warnings (a busy machine) reach the user,
+	 * but for -q (a failure is said by the recorder) */
+	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	err = child_run(argv, as, devnull, quiet ? devnull : -1, "mfu-record", &status, why, len);
+	if (devnull >= 0)
+		close(devnull);
+	if (err)
 		return err;
-	}
-	if (pid == 0) {
-		sigset_t none;
-		/* the table goes nowhere; warnings (a busy machine) reach the
-		 * user, but for -q (a failure is said by the recorder) */
-		devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-		if (devnull >= 0) {
-			dup2(devnull, STDOUT_FILENO);
-			if (quiet)
-				dup2(devnull, STDERR_FILENO);
-		}
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		err = asuser_become(as);
-		if (err) {
-			fprintf(stderr, "mfu-record: cannot become uid %d to calibrate: %s\n", (int)as->uid,
-				strerror(-err));
-			_exit(126);
-		}
-		execvp(program, (char *const *)argv);
-		fprintf(stderr, "mfu-record: cannot run %s: %s\n", program, strerror(errno));
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			err = -errno;
-			snprintf(why, len, "waiting for %s: %s", program, strerror(-err));
-			return err;
-		}
-	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
-	if (WIFEXITED(status))
-		snprintf(why, len, "%s --quick exited with status %d", program, WEXITSTATUS(status));
-	else
-		snprintf(why, len, "%s --quick was killed by signal %d", program,
-			 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	snprintf(why, len, "%s --quick %s", program, child_status_text(status, how, sizeof(how)));
 	return -ECHILD;
 }

@@ -13,6 +13,7 @@ static const char *const build_path[PATHS_NFILES] = {
 	[PATHS_LIBFLOPS] = MFU_BUILD_LIBFLOPS,
 	[PATHS_PYTHON] = MFU_SOURCE_PYTHON_DIR,
 	[PATHS_EMULATE] = MFU_BUILD_EMULATE_DIR,
+	[PATHS_REPORT] = MFU_BUILD_REPORT,
 };
 
 static const char *const installed_path[PATHS_NFILES] = {
@@ -20,6 +21,7 @@ static const char *const installed_path[PATHS_NFILES] = {
 	[PATHS_LIBFLOPS] = MFU_INSTALLED_LIBFLOPS,
 	[PATHS_PYTHON] = MFU_INSTALLED_PYTHON_DIR,
 	[PATHS_EMULATE] = MFU_INSTALLED_EMULATE_DIR,
+	[PATHS_REPORT] = MFU_INSTALLED_BINDIR "/mfu-report",
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;

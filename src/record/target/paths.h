@@ -1,6 +1,7 @@
 /*
  * Where mfu-record finds its own files: the counting library, libmfu (for
- * mfu.py), the Python hook and module, the emulator's tool directory.
+ * mfu.py), the Python hook and module, the emulator's tool directory,
+ * mfu-report.
  *
  * Run from its build directory, the build's (and the source tree's Python
  * files). Installed, the paths compiled in from --prefix; a copy whose
@@ -18,6 +19,7 @@ enum paths_file {
 	PATHS_LIBFLOPS,   /* libmfu-libflops.so, the counting library */
 	PATHS_PYTHON,     /* the directory of mfu.py and the Python hook */
 	PATHS_EMULATE,    /* the directory VALGRIND_LIB names (mfufp) */
+	PATHS_REPORT,     /* mfu-report, which prints the recap at exit */
 	PATHS_NFILES,
 };
 
