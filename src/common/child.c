@@ -3,9 +3,12 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/fsuid.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,8 +17,17 @@ static void child_exec(const char *const argv[], const struct asuser *as, int ou
 		       const char *who)
 {
 	sigset_t none;
-	int err;
+	int err, exe = -1;
 
+	/* A path (mfu's own program, compiled in) is opened as this process
+	 * is, not as the thread's asuser identity nor the user's: the user
+	 * may not be able to reach it (a build tree under a 0700 directory),
+	 * and executing the opened file needs no path lookup, only its mode. */
+	if (strchr(argv[0], '/')) {
+		setfsuid(geteuid());
+		setfsgid(getegid());
+		exe = open(argv[0], O_PATH | O_CLOEXEC);
+	}
 	if (out_fd >= 0 && out_fd != STDOUT_FILENO)
 		dup2(out_fd, STDOUT_FILENO);
 	if (err_fd >= 0 && err_fd != STDERR_FILENO)
@@ -28,6 +40,8 @@ static void child_exec(const char *const argv[], const struct asuser *as, int ou
 			strerror(-err));
 		_exit(CHILD_CANNOT_BECOME);
 	}
+	if (exe >= 0)
+		syscall(SYS_execveat, exe, "", (char *const *)argv, environ, AT_EMPTY_PATH);
 	execvp(argv[0], (char *const *)argv);
 	fprintf(stderr, "%s: cannot run %s: %s\n", who, argv[0], strerror(errno));
 	_exit(CHILD_CANNOT_EXEC);
