@@ -244,6 +244,13 @@ setTimeout(function () {
       out.timeline.tip = tl.querySelector('.tooltip').textContent;
     }
   }
+  // tables wider than their place on a 1280-pixel window (they scroll)
+  out.wide = [];
+  document.querySelectorAll('.tablewrap').forEach(function (w) {
+    var sec = w.closest('section');
+    if (w.scrollWidth > w.clientWidth + 1)
+      out.wide.push(sec ? sec.id : '?');
+  });
   out.errors = __t.errors;
   out.csp = __t.csp;
   out.resources = performance.getEntriesByType('resource').map(function (e) { return e.name; });
@@ -317,6 +324,8 @@ class ChromiumPage:
         self.assertEqual(got['csp'], [], 'requests the page tried')
         self.assertEqual(got['resources'], [], 'resources the page loaded')
         self.assertEqual(got['images'], 0)
+        # the tables people read fit the page: no sideways scrolling
+        self.assertEqual([w for w in got['wide'] if w in ('functions', 'phases', 'run')], [], got['wide'])
         width, height, bpp, rows = decode_png(png)
         self.assertEqual((width, height), (1280, 2000))
         # not blank: many rows with more than one colour, many colours

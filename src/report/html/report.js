@@ -1390,7 +1390,7 @@
       return;
     }
     table(sec, ds,
-      ['phase', 'class', 'rank', 'symbol', 'dso', 'samples', 'share', 'share_lo', 'share_hi', 'est_ms', 'via_process'], {
+      ['phase', 'class', 'rank', 'symbol', 'dso', 'samples', 'share', 'est_ms', 'via_process'], {
         textClass: { symbol: 'sym', dso: 'sym' },
         render: {
           dso: function (td, v) {
@@ -1399,10 +1399,15 @@
             td.textContent = base;
             td.title = v;
           },
-          share: function (td, v) {
+          share: function (td, v, r) {
             if (!num(v)) { dash(td); return; }
             h('span', { 'class': 'sharebar', style: 'width:' + Math.round(clamp(v, 0, 1) * 60) + 'px' }, td);
             td.appendChild(document.createTextNode(fmt(v, 'pct')));
+            /* the 95% interval in the same cell: two columns of it made
+             * the table too wide to read beside long symbols */
+            if (num(r.share_lo) && num(r.share_hi))
+              h('span', { 'class': 'muted ci', title: '95% interval of the share' }, td,
+                ' (' + fmt(r.share_lo, 'pct') + '\u2013' + fmt(r.share_hi, 'pct') + ')');
           }
         }
       });
