@@ -244,6 +244,9 @@ setTimeout(function () {
       out.timeline.tip = tl.querySelector('.tooltip').textContent;
     }
   }
+  var roof = document.querySelector('#roofline-chart'), undrawn = document.querySelector('#roofline-undrawn');
+  out.roofPoints = roof ? roof.getAttribute('data-points') : null;
+  out.roofUndrawn = undrawn ? undrawn.textContent : '';
   // tables wider than their place on a 1280-pixel window (they scroll)
   out.wide = [];
   document.querySelectorAll('.tablewrap').forEach(function (w) {
@@ -527,6 +530,12 @@ class HtmlTest(ChromiumPage, unittest.TestCase):
         self.assertEqual(got['points0'], with_mfu)
         self.assertEqual(got['phaseBars'], len(names))
         self.assertEqual(len(names), 4)   # data, forward, backward, optimizer
+        # roofline: the run, forward and optimizer (declared FLOPs and
+        # bytes); data declares nothing and backward 0 bytes, and the page
+        # says so rather than leave them out in silence
+        self.assertEqual(got['roofPoints'], '3')
+        self.assertIn('data (declared no FLOPs or bytes)', got['roofUndrawn'])
+        self.assertIn('backward (declared 0 bytes', got['roofUndrawn'])
         step, mfu, wall = self.tip_values(got['tip'])
         want_wall, want_mfu = self.step_truth(db, step)
         self.assertAlmostEqual(wall, want_wall, delta=0.0006)

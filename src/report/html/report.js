@@ -1272,9 +1272,19 @@
     }
     add('whole run', 'model', s.model_flops_per_s / s.model_bytes_per_s, s.model_flops_per_s, 'summary');
     add('whole run', 'hw', s.hw_flops / s.dram_bytes, s.hw_flops_per_s, 'summary');
+    var undrawn = []; /* phases with no point, and why */
     section('phases').rows.forEach(function (p) {
+      var n = pts.length;
       add(p.phase, 'model', p.model_flops_per_s / p.model_bytes_per_s, p.model_flops_per_s, 'phases');
       add(p.phase, 'hw', p.ai_hw, p.hw_flops_per_s, 'phases');
+      if (pts.length > n)
+        return;
+      if (num(p.model_flops_per_s) && p.model_flops_per_s > 0 && p.model_bytes_per_s === 0)
+        undrawn.push(vis(p.phase) + ' (declared 0 bytes: its intensity has no bound; ' + eng(p.model_flops_per_s) + ' ' + fu + ')');
+      else if (!num(p.model_flops_per_s) || !num(p.model_bytes_per_s))
+        undrawn.push(vis(p.phase) + ' (declared no ' + (num(p.model_flops_per_s) ? 'bytes' : num(p.model_bytes_per_s) ? 'FLOPs' : 'FLOPs or bytes') + ')');
+      else
+        undrawn.push(vis(p.phase) + ' (no FLOPs or no bytes in its time)');
     });
     var wrap = h('div', { 'class': 'chart', id: 'roofline-chart', 'data-points': String(pts.length) }, sec);
     if (!flops.length && !bws.length && !pts.length) {
@@ -1370,6 +1380,8 @@
     names.forEach(function (nm, k) { lg.push({ label: vis(nm), color: colorsP[k % colorsP.length] }); });
     if (lg.length)
       legendOf(sec, lg);
+    if (undrawn.length)
+      h('p', { 'class': 'how', id: 'roofline-undrawn' }, sec, 'Phases not drawn: ' + undrawn.join('; ') + '.');
     h('p', { 'class': 'how' }, sec, 'Lines: solid measured (mfu-calibrate), dashed spec sheet, dotted --peak-flops/--peak-bw. ' +
       'Hover a line or a point for its source and numbers.');
   }
