@@ -5,13 +5,13 @@
  * peaks, and save them as the machine profile (profile.h).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "cli.h"
 #include "flops.h"
 #include "machine.h"
 #include "asuser.h"
@@ -94,7 +94,7 @@ static void usage(FILE *f)
 		"programs you will record get: the profile applies only to that CPU set.\n");
 }
 
-/* Returns -1 to go on, else the exit status. */
+/* Returns CLI_GO_ON, else the exit status (cli.h). */
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_FORMAT = 256, OPT_SAVE, OPT_NO_SAVE, OPT_PROFILE, OPT_QUICK, OPT_VERSION };
@@ -115,64 +115,31 @@ static int parse_options(int argc, char **argv, struct options *o)
 	while ((c = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_FORMAT:
-			if (strcmp(optarg, "table") == 0) {
+			if (strcmp(optarg, "table") == 0)
 				o->json = 0;
-			} else if (strcmp(optarg, "json") == 0) {
+			else if (strcmp(optarg, "json") == 0)
 				o->json = 1;
-			} else {
-				fprintf(stderr, PROG ": unknown format '%s' (use table or json)\n", optarg);
-				return 2;
-			}
+			else
+				return cli_usage_error(PROG, "unknown format '%s' (use table or json)", optarg);
 			break;
-		case OPT_SAVE:
-			o->save = 1;
-			break;
-		case OPT_NO_SAVE:
-			o->save = 0;
-			break;
+		case OPT_SAVE: o->save = 1; break;
+		case OPT_NO_SAVE: o->save = 0; break;
 		case OPT_PROFILE:
-			if (!*optarg) {
-				fprintf(stderr, PROG ": --profile needs a file name\n");
-				return 2;
-			}
+			if (!*optarg)
+				return cli_usage_error(PROG, "--profile needs a file name");
 			o->profile = optarg;
 			break;
-		case OPT_QUICK:
-			o->quick = 1;
-			break;
+		case OPT_QUICK: o->quick = 1; break;
 		case 'h':
 			usage(stdout);
 			return 0;
-		case 'V':
-			printf(PROG " " MFU_VERSION "\n");
-			return 0;
-		case ':':
-			fprintf(stderr, PROG ": option '%s' needs a value\n", argv[optind - 1]);
-			fprintf(stderr, "Try '" PROG " --help'.\n");
-			return 2;
-		default: {
-			/* getopt_long also lands here for "--no-save=x". */
-			const char *arg = argv[optind - 1], *eq = strchr(arg, '=');
-			int known = 0;
-			for (const struct option *lo = longopts; eq && lo->name; lo++)
-				known |= strncmp(arg, "--", 2) == 0 &&
-					 strlen(lo->name) >= (size_t)(eq - arg - 2) &&
-					 strncmp(lo->name, arg + 2, (size_t)(eq - arg - 2)) == 0;
-			if (known)
-				fprintf(stderr, PROG ": option '%.*s' takes no value\n", (int)(eq - arg), arg);
-			else
-				fprintf(stderr, PROG ": unknown option '%s'\n", arg);
-			fprintf(stderr, "Try '" PROG " --help'.\n");
-			return 2;
-		}
+		case 'V': return cli_version(PROG, MFU_VERSION);
+		default: return cli_option_error(PROG, c, argv, longopts);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
-		fprintf(stderr, "Try '" PROG " --help'.\n");
-		return 2;
-	}
-	return -1;
+	if (optind < argc)
+		return cli_usage_error(PROG, "unexpected argument '%s'", argv[optind]);
+	return CLI_GO_ON;
 }
 
 static void cpulist_of(const int *cpus, int n, char *buf, size_t len)

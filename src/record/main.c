@@ -3,6 +3,7 @@
  * steps and phases into an SQLite database. The recording is a session in
  * stages (session.h); the command line is options.h's.
  */
+#include "cli.h"
 #include "options.h"
 #include "session.h"
 
@@ -19,8 +20,7 @@ int main(int argc, char **argv)
 	 * every row it inserts. Before SQLite's first use. */
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	rc = options_parse(argc, argv, &o);
-
-	if (rc)
+	if (rc != CLI_GO_ON)
 		return rc;
 	s = session_new(&o);
 	rc = s ? session_plan(s) : 125;

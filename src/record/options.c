@@ -1,5 +1,6 @@
 /* mfu-record's command line (options.h). */
 #include "options.h"
+#include "cli.h"
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -161,7 +162,7 @@ static int ranged_u64(const char *arg, uint64_t lo, uint64_t hi, int pow2, const
 	uint64_t v;
 
 	if (safe_atou64(arg, &v) != 0 || v < lo || v > hi || (pow2 && (v & (v - 1)))) {
-		fprintf(stderr, PROG ": %s '%s': expected %s\n", what, arg, expect);
+		cli_usage_error(PROG, "%s '%s': expected %s", what, arg, expect);
 		return -1;
 	}
 	*out = v;
@@ -172,7 +173,7 @@ static int ranged_u64(const char *arg, uint64_t lo, uint64_t hi, int pow2, const
 static int append_arg(const char **list, int *n, int max, const char *arg, const char *what)
 {
 	if (*n == max) {
-		fprintf(stderr, PROG ": too many %s (at most %d)\n", what, max);
+		cli_usage_error(PROG, "too many %s (at most %d)", what, max);
 		return -1;
 	}
 	list[(*n)++] = arg;
@@ -185,16 +186,16 @@ static int add_probe_request(struct options *o, int phase, const char *arg)
 	char why[512];
 
 	if (!phase && o->have_step) {
-		fprintf(stderr, PROG ": --step given twice: one step spec per recording "
-			"(phases take --phase NAME=SPEC)\n");
+		cli_usage_error(PROG, "--step given twice: one step spec per recording "
+			"(phases take --phase NAME=SPEC)");
 		return -1;
 	}
 	if (phase && o->nreq == PROBE_STEPS_MAX_REQUESTS - !o->have_step) {
-		fprintf(stderr, PROG ": too many --phase options (at most %d)\n", PROBE_STEPS_MAX_REQUESTS - 1);
+		cli_usage_error(PROG, "too many --phase options (at most %d)", PROBE_STEPS_MAX_REQUESTS - 1);
 		return -1;
 	}
 	if (probe_steps_parse(arg, phase, &o->req[o->nreq], why, sizeof(why)) != 0) {
-		fprintf(stderr, PROG ": %s '%s': %s\n", phase ? "--phase" : "--step", arg, why);
+		cli_usage_error(PROG, "%s '%s': %s", phase ? "--phase" : "--step", arg, why);
 		return -1;
 	}
 	o->have_step |= !phase;
@@ -203,53 +204,46 @@ static int add_probe_request(struct options *o, int phase, const char *arg)
 }
 
 /* What the options cannot be together, and the command after them.
- * Returns 0 or 2 (said). */
+ * Returns 0 or CLI_EXIT_USAGE (said). */
 static int check_command(int argc, char **argv, struct options *o)
 {
 	if (o->list_events)
 		return 0;
 	if (o->pid) {
 		if (o->emulate) {
-			fprintf(stderr, PROG ": --emulate does not go with -p: the emulator must start the "
-				"program (record it from its start)\n");
-			return 2;
+			return cli_usage_error(PROG, "--emulate does not go with -p: the emulator must start the "
+				"program (record it from its start)");
 		}
 		if (optind < argc) {
-			fprintf(stderr, PROG ": -p attaches to a running process: no COMMAND with it ('%s')\n",
+			return cli_usage_error(PROG, "-p attaches to a running process: no COMMAND with it ('%s')",
 				argv[optind]);
-			return 2;
 		}
 		for (int i = 0; i < o->nreq; i++)
 			if (o->req[i].python) {
-				fprintf(stderr, PROG ": '%s': py: names need mfu-record to start the Python program "
-					"(its hook loads at startup); with -p use a function or sdt: spec\n",
-					o->req[i].text);
-				return 2;
+				return cli_usage_error(PROG, "'%s': py: names need mfu-record to start the Python "
+						       "program (its hook loads at startup); with -p use a function "
+						       "or sdt: spec", o->req[i].text);
 			}
 		return 0;
 	}
 	if (o->duration > 0) {
-		fprintf(stderr, PROG ": --duration goes with -p PID (a command is recorded until it ends)\n");
-		return 2;
+		return cli_usage_error(PROG, "--duration goes with -p PID (a command is recorded until it ends)");
 	}
 	if (o->emulate) {
 		/* the program runs as code Valgrind translated: addresses
 		 * sampled, and uprobes in its own code, are not the program's */
 		if (o->freq_given && o->freq > 0) {
-			fprintf(stderr, PROG ": -F does not go with --emulate: under the emulator the "
-				"sampled addresses are the emulator's, not the program's\n");
-			return 2;
+			return cli_usage_error(PROG, "-F does not go with --emulate: under the emulator the "
+				"sampled addresses are the emulator's, not the program's");
 		}
 		if (o->nreq > 0) {
-			fprintf(stderr, PROG ": --step and --phase do not go with --emulate: uprobes never "
-				"fire in code the emulator runs (mark the steps with libmfu or mfu.py)\n");
-			return 2;
+			return cli_usage_error(PROG, "--step and --phase do not go with --emulate: uprobes never "
+				"fire in code the emulator runs (mark the steps with libmfu or mfu.py)");
 		}
 		o->freq = 0;
 	}
 	if (optind >= argc) {
-		fprintf(stderr, PROG ": no command to record\nusage: " PROG " [options] [--] COMMAND [ARGS...]\n");
-		return 2;
+		return cli_usage_error(PROG, "no command to record (usage: " PROG " [options] [--] COMMAND [ARGS...])");
 	}
 	o->argv = argv + optind;
 	return 0;
@@ -291,8 +285,8 @@ static int parse_number(int c, const char *arg, struct options *o)
 	case OPT_PEAK_BW: {
 		double d;
 		if (parse_si(arg, &d) != 0) {
-			fprintf(stderr, PROG ": --%s '%s': expected a positive number, optionally with "
-				"a k, M, G, T or P suffix (e.g. 1.5T)\n", c == OPT_PEAK_FLOPS ? "peak-flops" : "peak-bw", arg);
+			cli_usage_error(PROG, "--%s '%s': expected a positive number, optionally with "
+				"a k, M, G, T or P suffix (e.g. 1.5T)", c == OPT_PEAK_FLOPS ? "peak-flops" : "peak-bw", arg);
 			return -1;
 		}
 		*(c == OPT_PEAK_FLOPS ? &o->peak_flops : &o->peak_bw) = d;
@@ -328,7 +322,7 @@ static int parse_number(int c, const char *arg, struct options *o)
 		return 0;
 	case 'p':
 		if (safe_atoi(arg, &i) != 0 || i <= 0) {
-			fprintf(stderr, PROG ": -p '%s': expected a process id\n", arg);
+			cli_usage_error(PROG, "-p '%s': expected a process id", arg);
 			return -1;
 		}
 		o->pid = (pid_t)i;
@@ -338,7 +332,7 @@ static int parse_number(int c, const char *arg, struct options *o)
 		errno = 0;
 		double d = strtod(arg, &end);
 		if (errno || end == arg || *end || !(d > 0) || d > 1e7) {
-			fprintf(stderr, PROG ": --duration '%s': expected seconds, more than 0\n", arg);
+			cli_usage_error(PROG, "--duration '%s': expected seconds, more than 0", arg);
 			return -1;
 		}
 		o->duration = d;
@@ -358,7 +352,7 @@ static int parse_value(int c, const char *arg, struct options *o)
 	case OPT_DTYPE:
 		i = machine_dtype_parse(arg);
 		if (i < 0) {
-			fprintf(stderr, PROG ": unknown dtype '%s' (use fp64, fp32, bf16, fp16 or int8)\n", arg);
+			cli_usage_error(PROG, "unknown dtype '%s' (use fp64, fp32, bf16, fp16 or int8)", arg);
 			return -1;
 		}
 		o->dtype = machine_dtype_name((enum machine_dtype)i);
@@ -366,28 +360,28 @@ static int parse_value(int c, const char *arg, struct options *o)
 	case OPT_PEAK:
 		i = peaks_mode_parse(arg);
 		if (i < 0) {
-			fprintf(stderr, PROG ": --peak '%s': expected 'auto', 'spec' or 'measured'\n", arg);
+			cli_usage_error(PROG, "--peak '%s': expected 'auto', 'spec' or 'measured'", arg);
 			return -1;
 		}
 		o->peak_mode = (enum peaks_mode)i;
 		return 0;
 	case OPT_ON_ERROR:
 		if (strcmp(arg, "continue") != 0 && strcmp(arg, "kill") != 0) {
-			fprintf(stderr, PROG ": --on-error '%s': expected 'continue' or 'kill'\n", arg);
+			cli_usage_error(PROG, "--on-error '%s': expected 'continue' or 'kill'", arg);
 			return -1;
 		}
 		o->kill_on_error = strcmp(arg, "kill") == 0;
 		return 0;
 	case 'o':
 		if (!*arg) {
-			fprintf(stderr, PROG ": -o needs a file name\n");
+			cli_usage_error(PROG, "-o needs a file name");
 			return -1;
 		}
 		o->output = arg;
 		return 0;
 	case 'e':
 		if (!*arg) {
-			fprintf(stderr, PROG ": -e needs an event name\n");
+			cli_usage_error(PROG, "-e needs an event name");
 			return -1;
 		}
 		return append_arg(o->events, &o->nevents, COUNTERS_MAX, arg, "-e events");
@@ -440,9 +434,8 @@ int options_parse(int argc, char **argv, struct options *o)
 	int c, rc;
 
 	set_defaults(o);
-	/* getopt's own messages name argv[0]: the program, not its path */
-	argv[0] = (char *)PROG;
-	while ((c = getopt_long(argc, argv, "+o:qhVe:F:I:p:", longopts, NULL)) != -1) {
+	opterr = 0; /* said by cli_option_error() */
+	while ((c = getopt_long(argc, argv, "+:o:qhVe:F:I:p:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'q': o->quiet = 1; break;
 		case OPT_LIST: o->list_events = 1; break;
@@ -454,16 +447,15 @@ int options_parse(int argc, char **argv, struct options *o)
 		case OPT_PROFILE: o->profile = optarg; break;
 		case 'h':
 			options_usage(stdout);
-			exit(0);
+			return 0;
 		case 'V':
-			printf(PROG " %s\n", MFU_VERSION);
-			exit(0);
+			return cli_version(PROG, MFU_VERSION);
+		case ':':
 		case '?':
-			fprintf(stderr, "Try '" PROG " --help'.\n");
-			return 2;
+			return cli_option_error(PROG, c, argv, longopts);
 		default:
 			if (parse_value(c, optarg, o))
-				return 2;
+				return CLI_EXIT_USAGE;
 		}
 	}
 	rc = check_command(argc, argv, o);
@@ -471,9 +463,8 @@ int options_parse(int argc, char **argv, struct options *o)
 		return rc;
 	rank_detect(&o->rank);
 	if (rank_expand(o->output, &o->rank, o->output_buf, sizeof(o->output_buf), why, sizeof(why)) != 0) {
-		fprintf(stderr, PROG ": -o %s\n", why);
-		return 2;
+		return cli_usage_error(PROG, "-o %s", why);
 	}
 	o->output = o->output_buf;
-	return 0;
+	return CLI_GO_ON;
 }

@@ -56,8 +56,9 @@ struct options {
 /* --help's text, to @f. */
 void options_usage(FILE *f);
 
-/* Parse the command line into @o (zeroed by the caller). Returns 0, or the
- * exit status for --help, --version and bad usage (said on stderr). */
+/* Parse the command line into @o (zeroed by the caller). Returns CLI_GO_ON,
+ * or the exit status for --help, --version (0) and bad usage (said on
+ * stderr: cli.h). */
 int options_parse(int argc, char **argv, struct options *o);
 
 #endif
