@@ -1,8 +1,8 @@
 #include "phase_stats.h"
+#include "phase_stats_impl.h"
 #include "util.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,26 +45,9 @@ static const char table_sql[] =
 
 enum { C_NAME, C_N, C_FIRST_ID, C_SUMS, C_P50 = C_SUMS + 14, C_P95, C_UNION };
 
-/* The unions of a name's occurrences within each step (threads running the
- * phase at once count once): of all of them, and of those that declared or
- * counted each value (the time its MFU, HFU, MBU and DRAM figures divide by). */
-enum { U_ALL, U_FLOPS, U_HW, U_BYTES, U_DRAM, NUNIONS };
-
 /* After the unions: how many occurrences have flops, hw_flops and both
  * (the notes' span: mfu and hfu of a phase over different occurrences). */
 enum { C_NFLOPS = C_UNION + NUNIONS, C_NHW, C_NBOTH };
-
-/* An occurrence's step, begin_ns and end_ns as SQLite holds them: NULL,
- * an integer, or (only in an edited database) a real, whose bits v[] then
- * holds. The unions order, compare and subtract them as phases.sql's SQL
- * does (see group_unions). */
-enum { S_STEP, S_BEGIN, S_END };
-
-struct span {
-	int64_t v[3];
-	unsigned char t[3];    /* SQLITE_NULL, SQLITE_INTEGER, SQLITE_FLOAT */
-	unsigned char has;     /* 1 << U_* */
-};
 
 /* The sums of g: the column summed, and the column that must not be NULL
  * for the row to count (the "CASE WHEN x IS NOT NULL THEN wall_ns END"), or
@@ -80,16 +63,6 @@ static const struct {
 #define NSUMS (sizeof(sum_cols) / sizeof(sum_cols[0]))
 
 _Static_assert(C_SUMS + NSUMS == C_P50, "one table column per sum");
-
-/* SQL's SUM() as SQLite computes it: an integer while every value is one
- * and the total fits, else a real; NULL over no values; an error on
- * integer overflow. */
-struct sum {
-	int64_t i;
-	double r;
-	int64_t count;
-	int approx, overflow;
-};
 
 /* One phase name. */
 struct group {
@@ -210,30 +183,6 @@ static struct group *group_get(struct stats *s, const unsigned char *p, int n, i
 	return g;
 }
 
-/* One value of a row: its SQLite type and number. */
-struct cell {
-	int type;
-	int64_t i;
-	double r;
-};
-
-static void sum_add(struct sum *s, const struct cell *c)
-{
-	switch (c->type) {
-	case SQLITE_NULL:
-		return;
-	case SQLITE_INTEGER:
-		s->r += (double)c->i;
-		if (!s->approx && __builtin_add_overflow(s->i, c->i, &s->i))
-			s->approx = s->overflow = 1;
-		break;
-	default:
-		s->r += c->r;
-		s->approx = 1;
-	}
-	s->count++;
-}
-
 static int wall_add(struct group *g, const struct cell *c)
 {
 	if (c->type == SQLITE_NULL) {
@@ -330,129 +279,6 @@ static void group_percentiles(struct group *g)
 	}
 }
 
-static struct cell span_cell(const struct span *sp, int k)
-{
-	struct cell c = { .type = sp->t[k] };
-
-	if (c.type == SQLITE_INTEGER)
-		c.i = sp->v[k];
-	else if (c.type == SQLITE_FLOAT)
-		memcpy(&c.r, &sp->v[k], sizeof(c.r));
-	return c;
-}
-
-/* An integer against a real, exactly, as SQLite compares them
- * (sqlite3IntFloatCompare). */
-static int cmp_int_real(int64_t i, double r)
-{
-	int64_t y;
-	double x;
-
-	if (r < -9223372036854775808.0)
-		return 1;
-	if (r >= 9223372036854775808.0)
-		return -1;
-	y = (int64_t)r; /* in range: defined */
-	if (i != y)
-		return (i > y) - (i < y);
-	x = (double)i;
-	return (x > r) - (x < r);
-}
-
-/* SQLite's order of two values that are NULL or numbers: NULL first. */
-static int cmp_value(const struct cell *a, const struct cell *b)
-{
-	if (a->type == SQLITE_NULL || b->type == SQLITE_NULL)
-		return (a->type != SQLITE_NULL) - (b->type != SQLITE_NULL);
-	if (a->type == SQLITE_INTEGER && b->type == SQLITE_INTEGER)
-		return (a->i > b->i) - (a->i < b->i);
-	if (a->type == SQLITE_INTEGER)
-		return cmp_int_real(a->i, b->r);
-	if (b->type == SQLITE_INTEGER)
-		return -cmp_int_real(b->i, a->r);
-	return (a->r > b->r) - (a->r < b->r);
-}
-
-/* @a - @b (numbers) as SQLite subtracts: an integer while the difference
- * fits in 64 bits, else a real; a real that is not a number (inf - inf)
- * is NULL. */
-static struct cell sub_value(const struct cell *a, const struct cell *b)
-{
-	struct cell d = { .type = SQLITE_INTEGER };
-
-	if (a->type == SQLITE_INTEGER && b->type == SQLITE_INTEGER && !__builtin_sub_overflow(a->i, b->i, &d.i))
-		return d;
-	d.type = SQLITE_FLOAT;
-	d.r = (a->type == SQLITE_INTEGER ? (double)a->i : a->r) - (b->type == SQLITE_INTEGER ? (double)b->i : b->r);
-	if (isnan(d.r))
-		d.type = SQLITE_NULL;
-	return d;
-}
-
-static int cmp_span(const void *a, const void *b)
-{
-	const struct span *x = a, *y = b;
-	struct cell cx = span_cell(x, S_STEP), cy = span_cell(y, S_STEP);
-	int c = cmp_value(&cx, &cy);
-
-	if (c)
-		return c;
-	cx = span_cell(x, S_BEGIN);
-	cy = span_cell(y, S_BEGIN);
-	return cmp_value(&cx, &cy);
-}
-
-/* Sweep each step's spans in begin order: a span adds what reaches past
- * the furthest end seen so far, in each subset it belongs to. The same
- * arithmetic as phases.sql's window, for any value an edited database
- * holds:
- *   MAX(end_ns) OVER (PARTITION BY name, step ORDER BY begin_ns ROWS
- *     BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r,
- *   SUM(MAX(0, end_ns - MAX(begin_ns, coalesce(r, begin_ns))))
- * NULL steps form one partition, NULL begins sort first and add nothing
- * (MAX() of a NULL is NULL) but their ends reach; a NULL end adds and
- * reaches nothing; a part that does not fit in 64 bits (INT64_MIN to
- * INT64_MAX) is a real, and a sum of integers that overflows is SUM()'s
- * error (struct sum). reach[u] NULL: no end yet in this step. */
-static void group_unions(struct group *g)
-{
-	static const struct cell zero = { .type = SQLITE_INTEGER };
-	struct cell reach[NUNIONS], step = { .type = SQLITE_NULL };
-
-	/* A recording writes each thread's phases in order, so the spans of a
-	 * single-threaded phase come sorted: a check costs one pass, the sort
-	 * (glibc's merge sort) a third of the whole computation. */
-	for (size_t i = 1; i < g->nspans; i++) {
-		if (cmp_span(&g->spans[i - 1], &g->spans[i]) > 0) {
-			qsort(g->spans, g->nspans, sizeof(*g->spans), cmp_span);
-			break;
-		}
-	}
-	for (size_t i = 0; i < g->nspans; i++) {
-		const struct span *sp = &g->spans[i];
-		struct cell begin = span_cell(sp, S_BEGIN), end = span_cell(sp, S_END), this = span_cell(sp, S_STEP);
-
-		if (i == 0 || cmp_value(&this, &step) != 0) {
-			step = this;
-			for (int u = 0; u < NUNIONS; u++)
-				reach[u].type = SQLITE_NULL;
-		}
-		for (int u = 0; u < NUNIONS; u++) {
-			if (!(sp->has & (1u << u)))
-				continue;
-			if (begin.type != SQLITE_NULL && end.type != SQLITE_NULL) {
-				const struct cell *from = cmp_value(&reach[u], &begin) > 0 ? &reach[u] : &begin;
-				struct cell part = sub_value(&end, from);
-
-				if (part.type != SQLITE_NULL)
-					sum_add(&g->unions[u], cmp_value(&part, &zero) > 0 ? &part : &zero);
-			}
-			if (end.type != SQLITE_NULL && cmp_value(&end, &reach[u]) > 0)
-				reach[u] = end;
-		}
-	}
-}
-
 static int cmp_int64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -487,6 +313,109 @@ static int cmp_first_id(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The group of the row @st is at (its name: text, or a blob), created if
+ * new; NULL when out of memory. */
+static struct group *row_group(struct stats *s, sqlite3_stmt *st)
+{
+	int blob = sqlite3_column_type(st, R_NAME) == SQLITE_BLOB;
+	const unsigned char *name = blob ? sqlite3_column_blob(st, R_NAME) : sqlite3_column_text(st, R_NAME);
+	int len = sqlite3_column_bytes(st, R_NAME);
+
+	return group_get(s, name ? name : (const unsigned char *)"", name ? len : 0, blob);
+}
+
+/* The values of the row @st is at into @row[R_NCELLS]. */
+static void row_read(sqlite3_stmt *st, struct cell *row)
+{
+	sqlite3_value *v;
+	int64_t src;
+	int type;
+
+	/* Each column once, through its sqlite3_value: half the cost of
+	 * sqlite3_column_type() plus a getter (such use of the value is
+	 * only unsafe across threads, and one thread reads here). */
+	for (int i = R_WALL; i <= R_LIB_FLOPS; i++) {
+		v = sqlite3_column_value(st, i);
+		row[i].type = sqlite3_value_type(v);
+		if (row[i].type == SQLITE_INTEGER)
+			row[i].i = sqlite3_value_int64(v);
+		else if (row[i].type != SQLITE_NULL)
+			row[i].r = sqlite3_value_double(v);
+	}
+	v = sqlite3_column_value(st, R_SOURCE);
+	src = sqlite3_value_int64(v);
+	type = sqlite3_value_type(v) == SQLITE_NULL ? SQLITE_NULL : SQLITE_INTEGER;
+	row[R_DECLARED] = (struct cell){ .type = type, .i = src == 1 };
+	row[R_LIBRARY] = (struct cell){ .type = type, .i = src == 2 };
+}
+
+/* Count the occurrence of @g with values @row and id @id (its wall time
+ * already added): n, the counts, the first id, the sums. */
+static void group_add_row(struct group *g, const struct cell *row, int64_t id)
+{
+	g->n++;
+	g->nflops += row[R_FLOPS].type != SQLITE_NULL;
+	g->nhw += row[R_HW_FLOPS].type != SQLITE_NULL;
+	g->nboth += row[R_FLOPS].type != SQLITE_NULL && row[R_HW_FLOPS].type != SQLITE_NULL;
+	if (id < g->first_id)
+		g->first_id = id;
+	for (size_t i = 0; i < NSUMS; i++)
+		if (sum_cols[i].unless_null < 0 || row[sum_cols[i].unless_null].type != SQLITE_NULL)
+			sum_add(&g->sums[i], &row[sum_cols[i].col]);
+}
+
+/* The span of the row @st is at (values @row) for @g's unions. Returns 0
+ * or -ENOMEM. */
+static int group_add_span(struct group *g, sqlite3_stmt *st, const struct cell *row)
+{
+	static const int cols[3] = { R_STEP, R_BEGIN, R_END };
+	struct span sp = { .has = 1u << U_ALL };
+
+	for (int k = 0; k < 3; k++) {
+		sqlite3_value *v = sqlite3_column_value(st, cols[k]);
+		double r;
+
+		sp.t[k] = (unsigned char)sqlite3_value_type(v);
+		if (sp.t[k] == SQLITE_INTEGER) {
+			sp.v[k] = sqlite3_value_int64(v);
+		} else if (sp.t[k] == SQLITE_FLOAT) {
+			r = sqlite3_value_double(v);
+			memcpy(&sp.v[k], &r, sizeof(r));
+		} else if (sp.t[k] != SQLITE_NULL) {
+			/* A time that is text or a blob (no number: only an
+			 * edited file has one) leaves the occurrence out of the
+			 * unions; sqlite3 would order it after every number. */
+			return 0;
+		}
+	}
+	sp.has |= (row[R_FLOPS].type != SQLITE_NULL) << U_FLOPS;
+	sp.has |= (row[R_HW_FLOPS].type != SQLITE_NULL) << U_HW;
+	sp.has |= (row[R_MODEL_BYTES].type != SQLITE_NULL) << U_BYTES;
+	sp.has |= (row[R_DRAM].type != SQLITE_NULL) << U_DRAM;
+	if (array_grow(&g->spans, &g->spans_cap, g->nspans + 1, sizeof(*g->spans)))
+		return -ENOMEM;
+	g->spans[g->nspans++] = sp;
+	return 0;
+}
+
+/* After the scan: each group's percentiles and unions (its spans freed),
+ * and the groups in the order of their first id. */
+static void stats_finish(struct stats *s)
+{
+	for (size_t i = 0; i < s->ngroups; i++) {
+		group_percentiles(&s->groups[i]);
+		phase_stats_unions(s->groups[i].spans, s->groups[i].nspans, s->groups[i].unions);
+		free(s->groups[i].spans);
+		s->groups[i].spans = NULL;
+	}
+	/* the hash points into groups by index: it goes before the sort */
+	free(s->hash);
+	s->hash = NULL;
+	s->hash_size = 0;
+	if (s->ngroups)
+		qsort(s->groups, s->ngroups, sizeof(*s->groups), cmp_first_id);
+}
+
 /* Read the counted occurrences once and fill @s. Returns an SQLite code,
  * with the message in @vt. */
 static int stats_compute(struct stats_vtab *vt, struct stats *s)
@@ -502,6 +431,8 @@ static int stats_compute(struct stats_vtab *vt, struct stats *s)
 	if (rc != SQLITE_OK)
 		goto error;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct cell row[R_NCELLS];
+		struct group *g;
 		int64_t step;
 
 		/* at the first row: without phases, no scan of the steps */
@@ -520,96 +451,22 @@ static int stats_compute(struct stats_vtab *vt, struct stats *s)
 		     bsearch(&step, bad, nbad, sizeof(*bad), cmp_int64)))
 			continue;
 
-		int blob = sqlite3_column_type(st, R_NAME) == SQLITE_BLOB;
-		const unsigned char *name = blob ? sqlite3_column_blob(st, R_NAME) : sqlite3_column_text(st, R_NAME);
-		int len = sqlite3_column_bytes(st, R_NAME);
-		struct group *g = group_get(s, name ? name : (const unsigned char *)"", name ? len : 0, blob);
-		int64_t id = sqlite3_column_int64(st, R_ID);
-		struct cell row[R_NCELLS];
-
-		/* Each column once, through its sqlite3_value: half the cost of
-		 * sqlite3_column_type() plus a getter (such use of the value is
-		 * only unsafe across threads, and one thread reads here). */
-		for (int i = R_WALL; i <= R_LIB_FLOPS; i++) {
-			sqlite3_value *v = sqlite3_column_value(st, i);
-
-			row[i].type = sqlite3_value_type(v);
-			if (row[i].type == SQLITE_INTEGER)
-				row[i].i = sqlite3_value_int64(v);
-			else if (row[i].type != SQLITE_NULL)
-				row[i].r = sqlite3_value_double(v);
-		}
-		{
-			sqlite3_value *v = sqlite3_column_value(st, R_SOURCE);
-			int64_t src = sqlite3_value_int64(v);
-			int type = sqlite3_value_type(v) == SQLITE_NULL ? SQLITE_NULL : SQLITE_INTEGER;
-
-			row[R_DECLARED] = (struct cell){ .type = type, .i = src == 1 };
-			row[R_LIBRARY] = (struct cell){ .type = type, .i = src == 2 };
-		}
+		g = row_group(s, st);
+		row_read(st, row);
 		if (!g || wall_add(g, &row[R_WALL])) {
 			rc = SQLITE_NOMEM;
 			goto out;
 		}
-		g->n++;
-		g->nflops += row[R_FLOPS].type != SQLITE_NULL;
-		g->nhw += row[R_HW_FLOPS].type != SQLITE_NULL;
-		g->nboth += row[R_FLOPS].type != SQLITE_NULL && row[R_HW_FLOPS].type != SQLITE_NULL;
-		if (id < g->first_id)
-			g->first_id = id;
-		for (size_t i = 0; i < NSUMS; i++)
-			if (sum_cols[i].unless_null < 0 || row[sum_cols[i].unless_null].type != SQLITE_NULL)
-				sum_add(&g->sums[i], &row[sum_cols[i].col]);
-		/* A time that is text or a blob (no number: only an edited file
-		 * has one) leaves the occurrence out of the unions; sqlite3
-		 * would order it after every number. */
-		{
-			static const int cols[3] = { R_STEP, R_BEGIN, R_END };
-			struct span sp = { .has = 1u << U_ALL };
-			int text = 0;
-
-			for (int k = 0; k < 3; k++) {
-				sqlite3_value *v = sqlite3_column_value(st, cols[k]);
-				double r;
-
-				sp.t[k] = (unsigned char)sqlite3_value_type(v);
-				if (sp.t[k] == SQLITE_INTEGER) {
-					sp.v[k] = sqlite3_value_int64(v);
-				} else if (sp.t[k] == SQLITE_FLOAT) {
-					r = sqlite3_value_double(v);
-					memcpy(&sp.v[k], &r, sizeof(r));
-				} else if (sp.t[k] != SQLITE_NULL) {
-					text = 1;
-				}
-			}
-			sp.has |= (row[R_FLOPS].type != SQLITE_NULL) << U_FLOPS;
-			sp.has |= (row[R_HW_FLOPS].type != SQLITE_NULL) << U_HW;
-			sp.has |= (row[R_MODEL_BYTES].type != SQLITE_NULL) << U_BYTES;
-			sp.has |= (row[R_DRAM].type != SQLITE_NULL) << U_DRAM;
-			if (!text) {
-				if (array_grow(&g->spans, &g->spans_cap, g->nspans + 1, sizeof(*g->spans))) {
-					rc = SQLITE_NOMEM;
-					goto out;
-				}
-				g->spans[g->nspans++] = sp;
-			}
+		group_add_row(g, row, sqlite3_column_int64(st, R_ID));
+		if (group_add_span(g, st, row)) {
+			rc = SQLITE_NOMEM;
+			goto out;
 		}
 	}
 	if (rc != SQLITE_DONE)
 		goto error;
 	rc = SQLITE_OK;
-	for (size_t i = 0; i < s->ngroups; i++) {
-		group_percentiles(&s->groups[i]);
-		group_unions(&s->groups[i]);
-		free(s->groups[i].spans);
-		s->groups[i].spans = NULL;
-	}
-	/* the hash points into groups by index: it goes before the sort */
-	free(s->hash);
-	s->hash = NULL;
-	s->hash_size = 0;
-	if (s->ngroups)
-		qsort(s->groups, s->ngroups, sizeof(*s->groups), cmp_first_id);
+	stats_finish(s);
 	goto out;
 error:
 	sqlite3_free(vt->base.zErrMsg);
