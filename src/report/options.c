@@ -8,7 +8,6 @@
 #include "util.h"
 
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,18 +133,6 @@ static void usage(FILE *out)
 		sections);
 }
 
-int bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry '" PROG " --help'.\n");
-	return EXIT_USAGE;
-}
-
 /* The long options without a short one. */
 enum {
 	OPT_TRACE = 256,
@@ -231,9 +218,8 @@ int options_parse(int argc, char **argv, struct report_options *r)
 		case OPT_COLUMNS: r->columns = optarg; break;
 		case OPT_FAIL_ON: r->fail_on = optarg; break;
 		case 'h': usage(stdout); return 0;
-		case 'V': printf(PROG " %s\n", MFU_VERSION); return 0;
-		case ':': return bad_usage("option '%s' needs an argument", argv[optind - 1]);
-		default: return bad_usage("unknown option '%s'", argv[optind - 1]);
+		case 'V': return cli_version(PROG, MFU_VERSION);
+		default: return cli_option_error(PROG, opt, argv, options);
 		}
 	}
 	return -1;

@@ -5,6 +5,7 @@
 #define MFU_REPORT_OPTIONS_H
 
 #include "analysis.h"
+#include "cli.h"
 #include "format.h"
 
 #include <stddef.h>
@@ -13,7 +14,7 @@
 
 enum {
 	EXIT_DATA = 1,  /* the database cannot be read, or output failed */
-	EXIT_USAGE = 2,
+	EXIT_USAGE = CLI_EXIT_USAGE,
 	EXIT_WORSE = 3, /* --diff --fail-on: a figure got worse than allowed */
 };
 
@@ -46,8 +47,8 @@ struct report_options {
  * on, else the exit status (--help, --version, bad usage). */
 int options_parse(int argc, char **argv, struct report_options *r);
 
-/* Say "mfu-report: MESSAGE" and where help is on stderr. Returns
+/* Say "mfu-report: MESSAGE" and where help is on stderr (cli.h). Returns
  * EXIT_USAGE, the status of bad usage. */
-int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define bad_usage(...) cli_usage_error(PROG, __VA_ARGS__)
 
 #endif
