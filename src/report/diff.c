@@ -27,6 +27,8 @@ void diff_free(struct diff *d)
 		free(d->q[i].name);
 		free(d->q[i].pt[0]);
 		free(d->q[i].pt[1]);
+		free(d->q[i].v[0]);
+		free(d->q[i].v[1]);
 	}
 	for (size_t i = 0; i < d->ngate; i++) {
 		free(d->gate[i].kind);
@@ -35,6 +37,7 @@ void diff_free(struct diff *d)
 	}
 	for (int side = 0; side < 2; side++) {
 		free(d->steps[side]);
+		free(d->wall[side]);
 		for (int i = 0; i < 5; i++)
 			free(d->who[side][i]);
 	}
@@ -122,12 +125,164 @@ static void read_who(struct diff *d, int side, sqlite3 *db)
 	sqlite3_finalize(st);
 }
 
-static int point_add(struct quantity *q, int side, int64_t step, double v)
+static int point_cmp(const void *pa, const void *pb)
 {
+	const struct point *a = pa, *b = pb;
+
+	return a->step < b->step ? -1 : a->step > b->step;
+}
+
+static int step_cmp(const void *pa, const void *pb)
+{
+	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The index of @step in run @side's complete steps (indexed), or -1. */
+static long step_index(const struct diff *d, int side, int64_t step)
+{
+	const int64_t *p;
+
+	if (!d->nsteps[side])
+		return -1;
+	if (!d->steps[side])
+		return step >= d->step0[side] && (uint64_t)step - (uint64_t)d->step0[side] < d->nsteps[side]
+		       ? (long)(step - d->step0[side]) : -1;
+	p = bsearch(&step, d->steps[side], d->nsteps[side], sizeof(step), step_cmp);
+	return p ? (long)(p - d->steps[side]) : -1;
+}
+
+/* The step rows are read (diff.sql gives them first): sort the steps
+ * with their times (in step order already from a recording's table),
+ * give the times to the step time's quantity, one double per step, and
+ * keep only the first step when they follow each other (as they do but
+ * for a hostile database). 0 or -ENOMEM. */
+static int index_steps(struct diff *d, int side)
+{
+	struct quantity *wall = diff_quantity_find(d, "step", "wall_ms", 7);
+	size_t n = d->nsteps[side], sorted = 1;
+
+	d->indexed[side] = 1;
+	for (size_t i = 1; i < n && sorted; i++)
+		sorted = d->steps[side][i - 1] <= d->steps[side][i];
+	if (!sorted) {
+		struct point *p = malloc(n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++)
+			p[i] = (struct point){ d->steps[side][i], d->wall[side][i] };
+		qsort(p, n, sizeof(*p), point_cmp);
+		for (size_t i = 0; i < n; i++) {
+			d->steps[side][i] = p[i].step;
+			d->wall[side][i] = p[i].v;
+		}
+		free(p);
+	}
+	if (wall) {
+		wall->v[side] = d->wall[side];
+		d->wall[side] = NULL;
+	}
+	if (n && d->steps[side][n - 1] - d->steps[side][0] == (int64_t)(n - 1)) {
+		size_t i = 1;
+
+		while (i < n && d->steps[side][i] == d->steps[side][i - 1] + 1)
+			i++;
+		if (i == n) {
+			d->step0[side] = d->steps[side][0];
+			free(d->steps[side]);
+			d->steps[side] = NULL;
+		}
+	}
+	return 0;
+}
+
+/* The @i-th complete step of run @side (indexed). */
+static int64_t step_at(const struct diff *d, int side, size_t i)
+{
+	return d->steps[side] ? d->steps[side][i] : d->step0[side] + (int64_t)i;
+}
+
+/* @q's points of @side as one value per step (those of no complete step
+ * dropped: diff.sql gives none). 0 or -ENOMEM. */
+static int densify(struct diff *d, struct quantity *q, int side)
+{
+	size_t n = d->nsteps[side];
+	double *v = malloc(n * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		v[i] = NAN;
+	for (size_t i = 0; i < q->npt[side]; i++) {
+		long k = step_index(d, side, q->pt[side][i].step);
+
+		if (k >= 0)
+			v[k] = q->pt[side][i].v;
+	}
+	free(q->pt[side]);
+	q->pt[side] = NULL;
+	q->npt[side] = q->cappt[side] = 0;
+	q->v[side] = v;
+	return 0;
+}
+
+/* Keep @v, @q's value in @step of run @side. 0 or -ENOMEM. */
+static int value_add(struct diff *d, struct quantity *q, int side, int64_t step, double v)
+{
+	if (q->v[side]) {
+		long k = step_index(d, side, step);
+
+		if (k >= 0)
+			q->v[side][k] = v;
+		return 0;
+	}
 	if (array_grow(&q->pt[side], &q->cappt[side], q->npt[side] + 1, sizeof(*q->pt[side])))
 		return -ENOMEM;
 	q->pt[side][q->npt[side]++] = (struct point){ step, v };
+	/* from half the steps on, a double per step is the smaller */
+	if (d->indexed[side] && d->nsteps[side] && 2 * q->npt[side] > d->nsteps[side])
+		return densify(d, q, side);
 	return 0;
+}
+
+/* One row of diff.sql (kind, name, ord, step, value) of run @side. 0,
+ * -ENOMEM, or -EIO with why in @err. */
+static int read_row(struct diff *d, int side, sqlite3_stmt *st, char *err, size_t errlen)
+{
+	const char *kind = (const char *)sqlite3_column_text(st, 0);
+	const char *name = (const char *)sqlite3_column_text(st, 1);
+	int64_t step = sqlite3_column_int64(st, 3);
+	int null = sqlite3_column_type(st, 4) == SQLITE_NULL;
+	double v = null ? NAN : sqlite3_column_double(st, 4);
+	struct quantity *q;
+
+	if (!kind || !name)
+		return 0;
+	q = quantity(d, kind, name, (size_t)sqlite3_column_bytes(st, 1));
+	if (!q)
+		return -ENOMEM;
+	if (!q->seen[side] || sqlite3_column_int64(st, 2) < q->ord[side])
+		q->ord[side] = sqlite3_column_int64(st, 2);
+	q->seen[side] = 1;
+	if (is_wall(q)) {
+		if (d->indexed[side]) {
+			strbuf(err, errlen, "analyses/diff.sql: a step time after the other rows");
+			return -EIO;
+		}
+		if (array_grow(&d->steps[side], &d->capsteps[side], d->nsteps[side] + 1, sizeof(int64_t)) ||
+		    array_grow(&d->wall[side], &d->capwall[side], d->nsteps[side] + 1, sizeof(double)))
+			return -ENOMEM;
+		d->wall[side][d->nsteps[side]] = v;
+		d->steps[side][d->nsteps[side]++] = step;
+	} else if (!d->indexed[side] && index_steps(d, side)) {
+		return -ENOMEM;
+	}
+	if (null)
+		return 0;
+	diff_stats_add(&q->s[side], v);
+	return is_wall(q) ? 0 : value_add(d, q, side, step, v);
 }
 
 int diff_read(struct diff *d, int side, sqlite3 *db, char *err, size_t errlen)
@@ -147,38 +302,13 @@ int diff_read(struct diff *d, int side, sqlite3 *db, char *err, size_t errlen)
 		return -EIO;
 	}
 	free(sql);
-	/* columns: kind, name, ord, step, value */
+	/* one pass: each value kept once, as a double */
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *kind = (const char *)sqlite3_column_text(st, 0);
-		const char *name = (const char *)sqlite3_column_text(st, 1);
-		int64_t step = sqlite3_column_int64(st, 3);
-		struct quantity *q;
+		int r = read_row(d, side, st, err, errlen);
 
-		if (!kind || !name)
-			continue;
-		q = quantity(d, kind, name, (size_t)sqlite3_column_bytes(st, 1));
-		if (!q) {
+		if (r) {
 			sqlite3_finalize(st);
-			return -ENOMEM;
-		}
-		if (!q->seen[side] || sqlite3_column_int64(st, 2) < q->ord[side])
-			q->ord[side] = sqlite3_column_int64(st, 2);
-		q->seen[side] = 1;
-		if (is_wall(q)) {
-			if (array_grow(&d->steps[side], &d->capsteps[side], d->nsteps[side] + 1, sizeof(int64_t))) {
-				sqlite3_finalize(st);
-				return -ENOMEM;
-			}
-			d->steps[side][d->nsteps[side]++] = step;
-		}
-		if (sqlite3_column_type(st, 4) != SQLITE_NULL) {
-			double v = sqlite3_column_double(st, 4);
-
-			diff_stats_add(&q->s[side], v);
-			if (point_add(q, side, step, v)) {
-				sqlite3_finalize(st);
-				return -ENOMEM;
-			}
+			return r;
 		}
 	}
 	if (rc != SQLITE_DONE) {
@@ -187,29 +317,23 @@ int diff_read(struct diff *d, int side, sqlite3 *db, char *err, size_t errlen)
 		return -EIO;
 	}
 	sqlite3_finalize(st);
-	return 0;
+	return d->indexed[side] ? 0 : index_steps(d, side);
 }
 
-static int point_cmp(const void *pa, const void *pb)
-{
-	const struct point *a = pa, *b = pb;
-
-	return a->step < b->step ? -1 : a->step > b->step;
-}
-
-static int step_cmp(const void *pa, const void *pb)
-{
-	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-
-	return a < b ? -1 : a > b;
-}
-
-/* @q's value in @step of run @side (its points sorted), else @dflt. */
-static double at(const struct quantity *q, int side, int64_t step, double dflt)
+/* @q's value in the @i-th complete step of run @side, @step (its points
+ * sorted), else @dflt. */
+static double at(const struct diff *d, const struct quantity *q, int side, long i, int64_t step, double dflt)
 {
 	const struct point key = { step, 0 }, *p;
 
-	if (!q || !q->npt[side])
+	if (!q)
+		return dflt;
+	if (q->v[side]) {
+		if (i < 0)
+			i = step_index(d, side, step);
+		return i >= 0 && !isnan(q->v[side][i]) ? q->v[side][i] : dflt;
+	}
+	if (!q->npt[side])
 		return dflt;
 	p = bsearch(&key, q->pt[side], q->npt[side], sizeof(key), point_cmp);
 	return p ? p->v : dflt;
@@ -222,9 +346,11 @@ static double at(const struct quantity *q, int side, int64_t step, double dflt)
  * context switches (d->net). 0 or -ENOMEM. */
 static int batch(struct diff *d, struct quantity *q, int side)
 {
-	size_t n = q->rank == KIND_PHASE ? d->nsteps[side] : q->npt[side];
+	/* a phase's series has every step; another's, its values */
+	int every = q->rank == KIND_PHASE, dense = every || q->v[side];
+	size_t m = dense ? d->nsteps[side] : q->npt[side], n = 0;
 	const struct quantity *pre = NULL, *wall = NULL;
-	double *x = malloc((n ? n : 1) * sizeof(*x)), pre_sum = 0;
+	double *x = malloc((m ? m : 1) * sizeof(*x)), pre_sum = 0;
 
 	if (!x)
 		return -ENOMEM;
@@ -235,12 +361,17 @@ static int batch(struct diff *d, struct quantity *q, int side)
 	if (d->net && is_mfu(q))
 		wall = diff_quantity_find(d, "step", "wall_ms", 7);
 	memset(&q->s[side], 0, sizeof(q->s[side]));
-	for (size_t i = 0; i < n; i++) {
-		int64_t step = q->rank == KIND_PHASE ? d->steps[side][i] : q->pt[side][i].step;
-		double v = q->rank == KIND_PHASE ? at(q, side, step, 0) : q->pt[side][i].v, p = at(pre, side, step, 0);
+	for (size_t j = 0; j < m; j++) {
+		int64_t step = dense ? step_at(d, side, j) : q->pt[side][j].step;
+		long i = dense ? (long)j : -1;
+		double v = dense ? at(d, q, side, i, step, every ? 0 : NAN) : q->pt[side][j].v, p;
+
+		if (isnan(v))
+			continue; /* no value in this step */
+		p = at(d, pre, side, i, step, 0);
 
 		if (is_mfu(q)) {
-			double w = at(wall, side, step, NAN);
+			double w = at(d, wall, side, i, step, NAN);
 
 			/* the same FLOPs over the time net of preemption */
 			if (p > 0 && w > p)
@@ -249,7 +380,7 @@ static int batch(struct diff *d, struct quantity *q, int side)
 			v -= p;
 		}
 		pre_sum += p;
-		x[i] = v;
+		x[n++] = v;
 		diff_stats_add(&q->s[side], v);
 	}
 	/* 0 for a time never preempted; NAN where nothing was taken out */
@@ -367,6 +498,7 @@ static const char table_sql[] =
 
 #define NCOLS 20
 
+
 int diff_rows(struct diff *d, sqlite3_stmt **stmt, char *err, size_t errlen)
 {
 	sqlite3_stmt *ins = NULL;
@@ -381,8 +513,6 @@ int diff_rows(struct diff *d, sqlite3_stmt **stmt, char *err, size_t errlen)
 
 		for (int side = 0; side < 2; side++) {
 			/* (qsort's base may not be NULL, even for no element) */
-			if (d->nsteps[side])
-				qsort(d->steps[side], d->nsteps[side], sizeof(int64_t), step_cmp);
 			for (size_t i = 0; i < d->nq; i++)
 				if (d->q[i].npt[side])
 					qsort(d->q[i].pt[side], d->q[i].npt[side], sizeof(struct point), point_cmp);

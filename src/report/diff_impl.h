@@ -27,8 +27,12 @@ struct quantity {
 	int seen[2];      /* it has rows in the run's output */
 	int64_t ord[2];   /* its order in each run (diff.sql's ord) */
 	struct diff_stats s[2];
-	struct point *pt[2]; /* its non-null values, by step once sorted */
+	/* its non-null values: while they are few (under half the run's
+	 * steps), as points, by step once sorted; then as one double per
+	 * complete step, by its index in d->steps (NAN: none), pt[] freed */
+	struct point *pt[2];
 	size_t npt[2], cappt[2];
+	double *v[2];
 	struct diff_batch b[2];
 	const char *verdict;
 	int significant;   /* -1 better (faster, higher MFU), 1 worse, 0 neither */
@@ -52,8 +56,12 @@ struct diff {
 	size_t nq, cap;
 	size_t last; /* the quantity of the previous row: a hint */
 	uint64_t nsteps[2];
-	int64_t *steps[2]; /* each run's complete steps, sorted */
-	size_t capsteps[2];
+	int64_t *steps[2]; /* each run's complete steps, sorted; NULL once
+			    * indexed when they are step0, step0 + 1, ... */
+	int64_t step0[2];
+	double *wall[2];   /* their step times (NAN: none), until indexed */
+	size_t capsteps[2], capwall[2];
+	int indexed[2];    /* d->steps is whole and sorted: values go by step index */
 	int compared; /* the quantities hold their verdicts, in order */
 	int net;      /* both runs recorded context switches: times are
 		       * compared net of preemption */
