@@ -498,6 +498,40 @@ static const char table_sql[] =
 
 #define NCOLS 20
 
+/* table_sql's columns, in its order */
+static const char *const column_names[NCOLS] = {
+	"kind", "name", "unit", "base_n", "new_n", "base", "new", "base_sd", "new_sd", "change", "change_lo",
+	"change_hi", "delta", "delta_low", "delta_high", "share", "min_effect", "batches", "preempted", "verdict",
+};
+
+const char *diff_columns(const char *list)
+{
+	if (!list)
+		return DIFF_COLUMNS;
+	return strcmp(list, "all") == 0 ? NULL : list;
+}
+
+int diff_check_columns(const char *list, char *err, size_t errlen)
+{
+	const char *p = list;
+
+	if (!p || strcmp(p, "all") == 0)
+		return 0;
+	while (*p) {
+		size_t len = strcspn(p, ","), i;
+
+		for (i = 0; i < NCOLS; i++)
+			if (strlen(column_names[i]) == len && strncmp(column_names[i], p, len) == 0)
+				break;
+		if (i == NCOLS) {
+			strbuf(err, errlen, "no column '%.*s' in diff (the names are the csv header: mfu-report "
+			       "--diff BASE NEW --format csv | head -1)", (int)len, p);
+			return -EINVAL;
+		}
+		p += len + (p[len] == ',');
+	}
+	return 0;
+}
 
 int diff_rows(struct diff *d, sqlite3_stmt **stmt, char *err, size_t errlen)
 {

@@ -108,6 +108,20 @@ int diff_read(struct diff *d, int side, sqlite3 *db, char *err, size_t errlen);
  * is left out. Returns 0, -ENOMEM, or -EIO with SQLite's message in @err. */
 int diff_rows(struct diff *d, sqlite3_stmt **stmt, char *err, size_t errlen);
 
+/* The columns of diff_rows()'s table the table and markdown formats show
+ * by default (format_set_columns): those read first, so that it fits 120
+ * columns; --columns all shows the others (csv and json carry them all). */
+#define DIFF_COLUMNS "kind,name,base,new,change,change_lo,change_hi,verdict"
+
+/* The columns to show for --columns @list (format_set_columns): the
+ * default when @list is NULL, NULL (every column) for "all", else @list. */
+const char *diff_columns(const char *list);
+
+/* Every name of @list (comma-separated; "all" or NULL: nothing to check)
+ * is a column of diff_rows()'s table. Returns 0, or -EINVAL with the first
+ * unknown name in @err. */
+int diff_check_columns(const char *list, char *err, size_t errlen);
+
 /* One line for people: the steps compared and every significant change,
  * or that there is none (after diff_rows(); NULL before). */
 const char *diff_summary(const struct diff *d);

@@ -55,10 +55,9 @@ static int check_options(struct report_options *r)
 	if (r->columns && (!*r->columns || r->columns[0] == ',' || r->columns[strlen(r->columns) - 1] == ','
 			   || strstr(r->columns, ",,")))
 		return bad_usage("--columns '%s': expected all or column names separated by commas", r->columns);
-	if (r->columns && (r->html || r->trace || r->diff_base || r->list || r->sql_for))
+	if (r->columns && (r->html || r->trace || r->list || r->sql_for))
 		return bad_usage("--columns chooses the columns of the sections' tables: it does not go with %s",
-				 r->html ? "--html" : r->trace ? "--trace" : r->diff_base ? "--diff" :
-				 r->list ? "--list" : "--sql");
+				 r->html ? "--html" : r->trace ? "--trace" : r->list ? "--list" : "--sql");
 	if (!*r->path)
 		return bad_usage("the database name is empty");
 	if (r->ndb == 0)

@@ -423,6 +423,12 @@ int report_diff(const struct report_options *r)
 		ret = bad_usage("--fail-on %s", err);
 		goto out;
 	}
+	if (diff_check_columns(r->columns, err, sizeof(err))) {
+		/* one line, as a section's unknown column is said */
+		fprintf(stderr, PROG ": --columns: %s\n", err);
+		ret = EXIT_USAGE;
+		goto out;
+	}
 	/* both opened before either is read: a bad NEW says so at once */
 	for (int side = 0; side < 2; side++)
 		if (open_run(r, paths[side], &db[side]))
@@ -444,6 +450,8 @@ int report_diff(const struct report_options *r)
 		fprintf(stderr, PROG ": warning: --diff: the runs differ: %s\n", diff_warning(d));
 	if (!rc && format_is_human(r->kind))
 		rc = format_set_verdict(fmt, diff_summary(d));
+	if (!rc && format_is_human(r->kind))
+		rc = format_set_columns(fmt, diff_columns(r->columns));
 	if (!rc)
 		rc = format_section(fmt, "diff", stmt, 0, err, sizeof(err));
 	if (rc) {

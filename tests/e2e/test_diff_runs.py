@@ -24,12 +24,16 @@ is in the blocked time, which the records cannot tell from the sleep.
 - --fail-on: exit 3 when a named figure got significantly worse by more
   than its threshold, 0 when not, 2 for bad syntax; the warning when the
   runs are of different programs, machines or peaks.
+- --columns: the default table (breakdown rows and all) is at most 120
+  columns wide and says how many columns it left out; --columns all shows
+  every csv column; a name the diff has not is one line and exit status 2.
 
 Run through meson (`meson test -C BUILD diff_runs`) or by hand with the
 MFU_* variables meson sets (tests/e2e/meson.build).
 """
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -179,6 +183,32 @@ class DiffRuns(unittest.TestCase):
         p = report('--diff', a, a)
         self.assertNotIn('warning', p.stderr)
         self.assertNotIn('Warning', p.stdout)
+
+    def test_columns(self):
+        a, b = self.rec('c1.sqlite', BASE_CPU_US), self.rec('c2.sqlite', SLOW_CPU_US)
+        header = report('--diff', a, b, '--format', 'csv').stdout.splitlines()[0].split(',')
+        lines = report('--diff', a, b).stdout.splitlines()
+        # the grid: from the header (under the verdict line) to the rows' end
+        grid = [line for line in lines[2:] if line and not line.startswith('(')]
+        self.assertTrue(any(line.startswith('breakdown') for line in grid), grid)
+        widest = max(len(line) for line in grid)
+        print('default diff table: %d columns wide' % widest)
+        self.assertLessEqual(widest, 120, '\n'.join(grid))
+        left = len(header) - len(re.split(r'  +', grid[0].strip()))
+        self.assertGreater(left, 0, grid[0])
+        self.assertIn('(%d more columns: --columns all; csv and json carry every column)' % left, lines)
+        grid_all = [line for line in report('--diff', a, b, '--columns', 'all').stdout.splitlines()[2:] if line]
+        self.assertEqual(len(re.split(r'  +', grid_all[0].strip())), len(header))
+        self.assertFalse(any('more column' in line for line in grid_all))
+        md = report('--diff', a, b, '--format', 'markdown', '--columns', 'verdict,name').stdout
+        self.assertIn('| verdict', md)
+        self.assertIn('(18 more columns: --columns all', md)
+        p = report('--diff', a, b, '--columns', 'name,walltime')
+        self.assertEqual((p.returncode, p.stdout), (2, ''))
+        self.assertEqual(p.stderr.count('\n'), 1, p.stderr)
+        self.assertIn("mfu-report: --columns: no column 'walltime' in diff", p.stderr)
+        p = report('--diff', a, b, '--format', 'csv', '--columns', 'all')
+        self.assertEqual((p.returncode, p.stdout), (2, ''))
 
 
 if __name__ == '__main__':

@@ -12,8 +12,8 @@ of the demo workload.
 seeds): a run against itself changes nothing; a run whose phase B is 25%
 longer is slower in B and in no other phase; the means, changes and
 intervals agree with a computation here (its own t quantile, by Simpson's
-rule on the t density); the formats, --skip-steps, few steps, a phase in one
-run only, bad arguments. The intervals are batch means' on the log scale
+rule on the t density); the formats, their columns (--columns), --skip-steps,
+few steps, a phase in one run only, bad arguments. The intervals are batch means' on the log scale
 (docs/report.md, "--diff"): recomputed here from the per-step values.
 
 Run through meson (`meson test -C BUILD trace_diff`) or by hand:
@@ -26,6 +26,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import sqlite3
 import statistics
@@ -707,6 +708,29 @@ class DiffTest(Base):
         self.assertTrue(md.startswith('### diff\n'))
         self.assertIn('| kind', md)
         self.assertIn('| no significant change |', md)
+
+    def test_columns(self):
+        # table and markdown: the columns read first, --columns all or a
+        # list for the others; every name checked before a run is read
+        table = run('--diff', self.base, self.new).stdout.decode().splitlines()
+        self.assertEqual(re.split(r'  +', table[2].strip()),
+                         ['kind', 'name', 'base', 'new', 'change %', 'change lo %', 'change hi %', 'verdict'])
+        self.assertLessEqual(max(len(line) for line in table[2:]), 120)
+        self.assertEqual(table[-1], '(12 more columns: --columns all; csv and json carry every column)')
+        every = run('--diff', self.base, self.new, '--columns', 'all').stdout.decode().splitlines()
+        self.assertEqual(len(re.split(r'  +', every[2].strip())), len(DIFF_COLUMNS))
+        self.assertNotIn('more column', every[-1])
+        some = run('--diff', self.base, self.new, '--columns', 'share,name').stdout.decode().splitlines()
+        self.assertEqual(re.split(r'  +', some[2].strip()), ['share %', 'name'])
+        for cols, bad in (('name,nope', 'nope'), ('Verdict', 'Verdict')):
+            r = run('--diff', self.base, os.path.join(self.tmp, 'missing.sqlite'), '--columns', cols, check=False)
+            self.assertEqual((r.returncode, r.stdout), (2, b''), cols)
+            self.assertEqual(r.stderr.decode(), "mfu-report: --columns: no column '%s' in diff (the names are the "
+                             "csv header: mfu-report --diff BASE NEW --format csv | head -1)\n" % bad)
+        for args in (['--format', 'csv', '--columns', 'all'], ['--format', 'json', '--columns', 'name'],
+                     ['--columns', 'name,,verdict'], ['--columns', '']):
+            r = run('--diff', self.base, self.new, *args, check=False)
+            self.assertEqual((r.returncode, r.stdout), (2, b''), args)
 
     def test_sql_by_hand(self):
         # --sql diff prints the per-step values' SQL, breakdown written out:
