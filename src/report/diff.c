@@ -38,7 +38,7 @@ void diff_free(struct diff *d)
 	for (int side = 0; side < 2; side++) {
 		free(d->steps[side]);
 		free(d->wall[side]);
-		for (int i = 0; i < 5; i++)
+		for (int i = 0; i < 6; i++)
 			free(d->who[side][i]);
 	}
 	free(d->gate);
@@ -105,8 +105,11 @@ static void read_who(struct diff *d, int side, sqlite3 *db)
 	sqlite3_stmt *st = NULL;
 
 	d->emulated[side] = 0;
-	if (sqlite3_prepare_v2(db, "SELECT command, host, cpu_name, peak_flops, peak_bw, emulated IS NOT NULL "
+	if (sqlite3_prepare_v2(db, "SELECT command, host, cpu_name, peak_flops, peak_bw, emulated IS NOT NULL, cwd "
 			       "FROM run WHERE id = 1", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+		const char *cwd = (const char *)sqlite3_column_text(st, 6);
+
+		d->who[side][5] = cwd ? strdup(cwd) : NULL;
 		for (int i = 0; i < 5; i++) {
 			const char *t = (const char *)sqlite3_column_text(st, i);
 
@@ -450,8 +453,15 @@ static int compare(struct diff *d, struct quantity *q, double wall_base)
 	excl = q->dlo > 0 ? 1 : q->dhi < 0 ? -1 : 0;
 	/* conservative: the interval excludes 0 and the change is one worth
 	 * naming (a change within one run's noise that clears 0 is not) */
-	if (excl == 0 || !(fabs(q->delta) >= q->min_effect) || q->delta == 0) {
+	if (excl == 0 || q->delta == 0) {
 		q->verdict = "no significant change";
+		return 0;
+	}
+	if (!(fabs(q->delta) >= q->min_effect)) {
+		/* the interval clears 0, but the change is too small to name:
+		 * said as such, not as "no change" beside an interval that
+		 * excludes 0 */
+		q->verdict = DIFF_SMALL;
 		return 0;
 	}
 	if (is_contention(q))

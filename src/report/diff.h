@@ -61,6 +61,10 @@ double diff_t_quantile(double p, double df);
  * on a shared machine is of this order (docs/report.md). */
 #define DIFF_MIN_EFFECT 0.02
 
+/* The verdict of a row whose interval clears 0 but whose change is under
+ * the minimum effect: not named in the summary, not a --fail-on failure. */
+#define DIFF_SMALL "small (under the minimum effect)"
+
 /* A series reduced by batch means: @k batches of consecutive values. */
 struct diff_batch {
 	size_t n, k;  /* values, batches (k < 2: no variance known) */

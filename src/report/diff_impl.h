@@ -66,7 +66,7 @@ struct diff {
 	int net;      /* both runs recorded context switches: times are
 		       * compared net of preemption */
 	int emulated[2]; /* the run is emulated (run.emulated): only counts compare */
-	char *who[2][5]; /* command, host, cpu_name, peak_flops, peak_bw as text */
+	char *who[2][6]; /* command, host, cpu_name, peak_flops, peak_bw as text, cwd */
 	char *warning;   /* the runs differ: program, machine, peaks */
 	int args_differ; /* the same program with other arguments */
 	sqlite3 *mem;  /* the private table diff_rows() selects from */

@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -127,15 +128,67 @@ static const char *argv0(const char *json, char *buf, size_t len)
 	return buf;
 }
 
+/* What follows argv0 in a JSON argv: '["./app","-x"]' -> ',"-x"]' (NULL
+ * for NULL). */
+static const char *args_after_argv0(const char *json)
+{
+	const char *s = json ? strchr(json, '"') : NULL, *e;
+
+	if (!s)
+		return json;
+	for (e = s + 1; *e && *e != '"'; e++)
+		if (*e == '\\' && e[1])
+			e++;
+	return *e ? e + 1 : e;
+}
+
+/* The program a run's argv0 names, as a path from / when it has a slash
+ * (a relative one joined to the run's @cwd, "." and ".." taken out), so
+ * that ./app run from /src and /src/app are one program; a bare name
+ * (found in PATH) as it is. Into @buf. */
+static const char *program(const char *json, const char *cwd, char *buf, size_t len)
+{
+	char arg[PATH_MAX], path[2 * PATH_MAX];
+	size_t n = 0;
+
+	argv0(json, arg, sizeof(arg));
+	if (!strchr(arg, '/') || (arg[0] != '/' && !cwd)) {
+		snprintf(buf, len, "%s", arg);
+		return buf;
+	}
+	snprintf(path, sizeof(path), "%s/%s", arg[0] == '/' ? "" : cwd, arg);
+	/* lexically: each component onto buf */
+	buf[0] = '\0';
+	for (char *save = NULL, *c = strtok_r(path, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		if (strcmp(c, ".") == 0)
+			continue;
+		if (strcmp(c, "..") == 0) {
+			while (n > 0 && buf[n - 1] != '/')
+				n--;
+			if (n > 0)
+				n--;
+			buf[n] = '\0';
+			continue;
+		}
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "/%s", c);
+		if (n >= len) {
+			snprintf(buf, len, "%s", arg);
+			return buf;
+		}
+	}
+	return buf;
+}
+
 int diff_warn(struct diff *d)
 {
 	size_t len = 0, cap = 0;
-	char a[128], b[128];
+	char a[PATH_MAX], b[PATH_MAX];
 	int rc = 0, n = 0;
 
 	/* other arguments are what an A/B usually is: a note, not a warning */
-	d->args_differ = differs(d->who[0][0], d->who[1][0]);
-	if (differs(argv0(d->who[0][0], a, sizeof(a)), argv0(d->who[1][0], b, sizeof(b))))
+	d->args_differ = differs(args_after_argv0(d->who[0][0]), args_after_argv0(d->who[1][0]));
+	if (differs(program(d->who[0][0], d->who[0][5], a, sizeof(a)),
+		    program(d->who[1][0], d->who[1][5], b, sizeof(b))))
 		rc = diff_say(&d->warning, &len, &cap, "different programs (BASE %.100s, NEW %.100s)", a, b), n++;
 	if (!rc && (differs(d->who[0][1], d->who[1][1]) || differs(d->who[0][2], d->who[1][2])))
 		rc = diff_say(&d->warning, &len, &cap, "%sdifferent machines (BASE %.60s, %.60s; NEW %.60s, %.60s)",
@@ -184,7 +237,7 @@ int diff_summarize(struct diff *d)
 		nrows++;
 		if (strncmp(q->verdict, "unknown", 7) == 0)
 			nunknown++;
-		else if (strcmp(q->verdict, "no significant change") != 0)
+		else if (strcmp(q->verdict, "no significant change") != 0 && strcmp(q->verdict, DIFF_SMALL) != 0)
 			list[nlist++] = q;
 	}
 	if (nlist)
