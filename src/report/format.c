@@ -1,5 +1,6 @@
 #include "format.h"
 #include "format_impl.h"
+#include "outbuf.h"
 #include "summary_text.h"
 #include "util.h"
 
@@ -8,8 +9,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define OBUF_SIZE (1 << 16)
 
 /* A utilization above this (10,000%) is printed as "impossible" in table
  * and markdown: no peak is 100 times too low, so the declared work is
@@ -227,10 +226,8 @@ struct column {
 
 struct format {
 	enum format_kind kind;
-	FILE *out;
 	size_t nsections;
 	size_t nwritten;   /* sections written so far */
-	int werr;          /* first write error, -errno */
 	char *cell;        /* scratch: one cell's text */
 	size_t cell_len, cell_cap;
 	struct column *cols;
@@ -238,7 +235,6 @@ struct format {
 	char *columns;     /* format_set_columns: the next section's list */
 	size_t *shown;     /* table/markdown: the columns shown, by index */
 	size_t nshown;
-	size_t olen;
 	int frozen;        /* the grid's header is out: alignments are fixed */
 	int raw;           /* csv: text as stored (format_set_raw) */
 	char *held;        /* the text of the rows that size the grid */
@@ -249,57 +245,8 @@ struct format {
 	} *cells;          /* of the held rows, row by row */
 	size_t ncells, cells_cap;
 	char *verdict;     /* printed under the next section's title (people's formats) */
-	char obuf[OBUF_SIZE];
+	struct outbuf ob;  /* the output */
 };
-
-/* ---- output buffer ---- */
-
-static void out_flush(struct format *f)
-{
-	if (f->olen && !f->werr && fwrite(f->obuf, 1, f->olen, f->out) != f->olen)
-		f->werr = errno ? -errno : -EIO;
-	f->olen = 0;
-}
-
-static void out_write(struct format *f, const char *s, size_t n)
-{
-	if (f->olen + n > OBUF_SIZE) {
-		out_flush(f);
-		if (n > OBUF_SIZE) {
-			if (!f->werr && fwrite(s, 1, n, f->out) != n)
-				f->werr = errno ? -errno : -EIO;
-			return;
-		}
-	}
-	memcpy(f->obuf + f->olen, s, n);
-	f->olen += n;
-}
-
-static void out_str(struct format *f, const char *s)
-{
-	out_write(f, s, strlen(s));
-}
-
-static void out_char(struct format *f, char c)
-{
-	if (f->olen == OBUF_SIZE)
-		out_flush(f);
-	f->obuf[f->olen++] = c;
-}
-
-static void out_spaces(struct format *f, size_t n)
-{
-	while (n) {
-		size_t k;
-
-		if (f->olen == OBUF_SIZE)
-			out_flush(f);
-		k = OBUF_SIZE - f->olen < n ? OBUF_SIZE - f->olen : n;
-		memset(f->obuf + f->olen, ' ', k);
-		f->olen += k;
-		n -= k;
-	}
-}
 
 /* ---- growing scratch buffers ---- */
 
@@ -340,7 +287,7 @@ int format_new(enum format_kind kind, FILE *out, size_t nsections, struct format
 	if (!f)
 		return -ENOMEM;
 	f->kind = kind;
-	f->out = out;
+	outbuf_init(&f->ob, out);
 	f->nsections = nsections;
 	*fmt = f;
 	return 0;
@@ -525,28 +472,28 @@ static long cell_human(struct format *f, sqlite3_stmt *stmt, int i, int markdown
 static void out_padded(struct format *f, const char *s, size_t len, size_t width, size_t target, int left, int last)
 {
 	if (!left)
-		out_spaces(f, target > width ? target - width : 0);
-	out_write(f, s, len);
+		outbuf_fill(&f->ob, ' ', target > width ? target - width : 0);
+	outbuf_write(&f->ob, s, len);
 	if (left && !last)
-		out_spaces(f, target > width ? target - width : 0);
+		outbuf_fill(&f->ob, ' ', target > width ? target - width : 0);
 }
 
 static void section_title(struct format *f, const char *name)
 {
 	if (f->nwritten)
-		out_char(f, '\n');
+		outbuf_char(&f->ob, '\n');
 	if (f->kind == FORMAT_MARKDOWN) {
-		out_str(f, "### ");
-		out_str(f, name);
-		out_str(f, "\n\n");
+		outbuf_str(&f->ob, "### ");
+		outbuf_str(&f->ob, name);
+		outbuf_str(&f->ob, "\n\n");
 	} else {
-		out_str(f, name);
-		out_char(f, '\n');
+		outbuf_str(&f->ob, name);
+		outbuf_char(&f->ob, '\n');
 	}
 	if (f->verdict) {
-		out_str(f, f->kind == FORMAT_MARKDOWN ? "" : "  ");
-		out_str(f, f->verdict);
-		out_str(f, f->kind == FORMAT_MARKDOWN ? "\n\n" : "\n");
+		outbuf_str(&f->ob, f->kind == FORMAT_MARKDOWN ? "" : "  ");
+		outbuf_str(&f->ob, f->verdict);
+		outbuf_str(&f->ob, f->kind == FORMAT_MARKDOWN ? "\n\n" : "\n");
 		free(f->verdict);
 		f->verdict = NULL;
 	}
@@ -593,13 +540,13 @@ static void grid_header(struct format *f, int md)
 {
 	for (int line = 0; line < 2; line++) {
 		if (md)
-			out_str(f, "| ");
+			outbuf_str(&f->ob, "| ");
 		for (size_t j = 0; j < f->nshown; j++) {
 			struct column *c = &f->cols[f->shown[j]];
 			int last = j + 1 == f->nshown;
 
 			if (j)
-				out_str(f, md ? " | " : "  ");
+				outbuf_str(&f->ob, md ? " | " : "  ");
 			if (line == 0) {
 				out_padded(f, c->label, strlen(c->label), strlen(c->label), c->width, c->left,
 					   last && !md);
@@ -607,17 +554,17 @@ static void grid_header(struct format *f, int md)
 				/* GitHub wants at least three dashes; the colon aligns. */
 				size_t dashes = c->width > 4 ? c->width - 1 : 3;
 				if (c->left)
-					out_char(f, ':');
+					outbuf_char(&f->ob, ':');
 				for (size_t d = 0; d < dashes; d++)
-					out_char(f, '-');
+					outbuf_char(&f->ob, '-');
 				if (!c->left)
-					out_char(f, ':');
+					outbuf_char(&f->ob, ':');
 			} else {
 				for (size_t d = 0; d < c->width; d++)
-					out_char(f, '-');
+					outbuf_char(&f->ob, '-');
 			}
 		}
-		out_str(f, md ? " |\n" : "\n");
+		outbuf_str(&f->ob, md ? " |\n" : "\n");
 	}
 }
 
@@ -663,23 +610,23 @@ static int section_grid(struct format *f, const char *name, sqlite3_stmt *stmt, 
 	f->frozen = 1;
 	for (size_t r = 0; r < rows; r++) {
 		if (md)
-			out_str(f, "| ");
+			outbuf_str(&f->ob, "| ");
 		for (size_t j = 0; j < f->nshown; j++, k++) {
 			size_t i = f->shown[j];
 
 			if (j)
-				out_str(f, md ? " | " : "  ");
+				outbuf_str(&f->ob, md ? " | " : "  ");
 			out_padded(f, f->held + off, f->cells[k].len, f->cells[k].width, f->cols[i].width,
 				   f->cols[i].left, j + 1 == f->nshown && !md);
 			off += f->cells[k].len;
 		}
-		out_str(f, md ? " |\n" : "\n");
+		outbuf_str(&f->ob, md ? " |\n" : "\n");
 	}
 	while (more && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		if (row_is_empty(f, stmt))
 			continue;
 		if (md)
-			out_str(f, "| ");
+			outbuf_str(&f->ob, "| ");
 		for (size_t j = 0; j < f->nshown; j++) {
 			size_t i = f->shown[j];
 
@@ -689,27 +636,24 @@ static int section_grid(struct format *f, const char *name, sqlite3_stmt *stmt, 
 			if ((size_t)w > f->cols[i].width)
 				f->cols[i].width = (size_t)w;
 			if (j)
-				out_str(f, md ? " | " : "  ");
+				outbuf_str(&f->ob, md ? " | " : "  ");
 			out_padded(f, f->cell, f->cell_len, (size_t)w, f->cols[i].width, f->cols[i].left,
 				   j + 1 == f->nshown && !md);
 		}
-		out_str(f, md ? " |\n" : "\n");
+		outbuf_str(&f->ob, md ? " |\n" : "\n");
 	}
 	if (more && rc != SQLITE_DONE)
 		return step_error(stmt, err, errlen);
 	if (rows == 0)
-		out_str(f, md ? "\n(no rows)\n" : "(no rows)\n");
+		outbuf_str(&f->ob, md ? "\n(no rows)\n" : "(no rows)\n");
 	if (f->nshown < f->ncols) {
 		/* the columns left out are one option away, said where the
 		 * reader looks (docs/report.md, "Columns") */
-		char line[160];
-
-		snprintf(line, sizeof(line), "%s(%zu more column%s: --columns all; csv and json carry every column)\n",
-			 md ? "\n" : "", f->ncols - f->nshown, f->ncols - f->nshown == 1 ? "" : "s");
-		out_str(f, line);
+		outbuf_printf(&f->ob, "%s(%zu more column%s: --columns all; csv and json carry every column)\n",
+			      md ? "\n" : "", f->ncols - f->nshown, f->ncols - f->nshown == 1 ? "" : "s");
 	}
 	f->frozen = 0;
-	return f->werr;
+	return outbuf_error(&f->ob);
 }
 
 /* A one-row section as a field/value list. */
@@ -725,14 +669,14 @@ static int section_fields(struct format *f, const char *name, sqlite3_stmt *stmt
 	section_title(f, name);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		if (rows++)
-			out_char(f, '\n');
+			outbuf_char(&f->ob, '\n');
 		if (md) {
-			out_str(f, "| field");
-			out_spaces(f, label_w - strlen("field"));
-			out_str(f, " | value |\n| :");
+			outbuf_str(&f->ob, "| field");
+			outbuf_fill(&f->ob, ' ', label_w - strlen("field"));
+			outbuf_str(&f->ob, " | value |\n| :");
 			for (size_t d = 1; d < label_w; d++)
-				out_char(f, '-');
-			out_str(f, " | :---- |\n");
+				outbuf_char(&f->ob, '-');
+			outbuf_str(&f->ob, " | :---- |\n");
 		}
 		for (size_t i = 0; i < f->ncols; i++) {
 			const char *label = f->cols[i].label;
@@ -740,19 +684,19 @@ static int section_fields(struct format *f, const char *name, sqlite3_stmt *stmt
 			w = cell_human(f, stmt, (int)i, md);
 			if (w < 0)
 				return -ENOMEM;
-			out_str(f, md ? "| " : "  ");
-			out_str(f, label);
-			out_spaces(f, label_w - strlen(label));
-			out_str(f, md ? " | " : "  ");
-			out_write(f, f->cell, f->cell_len);
-			out_str(f, md ? " |\n" : "\n");
+			outbuf_str(&f->ob, md ? "| " : "  ");
+			outbuf_str(&f->ob, label);
+			outbuf_fill(&f->ob, ' ', label_w - strlen(label));
+			outbuf_str(&f->ob, md ? " | " : "  ");
+			outbuf_write(&f->ob, f->cell, f->cell_len);
+			outbuf_str(&f->ob, md ? " |\n" : "\n");
 		}
 	}
 	if (rc != SQLITE_DONE)
 		return step_error(stmt, err, errlen);
 	if (rows == 0)
-		out_str(f, "(no rows)\n");
-	return f->werr;
+		outbuf_str(&f->ob, "(no rows)\n");
+	return outbuf_error(&f->ob);
 }
 
 /* RFC 4180: a field with a comma, quote, CR or LF is quoted and its quotes
@@ -766,19 +710,19 @@ static void csv_field(struct format *f, const unsigned char *s, size_t n, int gu
 	for (size_t i = 0; i < n && !quote; i++)
 		quote = s[i] == ',' || s[i] == '"' || s[i] < 0x20 || s[i] == 0x7f;
 	if (quote)
-		out_char(f, '"');
+		outbuf_char(&f->ob, '"');
 	if (guard)
-		out_char(f, '\'');
+		outbuf_char(&f->ob, '\'');
 	if (!quote) {
-		out_write(f, (const char *)s, n);
+		outbuf_write(&f->ob, (const char *)s, n);
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '"')
-			out_char(f, '"');
-		out_char(f, (char)s[i]);
+			outbuf_char(&f->ob, '"');
+		outbuf_char(&f->ob, (char)s[i]);
 	}
-	out_char(f, '"');
+	outbuf_char(&f->ob, '"');
 }
 
 /* @s (@n bytes) is a plain decimal number, "-1.5", "+2", "3e-7": text a
@@ -847,20 +791,20 @@ static int cell_machine(struct format *f, sqlite3_stmt *stmt, int i)
 	switch (sqlite3_column_type(stmt, i)) {
 	case SQLITE_NULL:
 		if (json)
-			out_str(f, "null");
+			outbuf_str(&f->ob, "null");
 		return 0;
 	case SQLITE_INTEGER:
 		n = fmt_i64(num, sqlite3_column_int64(stmt, i));
-		out_write(f, num, n);
+		outbuf_write(&f->ob, num, n);
 		return 0;
 	case SQLITE_FLOAT:
 		v = sqlite3_column_double(stmt, i);
 		if (json && !isfinite(v)) {
-			out_str(f, "null"); /* JSON has no infinity */
+			outbuf_str(&f->ob, "null"); /* JSON has no infinity */
 			return 0;
 		}
 		n = format_double(num, v);
-		out_write(f, num, n);
+		outbuf_write(&f->ob, num, n);
 		return 0;
 	default: {
 		const unsigned char *s = sqlite3_column_text(stmt, i);
@@ -873,7 +817,7 @@ static int cell_machine(struct format *f, sqlite3_stmt *stmt, int i)
 		f->cell_len = 0;
 		if (json_append_string(&f->cell, &f->cell_len, &f->cell_cap, (const char *)s, len))
 			return -ENOMEM;
-		out_write(f, f->cell, f->cell_len);
+		outbuf_write(&f->ob, f->cell, f->cell_len);
 		return 0;
 	}
 	}
@@ -884,28 +828,28 @@ static int section_csv(struct format *f, sqlite3_stmt *stmt, char *err, size_t e
 	int rc;
 
 	if (f->nwritten)
-		out_char(f, '\n');
+		outbuf_char(&f->ob, '\n');
 	for (size_t i = 0; i < f->ncols; i++) {
 		if (i)
-			out_char(f, ',');
+			outbuf_char(&f->ob, ',');
 		if (csv_text(f, (const unsigned char *)f->cols[i].name, strlen(f->cols[i].name)))
 			return -ENOMEM;
 	}
-	out_char(f, '\n');
+	outbuf_char(&f->ob, '\n');
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		if (row_is_empty(f, stmt))
 			continue;
 		for (size_t i = 0; i < f->ncols; i++) {
 			if (i)
-				out_char(f, ',');
+				outbuf_char(&f->ob, ',');
 			if (cell_machine(f, stmt, (int)i))
 				return -ENOMEM;
 		}
-		out_char(f, '\n');
+		outbuf_char(&f->ob, '\n');
 	}
 	if (rc != SQLITE_DONE)
 		return step_error(stmt, err, errlen);
-	return f->werr;
+	return outbuf_error(&f->ob);
 }
 
 static int section_json(struct format *f, const char *name, sqlite3_stmt *stmt, char *err, size_t errlen)
@@ -927,34 +871,34 @@ static int section_json(struct format *f, const char *name, sqlite3_stmt *stmt, 
 			goto out;
 	}
 	if (f->nsections > 1) {
-		out_str(f, f->nwritten ? ",\n" : "{\n");
+		outbuf_str(&f->ob, f->nwritten ? ",\n" : "{\n");
 		f->cell_len = 0;
 		if (json_append_string(&f->cell, &f->cell_len, &f->cell_cap, name,
 				       strlen(name)))
 			goto out;
-		out_write(f, f->cell, f->cell_len);
-		out_str(f, ": ");
+		outbuf_write(&f->ob, f->cell, f->cell_len);
+		outbuf_str(&f->ob, ": ");
 	}
-	out_char(f, '[');
+	outbuf_char(&f->ob, '[');
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		if (row_is_empty(f, stmt))
 			continue;
-		out_str(f, nrow++ ? ",\n" : "\n");
+		outbuf_str(&f->ob, nrow++ ? ",\n" : "\n");
 		for (size_t i = 0; i < f->ncols; i++) {
-			out_str(f, keys[i]);
+			outbuf_str(&f->ob, keys[i]);
 			if (cell_machine(f, stmt, (int)i))
 				goto out;
 		}
-		out_str(f, f->ncols ? "}" : "{}");
+		outbuf_str(&f->ob, f->ncols ? "}" : "{}");
 	}
 	if (rc != SQLITE_DONE) {
 		ret = step_error(stmt, err, errlen);
 		goto out;
 	}
-	out_str(f, nrow ? "\n]" : "]");
+	outbuf_str(&f->ob, nrow ? "\n]" : "]");
 	if (f->nsections <= 1)
-		out_char(f, '\n');
-	ret = f->werr;
+		outbuf_char(&f->ob, '\n');
+	ret = outbuf_error(&f->ob);
 out:
 	for (size_t i = 0; i < f->ncols; i++)
 		free(keys[i]);
@@ -971,9 +915,10 @@ int format_section(struct format *f, const char *name, sqlite3_stmt *stmt, int s
 		return rc;
 	if (format_is_human(f->kind) && single_row && strcmp(name, "summary") == 0 && summary_text_handles(stmt)) {
 		/* people's summary: its own layout (summary_text.h) */
-		out_flush(f);
-		rc = f->werr ? f->werr : summary_text_write(f->out, f->kind == FORMAT_MARKDOWN, f->nwritten > 0, stmt,
-							   err, errlen);
+		rc = outbuf_flush(&f->ob);
+		if (!rc)
+			rc = summary_text_write(f->ob.out, f->kind == FORMAT_MARKDOWN, f->nwritten > 0, stmt, err,
+						errlen);
 		free(f->verdict);
 		f->verdict = NULL;
 		f->nwritten++;
@@ -987,8 +932,8 @@ int format_section(struct format *f, const char *name, sqlite3_stmt *stmt, int s
 				: section_grid(f, name, stmt, err, errlen);
 	}
 	f->nwritten++;
-	if (!rc && f->werr)
-		rc = f->werr;
+	if (!rc && outbuf_error(&f->ob))
+		rc = outbuf_error(&f->ob);
 	return rc;
 }
 
@@ -1017,27 +962,24 @@ int format_notes(struct format *f, sqlite3_stmt *stmt, int missing_only, char *e
 		    (alert_col < 0 || sqlite3_column_int(stmt, alert_col) == 0))
 			continue;
 		if (n++ == 0) {
-			out_str(f, md ? "\n### notes\n\n" : "\nnotes\n");
+			outbuf_str(&f->ob, md ? "\n### notes\n\n" : "\nnotes\n");
 		}
 		f->cell_len = 0;
 		if (format_sanitize(&f->cell, &f->cell_len, &f->cell_cap, sqlite3_column_text(stmt, text_col),
 				    (size_t)sqlite3_column_bytes(stmt, text_col), md) < 0)
 			return -ENOMEM;
-		out_str(f, md ? "- " : "  - ");
-		out_write(f, f->cell, f->cell_len);
-		out_char(f, '\n');
+		outbuf_str(&f->ob, md ? "- " : "  - ");
+		outbuf_write(&f->ob, f->cell, f->cell_len);
+		outbuf_char(&f->ob, '\n');
 	}
 	if (rc != SQLITE_DONE)
 		return step_error(stmt, err, errlen);
-	return f->werr;
+	return outbuf_error(&f->ob);
 }
 
 int format_end(struct format *f)
 {
 	if (f->kind == FORMAT_JSON && f->nsections > 1)
-		out_str(f, f->nwritten ? "\n}\n" : "{}\n");
-	out_flush(f);
-	if (!f->werr && fflush(f->out) != 0)
-		f->werr = errno ? -errno : -EIO;
-	return f->werr;
+		outbuf_str(&f->ob, f->nwritten ? "\n}\n" : "{}\n");
+	return outbuf_finish(&f->ob);
 }

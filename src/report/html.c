@@ -7,6 +7,7 @@
 #include "embedded.h"
 #include "format.h"
 #include "format_impl.h"
+#include "outbuf.h"
 #include "util.h"
 
 #include <errno.h>
@@ -16,59 +17,28 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define OUT_SIZE (1 << 16)
-
 struct html {
 	sqlite3 *db;
-	FILE *f;
-	int werr;     /* first write error, -errno */
 	char *err;
 	size_t errlen;
 	char *s;      /* scratch: one JSON string */
 	size_t slen, scap;
-	size_t len;
-	char buf[OUT_SIZE];
+	struct outbuf ob; /* the output */
 };
 
 /* ---- output ---- */
-
-static void out_flush(struct html *h)
-{
-	if (h->len && !h->werr && fwrite(h->buf, 1, h->len, h->f) != h->len)
-		h->werr = errno ? -errno : -EIO;
-	h->len = 0;
-}
-
-static void out_write(struct html *h, const char *s, size_t n)
-{
-	while (n) {
-		size_t k = OUT_SIZE - h->len < n ? OUT_SIZE - h->len : n;
-
-		memcpy(h->buf + h->len, s, k);
-		h->len += k;
-		s += k;
-		n -= k;
-		if (h->len == OUT_SIZE)
-			out_flush(h);
-	}
-}
-
-static void out_str(struct html *h, const char *s)
-{
-	out_write(h, s, strlen(s));
-}
 
 /* @s as HTML text or attribute value. */
 static void out_escaped(struct html *h, const char *s)
 {
 	for (; *s; s++) {
 		switch (*s) {
-		case '&': out_str(h, "&amp;"); break;
-		case '<': out_str(h, "&lt;"); break;
-		case '>': out_str(h, "&gt;"); break;
-		case '"': out_str(h, "&quot;"); break;
-		case '\'': out_str(h, "&#39;"); break;
-		default: out_write(h, s, 1);
+		case '&': outbuf_str(&h->ob, "&amp;"); break;
+		case '<': outbuf_str(&h->ob, "&lt;"); break;
+		case '>': outbuf_str(&h->ob, "&gt;"); break;
+		case '"': outbuf_str(&h->ob, "&quot;"); break;
+		case '\'': outbuf_str(&h->ob, "&#39;"); break;
+		default: outbuf_write(&h->ob, s, 1);
 		}
 	}
 }
@@ -82,17 +52,17 @@ static void out_json_string(struct html *h, const char *s, size_t n)
 
 	h->slen = 0;
 	if (json_append_string(&h->s, &h->slen, &h->scap, s, n)) {
-		h->werr = h->werr ? h->werr : -ENOMEM;
+		outbuf_fail(&h->ob, -ENOMEM);
 		return;
 	}
 	for (size_t i = 0; i < h->slen; i++) {
 		if (h->s[i] != '<')
 			continue;
-		out_write(h, h->s + from, i - from);
-		out_str(h, "\\u003c");
+		outbuf_write(&h->ob, h->s + from, i - from);
+		outbuf_str(&h->ob, "\\u003c");
 		from = i + 1;
 	}
-	out_write(h, h->s + from, h->slen - from);
+	outbuf_write(&h->ob, h->s + from, h->slen - from);
 }
 
 static void out_json_cstr(struct html *h, const char *s)
@@ -100,7 +70,7 @@ static void out_json_cstr(struct html *h, const char *s)
 	if (s)
 		out_json_string(h, s, strlen(s));
 	else
-		out_str(h, "null");
+		outbuf_str(&h->ob, "null");
 }
 
 static void out_double(struct html *h, double v)
@@ -108,24 +78,24 @@ static void out_double(struct html *h, double v)
 	char num[64];
 
 	if (!isfinite(v)) {
-		out_str(h, "null"); /* JSON has no infinities: unknown, as in --format json */
+		outbuf_str(&h->ob, "null"); /* JSON has no infinities: unknown, as in --format json */
 		return;
 	}
-	out_write(h, num, format_double(num, v));
+	outbuf_write(&h->ob, num, format_double(num, v));
 }
 
 static void out_int(struct html *h, long long v)
 {
 	char num[24];
 
-	out_write(h, num, fmt_i64(num, v));
+	outbuf_write(&h->ob, num, fmt_i64(num, v));
 }
 
 /* Column @i of the current row of @st as a JSON value, in full precision. */
 static void out_value(struct html *h, sqlite3_stmt *st, int i)
 {
 	switch (sqlite3_column_type(st, i)) {
-	case SQLITE_NULL: out_str(h, "null"); break;
+	case SQLITE_NULL: outbuf_str(&h->ob, "null"); break;
 	case SQLITE_INTEGER: out_int(h, sqlite3_column_int64(st, i)); break;
 	case SQLITE_FLOAT: out_double(h, sqlite3_column_double(st, i)); break;
 	default:
@@ -137,21 +107,21 @@ static void out_value(struct html *h, sqlite3_stmt *st, int i)
  * styles of the table format (format_column_style()). */
 static void out_columns(struct html *h, sqlite3_stmt *st)
 {
-	out_str(h, "\"columns\":[");
+	outbuf_str(&h->ob, "\"columns\":[");
 	for (int i = 0; i < sqlite3_column_count(st); i++) {
 		const char *name = sqlite3_column_name(st, i);
 		char label[64];
 		const char *style = format_column_style(name ? name : "?", label, sizeof(label));
 
-		out_str(h, i ? ",[" : "[");
+		outbuf_str(&h->ob, i ? ",[" : "[");
 		out_json_cstr(h, name ? name : "?");
-		out_str(h, ",");
+		outbuf_str(&h->ob, ",");
 		out_json_cstr(h, label);
-		out_str(h, ",");
+		outbuf_str(&h->ob, ",");
 		out_json_cstr(h, style);
-		out_str(h, "]");
+		outbuf_str(&h->ob, "]");
 	}
-	out_str(h, "]");
+	outbuf_str(&h->ob, "]");
 }
 
 static int sql_error(struct html *h, const char *what)
@@ -196,26 +166,26 @@ static int out_rows(struct html *h, sqlite3_stmt *st, const char *what, size_t m
 	size_t n = 0;
 	int rc = SQLITE_DONE;
 
-	out_str(h, "{");
+	outbuf_str(&h->ob, "{");
 	out_columns(h, st);
-	out_str(h, ",\"rows\":[");
+	outbuf_str(&h->ob, ",\"rows\":[");
 	while ((max_rows == 0 || n < max_rows) && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (all_null(st))
 			continue;
-		out_str(h, n++ ? ",\n[" : "\n[");
+		outbuf_str(&h->ob, n++ ? ",\n[" : "\n[");
 		for (int i = 0; i < sqlite3_column_count(st); i++) {
 			if (i)
-				out_str(h, ",");
+				outbuf_str(&h->ob, ",");
 			out_value(h, st, i);
 		}
-		out_str(h, "]");
+		outbuf_str(&h->ob, "]");
 	}
 	if (max_rows && n == max_rows)
 		rc = SQLITE_DONE;
 	if (rc != SQLITE_DONE)
 		return sql_error(h, what);
-	out_str(h, "]}");
-	return h->werr;
+	outbuf_str(&h->ob, "]}");
+	return outbuf_error(&h->ob);
 }
 
 /* "name": the rows of analysis @name. */
@@ -226,7 +196,7 @@ static int out_section(struct html *h, const char *name, size_t max_rows)
 
 	if (!rc) {
 		out_json_cstr(h, name);
-		out_str(h, ":");
+		outbuf_str(&h->ob, ":");
 		rc = out_rows(h, st, name, max_rows);
 	}
 	sqlite3_finalize(st);
@@ -258,10 +228,10 @@ static int out_verdict(struct html *h, const char *name, sqlite3_stmt *row)
 		return rc == -ENOMEM ? -ENOMEM : -EIO;
 	}
 	out_json_cstr(h, name);
-	out_str(h, ":");
+	outbuf_str(&h->ob, ":");
 	out_json_cstr(h, text);
 	free(text);
-	return h->werr;
+	return outbuf_error(&h->ob);
 }
 
 /* ---- the steps: every one, compactly ---- */
@@ -284,7 +254,7 @@ static void out_fixed_short(struct html *h, double v, int dec)
 	size_t n;
 
 	if (!(fabs(v) < 1e15)) {
-		out_write(h, num, (size_t)snprintf(num, sizeof(num), "%.17g", v));
+		outbuf_write(&h->ob, num, (size_t)snprintf(num, sizeof(num), "%.17g", v));
 		return;
 	}
 	n = fmt_fixed(num, v, dec);
@@ -295,7 +265,7 @@ static void out_fixed_short(struct html *h, double v, int dec)
 		if (num[n - 1] == '.')
 			n--;
 	}
-	out_write(h, num, n);
+	outbuf_write(&h->ob, num, n);
 }
 
 /* One step value: times to the microsecond (the table format's 3
@@ -307,7 +277,7 @@ static void out_step_value(struct html *h, sqlite3_stmt *st, int i, int kind, co
 	double v;
 
 	if (sqlite3_column_type(st, i) == SQLITE_NULL) {
-		out_str(h, "null");
+		outbuf_str(&h->ob, "null");
 		return;
 	}
 	if (kind == 't') {
@@ -330,11 +300,11 @@ static void out_step_value(struct html *h, sqlite3_stmt *st, int i, int kind, co
 	}
 	v = sqlite3_column_double(st, i);
 	if (!isfinite(v))
-		out_str(h, "null");
+		outbuf_str(&h->ob, "null");
 	else if (kind == 'm')
 		out_fixed_short(h, v, 3);
 	else
-		out_write(h, num, (size_t)snprintf(num, sizeof(num), "%.6g", v));
+		outbuf_write(&h->ob, num, (size_t)snprintf(num, sizeof(num), "%.6g", v));
 }
 
 /* "@key": {"columns": ..., "rows": [[...], ...], "texts": {"@text_column":
@@ -371,47 +341,47 @@ static int out_series(struct html *h, const char *name, const char *key, const c
 			  : len > 3 && strcmp(columns[c] + len - 3, "_ms") == 0 ? 'm' : 'f';
 	}
 	out_json_cstr(h, key);
-	out_str(h, ":{\"columns\":[");
+	outbuf_str(&h->ob, ":{\"columns\":[");
 	for (size_t c = 0; c < ncols; c++) {
 		char label[64];
 		const char *style = format_column_style(columns[c], label, sizeof(label));
 
-		out_str(h, c ? ",[" : "[");
+		outbuf_str(&h->ob, c ? ",[" : "[");
 		out_json_cstr(h, columns[c]);
-		out_str(h, ",");
+		outbuf_str(&h->ob, ",");
 		out_json_cstr(h, label);
-		out_str(h, ",");
+		outbuf_str(&h->ob, ",");
 		out_json_cstr(h, style);
-		out_str(h, "]");
+		outbuf_str(&h->ob, "]");
 	}
-	out_str(h, "],\"rows\":[");
+	outbuf_str(&h->ob, "],\"rows\":[");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		out_str(h, n++ ? ",\n[" : "\n[");
+		outbuf_str(&h->ob, n++ ? ",\n[" : "\n[");
 		for (size_t c = 0; c < ncols; c++) {
 			if (c)
-				out_str(h, ",");
+				outbuf_str(&h->ob, ",");
 			out_step_value(h, st, idx[c], kind[c], texts, &ntexts);
 		}
-		out_str(h, "]");
-		if (h->werr)
+		outbuf_str(&h->ob, "]");
+		if (outbuf_error(&h->ob))
 			break;
 	}
-	if (rc != SQLITE_DONE && !h->werr) {
+	if (rc != SQLITE_DONE && !outbuf_error(&h->ob)) {
 		rc = sql_error(h, name);
 		goto out;
 	}
-	out_str(h, "],\"texts\":{");
+	outbuf_str(&h->ob, "],\"texts\":{");
 	if (text_column) {
 		out_json_cstr(h, text_column);
-		out_str(h, ":[");
+		outbuf_str(&h->ob, ":[");
 		for (size_t k = 0; k < ntexts; k++) {
-			out_str(h, k ? "," : "");
+			outbuf_str(&h->ob, k ? "," : "");
 			out_json_cstr(h, texts[k]);
 		}
-		out_str(h, "]");
+		outbuf_str(&h->ob, "]");
 	}
-	out_str(h, "}}");
-	rc = h->werr;
+	outbuf_str(&h->ob, "}}");
+	rc = outbuf_error(&h->ob);
 out:
 	for (size_t k = 0; k < ntexts; k++)
 		free((void *)texts[k]);
@@ -478,25 +448,25 @@ static int out_breakdown_sums(struct html *h)
 		rc = sql_error(h, "breakdown");
 		goto out;
 	}
-	out_str(h, "\"breakdown_steps\":{\"steps\":");
+	outbuf_str(&h->ob, "\"breakdown_steps\":{\"steps\":");
 	out_int(h, steps);
 	for (int part = 0; part < 2; part++) {
-		out_str(h, part ? ",\"known\":{" : ",\"sum\":{");
+		outbuf_str(&h->ob, part ? ",\"known\":{" : ",\"sum\":{");
 		for (size_t c = 0; c < ARRAY_SIZE(breakdown_columns); c++) {
-			out_str(h, c ? "," : "");
+			outbuf_str(&h->ob, c ? "," : "");
 			out_json_cstr(h, breakdown_columns[c]);
-			out_str(h, ":");
+			outbuf_str(&h->ob, ":");
 			if (part)
 				out_int(h, known[c]);
 			else if (known[c])
 				out_double(h, sum[c]);
 			else
-				out_str(h, "null");
+				outbuf_str(&h->ob, "null");
 		}
-		out_str(h, "}");
+		outbuf_str(&h->ob, "}");
 	}
-	out_str(h, "}");
-	rc = h->werr;
+	outbuf_str(&h->ob, "}");
+	rc = outbuf_error(&h->ob);
 out:
 	sqlite3_finalize(st);
 	return rc;
@@ -518,7 +488,7 @@ static int out_run(struct html *h)
 
 	if (sqlite3_prepare_v2(h->db, run_sql, -1, &st, NULL) != SQLITE_OK)
 		return sql_error(h, "run");
-	out_str(h, "\"run\":");
+	outbuf_str(&h->ob, "\"run\":");
 	rc = out_rows(h, st, "run", 1);
 	sqlite3_finalize(st);
 	return rc;
@@ -555,20 +525,20 @@ static int out_data(struct html *h, const struct html_info *info)
 	sqlite3_stmt *waterfall = NULL;
 	int rc;
 
-	out_str(h, "{\"format\":1,\"mfu_report\":");
+	outbuf_str(&h->ob, "{\"format\":1,\"mfu_report\":");
 	out_json_cstr(h, MFU_VERSION);
-	out_str(h, ",\"db\":");
+	outbuf_str(&h->ob, ",\"db\":");
 	out_json_cstr(h, info->db_path);
-	out_str(h, ",\"skip_steps\":");
+	outbuf_str(&h->ob, ",\"skip_steps\":");
 	out_int(h, info->skip_steps);
-	out_str(h, ",\"quiet\":");
+	outbuf_str(&h->ob, ",\"quiet\":");
 	out_int(h, info->quiet != 0);
-	out_str(h, ",\n");
+	outbuf_str(&h->ob, ",\n");
 	if ((rc = out_run(h)))
 		return rc;
-	out_str(h, ",\n\"sections\":{");
+	outbuf_str(&h->ob, ",\n\"sections\":{");
 	for (size_t i = 0; i < ARRAY_SIZE(sections); i++) {
-		out_str(h, i ? ",\n" : "\n");
+		outbuf_str(&h->ob, i ? ",\n" : "\n");
 		if ((rc = out_section(h, sections[i], 0)))
 			return rc;
 	}
@@ -576,34 +546,34 @@ static int out_data(struct html *h, const struct html_info *info)
 	 * step after it is more than a chart of the run needs. Its verdict
 	 * reads that row too: from the statement, still on it, not from the
 	 * section run again. */
-	out_str(h, ",\n");
+	outbuf_str(&h->ob, ",\n");
 	if ((rc = prepare(h, "waterfall", &waterfall)))
 		goto out;
 	out_json_cstr(h, "waterfall");
-	out_str(h, ":");
+	outbuf_str(&h->ob, ":");
 	if ((rc = out_rows(h, waterfall, "waterfall", 1)))
 		goto out;
-	out_str(h, "},\n\"verdicts\":{");
+	outbuf_str(&h->ob, "},\n\"verdicts\":{");
 	for (size_t i = 0; i < ARRAY_SIZE(verdicts); i++) {
 		int own = strcmp(verdicts[i], "waterfall") == 0 && waterfall_all_steps(waterfall);
 
-		out_str(h, i ? "," : "");
+		outbuf_str(&h->ob, i ? "," : "");
 		if ((rc = out_verdict(h, verdicts[i], own ? waterfall : NULL)))
 			goto out;
 	}
 	sqlite3_finalize(waterfall);
 	waterfall = NULL;
-	out_str(h, "},\n");
+	outbuf_str(&h->ob, "},\n");
 	if ((rc = out_breakdown_sums(h)))
 		return rc;
-	out_str(h, ",\n");
+	outbuf_str(&h->ob, ",\n");
 	if ((rc = out_steps(h)))
 		return rc;
-	out_str(h, ",\n");
+	outbuf_str(&h->ob, ",\n");
 	if ((rc = out_intervals(h)))
 		return rc;
-	out_str(h, "}");
-	return h->werr;
+	outbuf_str(&h->ob, "}");
+	return outbuf_error(&h->ob);
 out:
 	sqlite3_finalize(waterfall);
 	return rc;
@@ -629,36 +599,35 @@ static int write_page(sqlite3 *db, FILE *out, const struct html_info *info, char
 		return -ENOMEM;
 	}
 	h->db = db;
-	h->f = out;
+	outbuf_init(&h->ob, out);
 	h->err = err;
 	h->errlen = errlen;
-	out_str(h, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	outbuf_str(&h->ob, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 		/* no request of any kind: the file is the whole report */
 		"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
 		"script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
 		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
 		"<meta name=\"generator\" content=\"mfu-report " MFU_VERSION "\">\n<title>mfu report: ");
 	out_escaped(h, info->db_path);
-	out_str(h, "</title>\n<style>\n");
-	out_str(h, css);
-	out_str(h, "</style>\n</head>\n<body>\n<header class=\"page\"><h1>mfu report</h1>"
+	outbuf_str(&h->ob, "</title>\n<style>\n");
+	outbuf_str(&h->ob, css);
+	outbuf_str(&h->ob, "</style>\n</head>\n<body>\n<header class=\"page\"><h1>mfu report</h1>"
 		"<p class=\"subtitle\">");
 	out_escaped(h, info->db_path);
-	out_str(h, "</p></header>\n<noscript><p class=\"noscript\">This report draws its charts and tables with "
+	outbuf_str(&h->ob, "</p></header>\n<noscript><p class=\"noscript\">This report draws its charts and tables with "
 		"JavaScript, which is off here. Its data are in the script element mfu-data (JSON); "
 		"mfu-report --format json prints the same sections.</p></noscript>\n<main id=\"report\">\n");
-	out_str(h, page_sections);
-	out_str(h, "</main>\n<footer class=\"page\"></footer>\n"
+	outbuf_str(&h->ob, page_sections);
+	outbuf_str(&h->ob, "</main>\n<footer class=\"page\"></footer>\n"
 		"<script type=\"application/json\" id=\"mfu-data\">\n");
 	rc = out_data(h, info);
 	if (!rc) {
-		out_str(h, "\n</script>\n<script>\n");
-		out_str(h, js);
-		out_str(h, "</script>\n</body>\n</html>\n");
-		out_flush(h);
-		rc = h->werr;
+		outbuf_str(&h->ob, "\n</script>\n<script>\n");
+		outbuf_str(&h->ob, js);
+		outbuf_str(&h->ob, "</script>\n</body>\n</html>\n");
+		rc = outbuf_flush(&h->ob);
 	}
-	if (rc && rc == h->werr) {
+	if (rc && rc == outbuf_error(&h->ob)) {
 		*write_failed = rc != -ENOMEM;
 		strbuf(err, errlen, "%s", rc == -ENOMEM ? "out of memory" : strerror(-rc));
 	}

@@ -3,14 +3,13 @@
 #include "analysis.h"
 #include "format.h"
 #include "format_impl.h"
+#include "outbuf.h"
 #include "util.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define TBUF_SIZE (1 << 16)
 
 /* The counters a step sets on its process's counter tracks: the column of
  * the step query each one shows, and its track name. */
@@ -51,10 +50,8 @@ struct stack_text {
 };
 
 struct trace {
-	FILE *out;
 	sqlite3 *db;
 	int64_t origin; /* run.start_ns: ts 0 */
-	int werr;       /* the first write error, -errno */
 	char *err;
 	size_t errlen;
 	char *esc; /* scratch: one escaped string */
@@ -66,43 +63,16 @@ struct trace {
 	struct stack_text *stacks;
 	size_t nstacks, stacks_cap;
 	struct trace_frames *frames; /* the callchains as stackFrames */
-	size_t len;
-	char buf[TBUF_SIZE];
+	struct outbuf ob; /* the output */
 };
 
 /* ---- output ---- */
-
-static void t_flush(struct trace *t)
-{
-	if (t->len && !t->werr && fwrite(t->buf, 1, t->len, t->out) != t->len)
-		t->werr = errno ? -errno : -EIO;
-	t->len = 0;
-}
-
-static void t_write(struct trace *t, const char *s, size_t n)
-{
-	if (t->len + n > TBUF_SIZE) {
-		t_flush(t);
-		if (n > TBUF_SIZE) {
-			if (!t->werr && fwrite(s, 1, n, t->out) != n)
-				t->werr = errno ? -errno : -EIO;
-			return;
-		}
-	}
-	memcpy(t->buf + t->len, s, n);
-	t->len += n;
-}
-
-static void t_str(struct trace *t, const char *s)
-{
-	t_write(t, s, strlen(s));
-}
 
 static void t_i64(struct trace *t, int64_t v)
 {
 	char num[24];
 
-	t_write(t, num, fmt_i64(num, (long long)v));
+	outbuf_write(&t->ob, num, fmt_i64(num, (long long)v));
 }
 
 /* A double that reads back exactly; JSON has no infinity or NaN. */
@@ -111,9 +81,9 @@ static void t_double(struct trace *t, double v)
 	char num[40];
 
 	if (!isfinite(v))
-		t_str(t, "null");
+		outbuf_str(&t->ob, "null");
 	else
-		t_write(t, num, format_double(num, v));
+		outbuf_write(&t->ob, num, format_double(num, v));
 }
 
 /* @to - @from nanoseconds as microseconds, exactly: "1234.567", "-0.5",
@@ -147,7 +117,7 @@ static void t_us(struct trace *t, int64_t to, int64_t from)
 {
 	char num[32];
 
-	t_write(t, num, fmt_us(num, to, from));
+	outbuf_write(&t->ob, num, fmt_us(num, to, from));
 }
 
 /* @s (@n bytes) as a JSON string; -ENOMEM. */
@@ -156,7 +126,7 @@ static int t_jstr(struct trace *t, const char *s, size_t n)
 	t->esc_len = 0;
 	if (json_append_string(&t->esc, &t->esc_len, &t->esc_cap, s ? s : "", s ? n : 0))
 		return -ENOMEM;
-	t_write(t, t->esc, t->esc_len);
+	outbuf_write(&t->ob, t->esc, t->esc_len);
 	return 0;
 }
 
@@ -168,17 +138,17 @@ static int t_jcol(struct trace *t, sqlite3_stmt *st, int i)
 /* The separator before the next event. */
 static void t_event(struct trace *t)
 {
-	t_str(t, t->nevents++ ? ",\n{" : "\n{");
+	outbuf_str(&t->ob, t->nevents++ ? ",\n{" : "\n{");
 }
 
 /* "pid":P,"tid":T,"ts":TS */
 static void t_where(struct trace *t, int64_t pid, int64_t tid, int64_t ns)
 {
-	t_str(t, "\"pid\":");
+	outbuf_str(&t->ob, "\"pid\":");
 	t_i64(t, pid);
-	t_str(t, ",\"tid\":");
+	outbuf_str(&t->ob, ",\"tid\":");
 	t_i64(t, tid);
-	t_str(t, ",\"ts\":");
+	outbuf_str(&t->ob, ",\"ts\":");
 	t_us(t, ns, t->origin);
 }
 
@@ -246,15 +216,15 @@ static int t_object(struct trace *t, sqlite3_stmt *st, const struct arg_keys *k)
 {
 	int n = 0;
 
-	t_write(t, "{", 1);
+	outbuf_write(&t->ob, "{", 1);
 	for (int i = k->first; i < k->n; i++) {
 		int type = sqlite3_column_type(st, i);
 
 		if (type == SQLITE_NULL || (type == SQLITE_FLOAT && !isfinite(sqlite3_column_double(st, i))))
 			continue;
 		if (n++)
-			t_write(t, ",", 1);
-		t_write(t, k->key[i], k->len[i]);
+			outbuf_write(&t->ob, ",", 1);
+		outbuf_write(&t->ob, k->key[i], k->len[i]);
 		if (type == SQLITE_INTEGER)
 			t_i64(t, sqlite3_column_int64(st, i));
 		else if (type == SQLITE_FLOAT)
@@ -262,7 +232,7 @@ static int t_object(struct trace *t, sqlite3_stmt *st, const struct arg_keys *k)
 		else if (t_jcol(t, st, i))
 			return -ENOMEM;
 	}
-	t_write(t, "}", 1);
+	outbuf_write(&t->ob, "}", 1);
 	return 0;
 }
 
@@ -290,16 +260,16 @@ static int write_names(struct trace *t)
 		if (sqlite3_column_type(st, 3) == SQLITE_NULL)
 			continue;
 		t_event(t);
-		t_str(t, "\"ph\":\"M\",\"name\":\"");
-		t_str(t, (const char *)sqlite3_column_text(st, 0));
-		t_str(t, "\",\"pid\":");
+		outbuf_str(&t->ob, "\"ph\":\"M\",\"name\":\"");
+		outbuf_str(&t->ob, (const char *)sqlite3_column_text(st, 0));
+		outbuf_str(&t->ob, "\",\"pid\":");
 		t_i64(t, sqlite3_column_int64(st, 1));
-		t_str(t, ",\"tid\":");
+		outbuf_str(&t->ob, ",\"tid\":");
 		t_i64(t, sqlite3_column_int64(st, 2));
-		t_str(t, ",\"args\":{\"name\":");
+		outbuf_str(&t->ob, ",\"args\":{\"name\":");
 		if (t_jcol(t, st, 3))
 			rc = -ENOMEM;
-		t_str(t, "}}");
+		outbuf_str(&t->ob, "}}");
 		t->counts.names++;
 	}
 	rc = loop_end(t, rc, "process and thread names");
@@ -358,15 +328,15 @@ static struct pid_state *pid_state(struct trace *t, int64_t pid)
 static void t_counter(struct trace *t, int64_t pid, int64_t ns, size_t which, double v)
 {
 	t_event(t);
-	t_str(t, "\"ph\":\"C\",\"name\":\"");
-	t_str(t, counter_defs[which].track);
-	t_str(t, "\",\"pid\":");
+	outbuf_str(&t->ob, "\"ph\":\"C\",\"name\":\"");
+	outbuf_str(&t->ob, counter_defs[which].track);
+	outbuf_str(&t->ob, "\",\"pid\":");
 	t_i64(t, pid);
-	t_str(t, ",\"ts\":");
+	outbuf_str(&t->ob, ",\"ts\":");
 	t_us(t, ns, t->origin);
-	t_str(t, ",\"args\":{\"value\":");
+	outbuf_str(&t->ob, ",\"args\":{\"value\":");
 	t_double(t, v);
-	t_str(t, "}}");
+	outbuf_str(&t->ob, "}}");
 	t->counts.counters++;
 }
 
@@ -415,30 +385,30 @@ static int write_interval(struct trace *t, sqlite3_stmt *st, const struct arg_ke
 	int rc;
 
 	t_event(t);
-	t_str(t, complete ? "\"ph\":\"X\"," : "\"ph\":\"i\",\"s\":\"t\",");
+	outbuf_str(&t->ob, complete ? "\"ph\":\"X\"," : "\"ph\":\"i\",\"s\":\"t\",");
 	t_where(t, pid, tid, begin);
 	if (complete) {
-		t_str(t, ",\"dur\":");
+		outbuf_str(&t->ob, ",\"dur\":");
 		t_us(t, end, begin);
 	}
-	t_str(t, ",\"name\":");
+	outbuf_str(&t->ob, ",\"name\":");
 	if (phase) {
 		/* the escaped name without its closing quote, then the suffix */
 		t->esc_len = 0;
 		if (json_append_string(&t->esc, &t->esc_len, &t->esc_cap, (const char *)sqlite3_column_text(st, 6),
 				       (size_t)sqlite3_column_bytes(st, 6)))
 			return -ENOMEM;
-		t_write(t, t->esc, t->esc_len - 1);
+		outbuf_write(&t->ob, t->esc, t->esc_len - 1);
 	} else {
-		t_str(t, "\"step ");
-		t_write(t, num, fmt_i64(num, sqlite3_column_int64(st, 0)));
+		outbuf_str(&t->ob, "\"step ");
+		outbuf_write(&t->ob, num, fmt_i64(num, sqlite3_column_int64(st, 0)));
 	}
-	t_str(t, complete ? "\"" : " (never ended)\"");
-	t_str(t, phase ? (complete ? ",\"cat\":\"phase\"," : ",\"cat\":\"phase,incomplete\",")
+	outbuf_str(&t->ob, complete ? "\"" : " (never ended)\"");
+	outbuf_str(&t->ob, phase ? (complete ? ",\"cat\":\"phase\"," : ",\"cat\":\"phase,incomplete\",")
 		       : (complete ? ",\"cat\":\"step\"," : ",\"cat\":\"step,incomplete\","));
-	t_str(t, "\"args\":");
+	outbuf_str(&t->ob, "\"args\":");
 	rc = t_object(t, st, k);
-	t_write(t, "}", 1);
+	outbuf_write(&t->ob, "}", 1);
 	if (rc)
 		return rc;
 	if (!complete) {
@@ -543,15 +513,15 @@ static const struct {
 static void t_track(struct trace *t, int64_t pid, int64_t ns, const char *track, double v)
 {
 	t_event(t);
-	t_str(t, "\"ph\":\"C\",\"name\":\"");
-	t_str(t, track);
-	t_str(t, "\",\"pid\":");
+	outbuf_str(&t->ob, "\"ph\":\"C\",\"name\":\"");
+	outbuf_str(&t->ob, track);
+	outbuf_str(&t->ob, "\",\"pid\":");
 	t_i64(t, pid);
-	t_str(t, ",\"ts\":");
+	outbuf_str(&t->ob, ",\"ts\":");
 	t_us(t, ns, t->origin);
-	t_str(t, ",\"args\":{\"value\":");
+	outbuf_str(&t->ob, ",\"args\":{\"value\":");
 	t_double(t, v);
-	t_str(t, "}}");
+	outbuf_str(&t->ob, "}}");
 	t->counts.counters++;
 }
 
@@ -665,16 +635,16 @@ static int write_offcpu(struct trace *t)
 		int64_t start = sqlite3_column_int64(st, 2);
 
 		t_event(t);
-		t_str(t, "\"ph\":\"X\",");
+		outbuf_str(&t->ob, "\"ph\":\"X\",");
 		t_where(t, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), start);
-		t_str(t, ",\"dur\":");
+		outbuf_str(&t->ob, ",\"dur\":");
 		t_us(t, sqlite3_column_int64(st, 3), start);
-		t_str(t, ",\"name\":");
+		outbuf_str(&t->ob, ",\"name\":");
 		rc = t_jcol(t, st, 4);
-		t_str(t, ",\"cat\":\"offcpu\",\"args\":");
+		outbuf_str(&t->ob, ",\"cat\":\"offcpu\",\"args\":");
 		if (!rc)
 			rc = t_object(t, st, &k);
-		t_write(t, "}", 1);
+		outbuf_write(&t->ob, "}", 1);
 		t->counts.offcpu++;
 	}
 	rc = loop_end(t, rc, "off-CPU intervals");
@@ -805,35 +775,35 @@ static int write_samples(struct trace *t)
 		if (sqlite3_column_type(st, 3) != SQLITE_NULL)
 			s = find_stack(t, sqlite3_column_int64(st, 3));
 		t_event(t);
-		t_str(t, "\"ph\":\"i\",\"s\":\"t\",");
+		outbuf_str(&t->ob, "\"ph\":\"i\",\"s\":\"t\",");
 		t_where(t, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 0));
 		if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
 			int64_t sf = trace_frames_leaf(t->frames, sqlite3_column_int64(st, 3));
 			if (sf >= 0) {
-				t_str(t, ",\"sf\":\"");
+				outbuf_str(&t->ob, ",\"sf\":\"");
 				t_i64(t, sf);
-				t_write(t, "\"", 1);
+				outbuf_write(&t->ob, "\"", 1);
 			}
 		}
-		t_write(t, ",", 1);
+		outbuf_write(&t->ob, ",", 1);
 		if (s)
-			t_write(t, s->text, s->len);
+			outbuf_write(&t->ob, s->text, s->len);
 		else
-			t_str(t, sqlite3_column_int(st, 5) ? "\"name\":\"[kernel]\",\"cat\":\"sample\",\"args\":{"
+			outbuf_str(&t->ob, sqlite3_column_int(st, 5) ? "\"name\":\"[kernel]\",\"cat\":\"sample\",\"args\":{"
 							   : "\"name\":\"[unknown]\",\"cat\":\"sample\",\"args\":{");
 		if (sqlite3_column_type(st, 4) != SQLITE_NULL) {
-			t_str(t, s ? ",\"class\":" : "\"class\":");
+			outbuf_str(&t->ob, s ? ",\"class\":" : "\"class\":");
 			rc = t_jcol(t, st, 4);
 		}
 		if (!rc && sqlite3_column_type(st, 6) != SQLITE_NULL) {
-			t_str(t, s || sqlite3_column_type(st, 4) != SQLITE_NULL ? ",\"phase\":" : "\"phase\":");
+			outbuf_str(&t->ob, s || sqlite3_column_type(st, 4) != SQLITE_NULL ? ",\"phase\":" : "\"phase\":");
 			rc = t_jcol(t, st, 6);
 			if (!rc && sqlite3_column_type(st, 7) != SQLITE_NULL) {
-				t_str(t, ",\"phase_tid\":");
+				outbuf_str(&t->ob, ",\"phase_tid\":");
 				t_i64(t, sqlite3_column_int64(st, 7));
 			}
 		}
-		t_str(t, "}}");
+		outbuf_str(&t->ob, "}}");
 		t->counts.samples++;
 	}
 	rc = loop_end(t, rc, "samples");
@@ -875,7 +845,7 @@ static int write_metadata(struct trace *t)
 		rc = sql_fail(t, "the run");
 	if (rc)
 		goto out;
-	t_str(t, "\n],\n");
+	outbuf_str(&t->ob, "\n],\n");
 	if (t->frames) {
 		char *frames;
 		size_t n;
@@ -883,22 +853,22 @@ static int write_metadata(struct trace *t)
 			rc = -ENOMEM;
 			goto out;
 		}
-		t_str(t, "\"stackFrames\":");
-		t_write(t, frames, n);
-		t_str(t, ",\n");
+		outbuf_str(&t->ob, "\"stackFrames\":");
+		outbuf_write(&t->ob, frames, n);
+		outbuf_str(&t->ob, ",\n");
 		free(frames);
 	}
-	t_str(t, "\"displayTimeUnit\":\"ns\",\n\"metadata\":{\"source\":\"mfu-report --trace\","
+	outbuf_str(&t->ob, "\"displayTimeUnit\":\"ns\",\n\"metadata\":{\"source\":\"mfu-report --trace\","
 		 "\"ts_origin\":\"run.start_ns\",\"run\":");
 	rc = t_object(t, st, &k);
-	t_str(t, ",\"events\":{");
+	outbuf_str(&t->ob, ",\"events\":{");
 	for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
-		t_str(t, i ? ",\"" : "\"");
-		t_str(t, counts[i].name);
-		t_str(t, "\":");
+		outbuf_str(&t->ob, i ? ",\"" : "\"");
+		outbuf_str(&t->ob, counts[i].name);
+		outbuf_str(&t->ob, "\":");
 		t_i64(t, (int64_t)counts[i].n);
 	}
-	t_str(t, "}}}\n");
+	outbuf_str(&t->ob, "}}}\n");
 out:
 	keys_fini(&k);
 	sqlite3_finalize(st);
@@ -928,7 +898,7 @@ int trace_write(sqlite3 *db, FILE *out, struct trace_counts *counts, char *err, 
 		strbuf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	t->out = out;
+	outbuf_init(&t->ob, out);
 	t->db = db;
 	t->err = err;
 	t->errlen = errlen;
@@ -945,7 +915,7 @@ int trace_write(sqlite3 *db, FILE *out, struct trace_counts *counts, char *err, 
 	}
 	sqlite3_finalize(st);
 	if (!rc) {
-		t_str(t, "{\"traceEvents\":[");
+		outbuf_str(&t->ob, "{\"traceEvents\":[");
 		rc = write_names(t);
 	}
 	if (!rc)
@@ -958,13 +928,13 @@ int trace_write(sqlite3 *db, FILE *out, struct trace_counts *counts, char *err, 
 		rc = write_samples(t);
 	if (!rc)
 		rc = write_metadata(t);
-	t_flush(t);
-	if (!rc && !t->werr && fflush(out) != 0)
-		t->werr = errno ? -errno : -EIO;
+	outbuf_flush(&t->ob); /* what there is, even after a failure */
+	if (!rc)
+		outbuf_finish(&t->ob);
 	if (rc == -ENOMEM)
 		strbuf(err, errlen, "out of memory");
-	else if (!rc && t->werr) {
-		rc = t->werr;
+	else if (!rc && outbuf_error(&t->ob)) {
+		rc = outbuf_error(&t->ob);
 		strbuf(err, errlen, "cannot write the trace: %s", strerror(-rc));
 	}
 	if (counts)
