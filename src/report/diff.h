@@ -63,7 +63,7 @@ double diff_t_quantile(double p, double df);
 
 /* The verdict of a row whose interval clears 0 but whose change is under
  * the minimum effect: not named in the summary, not a --fail-on failure. */
-#define DIFF_SMALL "small (under the minimum effect)"
+#define DIFF_SMALL "too small to name"
 
 /* A series reduced by batch means: @k batches of consecutive values. */
 struct diff_batch {

@@ -238,6 +238,25 @@ static void out_padded(struct format *f, const char *s, size_t len, size_t width
 		outbuf_fill(&f->ob, ' ', target > width ? target - width : 0);
 }
 
+/* Table format: @s (@n bytes, made safe) from column @first, wrapped at
+ * FORMAT_TEXT_WIDTH with the lines after the first at @indent, and a
+ * newline. */
+static void out_wrapped(struct format *f, const char *s, size_t n, size_t first, size_t indent)
+{
+	size_t col = first, i = 0, next, take;
+
+	for (;;) {
+		take = format_wrap_line(s + i, n - i, FORMAT_TEXT_WIDTH > col ? FORMAT_TEXT_WIDTH - col : 1, &next);
+		outbuf_write(&f->ob, s + i, take);
+		outbuf_char(&f->ob, '\n');
+		i += next;
+		if (i >= n || next == 0)
+			break;
+		outbuf_fill(&f->ob, ' ', indent);
+		col = indent;
+	}
+}
+
 static void section_title(struct format *f, const char *name)
 {
 	if (f->nwritten)
@@ -250,13 +269,15 @@ static void section_title(struct format *f, const char *name)
 		outbuf_str(&f->ob, name);
 		outbuf_char(&f->ob, '\n');
 	}
-	if (f->verdict) {
-		outbuf_str(&f->ob, f->kind == FORMAT_MARKDOWN ? "" : "  ");
+	if (f->verdict && f->kind == FORMAT_MARKDOWN) {
 		outbuf_str(&f->ob, f->verdict);
-		outbuf_str(&f->ob, f->kind == FORMAT_MARKDOWN ? "\n\n" : "\n");
-		free(f->verdict);
-		f->verdict = NULL;
+		outbuf_str(&f->ob, "\n\n");
+	} else if (f->verdict) {
+		outbuf_str(&f->ob, "  ");
+		out_wrapped(f, f->verdict, strlen(f->verdict), 2, 2);
 	}
+	free(f->verdict);
+	f->verdict = NULL;
 }
 
 void format_set_raw(struct format *f, int raw)
@@ -521,9 +542,14 @@ int format_notes(struct format *f, sqlite3_stmt *stmt, int missing_only, char *e
 		if (format_sanitize(&f->cell, &f->cell_len, &f->cell_cap, sqlite3_column_text(stmt, text_col),
 				    (size_t)sqlite3_column_bytes(stmt, text_col), md) < 0)
 			return -ENOMEM;
-		outbuf_str(&f->ob, md ? "- " : "  - ");
-		outbuf_write(&f->ob, f->cell, f->cell_len);
-		outbuf_char(&f->ob, '\n');
+		if (md) {
+			outbuf_str(&f->ob, "- ");
+			outbuf_write(&f->ob, f->cell, f->cell_len);
+			outbuf_char(&f->ob, '\n');
+		} else {
+			outbuf_str(&f->ob, "  - ");
+			out_wrapped(f, f->cell, f->cell_len, 4, 4);
+		}
 	}
 	if (rc != SQLITE_DONE)
 		return format_step_error(stmt, err, errlen);

@@ -108,6 +108,23 @@ const char *format_column_style(const char *name, char *label, size_t len);
  * characters, or -ENOMEM. */
 long format_sanitize(char **buf, size_t *len, size_t *cap, const unsigned char *s, size_t n, int markdown);
 
+/* Text for people (the summary, notes, a section's verdict line) wraps at
+ * this many columns in the table format. */
+#define FORMAT_TEXT_WIDTH 99
+
+/* Columns @s (@n bytes of UTF-8) takes: one per character. */
+size_t format_text_width(const char *s, size_t n);
+
+/* The bytes of @s (@n bytes of UTF-8) that fill at most @cols columns. */
+size_t format_text_bytes(const char *s, size_t n, size_t cols);
+
+/* One line of @s (@n bytes of UTF-8) wrapped at @room columns: returns the
+ * bytes to write on it (its trailing spaces left off) and sets *@next to
+ * the bytes it uses up (with the spaces after the cut). The cut is at the
+ * last space that fits; a word longer than @room is cut inside. All of @s
+ * when it fits. */
+size_t format_wrap_line(const char *s, size_t n, size_t room, size_t *next);
+
 /* Append @s (@n bytes) to *buf as a JSON string with quotes: escapes for
  * '"', '\', control characters, U+2028/9; bytes that are not UTF-8 become
  * U+FFFD, so the output is always valid JSON. Returns 0 or -ENOMEM. */

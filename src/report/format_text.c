@@ -68,3 +68,47 @@ long format_sanitize(char **buf, size_t *len, size_t *cap, const unsigned char *
 	return width;
 }
 
+size_t format_text_width(const char *s, size_t n)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < n; i++)
+		w += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return w;
+}
+
+size_t format_text_bytes(const char *s, size_t n, size_t cols)
+{
+	size_t i = 0, w = 0;
+
+	while (i < n && w < cols) {
+		i++;
+		while (i < n && ((unsigned char)s[i] & 0xc0) == 0x80)
+			i++;
+		w++;
+	}
+	return i;
+}
+
+size_t format_wrap_line(const char *s, size_t n, size_t room, size_t *next)
+{
+	size_t take, cut;
+
+	if (format_text_width(s, n) <= room) {
+		*next = n;
+		return n;
+	}
+	/* the last space within the room; a word longer than a line is cut */
+	cut = format_text_bytes(s, n, room + 1);
+	while (cut > 0 && s[cut - 1] != ' ')
+		cut--;
+	if (cut == 0)
+		cut = format_text_bytes(s, n, room);
+	take = cut;
+	while (take > 0 && s[take - 1] == ' ')
+		take--;
+	while (cut < n && s[cut] == ' ')
+		cut++;
+	*next = cut;
+	return take;
+}

@@ -159,30 +159,6 @@ static void spaces(struct text *t, size_t n)
 		put(t, " ", 1);
 }
 
-/* Columns @s (@n bytes of UTF-8) takes: one per character. */
-static size_t width(const char *s, size_t n)
-{
-	size_t w = 0;
-
-	for (size_t i = 0; i < n; i++)
-		w += ((unsigned char)s[i] & 0xc0) != 0x80;
-	return w;
-}
-
-/* The bytes of @s that fill at most @cols columns. */
-static size_t bytes_for(const char *s, size_t n, size_t cols)
-{
-	size_t i = 0, w = 0;
-
-	while (i < n && w < cols) {
-		i++;
-		while (i < n && ((unsigned char)s[i] & 0xc0) == 0x80)
-			i++;
-		w++;
-	}
-	return i;
-}
-
 /* Write @s escaped for the format, wrapped: the first line starts at
  * column @first (the caller wrote what comes before it), the others at
  * @indent; every line at most SUMMARY_TEXT_WIDTH columns. @max_lines > 0:
@@ -198,7 +174,7 @@ static void wrapped(struct text *t, const char *s, size_t first, size_t indent, 
 		return;
 	}
 	while (i < elen) {
-		size_t room = SUMMARY_TEXT_WIDTH - col, rest = width(e + i, elen - i), take, cut;
+		size_t room = SUMMARY_TEXT_WIDTH - col, rest = format_text_width(e + i, elen - i), take, next;
 		int last = max_lines > 0 && line == max_lines;
 
 		if (rest <= room) {
@@ -208,7 +184,7 @@ static void wrapped(struct text *t, const char *s, size_t first, size_t indent, 
 		if (last) {
 			/* the line ends with the tail, cut at a space */
 			size_t tail = strlen(cut_tail), fit = room > tail + 1 ? room - tail - 1 : 0;
-			take = bytes_for(e + i, elen - i, fit);
+			take = format_text_bytes(e + i, elen - i, fit);
 			while (take > 0 && e[i + take] != ' ' && e[i + take - 1] != ' ')
 				take--;
 			while (take > 0 && e[i + take - 1] == ' ')
@@ -218,21 +194,10 @@ static void wrapped(struct text *t, const char *s, size_t first, size_t indent, 
 			puts_(t, cut_tail);
 			break;
 		}
-		take = bytes_for(e + i, elen - i, room + 1);
-		/* the last space within the room; a word longer than a line is cut */
-		cut = take;
-		while (cut > 0 && e[i + cut - 1] != ' ')
-			cut--;
-		if (cut == 0)
-			cut = bytes_for(e + i, elen - i, room);
-		take = cut;
-		while (take > 0 && e[i + take - 1] == ' ')
-			take--;
+		take = format_wrap_line(e + i, elen - i, room, &next);
 		put(t, e + i, take);
 		put(t, "\n", 1);
-		i += cut;
-		while (i < elen && e[i] == ' ')
-			i++;
+		i += next;
 		spaces(t, indent);
 		col = indent;
 		line++;

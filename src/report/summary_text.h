@@ -16,13 +16,15 @@
 #ifndef MFU_REPORT_SUMMARY_TEXT_H
 #define MFU_REPORT_SUMMARY_TEXT_H
 
+#include "format.h"
+
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdio.h>
 
 /* The widest line written, in columns (characters), the newline not
  * counted. */
-#define SUMMARY_TEXT_WIDTH 99
+#define SUMMARY_TEXT_WIDTH FORMAT_TEXT_WIDTH
 
 /* The breakdown verdict runs at most this many SQLite virtual-machine
  * instructions (in thousands): a count, not a time, so that the same

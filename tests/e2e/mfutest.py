@@ -417,3 +417,14 @@ def run_sql(con, text, args=()):
     for s in stmts[:-1]:
         con.execute(s)
     return con.execute(stmts[-1], args)
+
+
+def section_verdict(text):
+    """A table-format section's verdict paragraph (the lines under its
+    title, indented two spaces and wrapped at 99 columns) as one line, and
+    the lines after it: (verdict, [grid lines...])."""
+    lines = text.splitlines()
+    i = 1
+    while i < len(lines) and lines[i].startswith('  '):
+        i += 1
+    return ' '.join(l.strip() for l in lines[1:i]), lines[i:]

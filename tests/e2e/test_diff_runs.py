@@ -42,13 +42,13 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mfutest import prog, record  # noqa: E402
+from mfutest import prog, record, section_verdict  # noqa: E402
 
 STEPS = 150
 BASE_CPU_US, SLOW_CPU_US, UPDATE_US = 1500, 1800, 1500   # compute +20%
 PAIRS, NEED = 10, 9
 NO_CHANGE = 'no significant change'
-SMALL = 'small (under the minimum effect)'
+SMALL = 'too small to name'
 
 
 def report(*args):
@@ -91,7 +91,7 @@ class DiffRuns(unittest.TestCase):
     def verdict_line(self, base, new):
         p = report('--diff', base, new)
         self.assertEqual(p.returncode, 0, p.stderr)
-        return p.stdout.splitlines()[1]
+        return section_verdict(p.stdout)[0]
 
     def test_aa_no_change(self):
         quiet, lines = 0, []
@@ -178,7 +178,7 @@ class DiffRuns(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         for what in ('different programs', 'different machines', 'different peaks'):
             self.assertIn(what, p.stderr)
-            self.assertIn(what, p.stdout.splitlines()[1])
+            self.assertIn(what, section_verdict(p.stdout)[0])
         self.assertIn('Warning: the runs differ', p.stdout)
         # the same run: no warning
         p = report('--diff', a, a)
@@ -198,16 +198,17 @@ class DiffRuns(unittest.TestCase):
         for other in (spelled('abs.sqlite', '/w/app', '/'), spelled('dots.sqlite', 'x/../app', '/w')):
             p = report('--diff', rel, other)
             self.assertNotIn('warning', p.stderr, other)
-            self.assertNotIn('arguments differ', p.stdout.splitlines()[1], other)
+            self.assertNotIn('arguments differ', section_verdict(p.stdout)[0], other)
         p = report('--diff', rel, spelled('else.sqlite', '/elsewhere/app', '/w'))
         self.assertIn('different programs (BASE /w/app, NEW /elsewhere/app)', p.stderr)
 
     def test_columns(self):
         a, b = self.rec('c1.sqlite', BASE_CPU_US), self.rec('c2.sqlite', SLOW_CPU_US)
         header = report('--diff', a, b, '--format', 'csv').stdout.splitlines()[0].split(',')
-        lines = report('--diff', a, b).stdout.splitlines()
-        # the grid: from the header (under the verdict line) to the rows' end
-        grid = [line for line in lines[2:] if line and not line.startswith('(')]
+        verdict, lines = section_verdict(report('--diff', a, b).stdout)
+        self.assertLessEqual(max(len(line) for line in report('--diff', a, b).stdout.splitlines()[1:3]), 99)
+        # the grid: from the header (under the verdict paragraph) to the rows' end
+        grid = [line for line in lines if line and not line.startswith('(')]
         self.assertTrue(any(line.startswith('breakdown') for line in grid), grid)
         widest = max(len(line) for line in grid)
         print('default diff table: %d columns wide' % widest)
@@ -215,7 +216,7 @@ class DiffRuns(unittest.TestCase):
         left = len(header) - len(re.split(r'  +', grid[0].strip()))
         self.assertGreater(left, 0, grid[0])
         self.assertIn('(%d more columns: --columns all; csv and json carry every column)' % left, lines)
-        grid_all = [line for line in report('--diff', a, b, '--columns', 'all').stdout.splitlines()[2:] if line]
+        grid_all = [line for line in section_verdict(report('--diff', a, b, '--columns', 'all').stdout)[1] if line]
         self.assertEqual(len(re.split(r'  +', grid_all[0].strip())), len(header))
         self.assertFalse(any('more column' in line for line in grid_all))
         md = report('--diff', a, b, '--format', 'markdown', '--columns', 'verdict,name').stdout

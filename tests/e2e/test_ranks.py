@@ -98,7 +98,8 @@ class Ranks(TempDirTest):
             p = self.run_rec(out, {})
             self.assertEqual(p.returncode, 2, (out, p.stderr))
             self.assertIn(why, p.stderr)
-            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+            # what is wrong, then where help is (cli.h)
+            self.assertEqual(p.stderr.strip().splitlines()[1:], ["Try 'mfu-record --help'."], p.stderr)
             self.assertEqual([n for n in os.listdir(self.dir) if n.startswith('run')], [])
 
 

@@ -37,6 +37,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_report import REPORT, START_NS, PEAK_FLOPS, PEAK_BW, NCPU, Fixture, schema_sql, run_sql  # noqa: E402
+from mfutest import section_verdict  # noqa: E402
 
 MS = 1_000_000
 DIFF_COLUMNS = ['kind', 'name', 'unit', 'base_n', 'new_n', 'base', 'new', 'base_sd', 'new_sd', 'change',
@@ -642,7 +643,7 @@ class DiffTest(Base):
         run_row = rows[('breakdown', 'runnable_ms')]
         self.assertEqual(run_row['verdict'], 'more contention')
         self.assertTrue(math.isclose(run_row['delta'], 3.0, rel_tol=1e-9), run_row)
-        text = run('--diff', quiet, busy).stdout.decode().splitlines()[1]
+        text = section_verdict(run('--diff', quiet, busy).stdout.decode())[0]
         self.assertIn('times net of preemption', text)
         self.assertIn('no significant change in any of the', text)
         self.assertIn('the machine: more contention in NEW, the thread preempted +3 ms per step', text)
@@ -700,9 +701,11 @@ class DiffTest(Base):
         table = run('--diff', self.base, self.new).stdout.decode()
         lines = table.splitlines()
         self.assertEqual(lines[0], 'diff')
-        self.assertIn('phase B slower +', lines[1])         # the verdict line names it
-        self.assertIn('no significant change elsewhere', lines[1])
-        self.assertIn('change %', lines[2])
+        verdict, grid = section_verdict(table)
+        self.assertIn('phase B slower +', verdict)         # the verdict names it
+        self.assertIn('no significant change elsewhere', verdict)
+        self.assertLessEqual(max(len(l) for l in lines[:len(lines) - len(grid)]), 99)
+        self.assertIn('change %', grid[0])
         self.assertTrue(any(l.startswith('phase') and ' B ' in l and l.endswith('slower') for l in lines))
         md = run('--diff', self.base, self.new, '--format', 'markdown').stdout.decode()
         self.assertTrue(md.startswith('### diff\n'))
@@ -712,16 +715,16 @@ class DiffTest(Base):
     def test_columns(self):
         # table and markdown: the columns read first, --columns all or a
         # list for the others; every name checked before a run is read
-        table = run('--diff', self.base, self.new).stdout.decode().splitlines()
-        self.assertEqual(re.split(r'  +', table[2].strip()),
+        table = section_verdict(run('--diff', self.base, self.new).stdout.decode())[1]
+        self.assertEqual(re.split(r'  +', table[0].strip()),
                          ['kind', 'name', 'base', 'new', 'change %', 'change lo %', 'change hi %', 'verdict'])
-        self.assertLessEqual(max(len(line) for line in table[2:]), 120)
+        self.assertLessEqual(max(len(line) for line in table), 120)
         self.assertEqual(table[-1], '(12 more columns: --columns all; csv and json carry every column)')
-        every = run('--diff', self.base, self.new, '--columns', 'all').stdout.decode().splitlines()
-        self.assertEqual(len(re.split(r'  +', every[2].strip())), len(DIFF_COLUMNS))
+        every = section_verdict(run('--diff', self.base, self.new, '--columns', 'all').stdout.decode())[1]
+        self.assertEqual(len(re.split(r'  +', every[0].strip())), len(DIFF_COLUMNS))
         self.assertNotIn('more column', every[-1])
-        some = run('--diff', self.base, self.new, '--columns', 'share,name').stdout.decode().splitlines()
-        self.assertEqual(re.split(r'  +', some[2].strip()), ['share %', 'name'])
+        some = section_verdict(run('--diff', self.base, self.new, '--columns', 'share,name').stdout.decode())[1]
+        self.assertEqual(re.split(r'  +', some[0].strip()), ['share %', 'name'])
         for cols, bad in (('name,nope', 'nope'), ('Verdict', 'Verdict')):
             r = run('--diff', self.base, os.path.join(self.tmp, 'missing.sqlite'), '--columns', cols, check=False)
             self.assertEqual((r.returncode, r.stdout), (2, b''), cols)
