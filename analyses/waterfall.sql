@@ -49,8 +49,12 @@ rows AS (
          sum(n) AS n, sum(nk) AS nk, sum(ns) AS ns, sum(nd) AS nd, sum(nu) AS nu, sum(nc) AS nc
   FROM per
   HAVING count(*) > 0  -- no all-steps row without a step
+-- The HTML report reads the all-steps row only (analysis_prepare_summary):
+-- without the steps' rows, that row is not held back by the sort below.
+-- @summary: ),
   UNION ALL
   SELECT step, wall_ns, cpu_ns, flops, flops IS NOT NULL, 1, n, nk, ns, nd, nu, nc FROM per),
+-- @end
 w AS (
   SELECT rows.*, wall_ns * r.ncpu AS cap_ns, r.ncpu, r.peak_flops,
          CASE WHEN n > 0 THEN cpu_ns * 1.0 * nc / n END AS compute_ns

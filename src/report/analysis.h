@@ -42,7 +42,7 @@ int analysis_prepare(const struct analysis *a, sqlite3 *db, sqlite3_stmt **out, 
  * (summary_text.h), every block of the SQL that runs from a line starting
  * "-- @summary: TEXT" to a line starting "-- @end" replaced by TEXT first
  * (notes.sql leaves out the phases' notes there: the phases section says
- * them). */
+ * them; waterfall.sql its steps' rows, for the HTML page). */
 int analysis_prepare_summary(const struct analysis *a, sqlite3 *db, int summary, sqlite3_stmt **out, char *err,
 			     size_t errlen);
 
