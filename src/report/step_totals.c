@@ -266,7 +266,13 @@ static void put_max(struct out *o, const char *name, const struct mx *m)
 		put_null(o, name);
 }
 
-static void totals_final(sqlite3_context *ctx)
+/* The JSON of the last mfu_step_totals_keep() of a connection. */
+struct kept {
+	char *json;
+};
+
+/* The JSON of @ctx's totals as its result, and kept in @k if not NULL. */
+static void totals_result(sqlite3_context *ctx, struct kept *k)
 {
 	struct totals zero = { 0 }, *t = sqlite3_aggregate_context(ctx, 0);
 	static const char *const names[S_COUNT] = {
@@ -326,11 +332,66 @@ static void totals_final(sqlite3_context *ctx)
 		sqlite3_result_error_nomem(ctx);
 	else
 		sqlite3_result_text(ctx, o.buf, (int)o.len, SQLITE_TRANSIENT);
+	if (k) {
+		free(k->json);
+		k->json = NULL;
+		if (!overflow && !o.err && (k->json = malloc(o.len + 1))) {
+			memcpy(k->json, o.buf, o.len);
+			k->json[o.len] = '\0';
+		}
+	}
 	free(o.buf);
+}
+
+static void totals_final(sqlite3_context *ctx)
+{
+	totals_result(ctx, NULL);
+}
+
+/* mfu_step_totals_keep(): the same, its result kept for
+ * mfu_step_totals_kept() */
+static void keep_final(sqlite3_context *ctx)
+{
+	totals_result(ctx, sqlite3_user_data(ctx));
+}
+
+static void kept_value(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct kept *k = sqlite3_user_data(ctx);
+
+	(void)argc;
+	(void)argv;
+	if (k->json)
+		sqlite3_result_text(ctx, k->json, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_result_null(ctx);
+}
+
+static void kept_free(void *p)
+{
+	struct kept *k = p;
+
+	free(k->json);
+	free(k);
 }
 
 int step_totals_register(sqlite3 *db)
 {
-	return sqlite3_create_function(db, "mfu_step_totals", A_COUNT, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, NULL,
-				       totals_step, totals_final);
+	struct kept *k = calloc(1, sizeof(*k));
+	int rc = sqlite3_create_function(db, "mfu_step_totals", A_COUNT, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+					 NULL, totals_step, totals_final);
+
+	if (!k)
+		return SQLITE_NOMEM;
+	if (rc != SQLITE_OK) {
+		free(k);
+		return rc;
+	}
+	/* k is the keep function's; kept_free runs when the last goes */
+	rc = sqlite3_create_function_v2(db, "mfu_step_totals_keep", A_COUNT, SQLITE_UTF8, k, NULL, totals_step,
+					keep_final, kept_free);
+	if (rc != SQLITE_OK)
+		return rc; /* (sqlite3_create_function_v2 calls kept_free) */
+	return sqlite3_create_function_v2(db, "mfu_step_totals_kept", 0, SQLITE_UTF8, k, kept_value, NULL, NULL,
+					  NULL);
 }

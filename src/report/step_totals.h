@@ -14,13 +14,19 @@
  * mbu, lib_flops_fp64, lib_flops_fp32, lib_flops_bf16, lib_flops_fp16,
  * lib_ops_int8, complete (the step view's columns). A step whose complete
  * is not 1 is only counted (key incomplete); p50_ns and p95_ns are the
- * nearest-rank percentiles of the complete steps' integer wall_ns. */
+ * nearest-rank percentiles of the complete steps' integer wall_ns.
+ *
+ * mfu_step_totals_keep(...), the same aggregate, also keeps its value on
+ * the connection, which mfu_step_totals_kept() returns (NULL before the
+ * first): the summary keeps its totals, over every argument, and the
+ * notes read theirs from them instead of scanning the steps again. */
 #ifndef MFU_REPORT_STEP_TOTALS_H
 #define MFU_REPORT_STEP_TOTALS_H
 
 #include <sqlite3.h>
 
-/* Register mfu_step_totals on @db. Returns an SQLite result code. */
+/* Register mfu_step_totals, mfu_step_totals_keep and mfu_step_totals_kept
+ * on @db. Returns an SQLite result code. */
 int step_totals_register(sqlite3 *db);
 
 #endif
