@@ -34,7 +34,10 @@ an hour), for timing the intervals section and the whole-run figures.
 
 It also times `steps phases --format csv` against the sqlite3 shell's csv
 dump of the step table (`SELECT * FROM step`), the floor issue 27 sets
-(target: at most 1.2x), with --baseline interleaved; medians.
+(target: at most 1.2x), with --baseline interleaved; medians. Then the
+default summary (`mfu-report --db FILE`, target under 1 s wall) and the
+HTML report (`--html`, target under 4 s), against the same floor, with
+--baseline interleaved; medians of wall and CPU time.
 
 The mfu-report binary comes from --report, else $MFU_REPORT, else
 build/src/report/mfu-report under the source tree.
@@ -230,6 +233,7 @@ def main():
                   % (' '.join(sections), wall, cpu, args.repeat))
         if args.repeat > 0:
             time_against_dump(args, path)
+            time_summary_html(args, path)
         formats = [x for x in args.formats.split(',') if x]
         if formats and args.repeat > 0:
             time_formats(args, path, formats)
@@ -280,6 +284,40 @@ def time_against_dump(args, path):
         cpu = median([c for _, c in got[label]])
         wall = median([w for w, _ in got[label]])
         ratio = '  %5.2fx the floor (CPU; target <= 1.2)' % (cpu / floor) if floor else ''
+        print('  %-32s %6.3f s wall, %6.3f s CPU%s' % (label, wall, cpu, ratio))
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+
+
+def time_summary_html(args, path):
+    """The default summary and --html (issue 27: under 1 s and 4 s wall
+    on a million steps), against the sqlite3 dump of the step table and
+    --baseline, interleaved in every round; medians of --repeat rounds."""
+    sqlite = shutil.which('sqlite3')
+    page = os.path.join(os.path.dirname(path) or '.', '.bench-report.html')
+    configs = []
+    if sqlite:
+        configs.append(('sqlite3 -csv select * from step', [sqlite, '-readonly', '-csv', '-header', path,
+                                                            'SELECT * FROM step']))
+    for label, binary in [('', args.report)] + ([('baseline ', args.baseline)] if args.baseline else []):
+        configs.append(('%smfu-report (summary)' % label, [binary, '--db', path]))
+        configs.append(('%smfu-report --html' % label, [binary, '--db', path, '--html', page]))
+    got = {label: [] for label, _ in configs}
+    for _ in range(args.repeat):
+        for label, cmd in configs:
+            got[label].append(run_once(cmd)[:2])
+    if os.path.exists(page):
+        os.unlink(page)
+    floor = median([c for _, c in got[configs[0][0]]]) if sqlite else None
+    print('summary and --html, median of %d (load %.2f; targets: summary < 1 s, html < 4 s wall):'
+          % (args.repeat, os.getloadavg()[0]))
+    for label, _ in configs:
+        cpu = median([c for _, c in got[label]])
+        wall = median([w for w, _ in got[label]])
+        ratio = '  %5.2fx the floor (CPU)' % (cpu / floor) if floor else ''
         print('  %-32s %6.3f s wall, %6.3f s CPU%s' % (label, wall, cpu, ratio))
 
 
