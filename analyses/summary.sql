@@ -22,7 +22,8 @@
 --                 it came from (spec | measured | user, with detail)
 --   peak_bw       bytes/s used by mbu; peak_bw_source likewise
 --   ncpu          CPUs the peaks are for: min(affinity, cgroup quota)
---   run_ms        the target's whole run, exec to exit
+--   run_ms        the target's whole run, exec to exit (attached with -p:
+--                 attach to exit, or to detach; run_mode says which)
 --   e2e_wall_ms   from the first counted step's begin to the last one's end,
 --                 the gaps between steps (data loading, logging,
 --                 checkpointing) included
@@ -52,6 +53,7 @@
 --   common_steps  the steps that have both; mfu_common and hfu_common are
 --                 mfu and hfu over those same steps, the pair to compare
 --                 (hfu / mfu: recomputation and wasted lanes)
+--   run_mode      launch (mfu-record ran the command) or attach (-p PID)
 -- The whole run, steps or none (view run_flops, docs/metrics.md "The whole
 -- run"): every library call of every process from exec to end.
 --   run_lib_flops, run_lib_calls  its library FLOPs and calls (NULL: not
@@ -197,7 +199,8 @@ SELECT
   agg.n_hw                                                     AS hfu_steps,
   agg.n_common                                                 AS common_steps,
   agg.common_flops / (agg.common_ns / 1e9 * r.peak_flops)      AS mfu_common,
-  agg.common_hw / (agg.common_ns / 1e9 * r.peak_flops)         AS hfu_common
+  agg.common_hw / (agg.common_ns / 1e9 * r.peak_flops)         AS hfu_common,
+  r.mode                                                       AS run_mode
 FROM agg
 CROSS JOIN pct
 LEFT JOIN r

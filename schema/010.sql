@@ -48,7 +48,7 @@ CREATE TABLE run (
   -- is every record the markers wrote or tried to. NULL while recording,
   -- and in a database whose recorder failed or was killed.
   marker_records  INTEGER,
-  state           TEXT NOT NULL,      -- recording | complete | interrupted | failed
+  state           TEXT NOT NULL,      -- recording | complete | interrupted | failed | detached
   -- How the run was started: 'launch' (mfu-record ran the command) or
   -- 'attach' (mfu-record -p PID joined a running process).
   mode            TEXT NOT NULL DEFAULT 'launch',

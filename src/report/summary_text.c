@@ -29,7 +29,7 @@ enum col {
 	C_INCOMPLETE, C_E2E_MFU, C_MODEL_FLOPS_PER_S, C_HW_FLOPS_PER_S, C_MODEL_BYTES_PER_S, C_SKIPPED,
 	C_NCORES, C_LOST, C_ANOMALIES, C_EXIT_STATUS, C_EXIT_SIGNAL, C_STATE, C_HW_FP64, C_HW_FP32,
 	C_HW_FP16, C_EMULATED, C_MFU_STEPS, C_HFU_STEPS, C_COMMON_STEPS, C_MFU_COMMON, C_HFU_COMMON,
-	C_COUNT
+	C_RUN_MODE, C_COUNT
 };
 
 static const char *const col_names[C_COUNT] = {
@@ -40,7 +40,7 @@ static const char *const col_names[C_COUNT] = {
 	"incomplete_steps", "e2e_mfu", "model_flops_per_s", "hw_flops_per_s", "model_bytes_per_s",
 	"skipped_steps", "ncores", "lost_records", "anomalies", "exit_status", "exit_signal", "state",
 	"hw_flops_fp64", "hw_flops_fp32", "hw_flops_fp16", "emulated", "mfu_steps", "hfu_steps",
-	"common_steps", "mfu_common", "hfu_common",
+	"common_steps", "mfu_common", "hfu_common", "run_mode",
 };
 
 struct row {
@@ -100,6 +100,18 @@ static long long inum(const struct row *r, enum col c)
 static const char *str(const struct row *r, enum col c)
 {
 	return known(r, c) ? (const char *)sqlite3_column_text(r->st, r->idx[c]) : NULL;
+}
+
+/* What run_ms spans: "exec to exit" for a launched program; attached
+ * (-p), "attach to exit", or "attach to detach" when the recording left
+ * it running (--duration). */
+static const char *run_span(const struct row *r)
+{
+	const char *mode = str(r, C_RUN_MODE), *state = str(r, C_STATE);
+
+	if (!mode || strcmp(mode, "attach") != 0)
+		return "exec to exit";
+	return state && strcmp(state, "detached") == 0 ? "attach to detach" : "attach to exit";
 }
 
 /* ---- numbers as the tables print them ---- */
@@ -484,7 +496,9 @@ static void result_group(struct text *t, const struct row *r)
 		snprintf(line + len, sizeof(line) - len, "; the first %lld left out (--skip-steps)", inum(r, C_SKIPPED));
 	field_cut(t, "steps", line, 0, NULL);
 	if (known(r, C_MFU)) {
-		len = (size_t)snprintf(line, sizeof(line), "%s of the %s peak, %s", util(a, num(r, C_MFU)), dtype,
+		/* the peak in parentheses: "6.25% of the fp32 peak, 544 GFLOP/s"
+		 * read as if the run achieved 544 GFLOP/s */
+		len = (size_t)snprintf(line, sizeof(line), "%s of the %s peak (%s)", util(a, num(r, C_MFU)), dtype,
 				       eng(b, num(r, C_PEAK_FLOPS), strcmp(dtype, "int8") ? "FLOP/s" : "op/s"));
 		if (str(r, C_FLOPS_SOURCE) && strcmp(str(r, C_FLOPS_SOURCE), "declared") != 0)
 			len += (size_t)snprintf(line + len, sizeof(line) - len, ", of %s FLOPs",
@@ -503,7 +517,7 @@ static void result_group(struct text *t, const struct row *r)
 		field_cut(t, "HFU", line, 0, NULL);
 	}
 	if (known(r, C_MBU)) {
-		snprintf(line, sizeof(line), "%s of the memory bandwidth peak, %s", util(a, num(r, C_MBU)),
+		snprintf(line, sizeof(line), "%s of the memory bandwidth peak (%s)", util(a, num(r, C_MBU)),
 			 eng(b, num(r, C_PEAK_BW), "B/s"));
 		field_cut(t, "MBU", line, 0, NULL);
 	}
@@ -514,8 +528,8 @@ static void result_group(struct text *t, const struct row *r)
 	}
 	/* the whole run's, when the steps do not say it all */
 	if (known(r, C_RUN_MFU) && (steps == 0 || !known(r, C_LIB_IN_STEPS) || num(r, C_LIB_IN_STEPS) < 0.9)) {
-		len = (size_t)snprintf(line, sizeof(line), "%s of the %s peak (its library FLOPs, exec to exit)",
-				       util(a, num(r, C_RUN_MFU)), dtype);
+		len = (size_t)snprintf(line, sizeof(line), "%s of the %s peak (its library FLOPs, %s)",
+				       util(a, num(r, C_RUN_MFU)), dtype, run_span(r));
 		if (known(r, C_BUSY_MFU))
 			snprintf(line + len, sizeof(line) - len, "; %s of the CPU time it used", util(b, num(r, C_BUSY_MFU)));
 		field_cut(t, "run MFU", line, 0, NULL);
@@ -587,7 +601,7 @@ static void health_group(struct text *t, const struct row *r)
 	group(t, "run health");
 	len = (size_t)snprintf(line, sizeof(line), "%s", known(r, C_RUN_MS) ? ms(a, num(r, C_RUN_MS)) : "unfinished");
 	if (known(r, C_RUN_MS))
-		len += (size_t)snprintf(line + len, sizeof(line) - len, " exec to exit");
+		len += (size_t)snprintf(line + len, sizeof(line) - len, " %s", run_span(r));
 	if (known(r, C_EXIT_SIGNAL) && inum(r, C_EXIT_SIGNAL) > 0)
 		len += (size_t)snprintf(line + len, sizeof(line) - len, ", killed by signal %lld", inum(r, C_EXIT_SIGNAL));
 	else if (known(r, C_EXIT_STATUS))

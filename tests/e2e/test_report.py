@@ -876,7 +876,7 @@ class TableTest(ReportTest):
     def test_summary_notes(self):
         text = self.run_report().stdout.decode()
         self.assertTrue(text.startswith('summary\n'))
-        self.assertRegex(text, r'\n  MFU +5\.00% of the fp32 peak, 2\.00 TFLOP/s\n')
+        self.assertRegex(text, r'\n  MFU +5\.00% of the fp32 peak \(2\.00 TFLOP/s\)\n')
         self.assertEqual(text.count('user: --peak-flops 2T'), 1)  # the peak source is named, once
         # the recorder's note, as the reason of what is unknown
         self.assertRegex(text, r'\nunknown here: HFU, library FLOP, HW FLOP, DRAM \(no hardware PMU on this machine;')

@@ -95,11 +95,11 @@ class DemoSummary(unittest.TestCase):
             else:
                 self.assertNotIn(label, listed, text)
         # the figures known have their lines, beside their peak
-        self.assertRegex(text, r'\n  MFU +[0-9.]+%%!? of the %s peak, [0-9.]+ [kMGTP]?FLOP/s' % s['dtype'])
+        self.assertRegex(text, r'\n  MFU +[0-9.]+%%!? of the %s peak \([0-9.]+ [kMGTP]?FLOP/s\)' % s['dtype'])
         if s['hfu'] is not None:
             self.assertRegex(text, r'\n  HFU +[0-9.]+%%!? of the %s peak' % s['dtype'])
         if s['mbu'] is not None:
-            self.assertRegex(text, r'\n  MBU +[0-9.]+%!? of the memory bandwidth peak, [0-9.]+ [kMGT]?B/s')
+            self.assertRegex(text, r'\n  MBU +[0-9.]+%!? of the memory bandwidth peak \([0-9.]+ [kMGT]?B/s\)')
 
     def test_groups_in_order(self):
         text = self.recap()
