@@ -84,8 +84,8 @@ imp(ord, what, worst) AS (
   SELECT 3, 'MBU', s.max_mbu FROM s
 ),
 -- Per phase name, what the phases section divides: the sums and the union
--- of the occurrences' intervals within each step (see phases.sql, whose
--- CTEs bad, ok, reach and un these are), and how many occurrences have
+-- of the occurrences' intervals within each step (the view phase_union,
+-- analyses/views.sql, as phases.sql reads it), and how many occurrences have
 -- flops, hw_flops and both (the span note below: one scan of the phases
 -- for both, not a second GROUP BY name of a million rows, which cost 1 s). mfu-report reads them from its
 -- mfu_phase_stats table instead (computed once for phases and notes).
@@ -94,35 +94,14 @@ imp(ord, what, worst) AS (
 -- @summary: pg AS (SELECT NULL AS name, 0 AS n, 0 AS first_id, 0 AS n_flops, 0 AS n_hw, 0 AS n_both, 0 AS flops, 0 AS union_flops_ns, 0 AS hw_flops, 0 AS union_hw_ns, 0 AS model_bytes, 0 AS union_bytes_ns WHERE 0),
 -- @computed: pg AS MATERIALIZED (SELECT name, n, first_id, n_flops, n_hw, n_both, flops, union_flops_ns, hw_flops, union_hw_ns, model_bytes, union_bytes_ns FROM mfu_phase_stats),
 pg AS (
-  WITH
-  bad AS MATERIALIZED (SELECT step FROM step WHERE complete = 0),
-  ok AS NOT MATERIALIZED (
-    SELECT * FROM phase WHERE complete = 1 AND (step IS NULL OR step NOT IN bad)
-  ),
-  reach AS (
-    SELECT name, id, begin_ns, end_ns, flops, hw_flops, model_bytes,
-           MAX(end_ns) OVER (PARTITION BY name, step, flops IS NULL ORDER BY begin_ns
-                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r_flops,
-           MAX(end_ns) OVER (PARTITION BY name, step, hw_flops IS NULL ORDER BY begin_ns
-                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r_hw,
-           MAX(end_ns) OVER (PARTITION BY name, step, model_bytes IS NULL ORDER BY begin_ns
-                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r_bytes
-    FROM ok
-  )
-  SELECT name,
-         COUNT(*) AS n, MIN(id) AS first_id, COUNT(flops) AS n_flops, COUNT(hw_flops) AS n_hw,
-         COUNT(CASE WHEN flops IS NOT NULL THEN hw_flops END) AS n_both,
-         SUM(flops) AS flops,
-         SUM(CASE WHEN flops IS NOT NULL THEN
-               MAX(0, end_ns - MAX(begin_ns, coalesce(r_flops, begin_ns))) END) AS union_flops_ns,
-         SUM(hw_flops) AS hw_flops,
-         SUM(CASE WHEN hw_flops IS NOT NULL THEN
-               MAX(0, end_ns - MAX(begin_ns, coalesce(r_hw, begin_ns))) END)    AS union_hw_ns,
-         SUM(model_bytes) AS model_bytes,
-         SUM(CASE WHEN model_bytes IS NOT NULL THEN
-               MAX(0, end_ns - MAX(begin_ns, coalesce(r_bytes, begin_ns))) END) AS union_bytes_ns
-  FROM reach
-  GROUP BY name
+  SELECT p.name,
+         COUNT(*) AS n, MIN(p.id) AS first_id, COUNT(p.flops) AS n_flops, COUNT(p.hw_flops) AS n_hw,
+         COUNT(CASE WHEN p.flops IS NOT NULL THEN p.hw_flops END) AS n_both,
+         SUM(p.flops) AS flops, SUM(u.union_flops_ns) AS union_flops_ns,
+         SUM(p.hw_flops) AS hw_flops, SUM(u.union_hw_ns) AS union_hw_ns,
+         SUM(p.model_bytes) AS model_bytes, SUM(u.union_bytes_ns) AS union_bytes_ns
+  FROM phase_union AS u JOIN phase AS p ON p.id = u.id
+  GROUP BY p.name
 ),
 -- @end
 -- The phases section's utilizations above 100%: per kind, how many phases
