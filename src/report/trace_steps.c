@@ -74,11 +74,12 @@ static struct pid_state *pid_state(struct trace *t, int64_t pid)
 	return &t->pids[t->npids++];
 }
 
-static void t_counter(struct trace *t, int64_t pid, int64_t ns, size_t which, double v)
+/* One value of a counter track from @ns on. */
+static void t_track(struct trace *t, int64_t pid, int64_t ns, const char *track, double v)
 {
 	t_event(t);
 	outbuf_str(&t->ob, "\"ph\":\"C\",\"name\":\"");
-	outbuf_str(&t->ob, counter_defs[which].track);
+	outbuf_str(&t->ob, track);
 	outbuf_str(&t->ob, "\",\"pid\":");
 	t_i64(t, pid);
 	outbuf_str(&t->ob, ",\"ts\":");
@@ -87,6 +88,11 @@ static void t_counter(struct trace *t, int64_t pid, int64_t ns, size_t which, do
 	t_double(t, v);
 	outbuf_str(&t->ob, "}}");
 	t->counts.counters++;
+}
+
+static void t_counter(struct trace *t, int64_t pid, int64_t ns, size_t which, double v)
+{
+	t_track(t, pid, ns, counter_defs[which].track, v);
 }
 
 /* The counters of a complete step: its values from its begin; the tracks
@@ -258,21 +264,6 @@ static const struct {
 	{ "lib_flops_per_s", "lib FLOP/s (intervals)" },
 	{ "cpu_util", "CPU util (intervals)" },
 };
-
-static void t_track(struct trace *t, int64_t pid, int64_t ns, const char *track, double v)
-{
-	t_event(t);
-	outbuf_str(&t->ob, "\"ph\":\"C\",\"name\":\"");
-	outbuf_str(&t->ob, track);
-	outbuf_str(&t->ob, "\",\"pid\":");
-	t_i64(t, pid);
-	outbuf_str(&t->ob, ",\"ts\":");
-	t_us(t, ns, t->origin);
-	outbuf_str(&t->ob, ",\"args\":{\"value\":");
-	t_double(t, v);
-	outbuf_str(&t->ob, "}}");
-	t->counts.counters++;
-}
 
 /* Each interval's values from its start, as the intervals analysis has
  * them (its one definition of the interval's MFU); a track drops to 0 at

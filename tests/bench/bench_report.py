@@ -274,9 +274,6 @@ def time_against_dump(args, path):
     for _ in range(args.repeat):
         for label, cmd in configs:
             got[label].append(run_once(cmd)[:2])
-    def median(xs):
-        xs = sorted(xs)
-        return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
     floor = median([c for _, c in got[configs[0][0]]]) if sqlite else None
     print('steps phases against the dump of the step table, median of %d (load %.2f):'
           % (args.repeat, os.getloadavg()[0]))
