@@ -75,8 +75,17 @@ static void sleep_us(long us)
 static void spin_cpu_us(long us)
 {
 	uint64_t end = clock_ns(CLOCK_THREAD_CPUTIME_ID) + (uint64_t)us * 1000;
-	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end)
-		;
+	volatile uint64_t x = 0;
+
+	/* CLOCK_THREAD_CPUTIME_ID is a system call (no vDSO): read at every
+	 * turn, the spin was nearly all kernel time, and the kernel/user split
+	 * of its samples moved by a few percent from run to run (an A/A --diff
+	 * then named a change). A few microseconds of user-space work between
+	 * readings; the overshoot is as small. */
+	do {
+		for (int i = 0; i < 16384; i++)
+			x += (uint64_t)i;
+	} while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end);
 }
 
 /* The program's own readings around a marked interval: CLOCK_MONOTONIC and
