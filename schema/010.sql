@@ -125,7 +125,8 @@ CREATE TABLE run (
 CREATE TABLE peak (
   kind    TEXT NOT NULL,   -- flops | bandwidth
   dtype   TEXT,            -- fp64, fp32, bf16, fp16, int8; NULL for bandwidth
-  scope   TEXT NOT NULL,   -- core (one core) | all (the allowed CPUs)
+  scope   TEXT NOT NULL,   -- core (one core) | all (the allowed CPUs) | machine
+                           -- (bandwidth of a CPU set holding them; detail "CPUs 0-1 ...")
   value   REAL NOT NULL,   -- FLOP/s (int8: op/s) or bytes/s
   source  TEXT NOT NULL,   -- spec | measured | user
   detail  TEXT             -- how it was obtained (formula, table row, kernel)

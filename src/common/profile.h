@@ -153,4 +153,13 @@ int profile_load(const char *path, const struct machine *m, struct profile_peak 
 int profile_read(const char *path, const struct machine *m, struct profile_peak *out, int max,
 		 int *n, struct profile_status *st, char *why, size_t len);
 
+/* profile_read() that also keeps, in @sup (room for @maxsup; *@nsup rows),
+ * the rows of scope "all" measured on a CPU set that holds all of @m's and
+ * more (the whole machine's, for a target bound to some of its CPUs), with
+ * applies 0: not the target's own figures, which stay in @out as
+ * profile_read() puts them. @sup NULL: none kept. */
+int profile_read_sets(const char *path, const struct machine *m, struct profile_peak *out, int max,
+		      int *n, struct profile_status *st, struct profile_peak *sup, int maxsup, int *nsup,
+		      char *why, size_t len);
+
 #endif

@@ -1,6 +1,7 @@
 /* Reading a machine profile back for this machine (profile_impl.h). */
 #include "profile_impl.h"
 #include "util.h"
+#include "cpumap.h"
 
 #include <errno.h>
 #include <math.h>
@@ -337,8 +338,36 @@ out:
 	return err;
 }
 
+/* Was the all-CPU row @p measured on a CPU set that holds @m's and more? */
+static int on_superset(const struct profile_peak *p, const struct machine *m)
+{
+	struct cpumap big, small;
+	int yes = 0;
+
+	if (strcmp(p->scope, "all") || cpumap_parse(&big, p->cpus))
+		return 0;
+	if (cpumap_parse(&small, m->allowed_cpus) == 0) {
+		yes = small.n > 0 && big.n > small.n;
+		for (int i = 0, j = 0; yes && i < small.n; i++) {
+			while (j < big.n && big.cpu[j] < small.cpu[i])
+				j++;
+			yes = j < big.n && big.cpu[j] == small.cpu[i];
+		}
+		cpumap_fini(&small);
+	}
+	cpumap_fini(&big);
+	return yes;
+}
+
 int profile_read(const char *path, const struct machine *m, struct profile_peak *out, int max,
 		 int *n, struct profile_status *st, char *why, size_t len)
+{
+	return profile_read_sets(path, m, out, max, n, st, NULL, 0, NULL, why, len);
+}
+
+int profile_read_sets(const char *path, const struct machine *m, struct profile_peak *out, int max,
+		      int *n, struct profile_status *st, struct profile_peak *sup, int maxsup, int *nsup,
+		      char *why, size_t len)
 {
 	char file[PROFILE_PATH_MAX], other[300] = "";
 	struct profile_calibration cals[PROFILE_MAX_CALIBRATIONS];
@@ -348,10 +377,12 @@ int profile_read(const char *path, const struct machine *m, struct profile_peak 
 
 	if (n)
 		*n = 0;
+	if (nsup)
+		*nsup = 0;
 	if (st)
 		memset(st, 0, sizeof(*st));
 	profile_set_why(why, len, "%s", "");
-	if (!m || !n || (max > 0 && !out) || max < 0) {
+	if (!m || !n || (max > 0 && !out) || max < 0 || (sup && (!nsup || maxsup < 0))) {
 		profile_set_why(why, len, "invalid arguments");
 		return -EINVAL;
 	}
@@ -390,6 +421,8 @@ int profile_read(const char *path, const struct machine *m, struct profile_peak 
 		int all = strcmp(p->scope, "all") == 0;
 
 		p->applies = !all || (strcmp(p->cpus, m->allowed_cpus) == 0 && fabs(p->ncpu - m->ncpu) <= 1e-6);
+		if (!p->applies && sup && *nsup < maxsup && on_superset(p, m))
+			sup[(*nsup)++] = *p;
 		if (!p->applies) {
 			/* name the other sets the all-CPU figures are for */
 			char one[300];

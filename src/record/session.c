@@ -10,7 +10,7 @@
  * in the invoking user's cache, and a link planted there reaches no more
  * than they could read. */
 static int load_profile(const char *path, const struct machine *m, struct profile_peak *pp, int *n,
-			struct profile_status *st, char *why, size_t len)
+			struct profile_status *st, struct profile_peak *sup, int *nsup, char *why, size_t len)
 {
 	struct asuser_saved sv;
 	int rc = asuser_enter(asuser_owner(), &sv);
@@ -21,7 +21,8 @@ static int load_profile(const char *path, const struct machine *m, struct profil
 		*n = 0;
 		return rc;
 	}
-	rc = profile_read(path, m, pp, PROFILE_MAX_PEAKS, n, st, why, len);
+	rc = profile_read_sets(path, m, pp, PROFILE_MAX_PEAKS, n, st, sup, sup ? PROFILE_MAX_PEAKS : 0, nsup, why,
+			       len);
 	asuser_leave(&sv);
 	return rc;
 }
@@ -35,7 +36,7 @@ static int count_profile(const char *path, const struct machine *m, const char *
 	static struct profile_peak pp[PROFILE_MAX_PEAKS]; /* large; the main thread's */
 	int n = 0, rc;
 
-	rc = load_profile(path, m, pp, &n, NULL, why, len);
+	rc = load_profile(path, m, pp, &n, NULL, NULL, NULL, why, len);
 	if (rc < 0 && rc != -ENOSPC)
 		n = 0;
 	*disturbed = n > 0 && peaks_profile_disturbed(pp, n, dtype, why, len);
@@ -95,15 +96,16 @@ static void calibrate_first(const struct options *o, const struct machine *m, co
 int choose_peaks(const struct machine *m, const struct options *o, struct peaks *pk)
 {
 	static struct profile_peak pp[PROFILE_MAX_PEAKS]; /* large; the main thread's */
+	static struct profile_peak sup[PROFILE_MAX_PEAKS]; /* the CPU sets holding the target's */
 	struct profile_status st = { 0 }; /* load_profile may fail before reading it */
 	struct peaks_request rq = { .mode = o->peak_mode, .dtype = o->dtype, .user_flops = o->peak_flops,
-				    .user_bw = o->peak_bw, .profile = &st };
+				    .user_bw = o->peak_bw, .profile = &st, .machine = sup };
 	char why[512] = "";
 	int n = 0, rc, err;
 
-	err = load_profile(o->profile, m, pp, &n, &st, why, sizeof(why));
+	err = load_profile(o->profile, m, pp, &n, &st, sup, &rq.nmachine, why, sizeof(why));
 	if (err < 0 && err != -ENOSPC)
-		n = 0;
+		n = 0, rq.nmachine = 0;
 	rc = peaks_choose(pk, m, &rq, pp, n, why);
 	if (!rc && err < 0 && err != -ENOSPC && pk->nwarn < PEAKS_MAX_WARN)
 		snprintf(pk->warn[pk->nwarn++], sizeof(pk->warn[0]), "ignoring the machine profile: %s", why);

@@ -195,6 +195,37 @@ static double socket_cap(const struct job_peak_rank *r, const int *idx, int k, i
 	return cap;
 }
 
+/* Never above the smallest bandwidth the profile measured on a CPU set
+ * that contains the union @all of the host's ranks' CPUs (job_peak.h). */
+static void measured_cap(const struct job_peak_rank *r, const int *idx, int k, const struct cpumap *all,
+			 struct job_peak_host *h)
+{
+	const struct job_peak_set *best = NULL;
+	long long rank = 0;
+
+	for (int i = 0; i < k; i++) {
+		const struct job_peak_rank *q = &r[idx[i]];
+		for (int s = 0; s < q->nsets; s++) {
+			struct cpumap m;
+			int in;
+			if (!q->sets[s].cpus || !(q->sets[s].bw > 0) || cpumap_parse(&m, q->sets[s].cpus))
+				continue;
+			in = contains(&m, all);
+			cpumap_fini(&m);
+			if (in && (!best || q->sets[s].bw < best->bw)) {
+				best = &q->sets[s];
+				rank = q->rank;
+			}
+		}
+	}
+	if (!best || !(best->bw < h->peak_bw))
+		return;
+	h->peak_bw = best->bw;
+	snprintf(h->bw_rule, sizeof(h->bw_rule), "the bandwidth the machine profile measured on CPUs %s (%.4g GB/s, "
+		 "rank %lld's recording), which hold all the ranks' CPUs: the ranks' ceilings add up to more",
+		 best->cpus, best->bw / 1e9, rank);
+}
+
 /* The host's bandwidth: its sockets are shared by all its ranks. */
 static void shared_bw(const struct job_peak_rank *r, const int *idx, int k, const struct cpumap *set,
 		      const struct cpumap *all, struct job_peak_host *h)
@@ -261,8 +292,10 @@ static int host_ceilings(struct job_peak_rank *r, const int *idx, int k, struct 
 		if (u < h->peak_flops)
 			h->peak_flops = u;
 	}
-	if (bw_ok && sets_ok && k > 1)
+	if (bw_ok && sets_ok && k > 1) {
 		shared_bw(r, idx, k, set, &all, h);
+		measured_cap(r, idx, k, &all, h);
+	}
 out:
 	for (int i = 0; i < k; i++)
 		cpumap_fini(&set[i]);
@@ -404,6 +437,68 @@ nomem:
 	return -ENOMEM;
 }
 
+/* The CPU list a 'machine' row's detail begins with: "CPUs 0-1 (...". */
+static char *detail_cpus(const char *detail)
+{
+	size_t len;
+
+	if (!detail || strncmp(detail, "CPUs ", 5))
+		return NULL;
+	detail += 5;
+	len = strcspn(detail, " :;");
+	return len ? strndup(detail, len) : NULL;
+}
+
+/* The ranks' measured bandwidths of CPU sets containing theirs (peak rows
+ * of scope 'machine') into *@sets[0..*@ns), which the caller frees with
+ * their CPU lists even on failure; each rank of @r[0..@n) points at its
+ * own. None (an older recording): the ranks have none. */
+static int read_sets(sqlite3 *db, struct job_peak_rank *r, size_t n, struct job_peak_set **sets, size_t *ns,
+		     char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	long long *rank = NULL;
+	size_t cap = 0, rcap = 0;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT rank, value, detail FROM peak WHERE kind = 'bandwidth' AND "
+			       "scope = 'machine' AND source = 'measured' AND value > 0 ORDER BY rank, rowid",
+			       -1, &st, NULL) != SQLITE_OK)
+		return sql_failed(db, NULL, err, errlen);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		char *cpus = detail_cpus(text_or_null(st, 2));
+		if (!cpus)
+			continue;
+		if (array_grow(sets, &cap, *ns + 1, sizeof(**sets)) || array_grow(&rank, &rcap, *ns + 1, sizeof(*rank))) {
+			free(cpus);
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		(*sets)[*ns].cpus = cpus;
+		(*sets)[*ns].bw = sqlite3_column_double(st, 1);
+		rank[(*ns)++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_NOMEM) {
+		free(rank);
+		strbuf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (rc != SQLITE_DONE) {
+		free(rank);
+		return sql_failed(db, NULL, err, errlen);
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < *ns; j++)
+			if (rank[j] == r[i].rank) {
+				if (!r[i].nsets)
+					r[i].sets = &(*sets)[j];
+				r[i].nsets++;
+			}
+	free(rank);
+	return 0;
+}
+
 static int insert_hosts(sqlite3 *db, const char *schema, const struct job_peak_host *h, int nh,
 			char *err, size_t errlen)
 {
@@ -511,13 +606,16 @@ int job_peak_tables(sqlite3 *db, const char *schema, int with_note, char *err, s
 {
 	struct job_peak_rank *r = NULL;
 	struct job_peak_host *h = NULL;
+	struct job_peak_set *sets = NULL;
 	char **strs = NULL; /* the strings of the ranks, 4 each */
-	size_t n = 0;
+	size_t n = 0, ns = 0;
 	int rc, nh = 0;
 
 	rc = create_tables(db, schema, err, errlen);
 	if (!rc)
 		rc = read_ranks(db, &r, &strs, &n, err, errlen);
+	if (!rc)
+		rc = read_sets(db, r, n, &sets, &ns, err, errlen);
 	if (rc)
 		goto out;
 	h = calloc(n ? n : 1, sizeof(*h));
@@ -536,6 +634,9 @@ out:
 	for (size_t i = 0; strs && i < 4 * n; i++)
 		free(strs[i]);
 	free(strs);
+	for (size_t i = 0; i < ns; i++)
+		free((char *)sets[i].cpus);
+	free(sets);
 	free(r);
 	free(h);
 	return rc;

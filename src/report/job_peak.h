@@ -16,7 +16,14 @@
  *              set's ceiling (the ranks share it); otherwise the ceilings
  *              of the distinct CPU sets summed, never above the spec
  *              bandwidth of the sockets they span (from the packages the
- *              spec bandwidth names, each counted once).
+ *              spec bandwidth names, each counted once). Then, either
+ *              way, never above the smallest bandwidth the machine
+ *              profile measured on a CPU set that contains the union of
+ *              the host's ranks' CPUs (a rank's peak row of scope
+ *              'machine', "CPUs 0-1 ..."): ranks bound one per CPU of a
+ *              VM each carry one thread's figure, measured alone, which
+ *              add up to more than the CPUs reach together. Ranks without
+ *              such a row (older recordings, no profile): as before.
  *
  * Each rank's part of its host's ceiling (its own peak scaled by host
  * ceiling / sum of the host's peaks) is what the job sections sum, so a
@@ -29,6 +36,13 @@
 #include <stddef.h>
 #include <sqlite3.h>
 
+/* A measured bandwidth of a CPU set that contains a rank's (its peak row
+ * of scope 'machine'). */
+struct job_peak_set {
+	const char *cpus;        /* "0-1" */
+	double bw;               /* bytes/s */
+};
+
 /* One rank, as job_peak_compute() reads it. Unknown numbers are <= 0,
  * unknown strings NULL. */
 struct job_peak_rank {
@@ -40,6 +54,9 @@ struct job_peak_rank {
 	double peak_bw;          /* run.peak_bw */
 	double spec_bw;          /* its spec bandwidth (peak table) */
 	const char *spec_detail; /* its detail: "1 socket (package 0) x ..." */
+	const struct job_peak_set *sets; /* the profile's measured bandwidths of
+				  * CPU sets containing the rank's [0..nsets) */
+	int nsets;
 	/* out */
 	double job_flops;        /* its part of the host's FLOP ceiling; <= 0 unknown */
 	double job_bw;           /* its part of the host's bandwidth ceiling */

@@ -30,6 +30,15 @@ STEPS = 5
 FLOPS = 3000000
 
 
+def cpu_list(text):
+    """The CPUs of a list such as '0-3,8'."""
+    held = set()
+    for item in text.split(','):
+        lo, _, hi = item.partition('-')
+        held.update(range(int(lo), int(hi or lo) + 1))
+    return held
+
+
 def record(out, rank, args=(), program=None, size=2, taskset=None, args_replace=None):
     env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARS}
     if rank is not None:
@@ -220,11 +229,29 @@ class Merge(unittest.TestCase):
         s = out[0]
         if runs[0]['peak_flops'] and runs[1]['peak_flops']:
             self.assertAlmostEqual(s['peak_flops'], runs[0]['peak_flops'] + runs[1]['peak_flops'], delta=1)
+        want, rule = None, None
         if spec[0] and spec[1] and '(package ' in spec[0][0]['detail'] and \
                 spec[0][0]['detail'] == spec[1][0]['detail']:
             # one socket: the ranks' ceilings add up to at most its spec
             want = min(runs[0]['peak_bw'] + runs[1]['peak_bw'], spec[0][0]['value'])
+        # and at most what the profile measured on CPUs holding both (this
+        # machine's profile, when it has a figure of more CPUs than one)
+        for p in paths:
+            for m in query(p, "SELECT value, detail FROM peak WHERE scope = 'machine' AND kind = 'bandwidth'"):
+                self.assertTrue(m['detail'].startswith('CPUs '), m['detail'])
+                held = cpu_list(m['detail'].split()[1])
+                if {cpus[0], cpus[1]} <= held and runs[0]['peak_bw'] and runs[1]['peak_bw']:
+                    if want is None:
+                        want = runs[0]['peak_bw'] + runs[1]['peak_bw']
+                    if m['value'] < want:
+                        want, rule = m['value'], m['detail'].split()[1]
+        if want is not None:
             self.assertAlmostEqual(s['peak_bw'], want, delta=1)
+        if rule:
+            merged = os.path.join(d, 'merged.sqlite')
+            report('merge', '-o', merged, os.path.join(d, 'run.*.sqlite'))
+            host = query(merged, 'SELECT bw_rule FROM job_host')[0]
+            self.assertIn('the bandwidth the machine profile measured on CPUs %s' % rule, host['bw_rule'])
 
     def test_table_names_the_rank_of_per_run_sections(self):
         p = report('--db', self.r0, '--db', self.r1, 'summary', 'steps')

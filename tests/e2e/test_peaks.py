@@ -380,6 +380,16 @@ class TargetCpus(TempDirTest):
                                            "target's CPUs are a slice of theirs: "), src)
             self.assertIn("one thread's ", src)
             self.assertIn('measured alone on one CPU (the target\'s CPUs are %d, 1 CPU)' % cpus[-1], src)
+            # the profile's figure of all the CPUs, which hold this one, is
+            # kept beside it for a job's host ceiling (docs/ranks.md)
+            allcpus = query(prof, "SELECT cpus FROM measurement WHERE kind = 'bandwidth' AND scope = 'all' "
+                                  "AND best = 1")[0]['cpus']
+            machine = query(db, "SELECT value, detail FROM peak WHERE scope = 'machine'")
+            self.assertEqual(len(machine), 1, machine)
+            self.assertEqual(machine[0]['value'], bw['all'])
+            self.assertTrue(machine[0]['detail'].startswith('CPUs %s (%d threads together; the target\'s CPUs %d '
+                                                            'are among them): ' % (allcpus, len(cpus), cpus[-1])),
+                            machine[0]['detail'])
             spec = best(query(db, 'SELECT * FROM peak'), 'spec', kind='bandwidth')
             if spec:
                 self.assertIn("not the socket's spec of", src)

@@ -307,6 +307,48 @@ static void test_bw_slice_taskset_quota(void)
 	CHECK(strstr(pk.bw_source, "x 96 CPUs, capped at the spec") != NULL);
 }
 
+/* The bandwidth of CPU sets holding the target's (the VM's two CPUs, for
+ * a target bound to one): a row of scope "machine" per set, the fastest
+ * undisturbed triad, never the run's own peak. */
+static void test_machine_rows(void)
+{
+	struct machine m = epyc_vm();
+	struct profile_peak pp[1] = { row("bandwidth", "", "core", 60.3e9) };
+	struct profile_peak sup[5] = { row("bandwidth", "", "all", 58.2e9), row("bandwidth", "", "all", 50e9),
+				       row("bandwidth", "", "all", 70e9), row("flops", "fp32", "all", 1e12),
+				       row("bandwidth", "", "all", 90e9) };
+	struct peaks_request rq = { .mode = PEAKS_AUTO, .dtype = "fp32", .machine = sup, .nmachine = 5 };
+	const struct peak_row *r;
+	int nmachine = 0;
+
+	strcpy(m.allowed_cpus, "0");
+	m.ncpu_affinity = 1, m.ncpu = 1, m.ncores_affinity = 1, m.ncores = 1;
+	for (int i = 0; i < 5; i++) {
+		strcpy(sup[i].cpus, i == 2 ? "0-3" : "0-1");
+		sup[i].ncpu = i == 2 ? 4 : 2;
+		sup[i].threads = i == 2 ? 4 : 2;
+	}
+	sup[1].best = 0;      /* not the triad */
+	sup[4].disturbed = 1; /* other tasks ran */
+	CHECK_EQ_INT(peaks_choose(&pk, &m, &rq, pp, 1, ""), 0);
+	/* the run's own: one thread's, as without the rows */
+	CHECK_NEAR(pk.bw, 60.3e9, 1);
+	CHECK(strstr(pk.bw_source, "one thread's 60.3 GB/s, measured alone on one CPU") != NULL);
+	for (int i = 0; i < pk.nrows; i++)
+		nmachine += !strcmp(pk.rows[i].scope, "machine");
+	CHECK_EQ_INT(nmachine, 2);
+	r = find(&pk, "bandwidth", "", "machine", "measured");
+	CHECK(r && r->value == 58.2e9);
+	CHECK(r && strstr(r->detail, "CPUs 0-1 (2 threads together; the target's CPUs 0 are among them): "
+			  "measured bandwidth  all") == r->detail);
+	CHECK(r && r[1].value == 70e9 && strncmp(r[1].detail, "CPUs 0-3 (4 threads", 19) == 0);
+	/* none: no such row */
+	rq.nmachine = 0;
+	CHECK_EQ_INT(peaks_choose(&pk, &m, &rq, pp, 1, ""), 0);
+	CHECK(find(&pk, "bandwidth", "", "machine", "measured") == NULL);
+	CHECK_NEAR(pk.bw, 60.3e9, 1);
+}
+
 /* A figure the profile marks disturbed is never a ceiling: the issue's
  * VM, re-measured beside other jobs (all CPUs 269 G at 52%, one core
  * 259 G undisturbed): MFU divides by 2 x 259 G, not the 332 G spec. */
@@ -416,6 +458,7 @@ int main(void)
 	test_user_and_int8();
 	test_bw_slice_vm();
 	test_bw_slice_taskset_quota();
+	test_machine_rows();
 	test_disturbed();
 	test_stat_busy();
 	return check_status();

@@ -437,6 +437,32 @@ static void test_cpu_sets(void)
 	CHECK_EQ_INT(n, 1);
 	CHECK(strstr(why, "0-1 (2 CPUs)") != NULL && strstr(why, "CPUs 1 (1 CPUs)") != NULL);
 	CHECK(strstr(why, "taskset -c 1 mfu-calibrate") != NULL);
+	/* the CPU sets holding the target's: the whole machine's figure
+	 * for CPU 1, apart from its own, which stay as they were */
+	{
+		struct profile_peak sup[4];
+		int nsup = -1;
+
+		one.ncpu = 1;
+		CHECK_EQ_INT(profile_read_sets(path("sets.sqlite"), &one, out, PROFILE_MAX_PEAKS, &n, NULL, sup, 4,
+					       &nsup, why, sizeof(why)), 0);
+		CHECK_EQ_INT(n, 2);
+		for (int i = 0; i < n; i++)
+			if (!strcmp(out[i].scope, "all"))
+				CHECK(out[i].value == 3.1e10 && out[i].threads == 1);
+		CHECK_EQ_INT(nsup, 1);
+		CHECK(sup[0].value == 6.0e10 && !strcmp(sup[0].cpus, m.allowed_cpus) && !sup[0].applies &&
+		      sup[0].threads == 2 && sup[0].best);
+		/* its own set: nothing holds more */
+		CHECK_EQ_INT(profile_read_sets(path("sets.sqlite"), &m, out, PROFILE_MAX_PEAKS, &n, NULL, sup, 4,
+					       &nsup, why, sizeof(why)), 0);
+		CHECK_EQ_INT(nsup, 0);
+		/* a CPU outside the measured sets: none */
+		snprintf(one.allowed_cpus, sizeof(one.allowed_cpus), "5");
+		CHECK_EQ_INT(profile_read_sets(path("sets.sqlite"), &one, out, PROFILE_MAX_PEAKS, &n, NULL, sup, 4,
+					       &nsup, why, sizeof(why)), 0);
+		CHECK_EQ_INT(nsup, 0);
+	}
 }
 
 static void test_missing_and_bad_files(void)

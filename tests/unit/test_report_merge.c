@@ -402,6 +402,13 @@ static void test_job_peak(void)
 	static const char spec1[] = "spec: 1 socket (package 1) x 12 channels x 6000 MT/s x 8 B [zen5]";
 	static const char spec01[] = "spec: 2 sockets (packages 0-1) x 12 channels x 6000 MT/s x 8 B [zen5]";
 	static const char old[] = "spec: 1 socket x 12 channels x 6000 MT/s x 8 B [zen5]"; /* before packages */
+	/* the profile's measured bandwidths of CPU sets holding a rank's
+	 * (peak rows of scope 'machine') */
+	static const struct job_peak_set vm01[] = { { "0-1", 58 } };
+	static const struct job_peak_set vm03[] = { { "0-3", 50 } };
+	static const struct job_peak_set two[] = { { "0-3", 70 }, { "0-1", 58 } };
+	static const struct job_peak_set vm01b[] = { { "0-1", 59 } };
+	static const struct job_peak_set high[] = { { "0-1", 200 } };
 	static const struct {
 		int line;
 		int n;
@@ -450,6 +457,43 @@ static void test_job_peak(void)
 		/* a CPU set unknown: summed */
 		{ __LINE__, 2, { { 0, "n", NULL, 2, 100, 60, 576, spec0 }, { 1, "n", "0-1", 2, 100, 60, 576, spec0 } },
 		  200, 120, 1 },
+		/* the VM's: bound one per CPU, each with one thread's figure
+		 * measured alone; the profile measured both CPUs together:
+		 * that caps the host */
+		{ __LINE__, 2, { { 0, "vm", "0", 1, 10, 60, 576, spec0, vm01, 1 },
+				 { 1, "vm", "1", 1, 10, 60, 576, spec0, vm01, 1 } },
+		  20, 58, 1 },
+		/* only one rank has the row: it still holds the union */
+		{ __LINE__, 2, { { 0, "vm", "0", 1, 10, 60, 576, spec0, vm01, 1 },
+				 { 1, "vm", "1", 1, 10, 60, 576, spec0 } },
+		  20, 58, 1 },
+		/* the smallest figure of the sets that hold the union */
+		{ __LINE__, 2, { { 0, "vm", "0", 1, 10, 60, 576, spec0, two, 2 },
+				 { 1, "vm", "1", 1, 10, 60, 576, spec0, vm01b, 1 } },
+		  20, 58, 1 },
+		/* a set that does not hold the union (CPU 2): no cap */
+		{ __LINE__, 2, { { 0, "vm", "0", 1, 10, 60, 576, spec0, vm01, 1 },
+				 { 1, "vm", "2", 1, 10, 60, 576, spec0, vm01, 1 } },
+		  20, 120, 1 },
+		/* no such row (an older recording, no profile): summed, as before */
+		{ __LINE__, 2, { { 0, "vm", "0", 1, 10, 60, 576, spec0 }, { 1, "vm", "1", 1, 10, 60, 576, spec0 } },
+		  20, 120, 1 },
+		/* a figure above the sum: no cap */
+		{ __LINE__, 2, { { 0, "vm", "0", 1, 10, 60, 576, spec0, high, 1 },
+				 { 1, "vm", "1", 1, 10, 60, 576, spec0, high, 1 } },
+		  20, 120, 1 },
+		/* one rank's set holds the other's: that set's ceiling, capped
+		 * by the bigger set's measured figure */
+		{ __LINE__, 2, { { 0, "vm", "0-1", 2, 20, 60, 576, spec0, vm03, 1 },
+				 { 1, "vm", "0", 1, 10, 60, 576, spec0, vm03, 1 } },
+		  20, 50, 1 },
+		/* a single rank keeps its own */
+		{ __LINE__, 1, { { 0, "vm", "0", 1, 10, 60, 576, spec0, vm01, 1 } }, 10, 60, 1 },
+		/* two hosts: each host's ranks, each its own cap */
+		{ __LINE__, 3, { { 0, "a", "0", 1, 10, 60, 576, spec0, vm01, 1 },
+				 { 1, "a", "1", 1, 10, 60, 576, spec0, vm01, 1 },
+				 { 2, "b", "0", 1, 10, 60, 576, spec0, vm01, 1 } },
+		  30, 118, 2 },
 		/* three ranks, two sharing CPU 0 */
 		{ __LINE__, 3, { { 0, "n", "0", 1, 10, 30, 576, spec0 }, { 1, "n", "0", 1, 10, 30, 576, spec0 },
 				 { 2, "n", "1", 1, 10, 30, 576, spec0 } },
@@ -476,6 +520,17 @@ static void test_job_peak(void)
 			b -= h[k].peak_bw;
 		}
 		CHECK_ROW(fabs(f) < 1e-6 && fabs(b) < 1e-6, rows[i].line);
+	}
+	/* the rule says which measurement capped it */
+	{
+		struct job_peak_rank r[2] = { { 0, "vm", "0", 1, 10, 60, 576, spec0, vm01, 1 },
+					      { 1, "vm", "1", 1, 10, 60, 576, spec0, vm01, 1 } };
+		struct job_peak_host h[2];
+
+		CHECK(job_peak_compute(r, 2, h) == 1);
+		CHECK(strstr(h[0].bw_rule, "the bandwidth the machine profile measured on CPUs 0-1 (5.8e-08 GB/s, "
+					   "rank 0's recording), which hold all the ranks' CPUs") != NULL);
+		CHECK(h[0].ranks_bw == 120 && h[0].peak_bw == 58 && strcmp(h[0].cpus, "0-1") == 0);
 	}
 }
 

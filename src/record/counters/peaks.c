@@ -326,6 +326,36 @@ static int measured_rows(struct peaks *p, const struct machine *m, const struct 
 	return disturbed | measured_bandwidth(p, m, pp, npp);
 }
 
+/* The bandwidth measured on each CPU set that holds the target's CPUs
+ * and more (@rq->machine), the fastest undisturbed triad of each set, as a
+ * row of scope "machine" whose detail starts with the set ("CPUs 0-1 "):
+ * what ranks bound to parts of it reach together (job_peak.h). */
+static void machine_rows(struct peaks *p, const struct machine *m, const struct peaks_request *rq)
+{
+	char detail[1400];
+
+	for (int i = 0; i < rq->nmachine; i++) {
+		const struct profile_peak *q = &rq->machine[i], *best = q;
+		int first = 1;
+		if (strcmp(q->kind, "bandwidth") || !q->best || q->disturbed || !(q->value > 0) ||
+		    q->ncpu < m->ncpu - 1e-6)
+			continue;
+		for (int j = 0; j < rq->nmachine; j++) {
+			const struct profile_peak *o = &rq->machine[j];
+			if (strcmp(o->kind, "bandwidth") || !o->best || o->disturbed || !(o->value > 0) ||
+			    o->ncpu < m->ncpu - 1e-6 || strcmp(o->cpus, q->cpus))
+				continue;
+			first &= j >= i;
+			best = o->value > best->value ? o : best;
+		}
+		if (!first)
+			continue;
+		snprintf(detail, sizeof(detail), "CPUs %s (%d threads together; the target's CPUs %s are among them): "
+			 "%s", best->cpus, best->threads, m->allowed_cpus, best->detail);
+		add_row(p, "bandwidth", NULL, "machine", best->value, "measured", detail);
+	}
+}
+
 /* A measured row's detail without the "measured: " mfu-calibrate starts
  * it with: the source text says "measured" once. */
 static const char *bare(const char *detail)
@@ -445,6 +475,7 @@ int peaks_choose(struct peaks *p, const struct machine *m, const struct peaks_re
 		}
 	spec_rows(p, &mc);
 	disturbed = measured_rows(p, &mc, pp, npp, rq->dtype);
+	machine_rows(p, m, rq);
 	profile_note(p, rq->profile);
 	/* a profile whose figures were disturbed has none to use: the note
 	 * says which, the sources say so */

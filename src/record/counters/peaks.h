@@ -35,7 +35,8 @@ enum peaks_mode {
 struct peak_row {
 	char kind[16];          /* flops | bandwidth */
 	char dtype[8];          /* fp64 ... int8; "" for bandwidth */
-	char scope[8];          /* core | all */
+	char scope[8];          /* core | all | machine (a CPU set holding the
+				 * target's: its detail starts "CPUs LIST ") */
 	double value;           /* FLOP/s (ops/s for int8) or bytes/s */
 	char source[12];        /* spec | measured | user */
 	char detail[640];
@@ -68,6 +69,12 @@ struct peaks_request {
 	/* The profile's latest calibration (profile_read()), for what the
 	 * notes say of it; NULL: unknown. */
 	const struct profile_status *profile;
+	/* The profile's all-CPU rows measured on CPU sets that hold the
+	 * target's and more (profile_read_sets()): their bandwidths become
+	 * rows of scope "machine" (a job's host ceiling, job_peak.h), never
+	 * the run's own peak. NULL / 0: none. */
+	const struct profile_peak *machine;
+	int nmachine;
 };
 
 /* Parse "auto", "spec" or "measured"; -EINVAL otherwise. */
