@@ -86,6 +86,7 @@ static void spin_cpu_us(long us)
 		for (int i = 0; i < 16384; i++)
 			x += (uint64_t)i;
 	} while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end);
+	(void)x; /* read: clang's -Wunused-but-set-variable */
 }
 
 /* The program's own readings around a marked interval: CLOCK_MONOTONIC and
