@@ -36,83 +36,40 @@
 WITH
 r AS (SELECT * FROM run WHERE id = 1),
 rf AS (SELECT * FROM run_flops),
--- Two scans of the steps for the counts below (a run may have a million):
--- how many declared their FLOPs and bytes, and the highest utilizations
--- (step.mfu, hfu, mbu: analyses/views.sql), above 100% impossible. Which steps and
--- how many are looked up only then.
--- mfu-report makes s in one call per step instead (mfu_step_totals, with
--- NULL for the columns it does not read here: the same sums, in a third of
--- the time on a million steps), or reads them from the summary's call
--- when the summary ran before on the same connection
--- (mfu_step_totals_kept: its keys have the same values).
--- @computed: s AS MATERIALIZED (SELECT json_extract(t, '$.steps') AS steps, json_extract(t, '$.n_flops') AS with_flops, json_extract(t, '$.n_bytes') AS with_bytes, json_extract(t, '$.max_mfu') AS max_mfu, json_extract(t, '$.n_library') AS n_library, json_extract(t, '$.lib') AS lib, json_extract(t, '$.lib_fp64') AS lib_fp64, json_extract(t, '$.lib_fp32') AS lib_fp32, json_extract(t, '$.lib_bf16') AS lib_bf16, json_extract(t, '$.lib_fp16') AS lib_fp16, json_extract(t, '$.lib_int8') AS lib_int8, json_extract(t, '$.lib_flops') AS lib_all, json_extract(t, '$.n_lib') AS n_lib, json_extract(t, '$.n_both') AS n_both, json_extract(t, '$.both_declared') AS both_declared, json_extract(t, '$.both_lib') AS both_lib, json_extract(t, '$.max_hfu') AS max_hfu, json_extract(t, '$.max_mbu') AS max_mbu, json_extract(t, '$.n_hw') AS with_hw, json_extract(t, '$.n_common') AS n_common FROM (SELECT coalesce(mfu_step_totals_kept(), (SELECT mfu_step_totals(NULL, flops, flops_source, lib_flops, model_flops, model_bytes, hw_flops, NULL, NULL, NULL, NULL, NULL, NULL, NULL, mfu, hfu, mbu, lib_flops_fp64, lib_flops_fp32, lib_flops_bf16, lib_flops_fp16, lib_ops_int8, complete) FROM step WHERE complete = 1)) AS t)),
+-- The counts and sums of the complete steps below (analyses/views.sql:
+-- step_totals; mfu-report makes them once per connection, in one call per
+-- step, for the summary and these notes): how many declared their FLOPs and
+-- bytes, and the highest utilizations (step.mfu, hfu, mbu), above 100%
+-- impossible. Which steps and how many are looked up only then.
 s AS MATERIALIZED (
-  SELECT * FROM (
-    SELECT COUNT(*)                            AS steps,
-           COUNT(flops)                        AS with_flops,
-           COUNT(model_bytes)                  AS with_bytes,
-           MAX(mfu)                            AS max_mfu,
-           SUM(lib_flops)                      AS lib_all,
-           COUNT(lib_flops)                    AS n_lib,
-           COUNT(CASE WHEN lib_flops > 0 THEN model_flops END)             AS n_both,
-           SUM(CASE WHEN lib_flops > 0 THEN model_flops END)               AS both_declared,
-           SUM(CASE WHEN model_flops IS NOT NULL THEN lib_flops END)       AS both_lib,
-           MAX(hfu)                            AS max_hfu,
-           MAX(mbu)                            AS max_mbu,
-           COUNT(hw_flops)                     AS with_hw,
-           COUNT(CASE WHEN flops IS NOT NULL THEN hw_flops END) AS n_common
-    FROM step WHERE complete = 1
-  ) CROSS JOIN (
-    -- The steps whose MFU uses their library calls' FLOPs, in a scan of
-    -- their own: flops_source is a virtual column, computed again at every
-    -- mention, and seven CASEs on it in the scan above cost 0.3 s a
-    -- million steps (the report's 30% slowdown of f87391b).
-    SELECT COUNT(*)                            AS n_library,
-           SUM(lib_flops)                      AS lib,
-           SUM(lib_flops_fp64)                 AS lib_fp64,
-           SUM(lib_flops_fp32)                 AS lib_fp32,
-           SUM(lib_flops_bf16)                 AS lib_bf16,
-           SUM(lib_flops_fp16)                 AS lib_fp16,
-           SUM(lib_ops_int8)                   AS lib_int8
-    FROM step WHERE complete = 1 AND flops_source = 'library'
-  )
+  SELECT steps, n_flops AS with_flops, n_bytes AS with_bytes, max_mfu, n_library, lib, lib_fp64, lib_fp32,
+         lib_bf16, lib_fp16, lib_int8, lib_flops AS lib_all, n_lib, n_both, both_declared, both_lib, max_hfu,
+         max_mbu, n_hw AS with_hw, n_common, mfu_common, hfu_common
+  FROM step_totals
 ),
--- @end
 imp(ord, what, worst) AS (
   SELECT 1, 'MFU', s.max_mfu FROM s UNION ALL
   SELECT 2, 'HFU', s.max_hfu FROM s UNION ALL
   SELECT 3, 'MBU', s.max_mbu FROM s
 ),
--- Per phase name, what the phases section divides: the sums and the union
--- of the occurrences' intervals within each step (the view phase_union,
--- analyses/views.sql, as phases.sql reads it), and how many occurrences have
--- flops, hw_flops and both (the span note below: one scan of the phases
--- for both, not a second GROUP BY name of a million rows, which cost 1 s). mfu-report reads them from its
--- mfu_phase_stats table instead (computed once for phases and notes).
+-- Per phase name, the phases section's sums and figures (analyses/views.sql:
+-- phase_totals; mfu-report computes them once per connection, for the
+-- phases section and these notes), and how many occurrences have flops,
+-- hw_flops and both (the span note below).
 -- The summary for people leaves the phases' notes to the phases section:
 -- reading every phase costs seconds on a million steps.
--- @summary: pg AS (SELECT NULL AS name, 0 AS n, 0 AS first_id, 0 AS n_flops, 0 AS n_hw, 0 AS n_both, 0 AS flops, 0 AS union_flops_ns, 0 AS hw_flops, 0 AS union_hw_ns, 0 AS model_bytes, 0 AS union_bytes_ns WHERE 0),
--- @computed: pg AS MATERIALIZED (SELECT name, n, first_id, n_flops, n_hw, n_both, flops, union_flops_ns, hw_flops, union_hw_ns, model_bytes, union_bytes_ns FROM mfu_phase_stats),
-pg AS (
-  SELECT p.name,
-         COUNT(*) AS n, MIN(p.id) AS first_id, COUNT(p.flops) AS n_flops, COUNT(p.hw_flops) AS n_hw,
-         COUNT(CASE WHEN p.flops IS NOT NULL THEN p.hw_flops END) AS n_both,
-         SUM(p.flops) AS flops, SUM(u.union_flops_ns) AS union_flops_ns,
-         SUM(p.hw_flops) AS hw_flops, SUM(u.union_hw_ns) AS union_hw_ns,
-         SUM(p.model_bytes) AS model_bytes, SUM(u.union_bytes_ns) AS union_bytes_ns
-  FROM phase_union AS u JOIN phase AS p ON p.id = u.id
-  GROUP BY p.name
-),
+-- @summary: pg AS (SELECT NULL AS name, 0 AS n, 0 AS first_id, 0 AS n_flops, 0 AS n_hw, 0 AS n_both, NULL AS mfu, NULL AS hfu, NULL AS mbu WHERE 0),
+pg AS MATERIALIZED (SELECT name, n, first_id, n_flops, n_hw, n_both, mfu, hfu, mbu FROM phase_totals),
 -- @end
 -- The phases section's utilizations above 100%: per kind, how many phases
 -- and the highest (SQLite gives the name of the row holding the MAX()).
 pimp AS (
   SELECT what, COUNT(*) AS n, MAX(v) AS worst, name
-  FROM (SELECT 'MFU' AS what, name, flops / (union_flops_ns / 1e9 * (SELECT peak_flops FROM r)) AS v FROM pg
+  FROM (SELECT 'MFU' AS what, name, mfu AS v FROM pg
         UNION ALL
-        SELECT 'HFU', name, hw_flops / (union_hw_ns / 1e9 * (SELECT peak_flops FROM r)) FROM pg
+        SELECT 'HFU', name, hfu FROM pg
         UNION ALL
-        SELECT 'MBU', name, model_bytes / (union_bytes_ns / 1e9 * (SELECT peak_bw FROM r)) FROM pg)
+        SELECT 'MBU', name, mbu FROM pg)
   WHERE v > 1
   GROUP BY what
 ),
@@ -198,16 +155,8 @@ lines(ord, sub, kind, text, missing, alert) AS (
          'mfu and hfu cover different steps: mfu the ' || s.with_flops || ' with an MFU numerator (declared or '
          || 'library FLOPs), hfu the ' || s.with_hw || ' with counted FLOPs; over the ' || s.n_common
          || ' that have both, mfu_common and hfu_common in the summary compare them'
-         || coalesce((SELECT '; there mfu is ' || printf('%.2f%%', 100 * c.mfu_common) || ' and hfu '
-                             || printf('%.2f%%', 100 * c.hfu_common)
-                      FROM (SELECT sum(CASE WHEN hw_flops IS NOT NULL THEN flops END)
-                                     / (sum(CASE WHEN flops IS NOT NULL AND hw_flops IS NOT NULL THEN wall_ns END)
-                                        / 1e9 * r.peak_flops) AS mfu_common,
-                                   sum(CASE WHEN flops IS NOT NULL THEN hw_flops END)
-                                     / (sum(CASE WHEN flops IS NOT NULL AND hw_flops IS NOT NULL THEN wall_ns END)
-                                        / 1e9 * r.peak_flops) AS hfu_common
-                            FROM step WHERE complete = 1) AS c
-                      WHERE c.mfu_common IS NOT NULL), ''),
+         || coalesce('; there mfu is ' || printf('%.2f%%', 100 * s.mfu_common) || ' and hfu '
+                     || printf('%.2f%%', 100 * s.hfu_common), ''),
          1, 0
   FROM s CROSS JOIN r
   WHERE s.with_flops > 0 AND s.with_hw > 0 AND (s.with_flops <> s.n_common OR s.with_hw <> s.n_common)

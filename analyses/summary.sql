@@ -73,70 +73,15 @@
 WITH
 r AS (SELECT * FROM run WHERE id = 1),
 rf AS (SELECT * FROM run_flops),
--- mfu-report makes agg in one call per step instead (mfu_step_totals: the
--- same sums, in a third of the time on a million steps), with the
--- incomplete steps' count and the p50 and p95 step times in the same pass,
--- and keeps what the notes' s reads (the highest MFU, HFU and MBU, the
--- library-FLOPs steps' sums) for the notes, which then scan no step again
--- (0.4 s of a million).
--- @computed: agg AS MATERIALIZED (SELECT json_extract(t, '$.steps') AS steps, json_extract(t, '$.wall_ns') AS wall_ns, json_extract(t, '$.mean_ns') AS mean_ns, json_extract(t, '$.model_flops') AS model_flops, json_extract(t, '$.flops') AS flops, json_extract(t, '$.flops_ns') AS flops_ns, json_extract(t, '$.n_declared') AS n_declared, json_extract(t, '$.n_library') AS n_library, json_extract(t, '$.lib_flops') AS lib_flops, json_extract(t, '$.both_declared') AS both_declared, json_extract(t, '$.both_lib') AS both_lib, json_extract(t, '$.model_bytes') AS model_bytes, json_extract(t, '$.model_bytes_ns') AS model_bytes_ns, json_extract(t, '$.hw_flops') AS hw_flops, json_extract(t, '$.hw_flops_fp64') AS hw_flops_fp64, json_extract(t, '$.hw_flops_fp32') AS hw_flops_fp32, json_extract(t, '$.hw_flops_fp16') AS hw_flops_fp16, json_extract(t, '$.hw_flops_ns') AS hw_flops_ns, json_extract(t, '$.cpu_ns') AS cpu_ns, json_extract(t, '$.cpu_wall_ns') AS cpu_wall_ns, json_extract(t, '$.dram_bytes') AS dram_bytes, json_extract(t, '$.dram_ns') AS dram_ns, json_extract(t, '$.e2e_ns') AS e2e_ns, json_extract(t, '$.all_flops') AS all_flops, json_extract(t, '$.n_flops') AS n_flops, json_extract(t, '$.n_hw') AS n_hw, json_extract(t, '$.n_common') AS n_common, json_extract(t, '$.common_flops') AS common_flops, json_extract(t, '$.common_hw') AS common_hw, json_extract(t, '$.common_ns') AS common_ns, json_extract(t, '$.incomplete') AS incomplete, json_extract(t, '$.p50_ns') AS p50_ns, json_extract(t, '$.p95_ns') AS p95_ns FROM (SELECT mfu_step_totals_keep(wall_ns, flops, flops_source, lib_flops, model_flops, model_bytes, hw_flops, hw_flops_fp64, hw_flops_fp32, hw_flops_fp16, cpu_ns, dram_total_bytes, begin_ns, end_ns, mfu, hfu, mbu, lib_flops_fp64, lib_flops_fp32, lib_flops_bf16, lib_flops_fp16, lib_ops_int8, complete) AS t FROM step)),
-agg AS MATERIALIZED (
-  SELECT
-    COUNT(*)                                                   AS steps,
-    SUM(wall_ns)                                               AS wall_ns,  -- NULL without steps: unknown, not 0
-    AVG(wall_ns)                                               AS mean_ns,
-    SUM(model_flops)                                           AS model_flops,
-    SUM(flops)                                                 AS flops,
-    SUM(CASE WHEN flops IS NOT NULL THEN wall_ns END)          AS flops_ns,
-    SUM(flops_source = 'declared')                             AS n_declared,
-    SUM(flops_source = 'library')                              AS n_library,
-    SUM(lib_flops)                                             AS lib_flops,
-    SUM(CASE WHEN lib_flops > 0 THEN model_flops END)          AS both_declared,
-    SUM(CASE WHEN model_flops IS NOT NULL THEN lib_flops END)  AS both_lib,
-    SUM(model_bytes)                                           AS model_bytes,
-    SUM(CASE WHEN model_bytes IS NOT NULL THEN wall_ns END)    AS model_bytes_ns,
-    SUM(hw_flops)                                              AS hw_flops,
-    SUM(hw_flops_fp64)                                         AS hw_flops_fp64,
-    SUM(hw_flops_fp32)                                         AS hw_flops_fp32,
-    SUM(hw_flops_fp16)                                         AS hw_flops_fp16,
-    SUM(CASE WHEN hw_flops IS NOT NULL THEN wall_ns END)       AS hw_flops_ns,
-    SUM(cpu_ns)                                                AS cpu_ns,
-    SUM(CASE WHEN cpu_ns IS NOT NULL THEN wall_ns END)         AS cpu_wall_ns,
-    SUM(dram_total_bytes)                                      AS dram_bytes,
-    SUM(CASE WHEN dram_total_bytes IS NOT NULL THEN wall_ns END) AS dram_ns,
-    MAX(end_ns) - MIN(begin_ns)                                AS e2e_ns,
-    COUNT(flops) = COUNT(*)                                    AS all_flops,
-    COUNT(flops)                                               AS n_flops,
-    COUNT(hw_flops)                                            AS n_hw,
-    COUNT(CASE WHEN flops IS NOT NULL THEN hw_flops END)       AS n_common,
-    SUM(CASE WHEN hw_flops IS NOT NULL THEN flops END)         AS common_flops,
-    SUM(CASE WHEN flops IS NOT NULL THEN hw_flops END)         AS common_hw,
-    SUM(CASE WHEN flops IS NOT NULL AND hw_flops IS NOT NULL THEN wall_ns END) AS common_ns
-  FROM step
-  WHERE complete = 1
-),
--- @end
--- Step times in ascending order, numbered 1..steps (one sort). mfu-report's
--- agg selects the two ranks instead (no sort: a third of a second on a
--- million steps).
--- @computed: pct AS (SELECT p50_ns, p95_ns FROM agg)
-ranked AS (
-  SELECT wall_ns, ROW_NUMBER() OVER (ORDER BY wall_ns) AS rn
-  FROM step
-  WHERE complete = 1
-),
-pct AS (
-  SELECT
-    MAX(CASE WHEN ranked.rn = (50 * agg.steps + 99) / 100 THEN ranked.wall_ns END) AS p50_ns,
-    MAX(CASE WHEN ranked.rn = (95 * agg.steps + 99) / 100 THEN ranked.wall_ns END) AS p95_ns
-  FROM ranked CROSS JOIN agg
-  WHERE ranked.rn IN ((50 * agg.steps + 99) / 100, (95 * agg.steps + 99) / 100)
-)
--- @end
+-- The complete steps' sums and the run's figures over them
+-- (analyses/views.sql: step_totals, the one definition of the run's MFU,
+-- HFU, MBU, rates and percentiles; mfu-report makes its sums in one call
+-- per step, mfu_step_totals_keep).
+agg AS MATERIALIZED (SELECT * FROM step_totals)
 SELECT
   agg.steps                                                    AS steps,
   agg.wall_ns / 1e6                                            AS wall_ms,
-  agg.flops / (agg.flops_ns / 1e9 * r.peak_flops)              AS mfu,
+  agg.mfu                                                      AS mfu,
   r.peak_flops                                                 AS peak_flops,
   r.peak_flops_source                                          AS peak_source,
   r.peak_bw                                                    AS peak_bw,
@@ -160,29 +105,25 @@ SELECT
   rf.lib_flops_fp16                                            AS run_lib_flops_fp16,
   rf.lib_ops_int8                                              AS run_lib_ops_int8,
   agg.mean_ns / 1e6                                            AS mean_step_ms,
-  pct.p50_ns / 1e6                                             AS p50_step_ms,
-  pct.p95_ns / 1e6                                             AS p95_step_ms,
-  agg.hw_flops / (agg.hw_flops_ns / 1e9 * r.peak_flops)        AS hfu,
-  agg.model_bytes / (agg.model_bytes_ns / 1e9 * r.peak_bw)     AS mbu,
-  agg.cpu_ns / (agg.cpu_wall_ns * 1.0 * r.ncpu)                AS cpu_util,
+  agg.p50_ns / 1e6                                             AS p50_step_ms,
+  agg.p95_ns / 1e6                                             AS p95_step_ms,
+  agg.hfu                                                      AS hfu,
+  agg.mbu                                                      AS mbu,
+  agg.cpu_util                                                 AS cpu_util,
   agg.model_flops                                              AS model_flops,
   agg.model_bytes                                              AS model_bytes,
   agg.hw_flops                                                 AS hw_flops,
   agg.dram_bytes                                               AS dram_bytes,
-  agg.dram_bytes / (agg.dram_ns / 1e9 * r.peak_bw)             AS dram_bw_util,
+  agg.dram_bw_util                                             AS dram_bw_util,
   r.peak_bw_source                                             AS peak_bw_source,
   r.ncpu                                                       AS ncpu,
   (r.end_ns - r.start_ns) / 1e6                                AS run_ms,
--- @computed:   agg.incomplete AS incomplete_steps,
-  (SELECT COUNT(*) FROM step WHERE complete = 0)               AS incomplete_steps,
--- @end
+  agg.incomplete                                               AS incomplete_steps,
   agg.e2e_ns / 1e6                                             AS e2e_wall_ms,
-  CASE WHEN agg.all_flops THEN agg.flops / (agg.e2e_ns / 1e9 * r.peak_flops) END AS e2e_mfu,
-  -- no rates for an emulated run (mfu-record --emulate): its times are the
-  -- emulator's (run.native is NULL)
-  agg.flops / (agg.flops_ns / 1e9) * r.native                  AS model_flops_per_s,
-  agg.hw_flops / (agg.hw_flops_ns / 1e9) * r.native            AS hw_flops_per_s,
-  agg.model_bytes / (agg.model_bytes_ns / 1e9) * r.native      AS model_bytes_per_s,
+  agg.e2e_mfu                                                  AS e2e_mfu,
+  agg.model_flops_per_s                                        AS model_flops_per_s,
+  agg.hw_flops_per_s                                           AS hw_flops_per_s,
+  agg.model_bytes_per_s                                        AS model_bytes_per_s,
   -- (the steps before the cut of view mfu_skip: a range of the primary key)
   (SELECT COUNT(*) FROM main.step WHERE step < (SELECT step FROM mfu_skip) AND complete = 1) AS skipped_steps,
   r.ncores                                                     AS ncores,
@@ -198,10 +139,9 @@ SELECT
   agg.n_flops                                                  AS mfu_steps,
   agg.n_hw                                                     AS hfu_steps,
   agg.n_common                                                 AS common_steps,
-  agg.common_flops / (agg.common_ns / 1e9 * r.peak_flops)      AS mfu_common,
-  agg.common_hw / (agg.common_ns / 1e9 * r.peak_flops)         AS hfu_common,
+  agg.mfu_common                                               AS mfu_common,
+  agg.hfu_common                                               AS hfu_common,
   r.mode                                                       AS run_mode
 FROM agg
-CROSS JOIN pct
 LEFT JOIN r
 LEFT JOIN rf;

@@ -195,6 +195,260 @@ SELECT id,
             THEN MAX(0, end_ns - MAX(begin_ns, coalesce(r_dram, begin_ns))) END    AS union_dram_ns
 FROM reach;
 
+-- ---- totals: the run's steps and each phase name ----------------------
+
+-- step_sums: one row, the sums over the complete steps that every figure of
+-- the run divides (the summary's and the notes'):
+--   steps, wall_ns, mean_ns     how many, their wall time, its mean
+--   flops, flops_ns             the MFU numerators' sum and the wall time of
+--                               the steps that have one (n_flops of them;
+--                               all_flops 1 when every step has one)
+--   hw_flops, hw_flops_ns, n_hw     the same for counted FLOPs (and
+--                               hw_flops_fp64, _fp32, _fp16 by precision)
+--   model_bytes, model_bytes_ns, n_bytes    the same for declared bytes
+--   dram_bytes, dram_ns         the same for DRAM bytes (dram_total_bytes)
+--   cpu_ns, cpu_wall_ns         CPU time, and the wall time of the steps
+--                               that have it
+--   common_flops, common_hw, common_ns, n_common   over the steps that have
+--                               both an MFU numerator and counted FLOPs
+--   model_flops, lib_flops, n_lib, n_declared, n_library   declared and
+--                               library-call FLOPs; how many steps have
+--                               library FLOPs, and whose flops_source is
+--                               'declared' or 'library' (NULL without steps)
+--   both_declared, both_lib, n_both   over the steps with both declared and
+--                               library FLOPs (> 0): the two sums
+--   lib, lib_fp64 ... lib_int8  library FLOPs of the steps whose MFU uses
+--                               them (flops_source 'library'), by precision
+--   max_mfu, max_hfu, max_mbu   the highest step's (above 1 is impossible)
+--   e2e_ns                      first step's begin to last step's end
+--   incomplete                  steps that never ended (not in the sums)
+--   p50_ns, p95_ns              nearest-rank percentiles of the step times
+-- mfu-report makes this row in one call per step instead
+-- (mfu_step_totals_keep: the same sums and ranks, in a third of the time on
+-- a million steps, without a sort), once per connection: the summary and
+-- the notes read the one result (mfu_step_totals_kept). A sum past 64 bits
+-- fails the query with "integer overflow": here any of them, in mfu-report
+-- one that the query reads.
+CREATE TEMP VIEW step_sums AS
+-- @computed: SELECT mfu_checked(json_extract(t, '$.steps')) AS steps, mfu_checked(json_extract(t, '$.wall_ns')) AS wall_ns, mfu_checked(json_extract(t, '$.mean_ns')) AS mean_ns, mfu_checked(json_extract(t, '$.model_flops')) AS model_flops, mfu_checked(json_extract(t, '$.flops')) AS flops, mfu_checked(json_extract(t, '$.flops_ns')) AS flops_ns, mfu_checked(json_extract(t, '$.n_declared')) AS n_declared, mfu_checked(json_extract(t, '$.n_library')) AS n_library, mfu_checked(json_extract(t, '$.lib_flops')) AS lib_flops, mfu_checked(json_extract(t, '$.both_declared')) AS both_declared, mfu_checked(json_extract(t, '$.both_lib')) AS both_lib, mfu_checked(json_extract(t, '$.model_bytes')) AS model_bytes, mfu_checked(json_extract(t, '$.model_bytes_ns')) AS model_bytes_ns, mfu_checked(json_extract(t, '$.hw_flops')) AS hw_flops, mfu_checked(json_extract(t, '$.hw_flops_fp64')) AS hw_flops_fp64, mfu_checked(json_extract(t, '$.hw_flops_fp32')) AS hw_flops_fp32, mfu_checked(json_extract(t, '$.hw_flops_fp16')) AS hw_flops_fp16, mfu_checked(json_extract(t, '$.hw_flops_ns')) AS hw_flops_ns, mfu_checked(json_extract(t, '$.cpu_ns')) AS cpu_ns, mfu_checked(json_extract(t, '$.cpu_wall_ns')) AS cpu_wall_ns, mfu_checked(json_extract(t, '$.dram_bytes')) AS dram_bytes, mfu_checked(json_extract(t, '$.dram_ns')) AS dram_ns, mfu_checked(json_extract(t, '$.e2e_ns')) AS e2e_ns, mfu_checked(json_extract(t, '$.all_flops')) AS all_flops, mfu_checked(json_extract(t, '$.n_flops')) AS n_flops, mfu_checked(json_extract(t, '$.n_hw')) AS n_hw, mfu_checked(json_extract(t, '$.n_common')) AS n_common, mfu_checked(json_extract(t, '$.common_flops')) AS common_flops, mfu_checked(json_extract(t, '$.common_hw')) AS common_hw, mfu_checked(json_extract(t, '$.common_ns')) AS common_ns, mfu_checked(json_extract(t, '$.n_bytes')) AS n_bytes, mfu_checked(json_extract(t, '$.n_lib')) AS n_lib, mfu_checked(json_extract(t, '$.n_both')) AS n_both, mfu_checked(json_extract(t, '$.max_mfu')) AS max_mfu, mfu_checked(json_extract(t, '$.max_hfu')) AS max_hfu, mfu_checked(json_extract(t, '$.max_mbu')) AS max_mbu, mfu_checked(json_extract(t, '$.lib')) AS lib, mfu_checked(json_extract(t, '$.lib_fp64')) AS lib_fp64, mfu_checked(json_extract(t, '$.lib_fp32')) AS lib_fp32, mfu_checked(json_extract(t, '$.lib_bf16')) AS lib_bf16, mfu_checked(json_extract(t, '$.lib_fp16')) AS lib_fp16, mfu_checked(json_extract(t, '$.lib_int8')) AS lib_int8, mfu_checked(json_extract(t, '$.incomplete')) AS incomplete, mfu_checked(json_extract(t, '$.p50_ns')) AS p50_ns, mfu_checked(json_extract(t, '$.p95_ns')) AS p95_ns FROM (SELECT coalesce(mfu_step_totals_kept(), (SELECT mfu_step_totals_keep(wall_ns, flops, flops_source, lib_flops, model_flops, model_bytes, hw_flops, hw_flops_fp64, hw_flops_fp32, hw_flops_fp16, cpu_ns, dram_total_bytes, begin_ns, end_ns, mfu, hfu, mbu, lib_flops_fp64, lib_flops_fp32, lib_flops_bf16, lib_flops_fp16, lib_ops_int8, complete) FROM step)) AS t)
+WITH
+agg AS MATERIALIZED (
+  SELECT
+    COUNT(*)                                                   AS steps,
+    SUM(wall_ns)                                               AS wall_ns,  -- NULL without steps: unknown, not 0
+    AVG(wall_ns)                                               AS mean_ns,
+    SUM(model_flops)                                           AS model_flops,
+    SUM(flops)                                                 AS flops,
+    SUM(CASE WHEN flops IS NOT NULL THEN wall_ns END)          AS flops_ns,
+    SUM(flops_source = 'declared')                             AS n_declared,
+    SUM(flops_source = 'library')                              AS n_library,
+    SUM(lib_flops)                                             AS lib_flops,
+    SUM(CASE WHEN lib_flops > 0 THEN model_flops END)          AS both_declared,
+    SUM(CASE WHEN model_flops IS NOT NULL THEN lib_flops END)  AS both_lib,
+    SUM(model_bytes)                                           AS model_bytes,
+    SUM(CASE WHEN model_bytes IS NOT NULL THEN wall_ns END)    AS model_bytes_ns,
+    SUM(hw_flops)                                              AS hw_flops,
+    SUM(hw_flops_fp64)                                         AS hw_flops_fp64,
+    SUM(hw_flops_fp32)                                         AS hw_flops_fp32,
+    SUM(hw_flops_fp16)                                         AS hw_flops_fp16,
+    SUM(CASE WHEN hw_flops IS NOT NULL THEN wall_ns END)       AS hw_flops_ns,
+    SUM(cpu_ns)                                                AS cpu_ns,
+    SUM(CASE WHEN cpu_ns IS NOT NULL THEN wall_ns END)         AS cpu_wall_ns,
+    SUM(dram_total_bytes)                                      AS dram_bytes,
+    SUM(CASE WHEN dram_total_bytes IS NOT NULL THEN wall_ns END) AS dram_ns,
+    MAX(end_ns) - MIN(begin_ns)                                AS e2e_ns,
+    COUNT(flops) = COUNT(*)                                    AS all_flops,
+    COUNT(flops)                                               AS n_flops,
+    COUNT(hw_flops)                                            AS n_hw,
+    COUNT(CASE WHEN flops IS NOT NULL THEN hw_flops END)       AS n_common,
+    SUM(CASE WHEN hw_flops IS NOT NULL THEN flops END)         AS common_flops,
+    SUM(CASE WHEN flops IS NOT NULL THEN hw_flops END)         AS common_hw,
+    SUM(CASE WHEN flops IS NOT NULL AND hw_flops IS NOT NULL THEN wall_ns END) AS common_ns,
+    COUNT(model_bytes)                                         AS n_bytes,
+    COUNT(lib_flops)                                           AS n_lib,
+    COUNT(CASE WHEN lib_flops > 0 THEN model_flops END)        AS n_both,
+    MAX(mfu)                                                   AS max_mfu,
+    MAX(hfu)                                                   AS max_hfu,
+    MAX(mbu)                                                   AS max_mbu
+  FROM step
+  WHERE complete = 1
+),
+-- The steps whose MFU uses their library calls' FLOPs, in a scan of their
+-- own: flops_source is a virtual column, computed again at every mention.
+lib AS MATERIALIZED (
+  SELECT SUM(lib_flops)      AS lib,
+         SUM(lib_flops_fp64) AS lib_fp64,
+         SUM(lib_flops_fp32) AS lib_fp32,
+         SUM(lib_flops_bf16) AS lib_bf16,
+         SUM(lib_flops_fp16) AS lib_fp16,
+         SUM(lib_ops_int8)   AS lib_int8
+  FROM step WHERE complete = 1 AND flops_source = 'library'
+),
+-- Step times in ascending order, numbered 1..steps (one sort).
+ranked AS (
+  SELECT wall_ns, ROW_NUMBER() OVER (ORDER BY wall_ns) AS rn
+  FROM step
+  WHERE complete = 1
+),
+pct AS (
+  SELECT
+    MAX(CASE WHEN ranked.rn = (50 * agg.steps + 99) / 100 THEN ranked.wall_ns END) AS p50_ns,
+    MAX(CASE WHEN ranked.rn = (95 * agg.steps + 99) / 100 THEN ranked.wall_ns END) AS p95_ns
+  FROM ranked CROSS JOIN agg
+  WHERE ranked.rn IN ((50 * agg.steps + 99) / 100, (95 * agg.steps + 99) / 100)
+)
+SELECT agg.*, lib.*, (SELECT COUNT(*) FROM step WHERE complete = 0) AS incomplete, pct.p50_ns, pct.p95_ns
+FROM agg CROSS JOIN lib CROSS JOIN pct
+-- @end
+;
+
+-- step_totals: step_sums with the run's figures over them. Each divides by
+-- the wall time of the steps that have its numerator (W = that time / 1e9
+-- seconds); NULL when no step has it or the peak is unknown:
+--   mfu            flops / (W * peak_flops)
+--   hfu            hw_flops / (W * peak_flops)
+--   mbu            model_bytes / (W * peak_bw)
+--   dram_bw_util   dram_bytes / (W * peak_bw)
+--   cpu_util       cpu_ns / (cpu_wall_ns * ncpu)
+--   e2e_mfu        flops / (e2e_ns / 1e9 * peak_flops), when every step has
+--                  an MFU numerator: the MFU of the whole stretch of steps
+--   mfu_common, hfu_common   mfu and hfu over the steps that have both
+--   model_flops_per_s, hw_flops_per_s, model_bytes_per_s   the rates,
+--                  whatever the peak; NULL for an emulated run
+CREATE TEMP VIEW step_totals AS
+SELECT t.*,
+       t.flops / (t.flops_ns / 1e9 * p.peak_flops)                         AS mfu,
+       t.hw_flops / (t.hw_flops_ns / 1e9 * p.peak_flops)                   AS hfu,
+       t.model_bytes / (t.model_bytes_ns / 1e9 * p.peak_bw)                AS mbu,
+       t.dram_bytes / (t.dram_ns / 1e9 * p.peak_bw)                        AS dram_bw_util,
+       t.cpu_ns / (t.cpu_wall_ns * 1.0 * p.ncpu)                           AS cpu_util,
+       CASE WHEN t.all_flops THEN t.flops / (t.e2e_ns / 1e9 * p.peak_flops) END AS e2e_mfu,
+       t.common_flops / (t.common_ns / 1e9 * p.peak_flops)                 AS mfu_common,
+       t.common_hw / (t.common_ns / 1e9 * p.peak_flops)                    AS hfu_common,
+       t.flops / (t.flops_ns / 1e9) * p.native                             AS model_flops_per_s,
+       t.hw_flops / (t.hw_flops_ns / 1e9) * p.native                       AS hw_flops_per_s,
+       t.model_bytes / (t.model_bytes_ns / 1e9) * p.native                 AS model_bytes_per_s
+FROM step_sums AS t CROSS JOIN mfu_peak AS p;
+
+-- phase_sums: one row per phase name, over its counted occurrences
+-- (complete, and not in a step that never ended), in the order the names
+-- first occur: what the phases section and the notes divide.
+--   name, n, first_id           the name, its occurrences, the first one's id
+--   total_ns                    the sum of their wall times
+--   flops, flops_ns             the MFU numerators' sum and the wall time of
+--                               the occurrences that have one; likewise
+--                               hw_flops/hw_flops_ns, model_bytes/
+--                               model_bytes_ns, dram_bytes/dram_ns
+--                               (dram_total_bytes)
+--   cpu_ns, model_flops, lib_flops   sums
+--   nd, nl                      occurrences whose flops_source is 'declared',
+--                               'library'
+--   p50_ns, p95_ns              nearest-rank percentiles of the wall times:
+--                               the value at rank ceil(p/100 * n), ascending
+--   union_ns, union_flops_ns, union_hw_ns, union_bytes_ns, union_dram_ns
+--                               the union of the occurrences' intervals
+--                               within each step, summed over the steps
+--                               (phase_union): over all of them, and over
+--                               those with each value (its rate's divisor)
+--   n_flops, n_hw, n_both       occurrences with flops, hw_flops, and both
+-- mfu-report reads the same rows from mfu_phase_stats, a table it computes in
+-- C in one scan of the phase rows (here SQLite sorts every phase row twice:
+-- about 5 s per million occurrences), once per connection: the phases
+-- section and the notes read the one result. tests/e2e/test_report.py
+-- checks both against Python's sort. The counted occurrences are read NOT
+-- INDEXED: in the table's own order; through the phase_name index SQLite
+-- would visit the rows name by name, a random read each.
+CREATE TEMP VIEW phase_sums AS
+-- @computed: SELECT * FROM mfu_phase_stats
+WITH
+ok AS NOT MATERIALIZED (
+  SELECT * FROM phase NOT INDEXED
+  WHERE complete = 1 AND (step IS NULL OR step NOT IN (SELECT step FROM step WHERE complete = 0))
+),
+agg AS (
+  SELECT
+    name,
+    COUNT(*)                                                 AS n,
+    MIN(id)                                                  AS first_id,
+    SUM(wall_ns)                                             AS total_ns,
+    SUM(flops)                                               AS flops,
+    SUM(CASE WHEN flops IS NOT NULL THEN wall_ns END)        AS flops_ns,
+    SUM(hw_flops)                                            AS hw_flops,
+    SUM(CASE WHEN hw_flops IS NOT NULL THEN wall_ns END)     AS hw_flops_ns,
+    SUM(model_bytes)                                         AS model_bytes,
+    SUM(CASE WHEN model_bytes IS NOT NULL THEN wall_ns END)  AS model_bytes_ns,
+    SUM(cpu_ns)                                              AS cpu_ns,
+    SUM(dram_total_bytes)                                    AS dram_bytes,
+    SUM(CASE WHEN dram_total_bytes IS NOT NULL THEN wall_ns END) AS dram_ns,
+    SUM(model_flops)                                         AS model_flops,
+    SUM(lib_flops)                                           AS lib_flops,
+    SUM(flops_source = 'declared')                           AS nd,
+    SUM(flops_source = 'library')                            AS nl,
+    COUNT(flops)                                             AS n_flops,
+    COUNT(hw_flops)                                          AS n_hw,
+    COUNT(CASE WHEN flops IS NOT NULL THEN hw_flops END)     AS n_both
+  FROM ok
+  GROUP BY name
+),
+-- Each name's wall times in ascending order, numbered 1..n. Partitioned by
+-- the name's first id, an integer, which sorts faster than the name.
+ranked AS (
+  SELECT agg.first_id, agg.n, ok.wall_ns,
+         ROW_NUMBER() OVER (PARTITION BY agg.first_id ORDER BY ok.wall_ns) AS rn
+  FROM ok JOIN agg ON agg.name = ok.name
+),
+pct AS (
+  SELECT first_id,
+         MAX(CASE WHEN rn = (50 * n + 99) / 100 THEN wall_ns END) AS p50_ns,
+         MAX(CASE WHEN rn = (95 * n + 99) / 100 THEN wall_ns END) AS p95_ns
+  FROM ranked
+  WHERE rn IN ((50 * n + 99) / 100, (95 * n + 99) / 100)
+  GROUP BY first_id
+),
+un AS (
+  SELECT ok.name,
+         SUM(u.union_ns)        AS union_ns,
+         SUM(u.union_flops_ns)  AS union_flops_ns,
+         SUM(u.union_hw_ns)     AS union_hw_ns,
+         SUM(u.union_bytes_ns)  AS union_bytes_ns,
+         SUM(u.union_dram_ns)   AS union_dram_ns
+  FROM ok JOIN phase_union AS u ON u.id = ok.id
+  GROUP BY ok.name
+)
+SELECT agg.name, agg.n, agg.first_id, agg.total_ns, agg.flops, agg.flops_ns, agg.hw_flops, agg.hw_flops_ns,
+       agg.model_bytes, agg.model_bytes_ns, agg.cpu_ns, agg.dram_bytes, agg.dram_ns, agg.model_flops,
+       agg.lib_flops, agg.nd, agg.nl, pct.p50_ns, pct.p95_ns, un.union_ns, un.union_flops_ns, un.union_hw_ns,
+       un.union_bytes_ns, un.union_dram_ns, agg.n_flops, agg.n_hw, agg.n_both
+FROM agg LEFT JOIN pct ON pct.first_id = agg.first_id
+         LEFT JOIN un ON un.name IS agg.name
+ORDER BY agg.first_id
+-- @end
+;
+
+-- phase_totals: phase_sums with each name's figures, over the union of its
+-- occurrences' intervals (threads running the phase at once count once):
+--   mfu            flops / (union_flops_ns / 1e9 * peak_flops)
+--   hfu            hw_flops / (union_hw_ns / 1e9 * peak_flops)
+--   mbu            model_bytes / (union_bytes_ns / 1e9 * peak_bw)
+--   dram_bw_util   dram_bytes / (union_dram_ns / 1e9 * peak_bw)
+--   model_flops_per_s, hw_flops_per_s, model_bytes_per_s   the rates over
+--                  the same unions, whatever the peak; NULL for an emulated
+--                  run
+--   flops_source   'declared', 'library', 'mixed' (some occurrences each),
+--                  or NULL: which numerator mfu uses
+CREATE TEMP VIEW phase_totals AS
+SELECT g.*,
+       g.flops / (g.union_flops_ns / 1e9 * p.peak_flops)                   AS mfu,
+       g.hw_flops / (g.union_hw_ns / 1e9 * p.peak_flops)                   AS hfu,
+       g.model_bytes / (g.union_bytes_ns / 1e9 * p.peak_bw)                AS mbu,
+       g.dram_bytes / (g.union_dram_ns / 1e9 * p.peak_bw)                  AS dram_bw_util,
+       g.flops / (g.union_flops_ns / 1e9) * p.native                       AS model_flops_per_s,
+       g.hw_flops / (g.union_hw_ns / 1e9) * p.native                       AS hw_flops_per_s,
+       g.model_bytes / (g.union_bytes_ns / 1e9) * p.native                 AS model_bytes_per_s,
+       CASE WHEN g.nd > 0 AND g.nl > 0 THEN 'mixed' WHEN g.nd > 0 THEN 'declared'
+            WHEN g.nl > 0 THEN 'library' END                               AS flops_source
+FROM phase_sums AS g CROSS JOIN mfu_peak AS p;
+
 -- ---- notes ------------------------------------------------------------
 
 -- note: the recorder's notes, less those --quiet leaves out, with the

@@ -1,8 +1,11 @@
 /* Open a run for reading, with the report's views (runview.h). */
 #include "runview.h"
+#include "analysis.h"
 #include "db.h"
 #include "embedded.h"
 #include "merge.h"
+#include "phase_stats.h"
+#include "step_totals.h"
 #include "util.h"
 
 #include <errno.h>
@@ -142,7 +145,7 @@ static int hw_from_check(sqlite3 *db, const char *mine_path, const char *path, c
 
 int runview_open(const char *path, const struct runview_options *o, sqlite3 **db, char *err, size_t errlen)
 {
-	char *sql = NULL;
+	char *sql = NULL, *plain;
 	int rc;
 
 	*db = NULL;
@@ -159,7 +162,15 @@ int runview_open(const char *path, const struct runview_options *o, sqlite3 **db
 			goto fail;
 		}
 	}
-	sql = runview_sql(o);
+	/* the views' "-- @computed:" blocks read these (analysis.h) */
+	if (phase_stats_register(*db) || step_totals_register(*db) != SQLITE_OK) {
+		strbuf(err, errlen, "cannot register mfu-report's SQL tables and functions: %s", sqlite3_errmsg(*db));
+		rc = -EIO;
+		goto fail;
+	}
+	plain = runview_sql(o);
+	sql = plain ? analysis_computed_sql(plain) : NULL;
+	free(plain);
 	if (!sql) {
 		strbuf(err, errlen, "out of memory, or analyses/views.sql is missing from this build");
 		rc = -ENOMEM;

@@ -244,18 +244,23 @@ static void put_null(struct out *o, const char *name)
 	raw(o, "null");
 }
 
-/* SQLite's sumFinalize; 1 on an integer overflow */
-static int put_sum(struct out *o, const char *name, const struct sum *s)
+/* The text a sum that overflowed has in the JSON: mfu_checked() turns it
+ * into SQLite's own error when the sum is read, so a section fails only on
+ * the sums it reads, as SUM() fails in sqlite3. */
+#define OVERFLOW_TEXT "integer overflow"
+
+/* SQLite's sumFinalize */
+static void put_sum(struct out *o, const char *name, const struct sum *s)
 {
 	if (s->cnt == 0)
 		put_null(o, name);
-	else if (s->overflow)
-		return 1;
-	else if (s->approx)
+	else if (s->overflow) {
+		key(o, name);
+		raw(o, "\"" OVERFLOW_TEXT "\"");
+	} else if (s->approx)
 		put_real(o, name, s->r);
 	else
 		put_int(o, name, s->i);
-	return 0;
 }
 
 static void put_max(struct out *o, const char *name, const struct mx *m)
@@ -283,14 +288,13 @@ static void totals_result(sqlite3_context *ctx, struct kept *k)
 		"lib_int8",
 	};
 	struct out o = { 0 };
-	int overflow = 0;
 
 	if (!t)
 		t = &zero;
 	raw(&o, "{");
 	put_int(&o, "steps", t->steps);
 	for (int i = 0; i < S_COUNT; i++)
-		overflow |= put_sum(&o, names[i], &t->s[i]);
+		put_sum(&o, names[i], &t->s[i]);
 	if (t->s[S_WALL].cnt)
 		put_real(&o, "mean_ns", t->s[S_WALL].r / (double)t->s[S_WALL].cnt);
 	else
@@ -326,16 +330,14 @@ static void totals_result(sqlite3_context *ctx, struct kept *k)
 	t->walls = NULL;
 	if (t->oom)
 		o.err = 1;
-	if (overflow)
-		sqlite3_result_error(ctx, "integer overflow", -1);
-	else if (o.err)
+	if (o.err)
 		sqlite3_result_error_nomem(ctx);
 	else
 		sqlite3_result_text(ctx, o.buf, (int)o.len, SQLITE_TRANSIENT);
 	if (k) {
 		free(k->json);
 		k->json = NULL;
-		if (!overflow && !o.err && (k->json = malloc(o.len + 1))) {
+		if (!o.err && (k->json = malloc(o.len + 1))) {
 			memcpy(k->json, o.buf, o.len);
 			k->json[o.len] = '\0';
 		}
@@ -375,11 +377,27 @@ static void kept_free(void *p)
 	free(k);
 }
 
+/* mfu_checked(x): x, or SQLite's "integer overflow" error for the text a
+ * sum that overflowed has in the totals' JSON. */
+static void checked_value(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	if (sqlite3_value_type(argv[0]) == SQLITE_TEXT &&
+	    strcmp((const char *)sqlite3_value_text(argv[0]), OVERFLOW_TEXT) == 0)
+		sqlite3_result_error(ctx, OVERFLOW_TEXT, -1);
+	else
+		sqlite3_result_value(ctx, argv[0]);
+}
+
 int step_totals_register(sqlite3 *db)
 {
 	struct kept *k = calloc(1, sizeof(*k));
 	int rc = sqlite3_create_function(db, "mfu_step_totals", A_COUNT, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
 					 NULL, totals_step, totals_final);
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_function(db, "mfu_checked", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+					     checked_value, NULL, NULL);
 
 	if (!k)
 		return SQLITE_NOMEM;

@@ -1,12 +1,14 @@
 /* mfu_step_totals(...): an SQL aggregate that makes, in one call per step,
- * the sums and counts over the steps that the summary (its agg) and the
- * notes (their s) compute with some thirty SQL aggregates each: 0.6 s of a
- * million steps each, against about 0.15 s. Its value is a JSON object
- * whose keys are those aggregates' column names, each with SQLite's own
- * meaning (SUM: NULL over no value, an integer when every value is one,
- * "integer overflow" past 64 bits; AVG, MIN, MAX, COUNT). The @computed
- * blocks of analyses/summary.sql and analyses/notes.sql read it; their
- * plain SQL, which sqlite3 runs, computes the same with SQL aggregates.
+ * the sums and counts over the complete steps that view step_sums
+ * (analyses/views.sql) computes with some forty SQL aggregates and a sort:
+ * 0.6 s of a million steps for a third of them, against about 0.15 s.
+ * Its value is a JSON object whose keys are that view's column names, each
+ * with SQLite's own meaning (SUM: NULL over no value, an integer when every
+ * value is one; AVG, MIN, MAX, COUNT). A sum past 64 bits, where SUM()
+ * fails with "integer overflow", has that text as its value, and
+ * mfu_checked(value) fails the same way when a query reads it: a section
+ * fails only on the sums it reads. The "-- @computed:" block of step_sums
+ * reads the object; its plain SQL, which sqlite3 runs, computes the same.
  *
  * The arguments, in order: wall_ns, flops, flops_source, lib_flops,
  * model_flops, model_bytes, hw_flops, hw_flops_fp64, hw_flops_fp32,
@@ -18,15 +20,15 @@
  *
  * mfu_step_totals_keep(...), the same aggregate, also keeps its value on
  * the connection, which mfu_step_totals_kept() returns (NULL before the
- * first): the summary keeps its totals, over every argument, and the
- * notes read theirs from them instead of scanning the steps again. */
+ * first): step_sums makes the totals once per connection, and the summary
+ * and the notes read the one result. */
 #ifndef MFU_REPORT_STEP_TOTALS_H
 #define MFU_REPORT_STEP_TOTALS_H
 
 #include <sqlite3.h>
 
-/* Register mfu_step_totals, mfu_step_totals_keep and mfu_step_totals_kept
- * on @db. Returns an SQLite result code. */
+/* Register mfu_step_totals, mfu_step_totals_keep, mfu_step_totals_kept and
+ * mfu_checked on @db. Returns an SQLite result code. */
 int step_totals_register(sqlite3 *db);
 
 #endif
