@@ -18,10 +18,8 @@
 --                  cannot open
 --   hw_flops_from  --hw-flops-from FILE: the database the counted FLOPs come
 --                  from (attached as hwf; analyses/hw_flops_from.sql)
---   recorded_notes 0: leave out the recorder's notes (the recap at the end
---                  of mfu-record: each was said while recording)
 CREATE TEMP VIEW IF NOT EXISTS mfu_option AS
-SELECT 0 AS skip_steps, 0 AS quiet, NULL AS hw_flops_from, 1 AS recorded_notes;
+SELECT 0 AS skip_steps, 0 AS quiet, NULL AS hw_flops_from;
 
 -- ---- the run ----------------------------------------------------------
 
@@ -455,8 +453,7 @@ FROM phase_sums AS g CROSS JOIN mfu_peak AS p;
 -- notes of --hw-flops-from (which restates this run's "counters missing").
 CREATE TEMP VIEW note AS
 SELECT * FROM main.note
-WHERE (SELECT recorded_notes FROM mfu_option)
-  AND NOT ((SELECT quiet FROM mfu_option) AND kind IN ('missing_counters', 'missing_dram'))
+WHERE NOT ((SELECT quiet FROM mfu_option) AND kind IN ('missing_counters', 'missing_dram'))
   AND NOT ((SELECT hw_flops_from FROM mfu_option) IS NOT NULL AND kind = 'missing_counters')
 UNION ALL
 SELECT * FROM mfu_hw_note;

@@ -178,7 +178,7 @@ static int list_sections(void)
  * compares, breakdown written out. */
 static int print_sql(const char *name, const struct report_options *r)
 {
-	struct runview_options o = { r->skip, r->quiet, 0, r->hw_from };
+	struct runview_options o = { .skip_steps = r->skip, .quiet = r->quiet, .hw_flops_from = r->hw_from };
 	char *views;
 	int diff = strcmp(name, "diff") == 0;
 	const struct analysis *a = diff ? NULL : find_section(name);

@@ -234,7 +234,8 @@ fail:
  * *@db to close). */
 static int open_run(const struct report_options *r, const char *path, sqlite3 **db)
 {
-	struct runview_options o = { r->skip, r->quiet, 0, path == r->path ? r->hw_from : NULL };
+	struct runview_options o = { .skip_steps = r->skip, .quiet = r->quiet,
+				     .hw_flops_from = path == r->path ? r->hw_from : NULL };
 	char err[1024];
 	int rc = runview_open(path, &o, db, err, sizeof(err));
 

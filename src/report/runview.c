@@ -25,8 +25,8 @@ char *runview_sql(const struct runview_options *o)
 	/* the option values as SQL literals: the views read them from here */
 	head = sqlite3_mprintf("-- mfu-report's options (analyses/views.sql reads them from mfu_option)\n"
 			       "CREATE TEMP VIEW mfu_option AS\n"
-			       "SELECT %ld AS skip_steps, %d AS quiet, %Q AS hw_flops_from, %d AS recorded_notes;\n",
-			       o->skip_steps, !!o->quiet, o->hw_flops_from, !o->no_recorded_notes);
+			       "SELECT %ld AS skip_steps, %d AS quiet, %Q AS hw_flops_from;\n",
+			       o->skip_steps, !!o->quiet, o->hw_flops_from);
 	if (!head)
 		return NULL;
 	if (buf_append(&out, &len, &cap, head, strlen(head)))

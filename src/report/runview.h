@@ -16,7 +16,6 @@
 struct runview_options {
 	long skip_steps;           /* --skip-steps N: leave out the first N complete steps */
 	int quiet;                 /* --quiet: no notes on counters the machine lacks */
-	int no_recorded_notes;     /* leave out the recorder's notes (said while recording) */
 	const char *hw_flops_from; /* --hw-flops-from FILE, or NULL */
 };
 
