@@ -41,7 +41,9 @@ static void usage_output(FILE *f)
 		"                          FILE.old, or FILE.old.2, .3... when that exists\n"
 		"                          (never overwritten). Under mpirun or srun, %%r\n"
 		"                          is the rank (run.%%r.sqlite), %%h the host, %%p the\n"
-		"                          pid, %%%% a %%\n"
+		"                          pid, %%%% a %%; a rank of a job of several whose FILE\n"
+		"                          has no %%r (nor %%p) writes FILE with .RANK before\n"
+		"                          its extension (run.1.sqlite), never one file for all\n"
 		"      --dtype DTYPE       precision of the peak used for MFU: fp64, fp32\n"
 		"                          (default), bf16, fp16, int8 (ops/s, for quantized\n"
 		"                          inference)\n"
@@ -71,6 +73,37 @@ static void usage_output(FILE *f)
 		"                          emulator's, so the report shows counts, not MFU;\n"
 		"                          mfu-report --hw-flops-from joins them to a native\n"
 		"                          run. No samples, probes or -e events with it\n");
+}
+
+/* -o FILE as written: %r, %h, %p expanded; a rank of a job whose FILE
+ * names no rank writes FILE with its rank in the name (rank_own_name). */
+static int output_name(struct options *o)
+{
+	char why[512], own[sizeof(o->output_buf)], ranks[32] = "an unknown number of";
+	const char *tmpl = o->output;
+	int rc = rank_own_name(o->output, &o->rank, own, sizeof(own));
+
+	if (rc < 0)
+		return cli_usage_error(PROG, "-o '%s': the name is too long", o->output);
+	if (rc == 1)
+		tmpl = own;
+	if (rank_expand(tmpl, &o->rank, o->output_buf, sizeof(o->output_buf), why, sizeof(why)) != 0)
+		return cli_usage_error(PROG, "-o %s", why);
+	if (rc == 1 && !o->quiet) {
+		char *r = strstr(own, "%r");
+
+		if (o->rank.size > 0)
+			strbuf(ranks, sizeof(ranks), "%d", o->rank.size);
+		/* the glob of the ranks' names: "%r" -> "*" */
+		memmove(r + 1, r + 2, strlen(r + 2) + 1);
+		*r = '*';
+		fprintf(stderr, PROG ": note: rank %d of a job of %s ranks (%s): -o %s names no rank, so each rank "
+			"writes its own database, this one %s (%%r in -o chooses where the rank goes); read them "
+			"together with mfu-report --db '%s'\n",
+			o->rank.rank, ranks, o->rank.source, o->output, o->output_buf, own);
+	}
+	o->output = o->output_buf;
+	return CLI_GO_ON;
 }
 
 /* The options of what is counted and sampled. */
@@ -430,7 +463,6 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "version", no_argument, NULL, 'V' },
 		{ 0, 0, 0, 0 },
 	};
-	char why[600];
 	int c, rc;
 
 	set_defaults(o);
@@ -462,9 +494,5 @@ int options_parse(int argc, char **argv, struct options *o)
 	if (rc)
 		return rc;
 	rank_detect(&o->rank);
-	if (rank_expand(o->output, &o->rank, o->output_buf, sizeof(o->output_buf), why, sizeof(why)) != 0) {
-		return cli_usage_error(PROG, "-o %s", why);
-	}
-	o->output = o->output_buf;
-	return CLI_GO_ON;
+	return output_name(o);
 }

@@ -47,6 +47,36 @@ void rank_detect(struct rank_info *r)
 	}
 }
 
+/* Does @tmpl name @c (%c, not %%c)? */
+static int names(const char *tmpl, char c)
+{
+	for (const char *p = tmpl; *p; p++)
+		if (*p == '%' && p[1]) {
+			if (p[1] == c)
+				return 1;
+			p++;
+		}
+	return 0;
+}
+
+int rank_own_name(const char *tmpl, const struct rank_info *r, char *out, size_t len)
+{
+	const char *base = strrchr(tmpl, '/'), *dot;
+	size_t at;
+
+	if (r->rank < 0 || r->size == 1 || names(tmpl, 'r') || names(tmpl, 'p'))
+		return 0;
+	base = base ? base + 1 : tmpl;
+	dot = strrchr(base, '.');
+	at = dot && dot != base ? (size_t)(dot - tmpl) : strlen(tmpl);
+	if (strlen(tmpl) + 3 >= len)
+		return -ENAMETOOLONG;
+	memmove(out, tmpl, at);
+	memcpy(out + at, ".%r", 3);
+	strcpy(out + at + 3, tmpl + at);
+	return 1;
+}
+
 int rank_expand(const char *tmpl, const struct rank_info *r, char *out, size_t len, char *why, size_t whylen)
 {
 	size_t n = 0;

@@ -27,6 +27,13 @@ struct rank_info {
 /* Read the launcher's variables from the environment. */
 void rank_detect(struct rank_info *r);
 
+/* Several ranks writing one database would destroy each other's data: when
+ * @r is a rank of a job of more than one (or of an unknown size) and
+ * @tmpl names no %r and no %p, write into @out the name with ".%r" before
+ * its extension (run.sqlite -> run.%r.sqlite; a name without one gets it at
+ * the end) and return 1; else 0 (@out untouched), or -ENAMETOOLONG. */
+int rank_own_name(const char *tmpl, const struct rank_info *r, char *out, size_t len);
+
 /* Expand @tmpl into @out: %r the rank, %h the host name, %p the pid of
  * mfu-record, %% a %. Returns 0, or -EINVAL with @why set (%r outside a
  * job, an unknown %x), -ENAMETOOLONG. */

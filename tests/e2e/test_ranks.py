@@ -23,10 +23,10 @@ LAUNCHER_VARS = ('OMPI_COMM_WORLD_RANK', 'OMPI_COMM_WORLD_SIZE', 'OMPI_COMM_WORL
 
 
 class Ranks(TempDirTest):
-    def run_rec(self, out, env_extra, pre=(), peak='spec'):
+    def run_rec(self, out, env_extra, pre=(), peak='spec', quiet=True):
         env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARS}
         env.update(env_extra)
-        cmd = list(pre) + [prog('MFU_RECORD'), '-q', '--peak', peak, '-o', out, '--',
+        cmd = list(pre) + [prog('MFU_RECORD')] + (['-q'] if quiet else []) + ['--peak', peak, '-o', out, '--',
                            prog('MFU_WL_STEPS'), '--steps', '3']
         return subprocess.run(cmd, env=env, cwd=self.dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, timeout=120)
@@ -91,6 +91,31 @@ class Ranks(TempDirTest):
         self.assertEqual(row['rank_shared'], 0)
         self.assertEqual(row['ncpu'], 1)
         self.assertEqual(query(self.path('run.1.sqlite'), "SELECT COUNT(*) AS n FROM note WHERE kind = 'rank_share'")[0]['n'], 0)
+
+    def test_ranks_never_share_one_file(self):
+        """A rank of a job of several whose -o names no rank writes its own
+        database, the rank before the extension; rank 0 says so; a job of
+        one rank, %p, or a run outside a job keep the name."""
+        for rank in (0, 1):
+            p = self.run_rec('run.sqlite', {'OMPI_COMM_WORLD_RANK': str(rank), 'OMPI_COMM_WORLD_SIZE': '2'})
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(self.run_row(self.path('run.%d.sqlite' % rank))['rank'], rank)
+        os.mkdir(self.path('out'))
+        p = self.run_rec('out/job', {'PMI_RANK': '0', 'PMI_SIZE': '3'}, quiet=False)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("-o out/job names no rank, so each rank writes its own database, this one out/job.0", p.stderr)
+        self.assertIn("mfu-report --db 'out/job.*'", p.stderr)
+        self.assertEqual(self.run_row(self.path('out/job.0'))['world_size'], 3)
+        self.assertFalse(os.path.exists(self.path('run.sqlite')))
+        for out, env, want in (('one.sqlite', {'SLURM_PROCID': '0', 'SLURM_NTASKS': '1'}, 'one.sqlite'),
+                               ('pid.%p.sqlite', {'PMI_RANK': '1', 'PMI_SIZE': '2'}, None),
+                               ('alone.sqlite', {}, 'alone.sqlite')):
+            p = self.run_rec(out, env, quiet=False)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn('names no rank', p.stderr)
+            if want:
+                self.assertTrue(os.path.exists(self.path(want)), os.listdir(self.dir))
+        self.assertEqual(len([n for n in os.listdir(self.dir) if re.match(r'^pid\.\d+\.sqlite$', n)]), 1)
 
     def test_bad_names(self):
         for out, why in (('run.%r.sqlite', '%r is the rank of an MPI or Slurm job'),
