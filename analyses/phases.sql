@@ -8,10 +8,13 @@
 --                 the value at rank ceil(p/100 * count) in ascending order,
 --                 always an observed time (with fewer than 20 occurrences p95
 --                 is the largest one)
---   share         total_ms / the total wall time of all complete steps.
---                 Nested phases (a phase inside another), phases that run in
---                 several threads at once and phases outside steps can make
---                 the shares add up to more than 1.
+--   share         the wall time of the occurrences inside steps / the total
+--                 wall time of all complete steps; NULL for a phase that
+--                 never ran inside a step (its time is not step time: a
+--                 phase outside the one step of a run gave 3865%). Nested
+--                 phases (a phase inside another) and phases that run in
+--                 several threads at once can make the shares add up to
+--                 more than 1.
 --   union_ms      the phase's time as the union of its occurrences' intervals
 --                 within each step, summed over the steps: threads running
 --                 the phase at once count once (2 threads x the same 10 ms:
@@ -48,7 +51,7 @@ SELECT
   g.total_ns / 1e6 / g.n                                         AS mean_ms,
   g.p50_ns / 1e6                                                 AS p50_ms,
   g.p95_ns / 1e6                                                 AS p95_ms,
-  g.total_ns * 1.0 / (SELECT SUM(wall_ns) FROM step WHERE complete = 1) AS share,
+  g.step_ns * 1.0 / (SELECT SUM(wall_ns) FROM step WHERE complete = 1) AS share,
   g.mfu                                                          AS mfu,
   g.model_flops                                                  AS model_flops,
   g.cpu_ns / 1e6                                                 AS cpu_ms,

@@ -341,6 +341,8 @@ FROM step_sums AS t CROSS JOIN mfu_peak AS p;
 --   cpu_ns, model_flops, lib_flops   sums
 --   nd, nl                      occurrences whose flops_source is 'declared',
 --                               'library'
+--   step_ns                     the wall time of those inside a step (NULL
+--                               if none is)
 --   p50_ns, p95_ns              nearest-rank percentiles of the wall times:
 --                               the value at rank ceil(p/100 * n), ascending
 --   union_ns, union_flops_ns, union_hw_ns, union_bytes_ns, union_dram_ns
@@ -382,6 +384,7 @@ agg AS (
     SUM(lib_flops)                                           AS lib_flops,
     SUM(flops_source = 'declared')                           AS nd,
     SUM(flops_source = 'library')                            AS nl,
+    SUM(CASE WHEN step IS NOT NULL THEN wall_ns END)         AS step_ns,
     COUNT(flops)                                             AS n_flops,
     COUNT(hw_flops)                                          AS n_hw,
     COUNT(CASE WHEN flops IS NOT NULL THEN hw_flops END)     AS n_both
@@ -415,7 +418,7 @@ un AS (
 )
 SELECT agg.name, agg.n, agg.first_id, agg.total_ns, agg.flops, agg.flops_ns, agg.hw_flops, agg.hw_flops_ns,
        agg.model_bytes, agg.model_bytes_ns, agg.cpu_ns, agg.dram_bytes, agg.dram_ns, agg.model_flops,
-       agg.lib_flops, agg.nd, agg.nl, pct.p50_ns, pct.p95_ns, un.union_ns, un.union_flops_ns, un.union_hw_ns,
+       agg.lib_flops, agg.nd, agg.nl, agg.step_ns, pct.p50_ns, pct.p95_ns, un.union_ns, un.union_flops_ns, un.union_hw_ns,
        un.union_bytes_ns, un.union_dram_ns, agg.n_flops, agg.n_hw, agg.n_both
 FROM agg LEFT JOIN pct ON pct.first_id = agg.first_id
          LEFT JOIN un ON un.name IS agg.name

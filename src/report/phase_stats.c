@@ -40,10 +40,11 @@ enum { R_DECLARED = R_SOURCE, R_LIBRARY, R_NCELLS };
 /* The table's columns; the sums come first, in the order of enum sum_col. */
 static const char table_sql[] =
 	"CREATE TABLE x(name, n, first_id, total_ns, flops, flops_ns, hw_flops, hw_flops_ns,"
-	" model_bytes, model_bytes_ns, cpu_ns, dram_bytes, dram_ns, model_flops, lib_flops, nd, nl, p50_ns, p95_ns,"
+	" model_bytes, model_bytes_ns, cpu_ns, dram_bytes, dram_ns, model_flops, lib_flops, nd, nl, step_ns, p50_ns,"
+	" p95_ns,"
 	" union_ns, union_flops_ns, union_hw_ns, union_bytes_ns, union_dram_ns, n_flops, n_hw, n_both)";
 
-enum { C_NAME, C_N, C_FIRST_ID, C_SUMS, C_P50 = C_SUMS + 14, C_P95, C_UNION };
+enum { C_NAME, C_N, C_FIRST_ID, C_SUMS, C_P50 = C_SUMS + 15, C_P95, C_UNION };
 
 /* After the unions: how many occurrences have flops, hw_flops and both
  * (the notes' span: mfu and hfu of a phase over different occurrences). */
@@ -58,7 +59,7 @@ static const struct {
 	{ R_WALL, -1 },  { R_FLOPS, -1 }, { R_WALL, R_FLOPS }, { R_HW_FLOPS, -1 },
 	{ R_WALL, R_HW_FLOPS }, { R_MODEL_BYTES, -1 }, { R_WALL, R_MODEL_BYTES }, { R_CPU, -1 },
 	{ R_DRAM, -1 },  { R_WALL, R_DRAM }, { R_MODEL_FLOPS, -1 }, { R_LIB_FLOPS, -1 },
-	{ R_DECLARED, -1 }, { R_LIBRARY, -1 },
+	{ R_DECLARED, -1 }, { R_LIBRARY, -1 }, { R_WALL, R_STEP },
 };
 #define NSUMS (sizeof(sum_cols) / sizeof(sum_cols[0]))
 
@@ -342,6 +343,8 @@ static void row_read(sqlite3_stmt *st, struct cell *row)
 		else if (row[i].type != SQLITE_NULL)
 			row[i].r = sqlite3_value_double(v);
 	}
+	/* only whether the occurrence is in a step (step_ns) */
+	row[R_STEP].type = sqlite3_column_type(st, R_STEP);
 	v = sqlite3_column_value(st, R_SOURCE);
 	src = sqlite3_value_int64(v);
 	type = sqlite3_value_type(v) == SQLITE_NULL ? SQLITE_NULL : SQLITE_INTEGER;

@@ -20,8 +20,10 @@
  * step that never ended), in the order of their first id, with the columns
  * of phases.sql's g: name, n, first_id, total_ns, model_flops,
  * model_flops_ns, hw_flops, hw_flops_ns, model_bytes, model_bytes_ns,
- * cpu_ns, dram_bytes, dram_ns (sums as SQL's SUM() gives them: integer or
- * real, NULL when no value), p50_ns, p95_ns (nanoseconds). Nothing is
+ * cpu_ns, dram_bytes, dram_ns, model_flops, lib_flops, nd, nl, step_ns
+ * (sums as SQL's SUM() gives them: integer or real, NULL when no value),
+ * p50_ns, p95_ns (nanoseconds), the unions and n_flops, n_hw, n_both: view
+ * phase_sums of analyses/views.sql. Nothing is
  * written to the database. Returns 0 or -EIO. */
 int phase_stats_register(sqlite3 *db);
 

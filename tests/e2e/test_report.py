@@ -204,7 +204,9 @@ class Fixture:
                 phase=name, count=len(rows), total_ms=sum(walls) / 1e6,
                 mean_ms=sum(walls) / len(walls) / 1e6,
                 p50_ms=nearest_rank(walls, 50) / 1e6, p95_ms=nearest_rank(walls, 95) / 1e6,
-                share=sum(walls) / total_steps,
+                # the occurrences inside steps only: 'load' runs outside
+                share=(sum(r[2] for r in rows if r[1] is not None) / total_steps
+                       if any(r[1] is not None for r in rows) else None),
                 mfu=(sum(r[3] for r in fl) / (sum(r[2] for r in fl) / 1e9 * PEAK_FLOPS)
                      if fl and self.peak else None),
                 model_flops=sum(r[3] for r in fl) if fl else None,
@@ -296,6 +298,8 @@ class JsonTest(ReportTest):
         self.assertEqual(by[NASTY_NAME]['phase'], NASTY_NAME)
         # forward holds 60% of every step: share ~0.6; nested attention adds more
         self.assertAlmostEqual(by['forward']['share'], 0.6, places=3)
+        # load runs before the steps: its time is none of theirs
+        self.assertIsNone(by['load']['share'])
 
     def test_percentiles_nearest_rank(self):
         # 20 occurrences 1..20 ms: p50 = 10 ms (rank 10), p95 = 19 ms (rank 19);
