@@ -126,10 +126,12 @@ lines(ord, sub, kind, text, missing, alert) AS (
   FROM r WHERE r.emulated IS NULL
   UNION ALL
   SELECT 4, 0, 'model_flops',
-         CASE WHEN s.with_flops = 0 AND r.lib_counting = 'on' AND EXISTS (SELECT 1 FROM probe WHERE role = 'step') THEN
+         CASE WHEN s.with_flops = 0 AND s.n_lib = 0 AND r.lib_counting = 'on'
+                   AND EXISTS (SELECT 1 FROM probe WHERE role = 'step') THEN
            -- the counting library's counters are read at marker boundaries,
            -- in the program; a probe boundary is a uprobe hit, read later
-           -- by the recorder, when they have moved on
+           -- by the recorder, when they have moved on (py: probes mark in
+           -- the program: their steps' library FLOPs are known, n_lib > 0)
            'no step declared its model FLOPs, and the steps'' library FLOPs are unknown (NULL, not 0): '
            || 'the steps come from --step probes, at which the counting library''s counters cannot be '
            || 'read (they are read at marker boundaries, inside the program), so mfu is unknown; the '

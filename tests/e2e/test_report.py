@@ -538,6 +538,34 @@ def select_killer(n, k):
     return val
 
 
+class ProbeStepsTest(ReportTest):
+    def test_probe_steps_library_flops_known_or_not(self):
+        """Steps from --step probes: a uprobe's steps have no library FLOPs
+        (NULL: the counters are read in the program) and the note says why;
+        a py: probe's steps read them (0 when no call was made in a step),
+        and the note says only that no step made a counted call."""
+        path = os.path.join(self.tmp, 'probe-steps.sqlite')
+        Fixture(path, phases=False)
+        db = sqlite3.connect(path)
+        db.execute("UPDATE run SET lib_counting = 'on'")
+        db.execute("UPDATE step SET model_flops = NULL, lib_flops = NULL")
+        db.execute("INSERT INTO probe (role, spec, boundary, point, status) "
+                   "VALUES ('step', 'libx.so:f', 'each', 'libx.so:f', 'placed')")
+        db.commit()
+        got, _ = self.json('notes', db=path)
+        text = [n['text'] for n in got if n['kind'] == 'model_flops']
+        self.assertEqual(len(text), 1, got)
+        self.assertIn('unknown (NULL, not 0)', text[0])
+        db.execute("UPDATE step SET lib_flops = 0")
+        db.commit()
+        db.close()
+        got, _ = self.json('notes', db=path)
+        text = [n['text'] for n in got if n['kind'] == 'model_flops']
+        self.assertEqual(len(text), 1, got)
+        self.assertNotIn('NULL', text[0])
+        self.assertIn('made a counted library call', text[0])
+
+
 class PercentileTest(ReportTest):
     """mfu-report computes the phases' totals and percentiles in C
     (mfu_phase_stats); they must equal Python's own sort of the same rows and
