@@ -67,10 +67,12 @@ rr AS (SELECT count(*) AS n,
               (SELECT peak_bw FROM jh)                       AS peak_bw,
               CASE WHEN count(DISTINCT peak_flops_source) = 1 THEN max(peak_flops_source)
                    WHEN count(DISTINCT peak_flops_source) > 1
-                   THEN 'mixed: ' || group_concat(DISTINCT peak_flops_source) END AS peak_source,
+                   THEN 'mixed: ' || (SELECT group_concat(s, '; ') FROM (SELECT DISTINCT peak_flops_source AS s
+                                          FROM run WHERE s IS NOT NULL ORDER BY s)) END AS peak_source,
               CASE WHEN count(DISTINCT peak_bw_source) = 1 THEN max(peak_bw_source)
                    WHEN count(DISTINCT peak_bw_source) > 1
-                   THEN 'mixed: ' || group_concat(DISTINCT peak_bw_source) END AS peak_bw_source,
+                   THEN 'mixed: ' || (SELECT group_concat(s, '; ') FROM (SELECT DISTINCT peak_bw_source AS s
+                                          FROM run WHERE s IS NOT NULL ORDER BY s)) END AS peak_bw_source,
               CASE WHEN count(DISTINCT dtype) = 1 THEN max(dtype) ELSE 'mixed' END AS dtype,
               CASE WHEN count(DISTINCT world_size) = 1 AND count(world_size) = count(*) THEN max(world_size) END
                                                              AS world_size,

@@ -2,7 +2,9 @@
 #include "rank.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,12 +61,26 @@ static int names(const char *tmpl, char c)
 	return 0;
 }
 
+/* Does @s hold @n as a number of its own (no digit on either side)? */
+static int holds_number(const char *s, int n)
+{
+	char num[16];
+	size_t k = (size_t)snprintf(num, sizeof(num), "%d", n);
+
+	for (const char *p = strstr(s, num); p; p = strstr(p + 1, num))
+		if ((p == s || !isdigit((unsigned char)p[-1])) && !isdigit((unsigned char)p[k]))
+			return 1;
+	return 0;
+}
+
 int rank_own_name(const char *tmpl, const struct rank_info *r, char *out, size_t len)
 {
 	const char *base = strrchr(tmpl, '/'), *dot;
 	size_t at;
 
-	if (r->rank < 0 || r->size == 1 || names(tmpl, 'r') || names(tmpl, 'p'))
+	/* a name that holds the rank's number was made per rank (-o
+	 * run.$OMPI_COMM_WORLD_RANK.sqlite, by the shell) */
+	if (r->rank < 0 || r->size == 1 || names(tmpl, 'r') || names(tmpl, 'p') || holds_number(tmpl, r->rank))
 		return 0;
 	base = base ? base + 1 : tmpl;
 	dot = strrchr(base, '.');

@@ -29,7 +29,8 @@ void rank_detect(struct rank_info *r);
 
 /* Several ranks writing one database would destroy each other's data: when
  * @r is a rank of a job of more than one (or of an unknown size) and
- * @tmpl names no %r and no %p, write into @out the name with ".%r" before
+ * @tmpl names no %r and no %p and does not hold the rank's number (a
+ * name made per rank by the shell: run.$OMPI_COMM_WORLD_RANK.sqlite), write into @out the name with ".%r" before
  * its extension (run.sqlite -> run.%r.sqlite; a name without one gets it at
  * the end) and return 1; else 0 (@out untouched), or -ENAMETOOLONG. */
 int rank_own_name(const char *tmpl, const struct rank_info *r, char *out, size_t len);

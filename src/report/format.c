@@ -468,9 +468,16 @@ static int section_fields(struct format *f, const char *name, sqlite3_stmt *stmt
 			outbuf_str(&f->ob, md ? "| " : "  ");
 			outbuf_str(&f->ob, label);
 			outbuf_fill(&f->ob, ' ', label_w - strlen(label));
-			outbuf_str(&f->ob, md ? " | " : "  ");
-			outbuf_write(&f->ob, f->cell, f->cell_len);
-			outbuf_str(&f->ob, md ? " |\n" : "\n");
+			if (md) {
+				outbuf_str(&f->ob, " | ");
+				outbuf_write(&f->ob, f->cell, f->cell_len);
+				outbuf_str(&f->ob, " |\n");
+			} else {
+				/* a long value (a peak's source, a job's mixed
+				 * sources) wraps under itself */
+				outbuf_str(&f->ob, "  ");
+				out_wrapped(f, f->cell, f->cell_len, 4 + label_w, 4 + label_w);
+			}
 		}
 	}
 	if (rc != SQLITE_DONE)

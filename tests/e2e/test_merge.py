@@ -376,7 +376,7 @@ class Merge(unittest.TestCase):
             self.assertIn('has version %d' % version, p.stderr)
         self.assertFalse(os.path.exists(self.path('x.sqlite')))
         # another program as rank 1
-        other = self.path('other.sqlite')
+        other = self.path('other.1.sqlite')  # rank 1's name (else mfu-record adds the rank)
         env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARS}
         env.update({'OMPI_COMM_WORLD_RANK': '1', 'OMPI_COMM_WORLD_SIZE': '2'})
         subprocess.run([prog('MFU_RECORD'), '-q', '--no-calibrate', '-F', '0', '-o', other, '--',

@@ -108,6 +108,8 @@ class Ranks(TempDirTest):
         self.assertEqual(self.run_row(self.path('out/job.0'))['world_size'], 3)
         self.assertFalse(os.path.exists(self.path('run.sqlite')))
         for out, env, want in (('one.sqlite', {'SLURM_PROCID': '0', 'SLURM_NTASKS': '1'}, 'one.sqlite'),
+                               # named per rank by the shell: kept
+                               ('shell.7.sqlite', {'PMI_RANK': '7', 'PMI_SIZE': '8'}, 'shell.7.sqlite'),
                                ('pid.%p.sqlite', {'PMI_RANK': '1', 'PMI_SIZE': '2'}, None),
                                ('alone.sqlite', {}, 'alone.sqlite')):
             p = self.run_rec(out, env, quiet=False)
