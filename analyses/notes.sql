@@ -414,12 +414,25 @@ lines(ord, sub, kind, text, missing, alert) AS (
   SELECT 8, 0, 'state',
          CASE r.state
            WHEN 'recording' THEN 'the recording never finished (mfu-record is still running or died); the data may be partial'
-           WHEN 'interrupted' THEN 'the recording was interrupted; the data may be partial'
+           -- the recorder passed the signal on and recorded on until the
+           -- program ended: the data covers the program; it was cut short
+           -- only if the signal ended it
+           WHEN 'interrupted' THEN
+             CASE WHEN coalesce(r.exit_signal, 0) > 0
+                  THEN 'mfu-record passed on a signal it got (SIGINT, SIGTERM or SIGHUP) and the program ended '
+                       || 'by signal ' || r.exit_signal || ': the data covers the program until then (a library '
+                       || 'call or step in flight at that moment is not counted)'
+                  WHEN r.exit_status IS NOT NULL
+                  THEN 'mfu-record passed on a signal it got (SIGINT, SIGTERM or SIGHUP); the program ran on to '
+                       || 'its end (exit status ' || r.exit_status || '), and the data covers all of it'
+                  ELSE 'mfu-record passed on a signal it got (SIGINT, SIGTERM or SIGHUP); how the program ended '
+                       || 'is unknown: the data may be partial' END
            WHEN 'detached' THEN 'attached to running process ' || r.target_pid || ' and detached before it ended: '
                 || 'the data covers the attached time only'
            ELSE 'the recording failed (state ' || r.state || '); the data may be partial'
          END,
-         r.state <> 'detached', 0
+         r.state <> 'detached'
+           AND NOT (r.state = 'interrupted' AND coalesce(r.exit_signal, 0) = 0 AND r.exit_status IS NOT NULL), 0
   FROM r WHERE r.state <> 'complete'
   UNION ALL
   SELECT 9, i.ord, 'impossible',

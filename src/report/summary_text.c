@@ -593,6 +593,25 @@ static void work_group(struct text *t, const struct row *r)
 		field(t, "DRAM bytes", "%s measured (memory controllers)", eng(a, num(r, C_DRAM_BYTES), "B"));
 }
 
+/* run.state for people: what the recording covers */
+static const char *state_words(const struct row *r)
+{
+	const char *state = str(r, C_STATE);
+
+	if (strcmp(state, "complete") == 0)
+		return "recording complete";
+	if (strcmp(state, "recording") == 0)
+		return "recording unfinished (mfu-record still running, or killed)";
+	if (strcmp(state, "detached") == 0)
+		return "recording detached before the process ended";
+	if (strcmp(state, "interrupted") == 0)
+		return known(r, C_EXIT_SIGNAL) && inum(r, C_EXIT_SIGNAL) > 0
+			       ? "after a signal mfu-record passed on"
+			       : known(r, C_EXIT_STATUS) ? "recorded to the end after a signal mfu-record passed on"
+							 : "after a signal mfu-record passed on (end unknown)";
+	return state;
+}
+
 static void health_group(struct text *t, const struct row *r)
 {
 	char a[64], line[512];
@@ -607,7 +626,7 @@ static void health_group(struct text *t, const struct row *r)
 	else if (known(r, C_EXIT_STATUS))
 		len += (size_t)snprintf(line + len, sizeof(line) - len, ", exit status %lld", inum(r, C_EXIT_STATUS));
 	if (str(r, C_STATE))
-		snprintf(line + len, sizeof(line) - len, ", recording %s", str(r, C_STATE));
+		snprintf(line + len, sizeof(line) - len, ", %s", state_words(r));
 	field_cut(t, "run", line, 0, NULL);
 	field(t, "records", "%lld lost, %lld anomalies", inum(r, C_LOST), inum(r, C_ANOMALIES));
 }

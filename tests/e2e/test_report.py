@@ -566,6 +566,33 @@ class ProbeStepsTest(ReportTest):
         self.assertIn('made a counted library call', text[0])
 
 
+class RunStateTest(ReportTest):
+    def test_interrupted_says_what_the_data_covers(self):
+        """state interrupted: mfu-record passed a signal on and recorded on
+        to the program's end. A program that ignored it ran to its end:
+        nothing is missing; one the signal ended was cut short there."""
+        path = os.path.join(self.tmp, 'interrupted.sqlite')
+        Fixture(path, phases=False)
+        for status, signal, want, missing, words in (
+                (0, None, 'the program ran on to its end (exit status 0), and the data covers all of it', 0,
+                 'exit status 0, recorded to the end after a signal mfu-record passed on'),
+                (None, 2, 'the program ended by signal 2: the data covers the program until then', 1,
+                 'killed by signal 2, after a signal mfu-record passed on')):
+            db = sqlite3.connect(path)
+            db.execute("UPDATE run SET state = 'interrupted', exit_status = ?, exit_signal = ?", (status, signal))
+            db.commit()
+            db.close()
+            got, _ = self.json('notes', db=path)
+            notes = [n for n in got if n['kind'] == 'state']
+            self.assertEqual(len(notes), 1, got)
+            self.assertIn(want, notes[0]['text'])
+            self.assertEqual(notes[0]['missing'], missing)
+            p = subprocess.run([REPORT, '--db', path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            flat = ' '.join((p.stdout + p.stderr).split())   # the summary wraps its lines
+            self.assertIn(words, flat)
+            self.assertNotIn('recording interrupted', flat)
+
+
 class PercentileTest(ReportTest):
     """mfu-report computes the phases' totals and percentiles in C
     (mfu_phase_stats); they must equal Python's own sort of the same rows and
