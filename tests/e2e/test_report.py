@@ -593,6 +593,28 @@ class RunStateTest(ReportTest):
             self.assertNotIn('recording interrupted', flat)
 
 
+class NoStepsGapsTest(ReportTest):
+    def test_gaps_without_steps_say_so(self):
+        """A sampled run without a complete step: the gaps verdict says
+        there is no step, not that the threads never left the CPU."""
+        from mfutest import section_verdict
+        from test_trace_diff import trace_fixture
+        path = os.path.join(self.tmp, 'nosteps-gaps.sqlite')
+        trace_fixture(path)
+        db = sqlite3.connect(path)
+        db.execute('UPDATE step SET complete = 0')
+        db.execute('DELETE FROM sampling')
+        db.execute('INSERT INTO sampling (freq, user_only, switch_samples) VALUES (1000, 0, 1)')
+        db.commit()
+        db.close()
+        p = subprocess.run([REPORT, '--db', path, 'gaps'], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        verdict, _ = section_verdict(p.stdout)
+        self.assertIn('No complete step', verdict)
+        self.assertNotIn('never left the CPU', verdict)
+
+
 class PercentileTest(ReportTest):
     """mfu-report computes the phases' totals and percentiles in C
     (mfu_phase_stats); they must equal Python's own sort of the same rows and
