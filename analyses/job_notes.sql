@@ -18,6 +18,8 @@
 --                    numerator or a peak)
 --   impossible       a step's job MFU above 100% (alert)
 --   dtype            the ranks' peaks are for different dtypes (alert)
+--   lib_dtype        most of the ranks' library FLOPs are of another
+--                    precision than their peaks' (record with --dtype)
 --
 -- Run by hand: sqlite3 -header -column job.sqlite < analyses/job_notes.sql
 WITH
@@ -69,5 +71,24 @@ lines(ord, sub, kind, text, missing, alert) AS (
          'the ranks'' peaks are for different dtypes (' || group_concat(DISTINCT dtype)
          || '): their sum adds unlike numbers', 0, 1
   FROM run HAVING count(DISTINCT dtype) > 1
+  UNION ALL
+  -- The ranks' library FLOPs by precision (as each rank's own notes say):
+  -- most of them in another precision than the peaks'.
+  SELECT 6, 1, 'lib_dtype',
+         printf('%.0f', d.v * 100.0 / t.lib) || '% of the job''s library FLOPs are ' || d.dtype
+         || ', but the job''s MFU uses the ranks'' ' || t.dtype || ' peaks: record with --dtype ' || d.dtype
+         || ' for their MFU against the ' || d.dtype || ' peak',
+         0, 0
+  FROM (SELECT sum(lib_flops) AS lib, max(dtype) AS dtype, count(DISTINCT dtype) AS ndtype,
+               sum(lib_flops_fp64) AS fp64, sum(lib_flops_fp32) AS fp32, sum(lib_flops_bf16) AS bf16,
+               sum(lib_flops_fp16) AS fp16, sum(lib_ops_int8) AS int8
+        FROM run) AS t
+  CROSS JOIN (
+    SELECT dtype, v FROM (
+      SELECT 'fp64' AS dtype, sum(lib_flops_fp64) AS v FROM run UNION ALL
+      SELECT 'fp32', sum(lib_flops_fp32) FROM run UNION ALL SELECT 'bf16', sum(lib_flops_bf16) FROM run UNION ALL
+      SELECT 'fp16', sum(lib_flops_fp16) FROM run UNION ALL SELECT 'int8', sum(lib_ops_int8) FROM run)
+    ORDER BY v DESC LIMIT 1) AS d
+  WHERE t.ndtype = 1 AND t.lib > 0 AND d.v > 0.5 * t.lib AND d.dtype <> t.dtype
 )
 SELECT kind, text, missing, alert FROM lines ORDER BY ord, sub;

@@ -615,6 +615,34 @@ class NoStepsGapsTest(ReportTest):
         self.assertNotIn('never left the CPU', verdict)
 
 
+class JobLibDtypeTest(ReportTest):
+    def test_job_says_the_work_is_of_another_precision(self):
+        """Ranks whose library FLOPs are mostly fp64 against fp32 peaks: the
+        job's notes say so, as each rank's own do; not when they match."""
+        paths = []
+        for r in (0, 1):
+            p = os.path.join(self.tmp, 'dt.%d.sqlite' % r)
+            Fixture(p, phases=False)
+            db = sqlite3.connect(p)
+            db.execute("UPDATE run SET lib_flops = 1e10, lib_flops_fp64 = 9e9, lib_flops_fp32 = 1e9")
+            db.commit()
+            db.close()
+            paths.append(p)
+        merged = os.path.join(self.tmp, 'dt-job.sqlite')
+        subprocess.run([REPORT, 'merge', '-o', merged] + paths, check=True, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+        got, _ = self.json('job_notes', db=merged)
+        texts = [n['text'] for n in got if n['kind'] == 'lib_dtype']
+        self.assertEqual(texts, ["90% of the job's library FLOPs are fp64, but the job's MFU uses the ranks' fp32 "
+                                 "peaks: record with --dtype fp64 for their MFU against the fp64 peak"])
+        db = sqlite3.connect(merged)
+        db.execute("UPDATE run SET lib_flops_fp64 = 1e9, lib_flops_fp32 = 9e9")
+        db.commit()
+        db.close()
+        got, _ = self.json('job_notes', db=merged)
+        self.assertEqual([n for n in got if n['kind'] == 'lib_dtype'], [])
+
+
 class PercentileTest(ReportTest):
     """mfu-report computes the phases' totals and percentiles in C
     (mfu_phase_stats); they must equal Python's own sort of the same rows and
