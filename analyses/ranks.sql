@@ -13,6 +13,9 @@
 --                    (sum(wall) x its peak), at its own pace (the peak
 --                    from job_rank_step: none for an emulated rank)
 --   peak_flops, peak_source  the rank's peak (FLOP/s) and where it came from
+--   run_lib_flops, run_lib_calls  the library FLOPs and calls of the rank's
+--                    whole run, in steps or not (NULL when not counted): a
+--                    job without steps shows its load imbalance here
 --
 -- Run by hand: sqlite3 -header -column job.sqlite < analyses/ranks.sql
 WITH
@@ -32,7 +35,9 @@ SELECT jr.rank                                            AS rank,
        r.peak_flops                                       AS peak_flops,
        r.peak_flops_source                                AS peak_source,
        r.ncpu                                             AS ncpu,
-       jr.path                                            AS path
+       jr.path                                            AS path,
+       r.lib_flops                                        AS run_lib_flops,
+       r.lib_calls                                        AS run_lib_calls
 FROM job_rank AS jr
 LEFT JOIN run AS r ON r.rank = jr.rank
 LEFT JOIN own ON own.rank = jr.rank

@@ -212,12 +212,13 @@ static int measured_flops(struct peaks *p, const struct machine *m, const struct
 		if (reason) {
 			fmt_rate(rate2, sizeof(rate2), reason->value, flop_unit(name));
 			disturbance(why, sizeof(why), reason);
-			snprintf(detail, sizeof(detail), "one core's %s x %g cores (the profile's all-CPU figure, %s, "
-				 "was measured while other tasks used the CPUs: %s): %s", rate, m->ncores, rate2, why,
+			snprintf(detail, sizeof(detail), "one core's %s x %g %s (the profile's all-CPU figure, %s, "
+				 "was measured while other tasks used the CPUs: %s): %s", rate, m->ncores,
+				 m->ncores == 1 ? "core" : "cores", rate2, why,
 				 core->detail);
 		} else {
-			snprintf(detail, sizeof(detail), "one core's %s x %g cores (the profile's all-CPU figure is "
-				 "for another CPU set): %s", rate, m->ncores, core->detail);
+			snprintf(detail, sizeof(detail), "one core's %s x %g %s (the profile's all-CPU figure is "
+				 "for another CPU set): %s", rate, m->ncores, m->ncores == 1 ? "core" : "cores", core->detail);
 		}
 		add_row(p, "flops", name, "all", core->value * m->ncores, "measured", detail);
 	} else if (all) {
