@@ -14,7 +14,12 @@ unc AS (SELECT phase, symbol, share FROM d WHERE class = 'unclassified'
 SELECT CASE
   WHEN (SELECT count(*) FROM sample WHERE kind = 0) = 0 THEN 'No cpu-clock samples in this run (-F 0, or sampling unavailable): dispatch overhead is unknown.'
   WHEN top.symbol IS NULL THEN 'No dispatch samples: no on-CPU time in an interpreter, framework dispatch, allocator, copy or lock.'
-  ELSE printf('The top dispatch function is %s() in phase %s: %.0f%% of that phase''s on-CPU samples', top.symbol, top.phase, 100.0 * top.share)
+  -- a share under 10% keeps its digits: 0.39% is not "0%"
+  ELSE printf('The top dispatch function is %s() %s: ' || CASE WHEN top.share < 0.01 THEN '%.2f' WHEN top.share < 0.1 THEN '%.1f' ELSE '%.0f' END
+              || '%% of %s on-CPU samples', top.symbol,
+              CASE WHEN top.phase = '(no phase)' THEN 'outside phases' ELSE 'in phase ' || top.phase END,
+              100.0 * top.share, CASE WHEN top.phase = '(no phase)' THEN 'the' ELSE 'that phase''s' END)
+       || CASE WHEN top.phase = '(no phase)' THEN ' there' ELSE '' END
        || CASE WHEN top.via_process > 0
                THEN printf(' (%.0f%% of them on threads with no phase of their own, placed by the marking thread''s phases)',
                            100.0 * top.via_process / top.samples) ELSE '' END || '.'

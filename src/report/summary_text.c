@@ -316,8 +316,8 @@ static int verdict(sqlite3 *db, char **text, char *err, size_t errlen)
 	sqlite3_progress_handler(db, 0, NULL, NULL);
 	if (d.hit) {
 		free(*text);
-		*text = strdup("Not worked out for the summary (a long run: it reads every sample): "
-			       "mfu-report breakdown says it.");
+		*text = strdup("Not worked out for the summary (too many steps and samples to place each "
+			       "sample in its step here): mfu-report breakdown says it.");
 		return *text ? 0 : -ENOMEM;
 	}
 	return rc;
@@ -628,7 +628,8 @@ static void health_group(struct text *t, const struct row *r)
 	if (str(r, C_STATE))
 		snprintf(line + len, sizeof(line) - len, ", %s", state_words(r));
 	field_cut(t, "run", line, 0, NULL);
-	field(t, "records", "%lld lost, %lld anomalies", inum(r, C_LOST), inum(r, C_ANOMALIES));
+	field(t, "records", "%lld lost, %lld %s", inum(r, C_LOST), inum(r, C_ANOMALIES),
+	      inum(r, C_ANOMALIES) == 1 ? "anomaly" : "anomalies");
 }
 
 /* The figures unknown in this run, by their labels: "HFU, HW FLOP, DRAM". */
