@@ -126,6 +126,16 @@ static void read_who(struct diff *d, int side, sqlite3 *db)
 		d->emulated[side] = sqlite3_column_int(st, 5);
 	}
 	sqlite3_finalize(st);
+	st = NULL;
+	for (int i = 0; i < 4; i++)
+		d->whole[side][i] = NAN;
+	/* the stored view of the whole run: NULL rates for an emulated run */
+	if (sqlite3_prepare_v2(db, "SELECT wall_ns / 1e6, cpu_ns / 1e6, lib_flops, mfu FROM run_flops", -1, &st,
+			       NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		for (int i = 0; i < 4; i++)
+			if (sqlite3_column_type(st, i) != SQLITE_NULL)
+				d->whole[side][i] = sqlite3_column_double(st, i);
+	sqlite3_finalize(st);
 }
 
 static int point_cmp(const void *pa, const void *pb)

@@ -67,6 +67,9 @@ struct diff {
 		       * compared net of preemption */
 	int emulated[2]; /* the run is emulated (run.emulated): only counts compare */
 	char *who[2][6]; /* command, host, cpu_name, peak_flops, peak_bw as text, cwd */
+	/* the whole runs (view run_flops): wall ms, CPU ms, library FLOPs,
+	 * run MFU; NAN when unknown. Said when a run has no step. */
+	double whole[2][4];
 	char *warning;   /* the runs differ: program, machine, peaks */
 	int args_differ; /* the same program with other arguments */
 	sqlite3 *mem;  /* the private table diff_rows() selects from */

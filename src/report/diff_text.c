@@ -1,6 +1,7 @@
 /* mfu-report --diff: the lines for people, the summary above the table
  * and the warning that the runs differ. */
 #include "diff_impl.h"
+#include "format.h"
 #include "util.h"
 
 #include <errno.h>
@@ -203,6 +204,40 @@ int diff_warn(struct diff *d)
 	return rc;
 }
 
+/* A run without steps: the whole runs side by side (run_flops), one value
+ * each, so no interval and no verdict. */
+static int say_whole(struct diff *d, size_t *len, size_t *cap)
+{
+	static const char *const what[4] = { "wall time", "CPU time", "library FLOP", "run MFU" };
+	char a[64], b[64];
+	int rc = 0, n = 0;
+
+	for (int i = 0; i < 4 && !rc; i++) {
+		double x = d->whole[0][i], y = d->whole[1][i];
+
+		if (isnan(x) || isnan(y))
+			continue;
+		if (i == 3) {
+			snprintf(a, sizeof(a), "%.3g%%", 100 * x);
+			snprintf(b, sizeof(b), "%.3g%%", 100 * y);
+		} else if (i < 2) {
+			snprintf(a, sizeof(a), "%.4g s", x / 1e3);
+			snprintf(b, sizeof(b), "%.4g s", y / 1e3);
+		} else {
+			format_eng(a, sizeof(a) - 8, x);
+			format_eng(b, sizeof(b) - 8, y);
+			strcat(a, "FLOP");
+			strcat(b, "FLOP");
+		}
+		rc = diff_say(&d->summary, len, cap, "%s%s %s -> %s", n++ ? "; " : " The whole runs, one value each "
+			      "(no interval: a run without steps has no repeats to tell noise from change): ", what[i],
+			      a, b);
+		if (!rc && x != 0)
+			rc = diff_say(&d->summary, len, cap, " (%+.1f%%)", 100 * (y / x - 1));
+	}
+	return rc || !n ? rc : diff_say(&d->summary, len, cap, ".");
+}
+
 /* The line above the table: what was compared and what changed. */
 int diff_summarize(struct diff *d)
 {
@@ -216,9 +251,11 @@ int diff_summarize(struct diff *d)
 		rc = diff_say(&d->summary, &len, &cap, "The commands' arguments differ (run.command). ");
 	if (rc)
 		return rc;
-	if (d->nsteps[0] == 0 || d->nsteps[1] == 0)
-		return diff_say(&d->summary, &len, &cap, "No complete step in %s: nothing to compare.",
-			   d->nsteps[0] ? "NEW" : d->nsteps[1] ? "BASE" : "either run");
+	if (d->nsteps[0] == 0 || d->nsteps[1] == 0) {
+		rc = diff_say(&d->summary, &len, &cap, "No complete step in %s: nothing to compare step by step.",
+			      d->nsteps[0] ? "NEW" : d->nsteps[1] ? "BASE" : "either run");
+		return rc ? rc : say_whole(d, &len, &cap);
+	}
 	rc = diff_say(&d->summary, &len, &cap, "%llu base vs %llu new steps, 95%% intervals by batch means%s, changes "
 		 "under %.0f%% of the step time not named:", (unsigned long long)d->nsteps[0],
 		 (unsigned long long)d->nsteps[1], d->net ? ", times net of preemption" : "", 100 * DIFF_MIN_EFFECT);

@@ -537,6 +537,28 @@ class DiffTest(Base):
             self.assertGreater(row['change_hi'], 0, key)
             self.assertEqual((row['base_n'], row['new_n']), (40, 40), key)
 
+    def test_runs_without_steps_side_by_side(self):
+        """Unmarked runs (no complete step): no step-by-step comparison,
+        but the whole runs' time and library FLOPs side by side, with no
+        verdict (one value each)."""
+        paths = []
+        for i, (end, lib) in enumerate(((2000000000, 4e9), (1000000000, 4e9))):
+            p = os.path.join(self.tmp, 'unmarked-%d.sqlite' % i)
+            shutil.copy(self.base, p)
+            db = sqlite3.connect(p)
+            db.execute('UPDATE step SET complete = 0')
+            db.execute('UPDATE run SET end_ns = start_ns + ?, lib_flops = ?', (end, lib))
+            db.commit()
+            db.close()
+            paths.append(p)
+        r = run('--diff', paths[0], paths[1])
+        verdict, _ = section_verdict(r.stdout.decode() if isinstance(r.stdout, bytes) else r.stdout)
+        self.assertIn('No complete step in either run: nothing to compare step by step', verdict)
+        self.assertIn('wall time 2 s -> 1 s (-50.0%)', verdict)
+        self.assertIn('library FLOP 4.00 GFLOP -> 4.00 GFLOP (+0.0%)', verdict)
+        self.assertIn('run MFU 0.1% -> 0.2% (+100.0%)', verdict)   # 4 GFLOP over 2 s, 1 s of a 2 TFLOP/s peak
+        self.assertIn('no interval', verdict)
+
     def test_slower_phase_named(self):
         rows = self.diff(self.base, self.new)
         verdicts = {k: r['verdict'] for k, r in rows.items()}
