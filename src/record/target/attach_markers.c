@@ -236,7 +236,9 @@ static void why_none(pid_t pid, int rc, int launched, char *why, size_t whylen)
 		fclose(f);
 	if (!lib[0]) {
 		strbuf(why, whylen, "process %d does not use libmfu (none is loaded in it), so it has no step or "
-		       "phase markers to switch on; steps can come from one of its functions (--step FUNC, as root)",
+		       "phase markers to switch on; steps can come from one of its functions or a library's (--step FUNC "
+		       "or LIB:FUNC, e.g. libopenblas.so.0:cblas_dgemm, as root; a Python function, --step "
+		       "py:MODULE.FUNC, only when mfu-record starts the program)",
 		       (int)pid);
 		return;
 	}
