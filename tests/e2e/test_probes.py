@@ -225,6 +225,7 @@ class FunctionSteps(TempDirTest):
                  (['--phase', 'noequals'], 2, 'NAME=SPEC'),
                  (['--step', 'sdt:nomark'], 2, 'sdt:PROVIDER:NAME'),
                  (['--step', 'py:bad name'], 2, 'py:'),
+                 (['--step', 'py:a.step,py:a.zero'], 2, 'py: takes one function'),
                  (['--step', 'train_step', '--step', 'load_batch'], 2, 'twice')]
         for args, code, text in cases:
             db = self.path('bad.sqlite')

@@ -17,13 +17,19 @@ static int parse_python(const char *spec, struct probe_request *out, char *why, 
 
 	for (const char *c = s; ok && *c; c++)
 		ok = isalnum((unsigned char)*c) || *c == '_' || *c == '.' || (unsigned char)*c >= 0x80;
+	if (strchr(s, ',')) {
+		strbuf(why, whylen, "py: takes one function, whose every call is a step (or phase): the pair "
+		       "form A,B (a step from A's entry to B's) is for functions of the program or its libraries "
+		       "and sdt: probes");
+		return -EINVAL;
+	}
 	if (!ok) {
-		strbuf(why, whylen, "'%s': expected py:[MODULE.]FUNCTION, dotted Python names (e.g. "
-		       "py:train.train_step or py:model.Net.forward)", spec);
+		strbuf(why, whylen, "expected py:[MODULE.]FUNCTION, dotted Python names (e.g. "
+		       "py:train.train_step or py:model.Net.forward)");
 		return -EINVAL;
 	}
 	if (n >= sizeof(out->py_name)) {
-		strbuf(why, whylen, "'%s': name too long (at most %zu bytes)", spec, sizeof(out->py_name) - 1);
+		strbuf(why, whylen, "name too long (at most %zu bytes)", sizeof(out->py_name) - 1);
 		return -EINVAL;
 	}
 	memcpy(out->py_name, s, n + 1);
