@@ -152,7 +152,8 @@ static void step_advice(struct session *s, char *buf, size_t len)
 		strbuf(buf, len, "its executable is stripped (no symbol table names its functions, so --step "
 		       "FUNC cannot find them): mark its loop in its source (C: link libmfu, pkg-config mfu) "
 		       "or build it with symbols for --step FUNC; --step LIB:FUNC makes each call of a "
-		       "shared library's function a step");
+		       "shared library's function a step (with its time and breakdown; its library FLOPs, "
+		       "read only at markers, stay the whole run's)");
 	else
 		strbuf(buf, len, "mark its loop (C: link libmfu, pkg-config mfu; Python: import mfu, which "
 		       "says on stderr when it cannot load libmfu) or take steps from a function with "
