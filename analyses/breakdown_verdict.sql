@@ -26,6 +26,15 @@ uc AS (SELECT sy.name AS fn, sy.dso FROM sample s JOIN stack st ON st.id = s.sta
          AND s.tid IN (SELECT tid FROM step WHERE complete = 1)
        GROUP BY sy.id ORDER BY count(*) DESC LIMIT 1)
 SELECT CASE
+  -- no step (a program without markers): the whole run's cpu-clock
+  -- samples by class, the split a step's compute/kernel/... parts come from
+  WHEN (t.steps = 0 OR t.steps IS NULL) AND EXISTS (SELECT 1 FROM sample WHERE kind = 0)
+  THEN (SELECT 'No complete step to break down; over the whole run, the target''s ' || sum(n)
+               || ' cpu-clock samples were ' || group_concat(printf('%.0f%% ', 100.0 * n / tot) || cls, ', ')
+               || ' (on CPU only; mfu-report dispatch names the functions, mfu-report --trace shows when).'
+        FROM (SELECT coalesce(class, 'unknown') AS cls, count(*) AS n,
+                     (SELECT count(*) FROM sample WHERE kind = 0) AS tot
+              FROM sample WHERE kind = 0 GROUP BY cls ORDER BY n DESC, cls))
   WHEN t.steps = 0 OR t.steps IS NULL THEN 'No complete step: nothing to break down.'
   WHEN t.blocked IS NULL AND (SELECT state FROM run WHERE id = 1) = 'recording'
     THEN 'The recording is still going on: samples and context switches are classified when it ends, so the breakdown is not known yet.'

@@ -613,6 +613,17 @@ class NoStepsGapsTest(ReportTest):
         verdict, _ = section_verdict(p.stdout)
         self.assertIn('No complete step', verdict)
         self.assertNotIn('never left the CPU', verdict)
+        # where time went: the whole run's samples by class, adding up
+        db = sqlite3.connect(path)
+        by = dict(db.execute('SELECT coalesce(class, \'unknown\'), count(*) FROM sample WHERE kind = 0 '
+                             'GROUP BY 1').fetchall())
+        db.close()
+        p = subprocess.run([REPORT, '--db', path, 'breakdown'], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+        verdict, _ = section_verdict(p.stdout)
+        self.assertIn("over the whole run, the target's %d cpu-clock samples were" % sum(by.values()), verdict)
+        for cls, n in by.items():
+            self.assertIn('%.0f%% %s' % (100.0 * n / sum(by.values()), cls), verdict)
 
 
 class JobLibDtypeTest(ReportTest):
