@@ -19,6 +19,11 @@
 WITH
 r AS (SELECT ncpu, peak_flops FROM run),
 st AS (SELECT step, pid, begin_ns, end_ns, wall_ns, cpu_ns, flops FROM step WHERE complete = 1),
+-- mfu-report does not run the lines from "@computed" to "@end": it reads
+-- the same smp from mfu_step_samples, computed in C from one sorted array
+-- of the step begins (src/report/time_split.h), and per joins that table
+-- itself (SQLite looks a virtual table up by step, not a subquery of one).
+-- @computed: smp AS (SELECT * FROM mfu_step_samples), per AS (SELECT st.step, st.wall_ns, st.cpu_ns, st.flops, coalesce(smp.n, 0) AS n, smp.nk, smp.ns, smp.nd, smp.nu, smp.nc FROM st LEFT JOIN mfu_step_samples AS smp ON smp.step = st.step),
 -- A sample's step: the last one its process began at or before the
 -- sample, if complete and not yet ended then (a process's steps follow one
 -- another). Found in one sorted pass over steps and samples, whatever the
@@ -43,15 +48,18 @@ smp AS (
 per AS (
   SELECT st.step, st.wall_ns, st.cpu_ns, st.flops, coalesce(smp.n, 0) AS n, smp.nk, smp.ns, smp.nd, smp.nu, smp.nc
   FROM st LEFT JOIN smp ON smp.step = st.step),
+-- @end
 rows AS (
   SELECT NULL AS step, sum(wall_ns) AS wall_ns, sum(cpu_ns) AS cpu_ns,
          sum(flops) AS flops, count(flops) AS declared, count(*) AS nsteps,
+-- The HTML report reads the all-steps row only (analysis_prepare_summary):
+-- without the steps' rows, that row is not held back by the sort below,
+-- and it sums the steps and their samples apart: what summing per gives
+-- (each smp row is one step's), without a join of every step.
+-- @summary: coalesce((SELECT sum(n) FROM smp), 0) AS n, (SELECT sum(nk) FROM smp) AS nk, (SELECT sum(ns) FROM smp) AS ns, (SELECT sum(nd) FROM smp) AS nd, (SELECT sum(nu) FROM smp) AS nu, (SELECT sum(nc) FROM smp) AS nc FROM st HAVING count(*) > 0),
          sum(n) AS n, sum(nk) AS nk, sum(ns) AS ns, sum(nd) AS nd, sum(nu) AS nu, sum(nc) AS nc
   FROM per
   HAVING count(*) > 0  -- no all-steps row without a step
--- The HTML report reads the all-steps row only (analysis_prepare_summary):
--- without the steps' rows, that row is not held back by the sort below.
--- @summary: ),
   UNION ALL
   SELECT step, wall_ns, cpu_ns, flops, flops IS NOT NULL, 1, n, nk, ns, nd, nu, nc FROM per),
 -- @end

@@ -2,6 +2,7 @@
 #include "embedded.h"
 #include "step_totals.h"
 #include "phase_stats.h"
+#include "time_split.h"
 #include "util.h"
 
 #include <errno.h>
@@ -146,9 +147,9 @@ int analysis_prepare_summary(const struct analysis *a, sqlite3 *db, int summary,
 		sqlite3_stmt *probe = NULL;
 
 		/* mfu_phase_stats, registered once per connection (the probe is
-		 * only prepared, never run), and mfu_step_totals */
+		 * only prepared, never run), mfu_step_totals and time_split's */
 		if (sqlite3_prepare_v2(db, "SELECT 1 FROM mfu_phase_stats", -1, &probe, NULL) != SQLITE_OK &&
-		    (phase_stats_register(db) || step_totals_register(db) != SQLITE_OK)) {
+		    (phase_stats_register(db) || step_totals_register(db) != SQLITE_OK || time_split_register(db))) {
 			sqlite3_finalize(probe);
 			strbuf(err, errlen, "cannot register mfu-report's SQL tables and functions: %s",
 			       sqlite3_errmsg(db));
