@@ -432,12 +432,13 @@ static struct group *group_of(struct groups *gs, struct ts_table *t, sqlite3_stm
 	return g;
 }
 
-/* One occurrence (id, name, tid, begin_ns, end_ns, wall_ns) into its group. */
+/* One occurrence (id, name, wall_ns, then tid, begin_ns, end_ns when there
+ * are intervals or samples to look up) into its group. */
 static int phase_row(const struct inputs *in, struct groups *gs, struct ts_table *t, sqlite3_stmt *st)
 {
 	struct group *g = group_of(gs, t, st);
 	int64_t id = sqlite3_column_int64(st, 0), tid = 0, begin = 0, end = 0, wall;
-	int has_end = 0, has_wall = col_int(st, 5, &wall);
+	int has_end = 0, has_wall = col_int(st, 2, &wall);
 
 	if (!g)
 		return sqlite3_column_type(st, 1) == SQLITE_TEXT || sqlite3_column_type(st, 1) == SQLITE_BLOB
@@ -450,7 +451,7 @@ static int phase_row(const struct inputs *in, struct groups *gs, struct ts_table
 		g->first_id = id;
 	if (!in->noffs && !in->nsmps)
 		return SQLITE_OK;
-	if (col_int(st, 2, &tid) != 1 || col_int(st, 3, &begin) != 1 || (has_end = col_int(st, 4, &end)) < 0)
+	if (col_int(st, 3, &tid) != 1 || col_int(st, 4, &begin) != 1 || (has_end = col_int(st, 5, &end)) < 0)
 		return TS_IRREGULAR;
 	return acc_span(in, &g->a, tid, begin, end, has_end) ? TS_IRREGULAR : SQLITE_OK;
 }
@@ -485,9 +486,11 @@ int ts_phase_split(sqlite3 *db, struct ts_table *t)
 	sqlite3_stmt *st = NULL;
 	int rc = load_inputs(db, &in);
 
+	/* without intervals and samples, 3 columns: 0.1 s of 3M occurrences */
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(db, "SELECT id, name, tid, begin_ns, end_ns, wall_ns FROM phase WHERE complete = 1",
-					-1, &st, NULL);
+		rc = sqlite3_prepare_v2(db, in.noffs || in.nsmps
+					? "SELECT id, name, wall_ns, tid, begin_ns, end_ns FROM phase WHERE complete = 1"
+					: "SELECT id, name, wall_ns FROM phase WHERE complete = 1", -1, &st, NULL);
 	while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
 		rc = phase_row(&in, &gs, t, st);
 	if (rc == SQLITE_DONE) {
