@@ -2,6 +2,7 @@
  * stylesheet and the script that draws them (src/report/html/, compiled
  * in by tools/embed.py). */
 #include "html.h"
+#include "html_number.h"
 
 #include "analysis.h"
 #include "embedded.h"
@@ -352,7 +353,7 @@ static void out_step_value(struct html *h, sqlite3_stmt *st, int i, int kind, co
 	else if (kind == 'm')
 		out_fixed_short(h, v, 3);
 	else
-		outbuf_write(&h->ob, num, (size_t)snprintf(num, sizeof(num), "%.6g", v));
+		outbuf_write(&h->ob, num, html_number_g6(num, v));
 }
 
 /* "@key": {"columns": ..., "rows": [[...], ...], "texts": {"@text_column":
