@@ -125,7 +125,8 @@ static int load_offcpu(sqlite3 *db, struct inputs *in)
 	sqlite3_finalize(st);
 	if (rc == SQLITE_DONE) {
 		rc = SQLITE_OK;
-		qsort(in->offs, in->noffs, sizeof(*in->offs), cmp_off);
+		if (in->noffs) /* qsort(NULL, 0) is undefined */
+			qsort(in->offs, in->noffs, sizeof(*in->offs), cmp_off);
 	}
 	return rc;
 }
@@ -159,7 +160,8 @@ static int load_samples(sqlite3 *db, const char *key, struct inputs *in)
 	sqlite3_finalize(st);
 	if (rc == SQLITE_DONE) {
 		rc = SQLITE_OK;
-		qsort(in->smps, in->nsmps, sizeof(*in->smps), cmp_smp);
+		if (in->nsmps)
+			qsort(in->smps, in->nsmps, sizeof(*in->smps), cmp_smp);
 	}
 	return rc;
 }
@@ -233,6 +235,8 @@ static int acc_span(const struct inputs *in, struct acc *a, int64_t tid, int64_t
 				a->runnable += part;
 		}
 	}
+	if (!in->nsmps)
+		return 0;
 	for (lo = 0, hi = in->nsmps; lo < hi;) { /* the first (tid, t) >= (tid, begin) */
 		size_t mid = lo + (hi - lo) / 2;
 		const struct smp *s = &in->smps[mid];
@@ -558,7 +562,8 @@ static int load_bounds(sqlite3 *db, struct bound **out, size_t *n)
 	sqlite3_finalize(st);
 	if (rc == SQLITE_DONE) {
 		rc = SQLITE_OK;
-		qsort(*out, *n, sizeof(**out), cmp_bound);
+		if (*n)
+			qsort(*out, *n, sizeof(**out), cmp_bound);
 	}
 	return rc;
 }
