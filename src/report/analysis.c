@@ -118,6 +118,15 @@ char *analysis_computed_sql(const char *sql)
 	return replace_blocks(sql, COMPUTED_MARK);
 }
 
+int analysis_register(sqlite3 *db, char *err, size_t errlen)
+{
+	if (phase_stats_register(db) || step_totals_register(db) != SQLITE_OK || time_split_register(db)) {
+		strbuf(err, errlen, "cannot register mfu-report's SQL tables and functions: %s", sqlite3_errmsg(db));
+		return -EIO;
+	}
+	return 0;
+}
+
 int analysis_prepare(const struct analysis *a, sqlite3 *db, sqlite3_stmt **out, char *err, size_t errlen)
 {
 	return analysis_prepare_summary(a, db, 0, out, err, errlen);
@@ -146,13 +155,11 @@ int analysis_prepare_summary(const struct analysis *a, sqlite3 *db, int summary,
 	if (strstr(text, COMPUTED_MARK)) {
 		sqlite3_stmt *probe = NULL;
 
-		/* mfu_phase_stats, registered once per connection (the probe is
-		 * only prepared, never run), mfu_step_totals and time_split's */
+		/* the C tables, registered once per connection (runview_open()
+		 * does; the probe is only prepared, never run) */
 		if (sqlite3_prepare_v2(db, "SELECT 1 FROM mfu_phase_stats", -1, &probe, NULL) != SQLITE_OK &&
-		    (phase_stats_register(db) || step_totals_register(db) != SQLITE_OK || time_split_register(db))) {
+		    analysis_register(db, err, errlen)) {
 			sqlite3_finalize(probe);
-			strbuf(err, errlen, "cannot register mfu-report's SQL tables and functions: %s",
-			       sqlite3_errmsg(db));
 			free(variant);
 			return -EIO;
 		}

@@ -46,6 +46,12 @@ int analysis_prepare(const struct analysis *a, sqlite3 *db, sqlite3_stmt **out, 
 int analysis_prepare_summary(const struct analysis *a, sqlite3 *db, int summary, sqlite3_stmt **out, char *err,
 			     size_t errlen);
 
+/* Register on @db the tables and functions mfu-report computes in C, which
+ * the "-- @computed:" blocks read: mfu_phase_stats (phase_stats.h), the
+ * step totals (step_totals.h), mfu_phase_split and mfu_step_samples
+ * (time_split.h). Returns 0, or -EIO with SQLite's message in @err. */
+int analysis_register(sqlite3 *db, char *err, size_t errlen);
+
 /* @sql with every block that runs from a line starting "-- @computed: TEXT"
  * to a line starting "-- @end" replaced by TEXT. In the file the block is
  * the plain SQL a user runs in sqlite3; TEXT reads the same rows from a

@@ -4,8 +4,6 @@
 #include "db.h"
 #include "embedded.h"
 #include "merge.h"
-#include "phase_stats.h"
-#include "step_totals.h"
 #include "util.h"
 
 #include <errno.h>
@@ -163,8 +161,7 @@ int runview_open(const char *path, const struct runview_options *o, sqlite3 **db
 		}
 	}
 	/* the views' "-- @computed:" blocks read these (analysis.h) */
-	if (phase_stats_register(*db) || step_totals_register(*db) != SQLITE_OK) {
-		strbuf(err, errlen, "cannot register mfu-report's SQL tables and functions: %s", sqlite3_errmsg(*db));
+	if (analysis_register(*db, err, errlen)) {
 		rc = -EIO;
 		goto fail;
 	}
