@@ -477,6 +477,7 @@ void libflops_proc_clear(struct libflops_proc *p)
 		__atomic_store_n(&p->f[f].calls, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&p->f[f].flops, 0, __ATOMIC_RELAXED);
 	}
+	__atomic_store_n(&p->begun, 0, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
@@ -503,6 +504,15 @@ void libflops_sum(const struct libflops_proc *p, uint64_t out[LIBFLOPS_WORDS])
 			out[LIBFLOPS_W_FLOPS + libflops_funcs[id].prec] +=
 				__atomic_load_n(&p->f[id].flops, __ATOMIC_RELAXED);
 	}
+}
+
+uint64_t libflops_running(const struct libflops_proc *p, uint64_t calls)
+{
+	uint64_t begun;
+
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	begun = __atomic_load_n(&p->begun, __ATOMIC_RELAXED);
+	return begun > calls ? begun - calls : 0;
 }
 
 uint64_t libflops_snapshot(struct libflops_region *r, const struct libflops_proc *p)

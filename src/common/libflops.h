@@ -34,7 +34,7 @@
 #define LIBFLOPS_ENV_FD "MFU_LIBFLOPS_FD"
 #define LIBFLOPS_ENV_ID "MFU_LIBFLOPS_ID" /* the region's memfd, "DEV:INO" (handoff.h) */
 #define LIBFLOPS_MAGIC 0x73706f6c66624c6dULL /* "mLbflops" */
-#define LIBFLOPS_VERSION 3 /* 3: oneDNN primitives; 2: LAPACK and BLAS level 1, the list of functions counted, compact snapshots */
+#define LIBFLOPS_VERSION 4 /* 4: calls begun (libflops_proc.begun); 3: oneDNN primitives; 2: LAPACK and BLAS level 1, the list of functions counted, compact snapshots */
 #define LIBFLOPS_MAX_PROCS 64   /* processes of one target counted apart */
 #define LIBFLOPS_NSNAP 4096     /* step-boundary snapshots in flight (power of two) */
 
@@ -184,6 +184,13 @@ struct libflops_proc {
 					     * 0 while its entry is written */
 	uint8_t listed[LIBFLOPS_MAX_FUNCS]; /* 1 once the function has an entry */
 	struct libflops_counter f[LIBFLOPS_MAX_FUNCS];
+	/* Version 4: the outermost calls begun (added at their entry), less
+	 * those that returned without being counted (rejected, a workspace
+	 * query, a failed execution): begun minus the sum of f[].calls is the
+	 * calls running now, which the recorder stores with each interval's
+	 * reading (lib_reading.lib_calls_begun), since a call's FLOPs are
+	 * added when it returns. */
+	uint64_t begun;
 };
 
 /* A copy of one process's counters at a step boundary: those of the first
@@ -320,6 +327,28 @@ static inline __attribute__((always_inline)) void libflops_add(struct libflops_p
 	if (__builtin_expect(!__atomic_load_n(&p->listed[id], __ATOMIC_RELAXED), 0))
 		libflops_list(p, id);
 }
+
+/* An outermost call of a counted function begins in @p (the counting
+ * library's wrappers, before the real call: one relaxed addition). */
+static inline __attribute__((always_inline)) void libflops_begin(struct libflops_proc *p)
+{
+	__atomic_fetch_add(&p->begun, 1, __ATOMIC_RELAXED);
+}
+
+/* The call begun in @p returned without being counted (libflops_add() not
+ * called for it): no longer running. */
+static inline __attribute__((always_inline)) void libflops_unbegin(struct libflops_proc *p)
+{
+	__atomic_fetch_sub(&p->begun, 1, __ATOMIC_RELAXED);
+}
+
+/* The calls of @p running now: begun minus the counted calls of the
+ * functions listed, or 0. Read the calls first (libflops_sum() or the
+ * reader's own copy) and pass their sum as @calls: every call counted then
+ * had begun before, so a later read of begun is not below it (counting
+ * adds a call after its begin; a region the target wrote otherwise, or a
+ * call begun before the counting library had the slot, reads 0). */
+uint64_t libflops_running(const struct libflops_proc *p, uint64_t calls);
 
 /* Copy the counters of @p's listed functions into the next snapshot;
  * returns its index + 1 (0 never happens). */

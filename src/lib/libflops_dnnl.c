@@ -378,16 +378,21 @@ int dnnl_primitive_execute(const void *prim, void *stream, int nargs, const stru
 	if (libflops_funcs[c.id].op == LIBFLOPS_UNKNOWN) {
 		/* as an iterative LAPACK driver: the counted calls it makes
 		 * (none, from oneDNN's own kernels) would count */
+		libflops_begin(p);
 		rc = fn(prim, stream, nargs, args);
 		if (rc == 0)
 			count(c.id, 0);
+		else
+			uncount();
 		return rc;
 	}
-	t_depth++;
+	enter();
 	rc = fn(prim, stream, nargs, args);
 	t_depth--;
 	if (rc == 0)
 		count(c.id, c.flops);
+	else
+		uncount();
 	return rc;
 }
 

@@ -59,6 +59,27 @@ static inline __attribute__((always_inline)) void count(unsigned id, uint64_t fl
 		libflops_add(p, id, flops);
 }
 
+/* Before the real call: the thread enters a counted call; an outermost
+ * one is counted as begun (libflops_begin(): one relaxed addition, no
+ * call, before the real function's, so nothing is spilled for it). */
+static inline __attribute__((always_inline)) void enter(void)
+{
+	if (t_depth++ == 0) {
+		struct libflops_proc *p = __atomic_load_n(&g_proc, __ATOMIC_RELAXED);
+		if (p)
+			libflops_begin(p);
+	}
+}
+
+/* After an outermost call that is not counted (rejected, a workspace
+ * query, a failure): no longer begun. Not the hot path. */
+static inline __attribute__((always_inline)) void uncount(void)
+{
+	struct libflops_proc *p = __atomic_load_n(&g_proc, __ATOMIC_RELAXED);
+	if (p)
+		libflops_unbegin(p);
+}
+
 /* A wrapper: the real function, called with the same arguments; then the
  * call is counted unless it ran inside another counted call. The FLOPs are
  * computed from the arguments before the call (the inputs, as given). */
@@ -69,7 +90,7 @@ static inline __attribute__((always_inline)) void count(unsigned id, uint64_t fl
 		typedef void(*fn_t) params;                                        \
 		fn_t fn = (fn_t)real(LIBFLOPS_ID_##sym, __builtin_return_address(0)); \
 		uint64_t n_ = (flops);                                             \
-		t_depth++;                                                         \
+		enter();                                                           \
 		fn args;                                                           \
 		if (--t_depth == 0)                                                \
 			count(LIBFLOPS_ID_##sym, n_);                              \
@@ -82,10 +103,14 @@ static inline __attribute__((always_inline)) void count(unsigned id, uint64_t fl
 		typedef int(*fn_t) params;                                         \
 		fn_t fn = (fn_t)real(LIBFLOPS_ID_##sym, __builtin_return_address(0)); \
 		uint64_t n_ = (flops);                                             \
-		t_depth++;                                                         \
+		enter();                                                           \
 		int rc_ = fn args;                                                 \
-		if (--t_depth == 0 && rc_ == 0)                                    \
-			count(LIBFLOPS_ID_##sym, n_);                              \
+		if (--t_depth == 0) {                                              \
+			if (rc_ == 0)                                              \
+				count(LIBFLOPS_ID_##sym, n_);                      \
+			else                                                       \
+				uncount();                                         \
+		}                                                                  \
 		return rc_;                                                        \
 	}
 
@@ -104,10 +129,14 @@ static inline __attribute__((always_inline)) void count(unsigned id, uint64_t fl
 	{                                                                        \
 		typedef void(*fn_t) params;                                      \
 		fn_t fn = (fn_t)real(ID(sym), __builtin_return_address(0));      \
-		t_depth++;                                                       \
+		enter();                                                         \
 		fn args;                                                         \
-		if (--t_depth == 0 && (ok))                                      \
-			count(ID(sym), (flops));                                 \
+		if (--t_depth == 0) {                                            \
+			if (ok)                                                  \
+				count(ID(sym), (flops));                         \
+			else                                                     \
+				uncount();                                       \
+		}                                                                \
 	}
 
 #define WRAP_R(type, sym, params, args, ok, flops)                               \
@@ -116,10 +145,14 @@ static inline __attribute__((always_inline)) void count(unsigned id, uint64_t fl
 	{                                                                        \
 		typedef type(*fn_t) params;                                      \
 		fn_t fn = (fn_t)real(ID(sym), __builtin_return_address(0));      \
-		t_depth++;                                                       \
+		enter();                                                         \
 		type rc_ = fn args;                                              \
-		if (--t_depth == 0 && (ok))                                      \
-			count(ID(sym), (flops));                                 \
+		if (--t_depth == 0) {                                            \
+			if (ok)                                                  \
+				count(ID(sym), (flops));                         \
+			else                                                     \
+				uncount();                                       \
+		}                                                                \
 		return rc_;                                                      \
 	}
 
@@ -127,7 +160,9 @@ static inline __attribute__((always_inline)) void count(unsigned id, uint64_t fl
  * stay 0 in its counter; the sums say how many calls were of such
  * functions), and the counted calls it makes (a reference LAPACK's
  * dgemm_, a dgeqrf_ inside a least-squares driver) are counted too, being
- * the part of its work that can be: it does not raise the depth. */
+ * the part of its work that can be: it does not raise the depth. An
+ * outermost one is begun like any (the calls it makes are begun and
+ * counted each), so it shows as running until it returns. */
 #define WRAP_UNKNOWN(sym, params, args, ok)                                      \
 	EXPORT void sym params;                                                  \
 	void sym params                                                          \
@@ -135,9 +170,14 @@ static inline __attribute__((always_inline)) void count(unsigned id, uint64_t fl
 		typedef void(*fn_t) params;                                      \
 		fn_t fn = (fn_t)real(ID(sym), __builtin_return_address(0));      \
 		int outer_ = t_depth == 0;                                       \
+		struct libflops_proc *p_ = __atomic_load_n(&g_proc, __ATOMIC_RELAXED); \
+		if (outer_ && p_)                                                \
+			libflops_begin(p_);                                      \
 		fn args;                                                         \
 		if (outer_ && (ok))                                              \
 			count(ID(sym), 0);                                       \
+		else if (outer_)                                                 \
+			uncount();                                               \
 	}
 
 #define CBLAS_LEFT 141 /* CblasLeft; CblasRight is 142 */

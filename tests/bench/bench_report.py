@@ -75,7 +75,7 @@ def add_readings(db, n, start):
         "WITH RECURSIVE i(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM i WHERE k < ?),"
         " b AS (SELECT k, (k / 300) * 100 + min(k % 300, 100) AS busy FROM i)"
         " INSERT INTO lib_reading SELECT ? + k * 10000000, busy * 3000000000, busy * 2000000000,"
-        " busy * 1000000000, 0, 0, 0, busy * 40, 0 FROM b", (n, start))
+        " busy * 1000000000, 0, 0, 0, busy * 40, 0, busy * 40 FROM b", (n, start))
     last = db.execute("SELECT lib_flops, lib_flops_fp64, lib_flops_fp32, lib_calls FROM lib_reading"
                       " ORDER BY time_ns DESC LIMIT 1").fetchone()
     db.execute("UPDATE counter SET total = ? * 15000000 WHERE id = 0", (n,))

@@ -249,7 +249,7 @@ class Unmarked(ChromiumPage, TempDirTest):
         # cumulative: 1e9 FLOPs in each interval of 10 ms, but every 7th empty
         con.execute('WITH RECURSIVE i(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM i WHERE k < ?)'
                     ' INSERT INTO lib_reading SELECT ? + k * 10000000, (k - k / 7) * 1000000000,'
-                    ' (k - k / 7) * 1000000000, 0, 0, 0, 0, k - k / 7, 0 FROM i', (n, start))
+                    ' (k - k / 7) * 1000000000, 0, 0, 0, 0, k - k / 7, 0, k - k / 7 FROM i', (n, start))
         con.execute('UPDATE run SET end_ns = ?, lib_flops = ?, lib_flops_fp64 = ?, lib_calls = ?',
                     (start + n * 10_000_000, (n - n // 7) * 10 ** 9, (n - n // 7) * 10 ** 9, n - n // 7))
         con.commit()

@@ -18,9 +18,11 @@ static unsigned func_id(const char *name)
 	exit(1);
 }
 
-/* What the counting library does on a call of @f in slot @p. */
+/* What the counting library does on a call of @f in slot @p: begun at its
+ * entry, counted when it returns. */
 static void count(struct libflops_proc *p, unsigned f, uint64_t flops)
 {
+	libflops_begin(p);
 	libflops_add(p, f, flops);
 }
 
@@ -39,6 +41,56 @@ static int32_t dead_pid(void)
 		_exit(0);
 	waitpid(c, NULL, 0);
 	return (int32_t)c;
+}
+
+/* Calls running: begun, not returned (their FLOPs not in the totals yet). */
+static void test_running(int32_t me)
+{
+	struct libflops_region *r = calloc(1, libflops_region_size());
+	struct lib_counts *lc = NULL;
+	unsigned dgemm = func_id("cblas_dgemm");
+	uint64_t w[LIBFLOPS_WORDS], calls;
+	struct libflops_proc *rp;
+
+	CHECK(r != NULL);
+	libflops_region_init(r);
+	CHECK_EQ_INT(lib_counts_new(&lc, r), 0);
+	rp = &r->procs[3];
+	claim(rp, me);
+	count(rp, dgemm, 1);
+	lib_counts_read(lc);
+	CHECK_EQ_INT(lib_counts_running(lc), 0);
+	lib_counts_sum(lc, w);
+	calls = w[LIBFLOPS_W_CALLS];
+	CHECK_EQ_INT(calls, 1);
+	libflops_begin(rp);
+	libflops_begin(rp);
+	lib_counts_read(lc);
+	CHECK_EQ_INT(lib_counts_running(lc), 2);
+	lib_counts_sum(lc, w);
+	CHECK_EQ_INT(w[LIBFLOPS_W_CALLS], calls);
+	/* one returns counted, the other not (a workspace query): none */
+	libflops_add(rp, dgemm, 10);
+	libflops_unbegin(rp);
+	lib_counts_read(lc);
+	CHECK_EQ_INT(lib_counts_running(lc), 0);
+	lib_counts_sum(lc, w);
+	CHECK_EQ_INT(w[LIBFLOPS_W_CALLS], calls + 1);
+	/* fewer begun than counted (a call begun before the counting library
+	 * had the slot): none running, not a negative count */
+	libflops_add(rp, dgemm, 10);
+	lib_counts_read(lc);
+	CHECK_EQ_INT(lib_counts_running(lc), 0);
+	libflops_begin(rp);
+	libflops_begin(rp);
+	lib_counts_read(lc);
+	CHECK_EQ_INT(lib_counts_running(lc), 1);
+	/* a slot given up: its process has exited, nothing of it runs */
+	rp->pid = 0;
+	lib_counts_read(lc);
+	CHECK_EQ_INT(lib_counts_running(lc), 0);
+	lib_counts_free(lc);
+	free(r);
 }
 
 int main(void)
@@ -164,6 +216,8 @@ int main(void)
 	CHECK_EQ_INT(w[LIBFLOPS_W_CALLS], calls + 1);
 	CHECK_EQ_INT(w[LIBFLOPS_W_UNKNOWN], 1);
 	CHECK_EQ_INT(w[1 + LIBFLOPS_FP64], before + 45 + 100 + 8);
+
+	test_running(me);
 
 	lib_counts_free(lc);
 	lib_counts_free(NULL);

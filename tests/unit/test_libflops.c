@@ -31,7 +31,7 @@ static void test_layout(void)
 {
 	/* Changing any of these needs LIBFLOPS_VERSION + 1 (appending a
 	 * function keeps the ids but changes nfuncs, which the check compares). */
-	CHECK_EQ_INT(LIBFLOPS_VERSION, 3);
+	CHECK_EQ_INT(LIBFLOPS_VERSION, 4);
 	CHECK(LIBFLOPS_MAGIC == 0x73706f6c66624c6dULL);
 	CHECK(memcmp(&(uint64_t){ LIBFLOPS_MAGIC }, "mLbflops", 8) == 0); /* little-endian bytes */
 	CHECK_EQ_INT(LIBFLOPS_MAX_FUNCS, 512);
@@ -46,13 +46,15 @@ static void test_layout(void)
 	CHECK_EQ_INT(offsetof(struct libflops_counter, calls), 0);
 	CHECK_EQ_INT(offsetof(struct libflops_counter, flops), 8);
 
-	CHECK_EQ_INT(sizeof(struct libflops_proc), 16 + 512 * 2 + 512 + 512 * 16);
+	CHECK_EQ_INT(sizeof(struct libflops_proc), 16 + 512 * 2 + 512 + 512 * 16 + 8);
 	CHECK_EQ_INT(offsetof(struct libflops_proc, pid), 0);
 	CHECK_EQ_INT(offsetof(struct libflops_proc, active), 4);
 	CHECK_EQ_INT(offsetof(struct libflops_proc, nlist), 8);
 	CHECK_EQ_INT(offsetof(struct libflops_proc, list), 16);
 	CHECK_EQ_INT(offsetof(struct libflops_proc, listed), 16 + 1024);
 	CHECK_EQ_INT(offsetof(struct libflops_proc, f), 16 + 1024 + 512);
+	/* version 4: the calls begun, after the counters */
+	CHECK_EQ_INT(offsetof(struct libflops_proc, begun), 16 + 1024 + 512 + 8192);
 
 	CHECK_EQ_INT(sizeof(struct libflops_snap), 24 + 128 * 2 + 128 * 16);
 	CHECK_EQ_INT(offsetof(struct libflops_snap, seq), 0);
@@ -78,17 +80,17 @@ static void test_layout(void)
 	/* the writers' snapshot head on its own cache line */
 	CHECK_EQ_INT(offsetof(struct libflops_region, snap_head), 64);
 	CHECK_EQ_INT(offsetof(struct libflops_region, procs), 128);
-	CHECK_EQ_INT(offsetof(struct libflops_region, snaps), 128 + 64 * 9744);
+	CHECK_EQ_INT(offsetof(struct libflops_region, snaps), 128 + 64 * 9752);
 	/* version 3: the program's notes, after the snapshots */
-	CHECK_EQ_INT(offsetof(struct libflops_region, note_head), 128 + 64 * 9744 + 4096 * 2328);
-	CHECK_EQ_INT(offsetof(struct libflops_region, notes), 128 + 64 * 9744 + 4096 * 2328 + 64);
+	CHECK_EQ_INT(offsetof(struct libflops_region, note_head), 128 + 64 * 9752 + 4096 * 2328);
+	CHECK_EQ_INT(offsetof(struct libflops_region, notes), 128 + 64 * 9752 + 4096 * 2328 + 64);
 	CHECK_EQ_INT(sizeof(struct libflops_note), 520);
 	CHECK_EQ_INT(offsetof(struct libflops_note, seq), 0);
 	CHECK_EQ_INT(offsetof(struct libflops_note, pid), 4);
 	CHECK_EQ_INT(offsetof(struct libflops_note, flags), 8);
 	CHECK_EQ_INT(offsetof(struct libflops_note, text), 16);
 	CHECK_EQ_INT(LIBFLOPS_NNOTES, 16);
-	CHECK_EQ_INT(sizeof(struct libflops_region), 128 + 64 * 9744 + 4096 * 2328 + 64 + 16 * 520);
+	CHECK_EQ_INT(sizeof(struct libflops_region), 128 + 64 * 9752 + 4096 * 2328 + 64 + 16 * 520);
 	CHECK_EQ_INT(libflops_region_size(), sizeof(struct libflops_region));
 
 	/* the precision order is the marker record's lib[] words */
@@ -684,7 +686,7 @@ static void test_check(void)
 	CHECK_EQ_INT(r->nfuncs, 389);
 	CHECK_EQ_INT(r->max_procs, 64);
 	CHECK_EQ_INT(r->nsnap, 4096);
-	CHECK_EQ_INT(r->proc_size, 9744);
+	CHECK_EQ_INT(r->proc_size, 9752);
 	CHECK_EQ_INT(r->snap_size, 2328);
 	CHECK_EQ_INT(r->nnotes, 16);
 	CHECK_EQ_INT(r->note_size, 520);
@@ -1145,13 +1147,40 @@ static int child_failed;
 		}                                                                  \
 	} while (0)
 
+/* The calls running in this process, as the recorder reads them, at each
+ * dgemm_ (from inside it): the outermost call at least, and the
+ * eigensolver (FLOPs unknown) besides the GEMMs it makes. */
+static const struct libflops_proc *g_child_proc;
+static uint64_t g_running[16];
+static int g_nrunning;
+
+static uint64_t child_running(void)
+{
+	uint64_t out[LIBFLOPS_WORDS];
+	libflops_sum(g_child_proc, out);
+	return libflops_running(g_child_proc, out[LIBFLOPS_W_CALLS]);
+}
+
+static void child_gemm_hook(void)
+{
+	if (g_nrunning < 16)
+		g_running[g_nrunning++] = child_running();
+}
+
 static int shim_child(void)
 {
 	static const int n = 10, nrhs = 2, m12 = 12, four = 4, seven = 7, one = 1, query = -1, lwork = 64;
 	static const double alpha = 1, beta = 0;
 	static double a[144], b[20], c[16], work[64], tau[12], w[10], x[7];
 	int ipiv[12], iwork[4], info = 99, bad = -1;
+	struct libflops_region *r = libflops_region_attach();
 
+	CHILD_CHECK(r != NULL);
+	g_child_proc = r ? libflops_proc_find(r, (int32_t)getpid()) : NULL;
+	CHILD_CHECK(g_child_proc != NULL);
+	if (!g_child_proc)
+		return child_failed;
+	fake_gemm_hook = child_gemm_hook;
 	/* a BLAS call of the program's: counted */
 	dgemm_("N", "N", &four, &four, &four, &alpha, a, &four, a, &four, &beta, c, &four, 1, 1);
 	/* dgesv_, which calls dgetrf_ and dgetrs_, which call dgemm_: one
@@ -1176,6 +1205,18 @@ static int shim_child(void)
 	CHILD_CHECK(fake_gemm_calls == 1 + 3 + 1 + 3 + 1);
 	CHILD_CHECK(fake_gemm_via_shim == fake_gemm_calls);
 	CHILD_CHECK(fake_lapack_calls == 3 + 1 + 2 + 2 + 1);
+	/* begun and counted: the program's dgemm_ and dgesv_'s three (one
+	 * outermost call running), dgeqrf_'s (its query not), the
+	 * eigensolver's four (it and the GEMM) */
+	CHILD_CHECK(g_nrunning == 9);
+	for (int i = 0; i < g_nrunning; i++)
+		CHILD_CHECK(g_running[i] == (i < 5 ? 1u : 2u));
+	for (int i = 0; i < g_nrunning; i++)
+		if (g_running[i] != (i < 5 ? 1u : 2u))
+			fprintf(stderr, "shim child: dgemm_ %d: %llu running\n", i, (unsigned long long)g_running[i]);
+	/* none now: the rejected call and the queries were taken back */
+	CHILD_CHECK(child_running() == 0);
+	fake_gemm_hook = NULL;
 	return child_failed;
 }
 
@@ -1278,6 +1319,9 @@ static void test_shim(const char *self)
 	CHECK_EQ_INT(out[LIBFLOPS_W_CALLS], 9);
 	CHECK_EQ_INT(out[LIBFLOPS_W_UNKNOWN], 1);
 	CHECK_EQ_INT(out[LIBFLOPS_W_FLOPS + LIBFLOPS_FP64], 512 + 1005 + 2405 + 14);
+	/* every outermost call begun was counted or taken back: none running */
+	CHECK_EQ_INT(p->begun, 9);
+	CHECK_EQ_INT(libflops_running(p, out[LIBFLOPS_W_CALLS]), 0);
 out:
 	munmap(r, size);
 	close(fd);

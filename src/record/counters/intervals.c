@@ -68,7 +68,8 @@ int intervals_set_lib(struct intervals *iv, struct lib_counts *lc)
 {
 	if (sqlite3_prepare_v3(iv->db,
 		"INSERT OR REPLACE INTO lib_reading (time_ns, lib_flops, lib_flops_fp64, lib_flops_fp32, "
-		"lib_flops_bf16, lib_flops_fp16, lib_ops_int8, lib_calls, lib_calls_unknown) VALUES (?,?,?,?,?,?,?,?,?)",
+		"lib_flops_bf16, lib_flops_fp16, lib_ops_int8, lib_calls, lib_calls_unknown, lib_calls_begun) "
+		"VALUES (?,?,?,?,?,?,?,?,?,?)",
 		-1, SQLITE_PREPARE_PERSISTENT, &iv->lib_ins, NULL) != SQLITE_OK)
 		return -EIO;
 	iv->lc = lc;
@@ -92,8 +93,9 @@ static sqlite3_int64 i64(uint64_t v)
 	return v > (uint64_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)v;
 }
 
-/* The library calls' totals @sum (lib_counts_sum()) at @time_ns. */
-static int store_lib(struct intervals *iv, uint64_t time_ns, const uint64_t *sum)
+/* The library calls' totals @sum (lib_counts_sum()) at @time_ns, with
+ * @running calls begun and not returned (lib_counts_running()). */
+static int store_lib(struct intervals *iv, uint64_t time_ns, const uint64_t *sum, uint64_t running)
 {
 	uint64_t flops = 0;
 	int rc;
@@ -106,6 +108,8 @@ static int store_lib(struct intervals *iv, uint64_t time_ns, const uint64_t *sum
 		sqlite3_bind_int64(iv->lib_ins, 3 + p, i64(sum[LIBFLOPS_W_FLOPS + p]));
 	sqlite3_bind_int64(iv->lib_ins, 3 + LIBFLOPS_NPREC, i64(sum[LIBFLOPS_W_CALLS]));
 	sqlite3_bind_int64(iv->lib_ins, 4 + LIBFLOPS_NPREC, i64(sum[LIBFLOPS_W_UNKNOWN]));
+	sqlite3_bind_int64(iv->lib_ins, 5 + LIBFLOPS_NPREC,
+			   i64(sum[LIBFLOPS_W_CALLS] + running < running ? UINT64_MAX : sum[LIBFLOPS_W_CALLS] + running));
 	rc = sqlite3_step(iv->lib_ins);
 	sqlite3_reset(iv->lib_ins);
 	if (rc != SQLITE_DONE)
@@ -113,12 +117,13 @@ static int store_lib(struct intervals *iv, uint64_t time_ns, const uint64_t *sum
 	return 0;
 }
 
-static int store(struct intervals *iv, uint64_t time_ns, const struct counter_reading *r, const uint64_t *lib)
+static int store(struct intervals *iv, uint64_t time_ns, const struct counter_reading *r, const uint64_t *lib,
+		 uint64_t running)
 {
 	const struct counters *cs = iv->cs;
 
 	if (iv->lc) {
-		int rc = store_lib(iv, time_ns, lib);
+		int rc = store_lib(iv, time_ns, lib, running);
 		if (rc)
 			return rc;
 	}
@@ -155,7 +160,7 @@ int intervals_store_zero(struct intervals *iv, uint64_t time_ns)
 	for (int g = 0; g < iv->cs->ngroups; g++)
 		r.data[iv->cs->group_offset[g]] = iv->cs->group_nr[g];
 	iv->last_ns = time_ns;
-	return store(iv, time_ns, &r, lib);
+	return store(iv, time_ns, &r, lib, 0);
 }
 
 static void read_all(struct intervals *iv, struct counter_reading *out);
@@ -164,7 +169,7 @@ int intervals_sample(struct intervals *iv, int force)
 {
 	const struct counters *cs = iv->cs;
 	struct counter_reading r;
-	uint64_t lib[LIBFLOPS_WORDS] = { 0 };
+	uint64_t lib[LIBFLOPS_WORDS] = { 0 }, running = 0;
 	uint64_t t0 = now_ns(), t1;
 	/* the reads take microseconds; longer means the recorder was
 	 * preempted among them, and the time would not say when they were
@@ -181,6 +186,7 @@ int intervals_sample(struct intervals *iv, int force)
 		if (iv->lc) {
 			lib_counts_read(iv->lc);
 			lib_counts_sum(iv->lc, lib);
+			running = lib_counts_running(iv->lc);
 		}
 		t1 = now_ns();
 		if (t1 - t0 <= slack || attempt == 3)
@@ -188,7 +194,7 @@ int intervals_sample(struct intervals *iv, int force)
 		t0 = now_ns();
 	}
 	/* the midpoint stands for all of them */
-	return store(iv, t0 + (t1 - t0) / 2, &r, lib);
+	return store(iv, t0 + (t1 - t0) / 2, &r, lib, running);
 }
 
 static void read_all(struct intervals *iv, struct counter_reading *out)

@@ -18,6 +18,7 @@ struct slot_seen {
 	int active;      /* the counting library ran in it */
 	int counted;     /* the owner is in procs */
 	uint32_t n;
+	uint64_t running; /* calls begun and not yet returned (libflops_running()) */
 	uint16_t ids[LIBFLOPS_MAX_FUNCS];
 	struct libflops_counter last[LIBFLOPS_MAX_FUNCS];
 };
@@ -78,6 +79,7 @@ static void take(struct lib_counts *lc, const struct libflops_proc *p, struct sl
 	uint32_t n = libflops_list_len(p), k = 0;
 	uint16_t ids[LIBFLOPS_MAX_FUNCS];
 	struct libflops_counter cur[LIBFLOPS_MAX_FUNCS];
+	uint64_t calls = 0, running;
 	int down = 0;
 
 	for (; k < n; k++) {
@@ -87,8 +89,11 @@ static void take(struct lib_counts *lc, const struct libflops_proc *p, struct sl
 		ids[k] = (uint16_t)id;
 		cur[k].calls = __atomic_load_n(&p->f[id].calls, __ATOMIC_RELAXED);
 		cur[k].flops = __atomic_load_n(&p->f[id].flops, __ATOMIC_RELAXED);
+		calls = add_sat(calls, cur[k].calls);
 	}
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	/* after the calls (it fences): a function being listed right now
+	 * reads as one call still running, until the next read */
+	running = libflops_running(p, calls);
 	if (check && __atomic_load_n(&p->pid, __ATOMIC_RELAXED) != pid)
 		return;
 	down = k < s->n;
@@ -107,6 +112,7 @@ static void take(struct lib_counts *lc, const struct libflops_proc *p, struct sl
 		s->last[ids[i]] = cur[i];
 	}
 	s->n = k;
+	s->running = running;
 	if (__atomic_load_n(&p->active, __ATOMIC_RELAXED))
 		s->active = 1;
 	if (s->active && !s->counted) {
@@ -196,6 +202,16 @@ void lib_counts_sum(const struct lib_counts *lc, uint64_t out[LIBFLOPS_WORDS])
 		for (uint32_t j = 0; s->pid && j < s->n; j++)
 			add_func(out, s->ids[j], s->last[s->ids[j]]);
 	}
+}
+
+uint64_t lib_counts_running(const struct lib_counts *lc)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; lc && i < LIBFLOPS_MAX_PROCS; i++)
+		if (lc->seen[i].pid)
+			n = add_sat(n, lc->seen[i].running);
+	return n;
 }
 
 struct libflops_counter lib_counts_func(const struct lib_counts *lc, unsigned f)

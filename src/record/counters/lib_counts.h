@@ -42,6 +42,13 @@ void lib_counts_read(struct lib_counts *lc);
  * per enum libflops_prec, as libflops_sum() gives one process's. */
 void lib_counts_sum(const struct lib_counts *lc, uint64_t out[LIBFLOPS_WORDS]);
 
+/* The calls running (begun, not yet returned) in the processes as of the
+ * last read: a call's FLOPs are counted when it returns, so the totals
+ * leave out the work of these so far (the counting library's
+ * libflops_proc.begun). 0 for a slot freed or given up: its process has
+ * exited. */
+uint64_t lib_counts_running(const struct lib_counts *lc);
+
 /* Function @f's totals (calls, FLOPs) as of the last read; zeros for an
  * id out of range. */
 struct libflops_counter lib_counts_func(const struct lib_counts *lc, unsigned f);

@@ -208,7 +208,8 @@ int lib_probes_finish(struct lib_probes *lp, sqlite3 *db, pid_t pid, const struc
 }
 
 /* The executable's calls in the whole run's library counts: the run row,
- * run_lib_call, and each lib_reading at or after them (cumulative). */
+ * run_lib_call, and each lib_reading at or after them (cumulative; their
+ * lib_calls_begun NULL: a hit says nothing of the calls running). */
 static const char run_sql[] =
 	"CREATE TEMP TABLE lib_hit_cum AS SELECT h.time_ns AS t,"
 	" sum(h.flops) OVER w AS f,"
@@ -239,7 +240,8 @@ static const char run_sql[] =
 	" lib_flops_fp32 = lib_flops_fp32 + CAST(c.f1 AS INTEGER),"
 	" lib_flops_bf16 = lib_flops_bf16 + CAST(c.f2 AS INTEGER),"
 	" lib_flops_fp16 = lib_flops_fp16 + CAST(c.f3 AS INTEGER),"
-	" lib_ops_int8 = lib_ops_int8 + CAST(c.f4 AS INTEGER), lib_calls = lib_calls + c.n"
+	" lib_ops_int8 = lib_ops_int8 + CAST(c.f4 AS INTEGER), lib_calls = lib_calls + c.n,"
+	" lib_calls_begun = NULL"
 	" FROM (SELECT r.time_ns AS rt, (SELECT max(t) FROM lib_hit_cum WHERE t <= r.time_ns) AS ct"
 	"       FROM lib_reading AS r) AS m"
 	" JOIN lib_hit_cum AS c ON c.t = m.ct"

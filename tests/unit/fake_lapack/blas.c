@@ -11,6 +11,7 @@
 
 int fake_gemm_calls;
 int fake_gemm_via_shim; /* calls whose caller was libmfu-libflops.so */
+void (*fake_gemm_hook)(void);
 
 static void note_caller(void *ra)
 {
@@ -27,6 +28,8 @@ void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const in
 	(void)be, (void)c, (void)ldc, (void)l1, (void)l2;
 	fake_gemm_calls++;
 	note_caller(__builtin_return_address(0));
+	if (fake_gemm_hook)
+		fake_gemm_hook();
 }
 
 double ddot_(const int *n, const double *x, const int *incx, const double *y, const int *incy)

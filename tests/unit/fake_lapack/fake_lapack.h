@@ -7,6 +7,7 @@
 extern int fake_gemm_calls;
 extern int fake_gemm_via_shim;
 extern int fake_lapack_calls; /* LAPACK routines entered, nested ones too */
+extern void (*fake_gemm_hook)(void); /* called inside each dgemm_, when set */
 
 void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k, const double *al,
 	    const double *a, const int *lda, const double *b, const int *ldb, const double *be, double *c,
