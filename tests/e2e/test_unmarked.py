@@ -74,6 +74,22 @@ def totals(calls):
     return by, sum(by.values()), sum(c for q, c, f in calls.values())
 
 
+def spans(rows):
+    """(rate, span ms) of the interval ending at each lib_reading after the
+    first (docs/metrics.md): the FLOPs over the time between the last
+    reading before it and the first at or after its end with no call
+    running (lib_calls_begun not above lib_calls, or NULL)."""
+    ends = [r['lib_calls_begun'] is None or r['lib_calls_begun'] <= r['lib_calls'] for r in rows]
+    ends[-1] = True
+    out, b = [], 0
+    for i in range(1, len(rows)):
+        if ends[i]:
+            dt = rows[i]['time_ns'] - rows[b]['time_ns']
+            out += [((rows[i]['lib_flops'] - rows[b]['lib_flops']) / (dt / 1e9), dt / 1e6)] * (i - b)
+            b = i
+    return out
+
+
 def report(db, *args):
     p = subprocess.run([prog('MFU_REPORT'), '--db', db] + list(args), stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True, timeout=120)
@@ -141,12 +157,15 @@ class Unmarked(ChromiumPage, TempDirTest):
         self.assertEqual(len(with_lib), len(rows) - 1)
         self.assertEqual(sum(r['lib_flops'] for r in with_lib), run['lib_flops'])
         self.assertEqual(sum(r['lib_calls'] for r in with_lib), run['lib_calls'])
+        for a, b, r in zip(rows, rows[1:], with_lib):
+            self.assertEqual(b['lib_flops'] - a['lib_flops'], r['lib_flops'])
         peak = run['peak_flops']
-        for r in with_lib:
-            dt = r['interval_ms'] / 1e3
-            self.assertAlmostEqual(r['lib_flops_per_s'], r['lib_flops'] / dt, delta=1e-6 * r['lib_flops'] / dt + 1e-9)
+        for r, (rate, span_ms) in zip(with_lib, spans(rows)):
+            self.assertLessEqual(r['interval_ms'], span_ms + 1e-6)
+            self.assertAlmostEqual(r['rate_span_ms'], span_ms, delta=1e-6)
+            self.assertAlmostEqual(r['lib_flops_per_s'], rate, delta=1e-6 * rate + 1e-9)
             if peak:
-                self.assertAlmostEqual(r['mfu'], r['lib_flops'] / (dt * peak), delta=1e-9)
+                self.assertAlmostEqual(r['mfu'], rate / peak, delta=1e-9)
             else:
                 self.assertIsNone(r['mfu'])
         return with_lib
@@ -213,6 +232,39 @@ class Unmarked(ChromiumPage, TempDirTest):
         flops_track = [e for e in t['traceEvents'] if e.get('ph') == 'C' and e['name'] == 'lib FLOP/s (intervals)']
         self.assertEqual(len(flops_track), len(intervals) + 1)
         self.check_html(db, run, intervals)
+
+    def test_long_call_spread(self):
+        """One call that runs across many readings (a field trial's hpcc:
+        its 2308^3 DGEMM read 441% MFU in the 10 ms interval it returned in,
+        0 in the 50 before): every interval it covers has its rate, not 0;
+        no interval's rate is above the program's fastest call (timed by
+        itself: MFU at most 1 against a peak just above it); the FLOPs still
+        add up exactly. A 2000^3 DGEMM (16 GFLOP) takes 125 ms or more even
+        at 128 GFLOP/s, a core's AVX-512 peak: readings fall inside it
+        however busy the machine; the bounds hold whatever its speed."""
+        n = 2000
+        db, p = self.record(['-I', '10', '--peak-flops', '1T'], ['--rounds', '1', '--size', str(n), '--sleep-us', '0'],
+                            env=dict(os.environ, OPENBLAS_NUM_THREADS='1'))
+        run = self.check_totals(db, p.stdout, expected(1, n))
+        self.assertEqual(run['peak_flops'], 1e12)
+        intervals = self.check_readings(db, run)
+        m = re.search(r'^max_rate (\S+)$', p.stdout, re.M)
+        self.assertTrue(m, p.stdout)
+        # the reads' times are midpoints of reads taking microseconds: 5%
+        # of a call of 125 ms or more is far beyond them
+        just_above = 1.05 * float(m.group(1))
+        rows = query(db, 'SELECT * FROM lib_reading ORDER BY time_ns')
+        running = [i for i, r in enumerate(rows) if r['lib_calls_begun'] > r['lib_calls']]
+        self.assertGreater(len(running), 0, rows)
+        for i in running:
+            # the intervals on both sides of a reading inside a call
+            for r in intervals[i - 1:i + 1]:
+                self.assertGreater(r['lib_flops_per_s'], 0, r)
+                self.assertGreater(r['mfu'], 0, r)
+                self.assertGreater(r['rate_span_ms'], r['interval_ms'], r)
+        for r in intervals:
+            self.assertLessEqual(r['lib_flops_per_s'] / just_above, 1, (r, just_above))
+        self.assertEqual(sum(r['lib_flops'] for r in intervals), run['lib_flops'])
 
     def check_html(self, db, run, intervals):
         """The page's MFU over time: one step of the line per interval, the
