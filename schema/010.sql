@@ -524,12 +524,14 @@ CREATE TABLE lib_reading (
   lib_flops_fp16  INTEGER NOT NULL,
   lib_ops_int8    INTEGER NOT NULL,
   lib_calls       INTEGER NOT NULL,
-  lib_calls_unknown INTEGER NOT NULL DEFAULT 0, -- of lib_calls: FLOPs unknown, not in lib_flops
-  -- lib_calls plus the calls begun and not yet returned at the reading (a
-  -- call's FLOPs are added when it returns): above lib_calls, a call was
-  -- running. NULL in a database recorded before it existed, and where the
-  -- calls were counted with uprobes (lib_hit: their begin is not seen)
+  lib_calls_unknown INTEGER NOT NULL DEFAULT 0, -- of lib_calls: FLOPs unknown (not in lib_flops)
   lib_calls_begun INTEGER
+  -- lib_calls_begun: lib_calls plus the calls begun and not yet returned at
+  -- the reading (a call's FLOPs are added when it returns): above lib_calls,
+  -- a call was running. NULL in a database recorded before it existed, and
+  -- where the calls were counted with uprobes (lib_hit: their begin is not
+  -- seen). No comma in a comment before a column: ALTER TABLE DROP COLUMN
+  -- (SQLite 3.40) would cut the definition there
 );
 
 -- The whole run's library FLOPs over its time (docs/metrics.md, "The whole

@@ -239,7 +239,8 @@ class Unmarked(ChromiumPage, TempDirTest):
         0 in the 50 before): every interval it covers has its rate, not 0;
         no interval's rate is above the program's fastest call (timed by
         itself: MFU at most 1 against a peak just above it); the FLOPs still
-        add up exactly. A 2000^3 DGEMM (16 GFLOP) takes 125 ms or more even
+        add up exactly; read as a database without lib_calls_begun, the
+        intervals as before but no MFU above 1 (NULL there). A 2000^3 DGEMM (16 GFLOP) takes 125 ms or more even
         at 128 GFLOP/s, a core's AVX-512 peak: readings fall inside it
         however busy the machine; the bounds hold whatever its speed."""
         n = 2000
@@ -265,6 +266,25 @@ class Unmarked(ChromiumPage, TempDirTest):
         for r in intervals:
             self.assertLessEqual(r['lib_flops_per_s'] / just_above, 1, (r, just_above))
         self.assertEqual(sum(r['lib_flops'] for r in intervals), run['lib_flops'])
+        # the same run as a database recorded before lib_calls_begun, with
+        # that peak: each interval on its own, as then, and no MFU above 1
+        old = self.path('old.sqlite')
+        shutil.copy(db, old)
+        con = sqlite3.connect(old)
+        con.execute('ALTER TABLE lib_reading DROP COLUMN lib_calls_begun')
+        con.execute('UPDATE run SET peak_flops = ?', (just_above,))
+        con.commit()
+        con.close()
+        before = section(old, 'intervals')
+        self.assertEqual([r['lib_flops'] for r in before], [r['lib_flops'] for r in intervals])
+        for r in before:
+            rate = r['lib_flops'] / (r['interval_ms'] / 1e3)
+            self.assertAlmostEqual(r['lib_flops_per_s'], rate, delta=1e-6 * rate + 1e-9)
+            self.assertAlmostEqual(r['rate_span_ms'], r['interval_ms'], delta=1e-9)
+            if rate > just_above:
+                self.assertIsNone(r['mfu'], r)
+            else:
+                self.assertAlmostEqual(r['mfu'], rate / just_above, delta=1e-9)
 
     def check_html(self, db, run, intervals):
         """The page's MFU over time: one step of the line per interval, the
