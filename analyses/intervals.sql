@@ -24,7 +24,11 @@
 --                returned and 0 in the others
 --   rate_span_ms = the span's length: over how many ms lib_flops_per_s and
 --                mfu are averaged (interval_ms when no call ran across a
---                reading)
+--                reading). lib_flops_per_s and mfu are NULL in a span that
+--                begins or ends with a call running (the first reading kept
+--                by --skip-steps fell inside a call; the recording stopped
+--                inside one): FLOPs of it were done outside the span, or
+--                are not counted
 --   mfu        = lib_flops_per_s / run.peak_flops: the MFU of the interval
 --                from its library FLOPs; 0 in an interval (span) without
 --                calls of a run that made some, NULL in a run that made
@@ -58,14 +62,19 @@ li AS (
          time_ns - lag(time_ns) OVER w     AS dt,
          lib_flops - lag(lib_flops) OVER w AS lib_flops,
          lib_calls - lag(lib_calls) OVER w AS lib_calls,
-         unknown,
+         unknown, span_end,
+         first_value(span_end) OVER w AS first_end,
          coalesce(sum(span_end) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS span
   FROM lr
   WINDOW w AS (ORDER BY time_ns)),
+-- a span that begins or ends with a call running (the first reading of
+-- --skip-steps inside a call; a recording that stopped inside one) holds
+-- FLOPs done outside it, or misses some: its rate is unknown
 ls AS (
   SELECT time_ns, dt, lib_flops, lib_calls, unknown,
-         sum(lib_flops) OVER s AS span_flops,
-         sum(dt) OVER s        AS span_ns
+         CASE WHEN max(span_end) OVER s AND (span > 0 OR first_end)
+              THEN sum(lib_flops) OVER s END AS span_flops,
+         sum(dt) OVER s                      AS span_ns
   FROM li
   WHERE dt > 0
   WINDOW s AS (PARTITION BY span)),

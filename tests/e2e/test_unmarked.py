@@ -266,6 +266,26 @@ class Unmarked(ChromiumPage, TempDirTest):
         for r in intervals:
             self.assertLessEqual(r['lib_flops_per_s'] / just_above, 1, (r, just_above))
         self.assertEqual(sum(r['lib_flops'] for r in intervals), run['lib_flops'])
+        # the recording cut at a reading inside the last call: the span it
+        # ends has no rate (FLOPs of it not counted), the ones before theirs
+        cut = self.path('cut.sqlite')
+        shutil.copy(db, cut)
+        k = running[-1]
+        con = sqlite3.connect(cut)
+        for table in ('lib_reading', 'interval_reading'):
+            con.execute('DELETE FROM %s WHERE time_ns > ?' % table, (rows[k]['time_ns'],))
+        con.commit()
+        con.close()
+        b = max(j for j in range(k) if rows[j]['lib_calls_begun'] <= rows[j]['lib_calls'])
+        got = section(cut, 'intervals')
+        self.assertEqual(len(got), k)
+        for i, r in enumerate(got):
+            if i < b:
+                self.assertEqual((r['lib_flops_per_s'], r['mfu']), (intervals[i]['lib_flops_per_s'],
+                                                                    intervals[i]['mfu']))
+            else:
+                self.assertIsNone(r['lib_flops_per_s'], r)
+                self.assertIsNone(r['mfu'], r)
         # the same run as a database recorded before lib_calls_begun, with
         # that peak: each interval on its own, as then, and no MFU above 1
         old = self.path('old.sqlite')

@@ -85,6 +85,13 @@ static void test_running(int32_t me)
 	libflops_begin(rp);
 	lib_counts_read(lc);
 	CHECK_EQ_INT(lib_counts_running(lc), 1);
+	/* a process killed inside a call (gone, its slot still held): the
+	 * call will never return */
+	struct libflops_proc *dp = &r->procs[5];
+	claim(dp, dead_pid());
+	libflops_begin(dp);
+	lib_counts_read(lc);
+	CHECK_EQ_INT(lib_counts_running(lc), 1);
 	/* a slot given up: its process has exited, nothing of it runs */
 	rp->pid = 0;
 	lib_counts_read(lc);

@@ -170,6 +170,9 @@ void lib_counts_read(struct lib_counts *lc)
 		if (pid <= 0)
 			continue;
 		take(lc, p, s, pid, 1);
+		/* killed inside a call: it will never return */
+		if (s->running && gone(pid))
+			s->running = 0;
 	}
 	if (nfree >= FREE_LOW)
 		return;

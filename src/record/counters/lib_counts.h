@@ -45,8 +45,8 @@ void lib_counts_sum(const struct lib_counts *lc, uint64_t out[LIBFLOPS_WORDS]);
 /* The calls running (begun, not yet returned) in the processes as of the
  * last read: a call's FLOPs are counted when it returns, so the totals
  * leave out the work of these so far (the counting library's
- * libflops_proc.begun). 0 for a slot freed or given up: its process has
- * exited. */
+ * libflops_proc.begun). 0 for a slot freed or given up, and for a
+ * process that is gone (killed inside a call: it will never return). */
 uint64_t lib_counts_running(const struct lib_counts *lc);
 
 /* Function @f's totals (calls, FLOPs) as of the last read; zeros for an
