@@ -91,10 +91,10 @@ ranked AS (
   FROM agg)
 SELECT r.phase, r.class, r.rank, coalesce(r.symbol, '[unknown]') AS symbol, r.dso, r.samples,
        r.samples * 1.0 / tot.n AS share, r.est_ms,
-       ((r.samples * 1.0 / tot.n) + 1.9208 / tot.n - 1.96 * sqrt((r.samples * 1.0 / tot.n) * (1 - r.samples * 1.0 / tot.n) / tot.n
-         + 0.9604 / (tot.n * tot.n))) / (1 + 3.8416 / tot.n) AS share_lo,
-       ((r.samples * 1.0 / tot.n) + 1.9208 / tot.n + 1.96 * sqrt((r.samples * 1.0 / tot.n) * (1 - r.samples * 1.0 / tot.n) / tot.n
-         + 0.9604 / (tot.n * tot.n))) / (1 + 3.8416 / tot.n) AS share_hi,
+       max(0.0, ((r.samples * 1.0 / tot.n) + 1.9208 / tot.n - 1.96 * sqrt((r.samples * 1.0 / tot.n) * (1 - r.samples * 1.0 / tot.n) / tot.n
+         + 0.9604 / (tot.n * tot.n))) / (1 + 3.8416 / tot.n)) AS share_lo,
+       min(1.0, ((r.samples * 1.0 / tot.n) + 1.9208 / tot.n + 1.96 * sqrt((r.samples * 1.0 / tot.n) * (1 - r.samples * 1.0 / tot.n) / tot.n
+         + 0.9604 / (tot.n * tot.n))) / (1 + 3.8416 / tot.n)) AS share_hi,
        r.via_process
 FROM ranked r JOIN tot ON tot.phase = r.phase
 WHERE r.rank <= 5

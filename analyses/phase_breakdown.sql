@@ -60,7 +60,7 @@ SELECT name AS phase, count,
        CASE WHEN n > 0 THEN oncpu_ns * nu / n / 1e6 END AS unclassified_ms,
        CASE WHEN n > 0 THEN oncpu_ns * nc / n / 1e6 END AS compute_ms,
        n AS samples,
-       CASE WHEN n > 0 THEN ((nc * 1.0 / n) + z2 / (2 * n) - 1.96 * sqrt((nc * 1.0 / n) * (1 - nc * 1.0 / n) / n + z2 / (4.0 * n * n))) / (1 + z2 / n) END AS compute_lo,
-       CASE WHEN n > 0 THEN ((nc * 1.0 / n) + z2 / (2 * n) + 1.96 * sqrt((nc * 1.0 / n) * (1 - nc * 1.0 / n) / n + z2 / (4.0 * n * n))) / (1 + z2 / n) END AS compute_hi
+       CASE WHEN n > 0 THEN max(0.0, ((nc * 1.0 / n) + z2 / (2 * n) - 1.96 * sqrt((nc * 1.0 / n) * (1 - nc * 1.0 / n) / n + z2 / (4.0 * n * n))) / (1 + z2 / n)) END AS compute_lo,
+       CASE WHEN n > 0 THEN min(1.0, ((nc * 1.0 / n) + z2 / (2 * n) + 1.96 * sqrt((nc * 1.0 / n) * (1 - nc * 1.0 / n) / n + z2 / (4.0 * n * n))) / (1 + z2 / n)) END AS compute_hi
 FROM c
 ORDER BY first_id;

@@ -79,9 +79,9 @@ SELECT step,
             THEN flops / (compute_ns / 1e9 * peak_flops / ncpu) END AS compute_efficiency,
        CASE WHEN peak_flops > 0 AND declared = nsteps THEN flops / (wall_ns / 1e9 * peak_flops) END AS mfu,
        n AS samples,
-       CASE WHEN n > 0 THEN cpu_ns * 1.0 / cap_ns * ((nc * 1.0 / n) + 1.9208 / n
-            - 1.96 * sqrt((nc * 1.0 / n) * (1 - nc * 1.0 / n) / n + 0.9604 / (n * n))) / (1 + 3.8416 / n) END AS compute_lo,
-       CASE WHEN n > 0 THEN cpu_ns * 1.0 / cap_ns * ((nc * 1.0 / n) + 1.9208 / n
-            + 1.96 * sqrt((nc * 1.0 / n) * (1 - nc * 1.0 / n) / n + 0.9604 / (n * n))) / (1 + 3.8416 / n) END AS compute_hi
+       CASE WHEN n > 0 THEN max(0.0, cpu_ns * 1.0 / cap_ns * ((nc * 1.0 / n) + 1.9208 / n
+            - 1.96 * sqrt((nc * 1.0 / n) * (1 - nc * 1.0 / n) / n + 0.9604 / (n * n))) / (1 + 3.8416 / n)) END AS compute_lo,
+       CASE WHEN n > 0 THEN min(cpu_ns * 1.0 / cap_ns, cpu_ns * 1.0 / cap_ns * ((nc * 1.0 / n) + 1.9208 / n
+            + 1.96 * sqrt((nc * 1.0 / n) * (1 - nc * 1.0 / n) / n + 0.9604 / (n * n))) / (1 + 3.8416 / n)) END AS compute_hi
 FROM w
 ORDER BY step IS NOT NULL, step;
