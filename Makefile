@@ -53,7 +53,11 @@ check-sanitize: deps
 # filled, and the slower sections stay seconds under valgrind), then the
 # error paths (no file, an empty file, a random file, a bad option). Any
 # memcheck error, definite or indirect leak, or unexpected exit status
-# fails. Ends with "N passed, N failed".
+# fails. The runs are independent and each uses one CPU: as many run at
+# once as there are CPUs (VALGRIND_JOBS), their results reported in order.
+# Ends with "N passed, N failed".
+VALGRIND_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+check-valgrind: SHELL := /bin/bash
 check-valgrind: build
 	@dir=$(BUILD)/valgrind; report=$(BUILD)/src/report/mfu-report; \
 	rm -rf $$dir && mkdir -p $$dir || exit 1; \
@@ -67,13 +71,10 @@ check-valgrind: build
 	: >$$dir/empty.sqlite; head -c 4096 /dev/urandom >$$dir/random.sqlite; \
 	passed=0; failed=0; n=0; \
 	check() { \
-		want=$$1; shift; n=$$((n + 1)); \
-		$(VALGRIND) --log-file=$$dir/vg.$$n.log $$report "$$@" >$$dir/out.$$n 2>&1; rc=$$?; \
-		if [ $$rc = $$want ]; then passed=$$((passed + 1)); else \
-			failed=$$((failed + 1)); \
-			echo "FAIL (exit $$rc, want $$want): valgrind mfu-report $$*"; \
-			cat $$dir/vg.$$n.log; tail -5 $$dir/out.$$n; \
-		fi; \
+		n=$$((n + 1)); printf '%s\n' "$$*" >$$dir/cmd.$$n; shift; \
+		( $(VALGRIND) --log-file=$$dir/vg.$$n.log $$report "$$@" >$$dir/out.$$n 2>&1; \
+			echo $$? >$$dir/rc.$$n ) & \
+		while [ "$$(jobs -rp | wc -l)" -ge $(VALGRIND_JOBS) ]; do wait -n; done; \
 	}; \
 	for f in $$formats; do \
 		for s in $$sections; do check 0 --db $$dir/demo.sqlite --format $$f $$s; done; \
@@ -83,6 +84,15 @@ check-valgrind: build
 	check 1 --db $$dir/empty.sqlite; \
 	check 1 --db $$dir/random.sqlite; \
 	check 2 --format nosuch; \
+	wait; \
+	for i in $$(seq 1 $$n); do \
+		read -r want args <$$dir/cmd.$$i; rc=$$(cat $$dir/rc.$$i 2>/dev/null || echo none); \
+		if [ "$$rc" = "$$want" ]; then passed=$$((passed + 1)); else \
+			failed=$$((failed + 1)); \
+			echo "FAIL (exit $$rc, want $$want): valgrind mfu-report $$args"; \
+			cat $$dir/vg.$$i.log; tail -5 $$dir/out.$$i; \
+		fi; \
+	done; \
 	echo "check-valgrind: mfu-report, formats: $$formats; sections: $$(echo $$sections)"; \
 	echo "$$passed passed, $$failed failed"; \
 	[ $$failed = 0 ] && [ -n "$$formats" ] && [ -n "$$sections" ]
