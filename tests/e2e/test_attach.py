@@ -227,8 +227,12 @@ class AttachMarked(AttachTest):
     def test_recorder_killed_then_another_joins(self):
         """A recorder killed while attached cannot switch the markers off:
         once its ring is full the program sees it is gone and does it
-        itself, runs on at full speed, and a later recorder takes the page."""
-        proc = self.start([prog('MFU_WL_STEPS'), '--steps', '3000000'])
+        itself, runs on at full speed, and a later recorder takes the page.
+        Each step spins 1 us of CPU: the program outlives the second
+        recorder and the page check after it however fast the machine (empty
+        steps ended within milliseconds of the markers going off, and the
+        check found no page, in .ci/run on 2026-11-28)."""
+        proc = self.start([prog('MFU_WL_STEPS'), '--steps', '5000000', '--busy-us', '1'])
         rec = subprocess.Popen([prog('MFU_RECORD'), '-q', '-o', self.path('k.sqlite'), '-p', str(proc.pid)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
