@@ -565,7 +565,12 @@ static void finish_probes(struct session *s)
 static int finish_readers(struct session *s, uint64_t end_ns, uint64_t lost)
 {
 	char err[512];
-	int rc = s->d.markers ? markers_finish(s->d.markers, lost) : 0;
+	int rc;
+
+	/* left running: its open step was cut by the detach, not misused */
+	if (s->d.markers && s->attached && !s->target_ended)
+		markers_set_detached(s->d.markers);
+	rc = s->d.markers ? markers_finish(s->d.markers, lost) : 0;
 
 	if (!rc)
 		rc = store_totals(s->d.writer, &s->cs, s->at);

@@ -181,6 +181,26 @@ static const struct {
 	{ __LINE__, "step_open_at_exit" },
 };
 
+/* A recording that detaches from a process that runs on cuts its open
+ * step and phase: incomplete rows, no *_open_at_exit anomaly (the
+ * program did nothing wrong). */
+static void test_detached(void)
+{
+	struct rows rs;
+	struct markers *m = mk(&rs);
+
+	feed(m, rec(MRING_STEP_BEGIN, 1, 1, 10, NULL));
+	feed(m, rec(MRING_PHASE_BEGIN, 1, 1, 11, "forward"));
+	markers_set_detached(m);
+	CHECK_EQ_INT(markers_finish(m, 0), 0);
+	CHECK_EQ_INT(rs.nanom, 0);
+	CHECK_EQ_INT(rs.nsteps, 1);
+	CHECK_EQ_INT(rs.steps[0].complete, 0);
+	CHECK_EQ_INT(rs.nphases, 1);
+	CHECK_EQ_INT(rs.phases[0].complete, 0);
+	markers_free(m);
+}
+
 static void test_misuse(void)
 {
 	struct rows rs;
@@ -831,6 +851,7 @@ int main(void)
 	test_pairing_and_deltas();
 	test_nesting();
 	test_misuse();
+	test_detached();
 	test_unknown_model_values();
 	test_out_of_order();
 	test_processes_and_threads();

@@ -653,6 +653,11 @@ static uint64_t losses_told(const struct markers *m)
 	return n;
 }
 
+void markers_set_detached(struct markers *m)
+{
+	m->detached = 1;
+}
+
 int markers_finish(struct markers *m, uint64_t ring_lost)
 {
 	char note[512];
@@ -679,7 +684,7 @@ int markers_finish(struct markers *m, uint64_t ring_lost)
 					      "phase '%s' was never ended: %llu marker records were lost that no thread "
 					      "told of (one that exited right after losing them), its end may be among "
 					      "them; kept as incomplete", op->name, (unsigned long long)untold);
-			else
+			else if (!m->detached)
 				err = markers_anomaly(m, &fake, "phase_open_at_exit", op->step,
 					      "phase '%s' was never ended; kept as incomplete", op->name);
 			if (!err)
@@ -699,7 +704,7 @@ int markers_finish(struct markers *m, uint64_t ring_lost)
 				      "step %lld was never ended: %llu marker records were lost that no thread told "
 				      "of (one that exited right after losing them), its end may be among them; kept "
 				      "as incomplete", (long long)p->step, (unsigned long long)untold);
-		else
+		else if (!m->detached)
 			err = markers_anomaly(m, &fake, "step_open_at_exit", p->step,
 				      "step %lld was never ended; kept as incomplete", (long long)p->step);
 		if (!err)

@@ -150,6 +150,12 @@ int markers_lost_hole(struct markers *m, int32_t pid, int32_t tid);
  * Returns 0 or a sink error. */
 int markers_finish(struct markers *m, uint64_t ring_lost);
 
+/* The recording leaves a joined process that runs on (mfu-record -p,
+ * --duration or a signal): what is open at markers_finish() was cut by the
+ * detach, not left open by the program. It becomes incomplete rows, with no
+ * *_open_at_exit anomaly. */
+void markers_set_detached(struct markers *m);
+
 /* Counts for the run summary. */
 uint64_t markers_steps(const struct markers *m);
 uint64_t markers_anomalies(const struct markers *m);

@@ -86,6 +86,8 @@ struct capped {
 
 struct markers {
 	const struct counters *cs;
+	int detached;           /* the recording left before the target ended
+				 * (markers_set_detached()) */
 	struct markers_sink sink;
 	struct proc *procs;     /* the processes, any order */
 	size_t nprocs, cap_procs;
