@@ -74,18 +74,32 @@ static void sleep_us(long us)
 
 static void spin_cpu_us(long us)
 {
-	uint64_t end = clock_ns(CLOCK_THREAD_CPUTIME_ID) + (uint64_t)us * 1000;
+	uint64_t now = clock_ns(CLOCK_THREAD_CPUTIME_ID), end = now + (uint64_t)us * 1000;
 	volatile uint64_t x = 0;
 
-	/* CLOCK_THREAD_CPUTIME_ID is a system call (no vDSO): read at every
-	 * turn, the spin was nearly all kernel time, and the kernel/user split
-	 * of its samples moved by a few percent from run to run (an A/A --diff
-	 * then named a change). A few microseconds of user-space work between
-	 * readings; the overshoot is as small. */
-	do {
-		for (int i = 0; i < 16384; i++)
-			x += (uint64_t)i;
-	} while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end);
+	/* CLOCK_THREAD_CPUTIME_ID is a system call (no vDSO), of 6-13 us on
+	 * a loaded VM: read every few microseconds, it made the spin half
+	 * kernel time, and that share moved between runs by more than --diff's
+	 * 2% of the step (an A/A diff named kernel_ms faster, unclassified_ms
+	 * slower). So: spin half the CPU time left, gauged by CLOCK_MONOTONIC
+	 * (vDSO: no system call; a thread's CPU time never runs ahead of the
+	 * wall clock, so this never overshoots), read the CPU clock, again,
+	 * and the last 20 us in small turns: about ten readings a spin. */
+	while (now < end) {
+		uint64_t left = end - now;
+
+		if (left > 20000) {
+			uint64_t until = clock_ns(CLOCK_MONOTONIC) + left / 2;
+			do {
+				for (int i = 0; i < 1024; i++)
+					x += (uint64_t)i;
+			} while (clock_ns(CLOCK_MONOTONIC) < until);
+		} else {
+			for (int i = 0; i < 4096; i++)
+				x += (uint64_t)i;
+		}
+		now = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	}
 	(void)x; /* read: clang's -Wunused-but-set-variable */
 }
 
