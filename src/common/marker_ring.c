@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +14,13 @@ static inline struct mring_record *slot(void *mem, uint64_t pos)
 	struct mring_header *h = mem;
 	return (struct mring_record *)((char *)mem + h->header_size) + (pos & (h->nslots - 1));
 }
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22 /* Linux 5.14 */
+#define MADV_POPULATE_WRITE 23
+#endif
+
+static void populate(const struct mring_producer *p, uint64_t from, uint64_t to);
 
 size_t mring_size(uint64_t nslots)
 {
@@ -44,11 +53,17 @@ int mring_init(void *mem, uint64_t nslots, uint32_t ngroups, const uint8_t *grou
 	h->header_size = sizeof(*h);
 	h->record_size = sizeof(struct mring_record);
 	h->nslots = nslots;
-	for (uint64_t i = 0; i < nslots; i++)
-		__atomic_store_n(&slot(mem, i)->seq, i, __ATOMIC_RELAXED);
 	__atomic_store_n(&h->head, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&h->tail, 0, __ATOMIC_RELEASE);
 	return 0;
+}
+
+void mring_clear(void *mem, uint64_t nslots)
+{
+	struct mring_record *slots = (struct mring_record *)((char *)mem + sizeof(struct mring_header));
+
+	for (uint64_t i = 0; i < nslots; i++)
+		__atomic_store_n(&slots[i].seq, 0, __ATOMIC_RELAXED);
 }
 
 int mring_check(const void *mem, size_t size)
@@ -76,7 +91,7 @@ static struct mring_record *claim(struct mring_header *h, struct mring_record *s
 	for (;;) {
 		struct mring_record *r = &slots[p & mask];
 		uint64_t seq = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE);
-		int64_t diff = (int64_t)(seq - p);
+		int64_t diff = (int64_t)(seq - (p & ~mask)); /* stored: lap-relative */
 		if (diff == 0) {
 			if (__atomic_compare_exchange_n(&h->head, &p, p + 1, 1,
 							__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
@@ -118,7 +133,16 @@ int mring_producer_init(struct mring_producer *p, void *mem, size_t size)
 	p->h = mem;
 	p->slots = (struct mring_record *)((char *)mem + sizeof(struct mring_header));
 	p->mask = h->nslots - 1;
+	p->ready = 0;
 	return 0;
+}
+
+void mring_producer_prefault_start(struct mring_producer *p)
+{
+	uint64_t to = p->mask + 1 < MRING_PREFAULT_FIRST ? p->mask + 1 : MRING_PREFAULT_FIRST;
+
+	populate(p, 0, to);
+	__atomic_store_n(&p->ready, to, __ATOMIC_RELAXED);
 }
 
 struct mring_record *mring_producer_claim(const struct mring_producer *p, uint64_t *pos)
@@ -131,9 +155,48 @@ struct mring_record *mring_producer_claim_uncounted(const struct mring_producer 
 	return claim(p->h, p->slots, p->mask, pos, 0);
 }
 
-void mring_publish(struct mring_record *r, uint64_t pos)
+void mring_publish(const void *mem, struct mring_record *r, uint64_t pos)
 {
-	__atomic_store_n(&r->seq, pos + 1, __ATOMIC_RELEASE);
+	const struct mring_header *h = mem;
+	__atomic_store_n(&r->seq, (pos & ~(h->nslots - 1)) + 1, __ATOMIC_RELEASE);
+}
+
+void mring_producer_publish(const struct mring_producer *p, struct mring_record *r, uint64_t pos)
+{
+	__atomic_store_n(&r->seq, (pos & ~p->mask) + 1, __ATOMIC_RELEASE);
+}
+
+/* Map slots [from, to) in this process (and, where the recorder did not
+ * populate them yet, allocate the pages). MADV_POPULATE_READ: a read fault
+ * on a shared memfd maps the page writable (shmem keeps no write
+ * notification), in batches of pages (fault-around), at about 0.44 us a
+ * page here against 0.73 us for MADV_POPULATE_WRITE; were a page mapped
+ * read-only, its first write would fault once, as with no populating.
+ * Errors are ignored: a kernel without it (before 5.14) takes the faults in
+ * the markers instead. */
+static void populate(const struct mring_producer *p, uint64_t from, uint64_t to)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = from ? (uintptr_t)&p->slots[from] : (uintptr_t)p->h;
+	uintptr_t b = (uintptr_t)&p->slots[to];
+
+	a &= ~(page - 1);
+	(void)madvise((void *)a, b - a, MADV_POPULATE_READ);
+}
+
+void mring_producer_prefault_more(struct mring_producer *p, uint64_t pos)
+{
+	uint64_t r = __atomic_load_n(&p->ready, __ATOMIC_RELAXED), to;
+
+	if (r > p->mask || pos + MRING_PREFAULT_CHUNK < r)
+		return;
+	to = r + MRING_PREFAULT_CHUNK;
+	if (to > p->mask + 1)
+		to = p->mask + 1;
+	/* one thread maps each chunk; the others go on (a claim that overtakes
+	 * it takes an ordinary page fault) */
+	if (__atomic_compare_exchange_n(&p->ready, &r, to, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		populate(p, r, to);
 }
 
 /* ---- the consumer: nothing read from the shared memory is trusted ---- */
@@ -154,6 +217,23 @@ int mring_consumer_init(struct mring_consumer *c, void *mem, size_t size, uint64
 	c->mask = nslots - 1;
 	memcpy(&c->ref, mem, offsetof(struct mring_header, head));
 	return 0;
+}
+
+void mring_consumer_populate_ahead(struct mring_consumer *c)
+{
+	uint64_t want = (c->head_seen > c->tail ? c->head_seen : c->tail) + MRING_POPULATE_AHEAD;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a, b;
+
+	if (c->populated >= c->nslots || want <= c->populated + MRING_PREFAULT_CHUNK)
+		return;
+	if (want > c->nslots)
+		want = c->nslots;
+	/* from the header's page for the first slots */
+	a = c->populated ? (uintptr_t)&c->slots[c->populated] : (uintptr_t)c->h;
+	b = (uintptr_t)&c->slots[want];
+	a &= ~(page - 1);
+	(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+	c->populated = want;
 }
 
 static int tampered(struct mring_consumer *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -228,7 +308,7 @@ static void advance(struct mring_consumer *c, struct mring_record *r)
 	/* a hole left in this slot next lap must not name this record's writer */
 	r->pid = 0;
 	r->tid = 0;
-	__atomic_store_n(&r->seq, c->tail + c->nslots, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->seq, (c->tail & ~c->mask) + c->nslots, __ATOMIC_RELEASE);
 	c->tail++;
 	/* for the producers' sake only: never read back */
 	__atomic_store_n(&c->h->tail, c->tail, __ATOMIC_RELEASE);
@@ -242,7 +322,7 @@ int mring_consumer_read(struct mring_consumer *c, struct mring_record *out)
 	if (c->tampered)
 		return -EPROTO;
 	r = &c->slots[t & c->mask];
-	if (__atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) != t + 1) {
+	if (__atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) != (t & ~c->mask) + 1) {
 		/* none (yet): a drain ends here, so each one looks at the
 		 * header once at least */
 		return mring_consumer_check(c) || read_head(c, &hd) ? -EPROTO : 0;
@@ -279,7 +359,7 @@ int mring_consumer_skip_hole(struct mring_consumer *c, int32_t *pid, int32_t *ti
 	if (hd == c->tail || c->holes >= c->nslots)
 		return 0;
 	r = &c->slots[c->tail & c->mask];
-	if (__atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) == c->tail + 1)
+	if (__atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) == (c->tail & ~c->mask) + 1)
 		return 0; /* published after all */
 	*pid = __atomic_load_n(&r->pid, __ATOMIC_RELAXED);
 	*tid = __atomic_load_n(&r->tid, __ATOMIC_RELAXED);

@@ -435,24 +435,17 @@ static int launch_init(const char *ring_env)
 	 * planted one). */
 	if (st.st_uid != geteuid() && st.st_uid != 0)
 		return -1;
-	/* MAP_POPULATE: fault the ring in now, not one page per 16 records later
-	 * inside the markers. */
-	mem = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring_fd, 0);
+	/* Not populated here: the producer maps its first slots writable
+	 * below and the rest ahead of the claims (marker_ring.h, "Page faults
+	 * out of the markers"). */
+	mem = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd, 0);
 	if (mem == MAP_FAILED)
 		return -1;
-	/* MAP_POPULATE maps a shared ring read-only: each page's first write
-	 * would still fault, inside a marker, and on a VM the task clock then
-	 * runs microseconds ahead of CLOCK_MONOTONIC (a 2 us step measured 7 us
-	 * of CPU time, one step in four). Map every page writable now (Linux
-	 * 5.14+; older kernels take the faults as before). */
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-	(void)madvise(mem, (size_t)st.st_size, MADV_POPULATE_WRITE);
 	if (mring_producer_init(&g_prod, mem, (size_t)st.st_size) != 0) {
 		munmap(mem, (size_t)st.st_size);
 		return -1;
 	}
+	mring_producer_prefault_start(&g_prod);
 	const struct mring_header *h = mem;
 	g_ngroups = (int)h->ngroups;
 	for (int g = 0; g < g_ngroups; g++) {
@@ -714,7 +707,9 @@ static void emit(uint8_t kind, const char *name, double a, double b)
 	 * recorder's figures, to the last bit */
 	if (kind <= MRING_STEP_MODEL && (g_ring || step_result_inprocess()))
 		step_result_mark(kind, r->time_ns, a, b, (flags & MRING_F_LIB) ? r->lib : NULL, g_pid);
-	mring_publish(r, pos);
+	mring_producer_publish(p, r, pos);
+	if (p == &g_prod)
+		mring_producer_prefault(&g_prod, pos);
 }
 
 EXPORT void mfu_step_begin(void)

@@ -72,6 +72,8 @@ uint64_t session_loop_drain_ring(struct drain *d, uint64_t max, uint64_t deadlin
 		}
 		break;
 	}
+	if (d->ring && !d->ring_stopped)
+		mring_consumer_populate_ahead(d->ring);
 	return n;
 }
 

@@ -145,7 +145,7 @@ static int start_target(struct session *s)
 	s->ring_size = mring_size(s->o.ring_records);
 	s->ring_fd = s->attached ? -1 : memfd_create("mfu-marker-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (!s->attached && (s->ring_fd < 0 || ftruncate(s->ring_fd, (off_t)s->ring_size) < 0 || seal_size(s->ring_fd) < 0 ||
-	    (s->ring = mmap(NULL, s->ring_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, s->ring_fd, 0)) == MAP_FAILED)) {
+	    (s->ring = mmap(NULL, s->ring_size, PROT_READ | PROT_WRITE, MAP_SHARED, s->ring_fd, 0)) == MAP_FAILED)) {
 		fprintf(stderr, PROG ": cannot create the marker ring (%zu bytes): %s\n", s->ring_size, strerror(errno));
 		return s->exit_code;
 	}
@@ -194,6 +194,9 @@ static int start_target(struct session *s)
 		launch_abort(&s->l);
 		return s->exit_code;
 	}
+	/* the first slots' pages, before the target maps them */
+	if (!s->attached)
+		mring_consumer_populate_ahead(&s->d.ring_c);
 
 	if (s->d.probes && !s->attached) {
 		/* on the child before its exec: they survive it, and fire from

@@ -99,7 +99,7 @@ static void produce(void *ring, int steps, uint64_t n)
 		r->lib_snap = 0;
 		r->name_len = steps ? 0 : 4;
 		memcpy(r->name, steps ? "" : "tick", steps ? 1 : 5);
-		mring_publish(r, pos);
+		mring_publish(ring, r, pos);
 	}
 }
 

@@ -161,7 +161,7 @@ int main(int argc, char **argv)
 			x->name_len = 1;
 			x->lost = 0;
 			x->flags = 0;
-			mring_publish(x, pos);
+			mring_producer_publish(&prod, x, pos);
 		}
 		rec[r] = (double)(now() - t0) / (double)batch;
 		while (mring_consumer_read(&cons, &out) == 1)

@@ -161,7 +161,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			uint64_t t = (uint64_t)u8(&in) << 8;
 			uint8_t ab = u8(&in);
 			s = head_slot(&r, &pos);
-			if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != pos)
+			if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != (pos & ~(r.nslots - 1)))
 				break; /* full (or broken): a marker would drop it */
 			__atomic_store_n(&r.h->head, pos + 1, __ATOMIC_RELAXED);
 			memset((char *)s + sizeof(s->seq), 0, sizeof(*s) - sizeof(s->seq));
@@ -179,7 +179,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			s->data[3] = s->data[8] = t / 2;
 			strcpy(s->name, tid & 8 ? "fwd" : "bwd");
 			s->name_len = 3;
-			__atomic_store_n(&s->seq, pos + 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&s->seq, (pos & ~(r.nslots - 1)) + 1, __ATOMIC_RELEASE); /* lap-relative */
 			break;
 		}
 		case 3: /* a raw record image, seq and all */
@@ -201,7 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case 7: /* a hole: claimed, never published */
 			s = head_slot(&r, &pos);
-			if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == pos) {
+			if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == (pos & ~(r.nslots - 1))) {
 				__atomic_store_n(&r.h->head, pos + 1, __ATOMIC_RELAXED);
 				s->pid = 1;
 				s->tid = (int32_t)u8(&in) % 8;

@@ -1,11 +1,14 @@
 /* The marker ring: layout pinned (it crosses a process boundary), order,
  * multi-producer correctness, and exact loss counting when full. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "attach_page.h"
 #include "check.h"
@@ -14,7 +17,7 @@
 static void test_layout(void)
 {
 	/* Changing any of these needs MRING_VERSION + 1. */
-	CHECK_EQ_INT(MRING_VERSION, 5);
+	CHECK_EQ_INT(MRING_VERSION, 6);
 	CHECK_EQ_INT(sizeof(struct mring_record), 576);
 	CHECK_EQ_INT(sizeof(struct mring_header), 192);
 	CHECK_EQ_INT(offsetof(struct mring_record, seq), 0);
@@ -92,7 +95,7 @@ static void publish(void *mem, int32_t pid, uint64_t time_ns)
 		return;
 	r->pid = pid;
 	r->time_ns = time_ns;
-	mring_publish(r, pos);
+	mring_publish(mem, r, pos);
 }
 
 /* A producer keeps the geometry it checked: a header rewritten under it
@@ -117,7 +120,7 @@ static void test_producer_keeps_its_geometry(void)
 			continue;
 		CHECK((char *)r >= (char *)mem + sizeof(*h) && (char *)(r + 1) <= (char *)mem + mring_size(8));
 		r->pid = i;
-		mring_publish(r, pos);
+		mring_publish(mem, r, pos);
 		stored++;
 	}
 	CHECK_EQ_INT(stored, 8);
@@ -211,7 +214,7 @@ static void test_hole(void)
 	a->pid = 7; /* a writer names itself first thing after the claim */
 	a->tid = 8;
 	b->time_ns = 42;
-	mring_publish(b, p1);
+	mring_publish(mem, b, p1);
 	CHECK_EQ_INT(mring_consumer_read(&c, &out), 0); /* blocked behind the hole */
 	CHECK_EQ_INT(mring_consumer_skip_hole(&c, &pid, &tid), 1);
 	CHECK_EQ_INT(pid, 7);
@@ -272,7 +275,7 @@ static void test_uncounted(void)
 		struct mring_record *r = mring_claim_uncounted(mem, &pos);
 		CHECK(r != NULL);
 		if (r)
-			mring_publish(r, pos);
+			mring_publish(mem, r, pos);
 	}
 	CHECK(mring_claim_uncounted(mem, &pos) == NULL);
 	CHECK_EQ_INT(mring_consumer_lost(&c), 0);
@@ -347,9 +350,10 @@ static void test_hostile_headers(void)
 		case F_TAIL: h->tail = h->head + t->value; break;
 		case F_LOST: h->lost = t->value; break;
 		case F_SEQ: {
-			/* slot 6 (not claimed: head is 6) says it holds position 6 */
+			/* slot 6 (not claimed: head is 6) says it holds position 6
+			 * (stored lap-relative: 6 - 6 + 1) */
 			struct mring_record *s6 = (struct mring_record *)((char *)mem + sizeof(*h)) + 6;
-			s6->seq = 7;
+			s6->seq = 1;
 			break;
 		}
 		}
@@ -474,7 +478,7 @@ static void *producer(void *arg)
 			continue;
 		r->pid = p->id;
 		r->time_ns = i;
-		mring_publish(r, pos);
+		mring_publish(p->mem, r, pos);
 		p->written++;
 	}
 	__atomic_fetch_add(&finished, 1, __ATOMIC_RELEASE);
@@ -528,6 +532,137 @@ static void test_concurrent(void)
 	free(mem);
 }
 
+
+/* Pages of [a, a + len) resident: in the page cache, for a shared file
+ * mapping (mincore()). */
+static size_t resident_pages(const void *a, size_t len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = (len + page - 1) / page, in = 0;
+	unsigned char *v = calloc(n, 1);
+
+	if (!v || mincore((void *)a, len, v) != 0) {
+		free(v);
+		return (size_t)-1;
+	}
+	for (size_t i = 0; i < n; i++)
+		in += v[i] & 1;
+	free(v);
+	return in;
+}
+
+/* Pages of [a, a + len) mapped in this process's page tables
+ * (/proc/self/pagemap, bit 63: present). */
+static size_t mapped_pages(const void *a, size_t len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = (len + page - 1) / page, in = 0;
+	uint64_t e;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return (size_t)-1;
+	for (size_t i = 0; i < n; i++) {
+		off_t off = (off_t)(((uintptr_t)a / page + i) * sizeof(e));
+		if (pread(fd, &e, sizeof(e), off) != (ssize_t)sizeof(e)) {
+			in = (size_t)-1;
+			break;
+		}
+		in += e >> 63;
+	}
+	close(fd);
+	return in;
+}
+
+/* A ring in fresh zeroed memory: made without touching a slot (its pages
+ * stay unallocated), a producer maps MRING_PREFAULT_FIRST slots writable
+ * at its start and the next MRING_PREFAULT_CHUNK when a publish comes
+ * within a chunk of them, up to the end; the lap-relative sequence works
+ * over laps; mring_clear() frees the slots of a used ring. */
+static void test_lazy_pages(void)
+{
+	const uint64_t nslots = 16384; /* 9 MB */
+	size_t size = mring_size(nslots), page = (size_t)sysconf(_SC_PAGESIZE);
+	/* as mfu-record makes it: a memfd, mapped shared (twice: the
+	 * recorder's consumer and the target's producer) */
+	int fd = memfd_create("test-ring", MFD_CLOEXEC);
+	void *mem = fd >= 0 && ftruncate(fd, (off_t)size) == 0
+			    ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+	void *pmem = mem != MAP_FAILED ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+	uint8_t nr[2] = { 4, 2 };
+	struct mring_producer p;
+	struct mring_consumer c;
+	struct mring_record out, *r;
+	uint64_t pos, got = 0;
+	char *slots;
+
+	CHECK(pmem != MAP_FAILED);
+	if (pmem == MAP_FAILED)
+		return;
+	slots = (char *)pmem + sizeof(struct mring_header);
+	CHECK_EQ_INT(mring_init(mem, nslots, 2, nr), 0);
+	CHECK_EQ_INT(mring_consumer_init(&c, mem, size, nslots), 0);
+	/* the header's page only: no slot written */
+	CHECK_EQ_INT(resident_pages(mem, size), 1);
+	/* the recorder populates the first MRING_POPULATE_AHEAD slots */
+	mring_consumer_populate_ahead(&c);
+	size_t ahead = (mring_size(MRING_POPULATE_AHEAD) + page - 1) / page;
+	size_t in = resident_pages(mem, size);
+	/* MADV_POPULATE_* are Linux 5.14+; before, the pages come as written */
+	CHECK(in == 1 || in == ahead);
+	CHECK_EQ_INT(c.populated, MRING_POPULATE_AHEAD);
+	CHECK_EQ_INT(mring_producer_init(&p, pmem, size), 0);
+	CHECK_EQ_INT(p.ready, 0);
+	/* the header read (a fault maps up to 64 KiB around: fault-around) */
+	size_t first = (mring_size(MRING_PREFAULT_FIRST) + page - 1) / page;
+	CHECK(mapped_pages(pmem, size) <= 16);
+	mring_producer_prefault_start(&p);
+	CHECK_EQ_INT(p.ready, MRING_PREFAULT_FIRST);
+	size_t m = mapped_pages(pmem, size);
+	CHECK(in == 1 || (m >= first && m <= first + 16));
+	for (uint64_t i = 0; i < 3 * nslots; i++) {
+		r = mring_producer_claim(&p, &pos);
+		CHECK(r != NULL && pos == i);
+		if (!r)
+			break;
+		CHECK_EQ_INT(r->seq, (i & ~(nslots - 1)));
+		r->time_ns = i;
+		mring_producer_publish(&p, r, pos);
+		CHECK_EQ_INT(r->seq, (i & ~(nslots - 1)) + 1);
+		mring_producer_prefault(&p, pos);
+		if (i == MRING_PREFAULT_FIRST - MRING_PREFAULT_CHUNK - 1)
+			CHECK_EQ_INT(p.ready, MRING_PREFAULT_FIRST);
+		if (i == MRING_PREFAULT_FIRST - MRING_PREFAULT_CHUNK)
+			CHECK_EQ_INT(p.ready, MRING_PREFAULT_FIRST + MRING_PREFAULT_CHUNK);
+		/* the slots ahead of the claims are there before they are written */
+		if (i == 5000 && in > 1)
+			CHECK_EQ_INT(mapped_pages((void *)((uintptr_t)(slots + 7000 * sizeof(struct mring_record)) &
+							   ~(uintptr_t)(page - 1)), page), 1);
+		if (mring_consumer_read(&c, &out) == 1 && out.time_ns == got)
+			got++;
+		/* as after each drain: ahead of the latest head seen */
+		if (i % 1000 == 0) {
+			mring_consumer_populate_ahead(&c);
+			CHECK(c.populated >= (c.tail < nslots - MRING_POPULATE_AHEAD ? c.tail + MRING_POPULATE_AHEAD - MRING_PREFAULT_CHUNK
+										      : nslots));
+		}
+	}
+	CHECK_EQ_INT(got, 3 * nslots); /* every record, in order, over three laps */
+	CHECK_EQ_INT(p.ready, nslots);
+	CHECK_EQ_INT(c.populated, nslots);
+	CHECK_EQ_INT(mapped_pages(pmem, size), (size + page - 1) / page);
+	/* a used ring made again: every slot free for the first lap */
+	mring_clear(mem, nslots);
+	memset(mem, 0, sizeof(struct mring_header));
+	CHECK_EQ_INT(mring_init(mem, nslots, 2, nr), 0);
+	CHECK_EQ_INT(mring_consumer_init(&c, mem, size, nslots), 0);
+	CHECK(mring_claim(mem, &pos) != NULL && pos == 0);
+	mring_publish(mem, &((struct mring_record *)slots)[0], pos);
+	CHECK_EQ_INT(mring_consumer_read(&c, &out), 1);
+	CHECK_EQ_INT(mring_consumer_read(&c, &out), 0);
+	munmap(pmem, size);
+	munmap(mem, size);
+	close(fd);
+}
+
 int main(void)
 {
 	test_layout();
@@ -543,5 +678,6 @@ int main(void)
 	test_checked_during_a_burst();
 	test_random_headers();
 	test_concurrent();
+	test_lazy_pages();
 	return check_status();
 }

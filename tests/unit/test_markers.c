@@ -815,7 +815,7 @@ static void test_drain(void)
 	for (int i = 0; i < 2000; i++) {
 		struct mring_record *r = mring_claim(mem, &pos);
 		*r = rec(i % 2 ? MRING_PHASE_END : MRING_PHASE_BEGIN, 1, 1, 1000 + (uint64_t)i, "p");
-		mring_publish(r, pos);
+		mring_publish(mem, r, pos);
 	}
 	/* a deadline already passed: one clock look's worth, then yield */
 	CHECK_EQ_INT(markers_drain(m, &c, UINT64_MAX, 1, &d), 0);

@@ -134,7 +134,7 @@ static int scribble(const char *field)
 		/* the slot of the next position, made to look published */
 		struct mring_record *r = (struct mring_record *)((char *)h + sizeof(*h)) + (head & (h->nslots - 1));
 		r->kind = MRING_STEP_BEGIN;
-		__atomic_store_n(&r->seq, head + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&r->seq, (head & ~(h->nslots - 1)) + 1, __ATOMIC_RELEASE);
 	} else if (!strcmp(field, "random")) {
 		unsigned char *b = (unsigned char *)h;
 		uint64_t x = now() | 1;
@@ -185,7 +185,7 @@ static void forge(long n, int tids, int depth)
 				strcpy(r->name, "forged");
 				r->name_len = 6;
 			}
-			mring_publish(r, pos);
+			mring_publish(h, r, pos);
 		}
 	}
 	wait_drained();
@@ -200,7 +200,7 @@ static void put(const struct mring_record *src)
 	while (!(r = mring_claim_uncounted(h, &pos)))
 		sleep_ms(1);
 	memcpy((char *)r + sizeof(r->seq), (const char *)src + sizeof(src->seq), sizeof(*r) - sizeof(r->seq));
-	mring_publish(r, pos);
+	mring_publish(h, r, pos);
 }
 
 /* Records whose values no honest marker writes, each of which the

@@ -326,6 +326,7 @@ int attach_markers_open(struct attach_markers **out, pid_t pid, struct mring_con
 		sleep_ms(10);
 	ring = (char *)am->page + MFU_ATTACH_PAGE;
 	memset(ring, 0, sizeof(struct mring_header));
+	mring_clear(ring, am->nslots); /* another recorder's records may be there */
 	if (mring_init(ring, am->nslots, 0, NULL) != 0 ||
 	    mring_consumer_init(c, ring, am->size - MFU_ATTACH_PAGE, am->nslots) != 0) {
 		strbuf(why, whylen, "the marker ring in process %d's attach page could not be made", (int)pid);
