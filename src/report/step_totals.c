@@ -11,8 +11,8 @@
 #include <string.h>
 
 enum arg {
-	A_WALL, A_FLOPS, A_SOURCE, A_LIB, A_MODEL, A_BYTES, A_HW, A_HW64, A_HW32, A_HW16, A_CPU, A_DRAM,
-	A_BEGIN, A_END, A_MFU, A_HFU, A_MBU, A_LIB64, A_LIB32, A_LIBBF16, A_LIB16, A_LIBI8, A_COMPLETE, A_COUNT
+	A_WALL, A_LIB, A_MODEL, A_BYTES, A_HW, A_HW64, A_HW32, A_HW16, A_CPU, A_DRAM,
+	A_BEGIN, A_END, A_PEAK_FLOPS, A_PEAK_BW, A_LIB64, A_LIB32, A_LIBBF16, A_LIB16, A_LIBI8, A_COMPLETE, A_COUNT
 };
 
 /* SQLite's sum() (func.c, 3.40): a double and, while every value is an
@@ -47,16 +47,30 @@ struct mx {
 	int any;
 };
 
-static void max_add(struct mx *m, sqlite3_value *v)
+/* MAX(@num / @den) as SQL computes the quotient (a real: NULL when either
+ * is NULL or @den is 0). */
+static void max_add(struct mx *m, sqlite3_value *num, const double *den)
 {
 	double x;
 
-	if (sqlite3_value_type(v) == SQLITE_NULL)
+	if (sqlite3_value_type(num) == SQLITE_NULL || !den || *den == 0)
 		return;
-	x = sqlite3_value_double(v);
+	x = sqlite3_value_double(num) / *den;
+	if (isnan(x))
+		return;
 	if (!m->any || x > m->v)
 		m->v = x;
 	m->any = 1;
+}
+
+/* @v / 1e9 * @peak as SQL computes it, into @out; NULL when either is NULL
+ * or the product is NaN (SQLite's arithmetic gives no NaN). */
+static const double *seconds_times(sqlite3_value *v, sqlite3_value *peak, double *out)
+{
+	if (sqlite3_value_type(v) == SQLITE_NULL || sqlite3_value_type(peak) == SQLITE_NULL)
+		return NULL;
+	*out = sqlite3_value_double(v) / 1e9 * sqlite3_value_double(peak);
+	return isnan(*out) ? NULL : out;
 }
 
 enum sums {
@@ -90,10 +104,52 @@ static int positive(sqlite3_value *v)
 	return !is_null(v) && sqlite3_value_double(v) > 0;
 }
 
+/* lib_flops > 0 as SQL compares it: NULL is not, text and blobs are (they
+ * sort after every number). */
+static int sql_positive(sqlite3_value *v)
+{
+	switch (sqlite3_value_type(v)) {
+	case SQLITE_NULL:
+		return 0;
+	case SQLITE_INTEGER:
+		return sqlite3_value_int64(v) > 0;
+	case SQLITE_FLOAT:
+		return sqlite3_value_double(v) > 0;
+	default:
+		return 1;
+	}
+}
+
+/* The step's virtual columns, as the schema makes them from the arguments
+ * (as arguments they cost 0.1 s a million steps more): flops =
+ * coalesce(model_flops, CASE WHEN lib_flops > 0 THEN lib_flops END), the
+ * value returned (NULL for none); flops_source 'declared' when model_flops
+ * is not NULL (*@model), else 'library' when lib_flops > 0 (*@library). */
+static sqlite3_value *step_flops(sqlite3_value **a, int *model, int *library)
+{
+	*model = !is_null(a[A_MODEL]);
+	*library = !*model && sql_positive(a[A_LIB]);
+	return *model ? a[A_MODEL] : *library ? a[A_LIB] : NULL;
+}
+
+/* The highest of the step view's mfu, hfu and mbu: flops (@fl, NULL when
+ * none), hw_flops and model_bytes over (wall_ns / 1e9 * peak). */
+static void max_ratios(struct totals *t, sqlite3_value **a, sqlite3_value *fl)
+{
+	double wf, wb;
+	const double *dflops = seconds_times(a[A_WALL], a[A_PEAK_FLOPS], &wf);
+
+	if (fl)
+		max_add(&t->mfu, fl, dflops);
+	max_add(&t->hfu, a[A_HW], dflops);
+	max_add(&t->mbu, a[A_BYTES], seconds_times(a[A_WALL], a[A_PEAK_BW], &wb));
+}
+
 static void totals_step(sqlite3_context *ctx, int argc, sqlite3_value **a)
 {
 	struct totals *t = sqlite3_aggregate_context(ctx, sizeof(*t));
 	int flops = 0, hw = 0, model = 0, lib_source = 0;
+	sqlite3_value *fl;
 
 	if (!t || argc != A_COUNT)
 		return;
@@ -107,28 +163,25 @@ static void totals_step(sqlite3_context *ctx, int argc, sqlite3_value **a)
 		else
 			t->walls[t->nwalls++] = sqlite3_value_int64(a[A_WALL]);
 	}
-	flops = !is_null(a[A_FLOPS]);
+	fl = step_flops(a, &model, &lib_source);
+	flops = fl != NULL;
 	hw = !is_null(a[A_HW]);
-	model = !is_null(a[A_MODEL]);
 	t->steps++;
 	sum_add(&t->s[S_WALL], a[A_WALL]);
 	sum_add(&t->s[S_MODEL], a[A_MODEL]);
-	sum_add(&t->s[S_FLOPS], a[A_FLOPS]);
 	if (flops) {
+		sum_add(&t->s[S_FLOPS], fl);
 		sum_add(&t->s[S_FLOPS_NS], a[A_WALL]);
 		t->n_flops++;
 	}
-	if (!is_null(a[A_SOURCE])) {
-		const char *src = (const char *)sqlite3_value_text(a[A_SOURCE]);
+	if (model || lib_source) {
 		/* flops_source = 'declared': 1 or 0, summed as integers */
 		t->s[S_DECLARED].cnt++;
 		t->s[S_LIBRARY].cnt++;
-		if (src && strcmp(src, "declared") == 0)
+		if (model)
 			t->s[S_DECLARED].i++, t->s[S_DECLARED].r++;
-		if (src && strcmp(src, "library") == 0) {
+		if (lib_source)
 			t->s[S_LIBRARY].i++, t->s[S_LIBRARY].r++;
-			lib_source = 1;
-		}
 	}
 	sum_add(&t->s[S_LIB], a[A_LIB]);
 	if (!is_null(a[A_LIB]))
@@ -151,7 +204,8 @@ static void totals_step(sqlite3_context *ctx, int argc, sqlite3_value **a)
 	if (hw) {
 		sum_add(&t->s[S_HW_NS], a[A_WALL]);
 		t->n_hw++;
-		sum_add(&t->s[S_COMMON_FLOPS], a[A_FLOPS]);
+		if (flops)
+			sum_add(&t->s[S_COMMON_FLOPS], fl);
 	}
 	sum_add(&t->s[S_CPU], a[A_CPU]);
 	if (!is_null(a[A_CPU]))
@@ -185,9 +239,7 @@ static void totals_step(sqlite3_context *ctx, int argc, sqlite3_value **a)
 			t->end_max = e;
 		t->any_end = 1;
 	}
-	max_add(&t->mfu, a[A_MFU]);
-	max_add(&t->hfu, a[A_HFU]);
-	max_add(&t->mbu, a[A_MBU]);
+	max_ratios(t, a, fl);
 }
 
 struct out {

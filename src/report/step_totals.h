@@ -10,13 +10,16 @@
  * fails only on the sums it reads. The "-- @computed:" block of step_sums
  * reads the object; its plain SQL, which sqlite3 runs, computes the same.
  *
- * The arguments, in order: wall_ns, flops, flops_source, lib_flops,
- * model_flops, model_bytes, hw_flops, hw_flops_fp64, hw_flops_fp32,
- * hw_flops_fp16, cpu_ns, dram_total_bytes, begin_ns, end_ns, mfu, hfu,
- * mbu, lib_flops_fp64, lib_flops_fp32, lib_flops_bf16, lib_flops_fp16,
- * lib_ops_int8, complete (the step view's columns). A step whose complete
- * is not 1 is only counted (key incomplete); p50_ns and p95_ns are the
- * nearest-rank percentiles of the complete steps' integer wall_ns.
+ * The arguments, in order: wall_ns, lib_flops, model_flops, model_bytes,
+ * hw_flops, hw_flops_fp64, hw_flops_fp32, hw_flops_fp16, cpu_ns,
+ * dram_total_bytes, begin_ns, end_ns (the step view's columns), peak_flops,
+ * peak_bw (mfu_peak's), lib_flops_fp64, lib_flops_fp32, lib_flops_bf16,
+ * lib_flops_fp16, lib_ops_int8, complete. flops and flops_source (virtual
+ * columns, which SQLite computes again at each mention) and the view's mfu,
+ * hfu and mbu are made here from them as the schema and the view make
+ * them: as arguments they cost 0.2 s a million steps more. A step whose
+ * complete is not 1 is only counted (key incomplete); p50_ns and p95_ns are
+ * the nearest-rank percentiles of the complete steps' integer wall_ns.
  *
  * mfu_step_totals_keep(...), the same aggregate, also keeps its value on
  * the connection, which mfu_step_totals_kept() returns (NULL before the
