@@ -1,5 +1,6 @@
 #include "phase_stats.h"
 #include "phase_stats_impl.h"
+#include "cached_table.h"
 #include "util.h"
 
 #include <errno.h>
@@ -85,33 +86,19 @@ struct group {
 };
 
 struct stats {
+	struct cached_result base; /* first: the virtual table's cache */
 	struct group *groups;
 	size_t ngroups, cap;
 	uint32_t *hash;        /* 1 + index into groups, 0 = empty */
 	size_t hash_size;      /* a power of two, at least 2 x ngroups */
-	int refs;              /* the table's cache and each cursor reading it */
-	unsigned data_version; /* of the database it was computed from */
-	int changes;           /* sqlite3_total_changes() then */
 };
 
 /* The table and its last result: the table and markdown formats read every
  * section twice, and a million phase rows are worth not scanning twice. */
-struct stats_vtab {
-	sqlite3_vtab base;
-	sqlite3 *db;
-	struct stats *cache;
-};
-
-struct stats_cursor {
-	sqlite3_vtab_cursor base;
-	struct stats *stats;
-	size_t row;
-};
-
-static void stats_unref(struct stats *s)
+static void stats_destroy(struct cached_result *r)
 {
-	if (!s || --s->refs > 0)
-		return;
+	struct stats *s = (struct stats *)r;
+
 	for (size_t i = 0; i < s->ngroups; i++) {
 		free(s->groups[i].name);
 		free(s->groups[i].walls);
@@ -448,7 +435,7 @@ static void stats_finish(struct stats *s)
 
 /* Read the counted occurrences once and fill @s. Returns an SQLite code,
  * with the message in @vt. */
-static int stats_compute(struct stats_vtab *vt, struct stats *s)
+static int stats_compute(struct cached_table *vt, struct stats *s)
 {
 	sqlite3_stmt *st = NULL;
 	int64_t *bad = NULL;
@@ -507,32 +494,32 @@ out:
 	return rc;
 }
 
-static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err)
+/* The table's rows, computed (cached_table.h). */
+static int compute(struct cached_table *vt, struct cached_result **out)
 {
-	struct stats_vtab *vt;
+	struct stats *s = calloc(1, sizeof(*s));
 	int rc;
 
+	if (!s)
+		return SQLITE_NOMEM;
+	s->base.refs = 1;
+	s->base.destroy = stats_destroy;
+	rc = stats_compute(vt, s);
+	if (rc != SQLITE_OK) {
+		cached_result_unref(&s->base);
+		return rc;
+	}
+	*out = &s->base;
+	return SQLITE_OK;
+}
+
+static int connect_table(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err)
+{
 	(void)aux;
 	(void)argc;
 	(void)argv;
 	(void)err;
-	rc = sqlite3_declare_vtab(db, table_sql);
-	if (rc != SQLITE_OK)
-		return rc;
-	vt = sqlite3_malloc(sizeof(*vt));
-	if (!vt)
-		return SQLITE_NOMEM;
-	memset(vt, 0, sizeof(*vt));
-	vt->db = db;
-	*out = &vt->base;
-	return SQLITE_OK;
-}
-
-static int vt_disconnect(sqlite3_vtab *base)
-{
-	stats_unref(((struct stats_vtab *)base)->cache);
-	sqlite3_free(base);
-	return SQLITE_OK;
+	return cached_table_connect(db, table_sql, NULL, compute, out);
 }
 
 static int vt_best_index(sqlite3_vtab *base, sqlite3_index_info *info)
@@ -544,80 +531,19 @@ static int vt_best_index(sqlite3_vtab *base, sqlite3_index_info *info)
 	return SQLITE_OK;
 }
 
-static int vt_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out)
-{
-	struct stats_cursor *c = sqlite3_malloc(sizeof(*c));
-
-	(void)base;
-	if (!c)
-		return SQLITE_NOMEM;
-	memset(c, 0, sizeof(*c));
-	*out = &c->base;
-	return SQLITE_OK;
-}
-
-static int vt_close(sqlite3_vtab_cursor *base)
-{
-	struct stats_cursor *c = (struct stats_cursor *)base;
-
-	stats_unref(c->stats);
-	sqlite3_free(c);
-	return SQLITE_OK;
-}
-
 static int vt_filter(sqlite3_vtab_cursor *base, int idx, const char *idx_str, int argc, sqlite3_value **argv)
 {
-	struct stats_cursor *c = (struct stats_cursor *)base;
-	struct stats_vtab *vt = (struct stats_vtab *)base->pVtab;
-	unsigned version = 0;
+	struct cached_cursor *c = (struct cached_cursor *)base;
 	int rc;
 
 	(void)idx;
 	(void)idx_str;
 	(void)argc;
 	(void)argv;
-	stats_unref(c->stats);
-	c->stats = NULL;
-	c->row = 0;
-	/* The cache holds while nothing changed the file: the data version
-	 * moves with every commit, of this connection or another, and the
-	 * change count with this connection's own uncommitted writes. */
-	rc = sqlite3_file_control(vt->db, "main", SQLITE_FCNTL_DATA_VERSION, &version);
-	if (vt->cache && (rc != SQLITE_OK || vt->cache->data_version != version ||
-			  vt->cache->changes != sqlite3_total_changes(vt->db))) {
-		stats_unref(vt->cache);
-		vt->cache = NULL;
-	}
-	if (!vt->cache) {
-		struct stats *s = calloc(1, sizeof(*s));
-
-		if (!s)
-			return SQLITE_NOMEM;
-		s->refs = 1;
-		s->data_version = version;
-		s->changes = sqlite3_total_changes(vt->db);
-		rc = stats_compute(vt, s);
-		if (rc != SQLITE_OK) {
-			stats_unref(s);
-			return rc;
-		}
-		vt->cache = s;
-	}
-	c->stats = vt->cache;
-	c->stats->refs++;
-	return SQLITE_OK;
-}
-
-static int vt_next(sqlite3_vtab_cursor *base)
-{
-	((struct stats_cursor *)base)->row++;
-	return SQLITE_OK;
-}
-
-static int vt_eof(sqlite3_vtab_cursor *base)
-{
-	struct stats_cursor *c = (struct stats_cursor *)base;
-	return !c->stats || c->row >= c->stats->ngroups;
+	rc = cached_table_filter(c);
+	if (rc == SQLITE_OK)
+		c->end = ((const struct stats *)c->r)->ngroups;
+	return rc;
 }
 
 static void result_sum(sqlite3_context *ctx, const struct sum *s)
@@ -634,8 +560,8 @@ static void result_sum(sqlite3_context *ctx, const struct sum *s)
 
 static int vt_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
 {
-	struct stats_cursor *c = (struct stats_cursor *)base;
-	const struct group *g = &c->stats->groups[c->row];
+	struct cached_cursor *c = (struct cached_cursor *)base;
+	const struct group *g = &((const struct stats *)c->r)->groups[c->row];
 
 	switch (col) {
 	case C_NAME:
@@ -675,26 +601,7 @@ static int vt_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
 	return SQLITE_OK;
 }
 
-static int vt_rowid(sqlite3_vtab_cursor *base, sqlite3_int64 *rowid)
-{
-	*rowid = (sqlite3_int64)((struct stats_cursor *)base)->row;
-	return SQLITE_OK;
-}
-
-static const sqlite3_module phase_stats_module = {
-	.iVersion = 0,
-	.xCreate = NULL, /* eponymous only: no CREATE VIRTUAL TABLE, no schema change */
-	.xConnect = vt_connect,
-	.xBestIndex = vt_best_index,
-	.xDisconnect = vt_disconnect,
-	.xOpen = vt_open,
-	.xClose = vt_close,
-	.xFilter = vt_filter,
-	.xNext = vt_next,
-	.xEof = vt_eof,
-	.xColumn = vt_column,
-	.xRowid = vt_rowid,
-};
+static const sqlite3_module phase_stats_module = CACHED_TABLE_MODULE(vt_best_index, vt_filter, vt_column);
 
 int phase_stats_register(sqlite3 *db)
 {

@@ -4,6 +4,8 @@
 #define MFU_REPORT_TIME_SPLIT_IMPL_H
 
 #include <sqlite3.h>
+
+#include "cached_table.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,6 +16,7 @@
  * in column 0 (text or blob, as stored); or, when the plain SQL made them,
  * its values (@fallback). */
 struct ts_table {
+	struct cached_result base; /* first: the virtual table's cache */
 	int ncols;
 	size_t nrows, cap;
 	int64_t *v;              /* nrows x ncols */
@@ -22,16 +25,12 @@ struct ts_table {
 	int *name_len;
 	unsigned char *name_blob;
 	sqlite3_value **fallback; /* nrows x ncols, or NULL */
-	int refs;
-	unsigned data_version;   /* of the database it was computed from */
-	int changes;             /* sqlite3_total_changes() then */
 };
 
 /* Make room for one more row of @t (a name column with @named). Returns
  * the row's index, or -1 when out of memory. */
 long ts_table_add(struct ts_table *t, int named);
 
-void ts_table_unref(struct ts_table *t);
 
 /* Fill @t (ncols set, no rows) from one scan: phase_breakdown.sql's g,
  * waterfall.sql's smp. Return 0, TS_IRREGULAR, or an SQLite error code. */

@@ -67,10 +67,10 @@ long ts_table_add(struct ts_table *t, int named)
 	return (long)t->nrows++;
 }
 
-void ts_table_unref(struct ts_table *t)
+static void ts_table_destroy(struct cached_result *r)
 {
-	if (!t || --t->refs > 0)
-		return;
+	struct ts_table *t = (struct ts_table *)r;
+
 	for (size_t i = 0; t->names && i < t->nrows; i++)
 		free(t->names[i]);
 	for (size_t i = 0; t->fallback && i < t->nrows * (size_t)t->ncols; i++)
@@ -148,79 +148,73 @@ static int fallback_rows(sqlite3 *db, const struct ts_kind *k, struct ts_table *
 	return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
+static struct ts_table *table_new(int ncols)
+{
+	struct ts_table *t = calloc(1, sizeof(*t));
+
+	if (t) {
+		t->base.refs = 1;
+		t->base.destroy = ts_table_destroy;
+		t->ncols = ncols;
+	}
+	return t;
+}
+
 /* A fresh table of @k's rows in *@out. Returns an SQLite code, with the
  * message in *@msg. */
 static int table_compute(sqlite3 *db, const struct ts_kind *k, struct ts_table **out, char **msg)
 {
-	struct ts_table *t = calloc(1, sizeof(*t));
+	struct ts_table *t = table_new(k->named ? 12 : 7);
 	int rc;
 
 	*out = NULL;
 	if (!t)
 		return SQLITE_NOMEM;
-	t->refs = 1;
-	t->ncols = k->named ? 12 : 7;
 	rc = k->scan(db, t);
 	if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
 		int ncols = t->ncols;
 
 		/* the scan's partial rows go; the plain SQL makes them all */
-		ts_table_unref(t);
-		t = calloc(1, sizeof(*t));
+		cached_result_unref(&t->base);
+		t = table_new(ncols);
 		if (!t)
 			return SQLITE_NOMEM;
-		t->refs = 1;
-		t->ncols = ncols;
 		rc = fallback_rows(db, k, t, msg);
 	}
 	if (rc != SQLITE_OK) {
-		ts_table_unref(t);
+		cached_result_unref(&t->base);
 		return rc;
 	}
 	*out = t;
 	return SQLITE_OK;
 }
 
-struct ts_vtab {
-	sqlite3_vtab base;
-	sqlite3 *db;
-	const struct ts_kind *kind;
-	struct ts_table *cache;
-};
-
-struct ts_cursor {
-	sqlite3_vtab_cursor base;
-	struct ts_table *t;
-	size_t row, end;
-};
-
-static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err)
+/* The table's rows, computed (cached_table.h). */
+static int compute(struct cached_table *vt, struct cached_result **out)
 {
-	const struct ts_kind *k = aux;
-	struct ts_vtab *vt;
+	const struct ts_kind *k = vt->aux;
+	struct ts_table *t;
+	char *msg = NULL;
 	int rc;
 
-	(void)argc;
-	(void)argv;
-	(void)err;
-	rc = sqlite3_declare_vtab(db, k->declare);
-	if (rc != SQLITE_OK)
+	/* the plain SQL's own message: the section fails as it did */
+	rc = table_compute(vt->db, k, &t, &msg);
+	if (rc != SQLITE_OK) {
+		sqlite3_free(vt->base.zErrMsg);
+		vt->base.zErrMsg = msg ? msg : sqlite3_mprintf("%s: out of memory", k->module);
 		return rc;
-	vt = sqlite3_malloc(sizeof(*vt));
-	if (!vt)
-		return SQLITE_NOMEM;
-	memset(vt, 0, sizeof(*vt));
-	vt->db = db;
-	vt->kind = k;
-	*out = &vt->base;
+	}
+	sqlite3_free(msg);
+	*out = &t->base;
 	return SQLITE_OK;
 }
 
-static int vt_disconnect(sqlite3_vtab *base)
+static int connect_table(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err)
 {
-	ts_table_unref(((struct ts_vtab *)base)->cache);
-	sqlite3_free(base);
-	return SQLITE_OK;
+	(void)argc;
+	(void)argv;
+	(void)err;
+	return cached_table_connect(db, ((const struct ts_kind *)aux)->declare, aux, compute, out);
 }
 
 /* mfu_step_samples takes step = ? (waterfall.sql's per joins it to every
@@ -229,7 +223,7 @@ static int vt_disconnect(sqlite3_vtab *base)
  * its rows instead. */
 static int vt_best_index(sqlite3_vtab *base, sqlite3_index_info *info)
 {
-	const struct ts_kind *k = ((struct ts_vtab *)base)->kind;
+	const struct ts_kind *k = ((struct cached_table *)base)->aux;
 
 	info->estimatedCost = 1e6;
 	info->estimatedRows = k->named ? 1000 : 1000000;
@@ -248,101 +242,40 @@ static int vt_best_index(sqlite3_vtab *base, sqlite3_index_info *info)
 	return SQLITE_OK;
 }
 
-static int vt_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out)
-{
-	struct ts_cursor *c = sqlite3_malloc(sizeof(*c));
-
-	(void)base;
-	if (!c)
-		return SQLITE_NOMEM;
-	memset(c, 0, sizeof(*c));
-	*out = &c->base;
-	return SQLITE_OK;
-}
-
-static int vt_close(sqlite3_vtab_cursor *base)
-{
-	struct ts_cursor *c = (struct ts_cursor *)base;
-
-	ts_table_unref(c->t);
-	sqlite3_free(c);
-	return SQLITE_OK;
-}
-
 static int vt_filter(sqlite3_vtab_cursor *base, int idx, const char *idx_str, int argc, sqlite3_value **argv)
 {
-	struct ts_cursor *c = (struct ts_cursor *)base;
-	struct ts_vtab *vt = (struct ts_vtab *)base->pVtab;
-	unsigned version = 0;
+	struct cached_cursor *c = (struct cached_cursor *)base;
+	const struct ts_table *t;
 	int rc;
 
 	(void)idx_str;
-	ts_table_unref(c->t);
-	c->t = NULL;
-	c->row = 0;
-	/* as mfu_phase_stats: the data version moves with every commit, the
-	 * change count with this connection's own writes */
-	rc = sqlite3_file_control(vt->db, "main", SQLITE_FCNTL_DATA_VERSION, &version);
-	if (vt->cache && (rc != SQLITE_OK || vt->cache->data_version != version ||
-			  vt->cache->changes != sqlite3_total_changes(vt->db))) {
-		ts_table_unref(vt->cache);
-		vt->cache = NULL;
-	}
-	if (!vt->cache) {
-		struct ts_table *t;
-
-		char *msg = NULL;
-
-		/* the plain SQL's own message: the section fails as it did */
-		rc = table_compute(vt->db, vt->kind, &t, &msg);
-		if (rc != SQLITE_OK) {
-			sqlite3_free(vt->base.zErrMsg);
-			vt->base.zErrMsg = msg ? msg : sqlite3_mprintf("%s: out of memory", vt->kind->module);
-			return rc;
-		}
-		sqlite3_free(msg);
-		t->data_version = version;
-		t->changes = sqlite3_total_changes(vt->db);
-		vt->cache = t;
-	}
-	c->t = vt->cache;
-	c->t->refs++;
-	c->end = c->t->nrows;
-	if (idx == 1 && argc == 1 && !c->t->fallback && sqlite3_value_type(argv[0]) == SQLITE_INTEGER) {
+	rc = cached_table_filter(c);
+	if (rc != SQLITE_OK)
+		return rc;
+	t = (const struct ts_table *)c->r;
+	c->end = t->nrows;
+	if (idx == 1 && argc == 1 && !t->fallback && sqlite3_value_type(argv[0]) == SQLITE_INTEGER) {
 		int64_t step = sqlite3_value_int64(argv[0]);
-		size_t lo = 0, hi = c->t->nrows, n = (size_t)c->t->ncols;
+		size_t lo = 0, hi = t->nrows, n = (size_t)t->ncols;
 
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
 
-			if (c->t->v[mid * n] < step)
+			if (t->v[mid * n] < step)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
 		c->row = lo;
-		c->end = lo < c->t->nrows && c->t->v[lo * n] == step ? lo + 1 : lo;
+		c->end = lo < t->nrows && t->v[lo * n] == step ? lo + 1 : lo;
 	}
 	return SQLITE_OK;
 }
 
-static int vt_next(sqlite3_vtab_cursor *base)
-{
-	((struct ts_cursor *)base)->row++;
-	return SQLITE_OK;
-}
-
-static int vt_eof(sqlite3_vtab_cursor *base)
-{
-	struct ts_cursor *c = (struct ts_cursor *)base;
-
-	return !c->t || c->row >= c->end;
-}
-
 static int vt_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
 {
-	struct ts_cursor *c = (struct ts_cursor *)base;
-	const struct ts_table *t = c->t;
+	struct cached_cursor *c = (struct cached_cursor *)base;
+	const struct ts_table *t = (const struct ts_table *)c->r;
 	size_t at = c->row * (size_t)t->ncols + (size_t)col;
 
 	if (t->fallback)
@@ -358,26 +291,7 @@ static int vt_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
 	return SQLITE_OK;
 }
 
-static int vt_rowid(sqlite3_vtab_cursor *base, sqlite3_int64 *rowid)
-{
-	*rowid = (sqlite3_int64)((struct ts_cursor *)base)->row;
-	return SQLITE_OK;
-}
-
-static const sqlite3_module ts_module = {
-	.iVersion = 0,
-	.xCreate = NULL, /* eponymous only */
-	.xConnect = vt_connect,
-	.xBestIndex = vt_best_index,
-	.xDisconnect = vt_disconnect,
-	.xOpen = vt_open,
-	.xClose = vt_close,
-	.xFilter = vt_filter,
-	.xNext = vt_next,
-	.xEof = vt_eof,
-	.xColumn = vt_column,
-	.xRowid = vt_rowid,
-};
+static const sqlite3_module ts_module = CACHED_TABLE_MODULE(vt_best_index, vt_filter, vt_column);
 
 int time_split_register(sqlite3 *db)
 {
