@@ -876,7 +876,8 @@ static void test_stripped(void)
 
 /* PLT stubs are "foo@plt", at the addresses objdump gives them: lazy PLT
  * (.plt), .plt.got, and an IBT PLT (.plt.sec, and the lazy .plt behind
- * it) when the toolchain made one. */
+ * it) when the toolchain made one; the stub of an IFUNC of the library's
+ * own, whose GOT slot an IRELATIVE relocation fills, "*ABS*+0xADDR@plt". */
 static void test_plt(void)
 {
 	static const char *const libs[][2] = {
@@ -891,7 +892,7 @@ static void test_plt(void)
 		char path[PATH_MAX + 64], line[512];
 		struct symfix f;
 		struct symbols *s;
-		int stubs = 0, getpid_stub = 0;
+		int stubs = 0, getpid_stub = 0, ifunc_stub = 0;
 		FILE *truth;
 
 		snprintf(path, sizeof(path), "%s/%s", dir, libs[i][0]);
@@ -915,6 +916,7 @@ static void test_plt(void)
 				continue;
 			stubs++;
 			getpid_stub += strcmp(name, "getpid@plt") == 0;
+			ifunc_stub += strncmp(name, "*ABS*+0x", 8) == 0;
 			CHECK_EQ_INT(symbols_resolve(s, getpid(), f.bias + vaddr, &si), 0);
 			CHECK_STR(si.name, name);
 			CHECK_EQ_INT(si.source, SYMBOL_FROM_PLT);
@@ -927,6 +929,8 @@ static void test_plt(void)
 		fclose(truth);
 		CHECK(stubs >= 3);
 		CHECK_EQ_INT(getpid_stub, 1);
+		/* the library's own IFUNC: an IRELATIVE slot, no symbol */
+		CHECK_EQ_INT(ifunc_stub, 1);
 		symbols_free(s);
 		dlclose(f.h);
 	}

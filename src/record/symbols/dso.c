@@ -135,6 +135,23 @@ void dso_free(struct dso *d)
 
 /* ---- DSOs: reading symbols ---- */
 
+const char *cands_keep(struct cands *cs, char *name)
+{
+	if (!name || array_grow(&cs->own, &cs->capown, cs->nown + 1, sizeof(*cs->own))) {
+		free(name);
+		return NULL;
+	}
+	return cs->own[cs->nown++] = name;
+}
+
+void cands_free(struct cands *cs)
+{
+	for (size_t i = 0; i < cs->nown; i++)
+		free(cs->own[i]);
+	free(cs->own);
+	free(cs->c);
+}
+
 int cands_add(struct cands *cs, uint64_t addr, uint64_t size, const char *name,
 		     unsigned char bind)
 {
@@ -536,7 +553,7 @@ out:
 		dwfl_end(dwfl);
 	if (fd >= 0)
 		close(fd);
-	free(cs.c);
+	cands_free(&cs);
 	free(fdes);
 	return err;
 }
@@ -609,7 +626,7 @@ static int dso_read_vdso(struct symbols *s, struct dso *d)
 	if (!err)
 		err = dso_add_unnamed(d, fdes, nfdes, plt, nplt);
 out:
-	free(cs.c);
+	cands_free(&cs);
 	free(fdes);
 	if (elf)
 		elf_end(elf);

@@ -8,7 +8,10 @@
  * stubs; perf names them "foo@plt" and so do we. On x86-64 every stub jumps
  * through its GOT slot, "jmp *disp32(%rip)" (ff 25, maybe after endbr64
  * and a bnd prefix), and the relocation that fills that slot
- * (R_X86_64_JUMP_SLOT, R_X86_64_GLOB_DAT) names the function. The lazy
+ * (R_X86_64_JUMP_SLOT, R_X86_64_GLOB_DAT) names the function; a slot
+ * filled by an IFUNC resolver of the object itself (R_X86_64_IRELATIVE,
+ * libc's string functions) has no symbol: perf names its stub
+ * "*ABS*+0xRESOLVER@plt" and so do we. The lazy
  * half of an IBT PLT only pushes its index into .rela.plt (68 imm32): the
  * same name. Reading the instructions rather than counting entries keeps
  * this right whatever the linker put in which order. Other architectures:
@@ -18,6 +21,9 @@
  * only .symtab names.
  */
 #include "symbols_impl.h"
+
+#include <inttypes.h>
+#include <stdio.h>
 
 struct got_slot {
 	uint64_t addr;
@@ -54,7 +60,8 @@ static const char *slot_name(const struct relocs *rl, uint64_t addr)
 
 /* The function relocations of one SHT_RELA section whose symbols are in
  * a .dynsym. */
-static int relocs_add(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool is_jmprel, struct relocs *rl)
+static int relocs_add(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool is_jmprel, struct relocs *rl,
+		      struct cands *cs)
 {
 	Elf_Scn *symscn = elf_getscn(elf, sh->sh_link);
 	Elf_Data *rd = elf_getdata(scn, NULL), *sd;
@@ -84,14 +91,24 @@ static int relocs_add(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool is_jmpre
 			const Elf64_Rela *r = (const Elf64_Rela *)rd->d_buf + i;
 			/* most of .rela.dyn is R_X86_64_RELATIVE: skip it cheaply */
 			type = (unsigned)ELF64_R_TYPE(r->r_info);
-			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT && type != R_X86_64_IRELATIVE)
 				continue;
 			rel.r_offset = r->r_offset;
 			rel.r_info = r->r_info;
+			rel.r_addend = r->r_addend;
 		} else if (!gelf_getrela(rd, (int)i, &rel)) {
 			break;
 		}
 		type = (unsigned)GELF_R_TYPE(rel.r_info);
+		if (type == R_X86_64_IRELATIVE && is_jmprel) {
+			char *n = NULL;
+
+			if (asprintf(&n, "*ABS*+%#" PRIx64, (uint64_t)rel.r_addend) < 0)
+				n = NULL;
+			if (!(name = cands_keep(cs, n)))
+				return -ENOMEM;
+			goto named;
+		}
 		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
 			continue;
 		if (!GELF_R_SYM(rel.r_info) || !gelf_getsym(sd, (int)GELF_R_SYM(rel.r_info), &sym))
@@ -102,6 +119,7 @@ static int relocs_add(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool is_jmpre
 		if (type == R_X86_64_GLOB_DAT && GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
 		    GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC && GELF_ST_TYPE(sym.st_info) != STT_NOTYPE)
 			continue; /* a data object's slot: no stub jumps through it */
+named:
 		if (is_jmprel && rl->jmprel && i < rl->njmprel)
 			rl->jmprel[i] = name;
 		if (array_grow(&rl->slot, &rl->cap, rl->n + 1, sizeof(*rl->slot)))
@@ -194,7 +212,7 @@ int stubs_read(Elf *elf, struct cands *cs, uint64_t (*plt)[2], size_t maxplt, si
 		jmprel = name && strcmp(name, ".rela.plt") == 0;
 		if (!jmprel && !plt_got)
 			continue;
-		err = relocs_add(elf, scn, &sh, jmprel, &rl);
+		err = relocs_add(elf, scn, &sh, jmprel, &rl, cs);
 		if (err)
 			goto out;
 	}

@@ -105,6 +105,8 @@ struct cand {
 struct cands {
 	struct cand *c;
 	size_t n, cap;
+	char **own;   /* names made here, not in the ELF data (cands_free()) */
+	size_t nown, capown;
 };
 
 struct dso {
@@ -214,6 +216,9 @@ int dso_lookup(struct symbols *s, struct dso *d, uint64_t vaddr, struct dso_hit 
 void dso_free(struct dso *d);
 size_t leading_underscores(const char *s);
 int cands_add(struct cands *cs, uint64_t addr, uint64_t size, const char *name, unsigned char bind);
+/* A name @cs keeps until cands_free() (a string of its own, or NULL). */
+const char *cands_keep(struct cands *cs, char *name);
+void cands_free(struct cands *cs);
 /* libdwfl's find_debuginfo callback, run with the owner's file identity */
 int dso_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 		       const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,

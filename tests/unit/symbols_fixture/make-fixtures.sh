@@ -49,7 +49,9 @@ else
 	cp libsymfix-stripped.so libsymfix-ibt.so
 fi
 
-# objdump's "0000000000001030 <getpid@plt>:" -> "0000000000001030 getpid@plt"
-"$objdump" -d libsymfix.so | sed -n 's/^\([0-9a-f]*\) <\([^>+]*@plt\)>:$/\1 \2/p' > symfix.plt
-"$objdump" -d libsymfix-ibt.so | sed -n 's/^\([0-9a-f]*\) <\([^>+]*@plt\)>:$/\1 \2/p' > symfix-ibt.plt
+# objdump's "0000000000001030 <getpid@plt>:" -> "0000000000001030 getpid@plt",
+# and the IFUNC's "<*ABS*+0x11d1@plt>" (its IRELATIVE slot names no symbol)
+plt='s/^\([0-9a-f]*\) <\([^>+]*@plt\|\*ABS\*+0x[0-9a-f]*@plt\)>:$/\1 \2/p'
+"$objdump" -d libsymfix.so | sed -n "$plt" > symfix.plt
+"$objdump" -d libsymfix-ibt.so | sed -n "$plt" > symfix-ibt.plt
 rm -rf "$tmp"

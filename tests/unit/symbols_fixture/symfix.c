@@ -5,7 +5,7 @@
  * (nothing exports them: a stripped copy knows them only from .eh_frame),
  * calls to libc through the PLT, and an exported assembly function without
  * a size followed by a hidden one: the exported one must not swallow its
- * neighbour.
+ * neighbour; and an IFUNC of its own called through its PLT.
  */
 #include <stdint.h>
 #include <unistd.h>
@@ -68,4 +68,26 @@ void symfix_addrs(uintptr_t out[4])
 	out[1] = (uintptr_t)symfix_two;
 	out[2] = (uintptr_t)symfix_nosize;
 	out[3] = (uintptr_t)symfix_hidden_asm;
+}
+
+/* An IFUNC of the library itself, called through its own PLT: the GOT slot
+ * is filled by an R_X86_64_IRELATIVE relocation, and no symbol names the
+ * stub (objdump and perf call it "*ABS*+0xRESOLVER@plt", as libc's string
+ * functions). */
+static int symfix_ifunc_impl(int x)
+{
+	return x + 7;
+}
+
+static int (*symfix_ifunc_resolve(void))(int)
+{
+	return symfix_ifunc_impl;
+}
+
+int symfix_ifunc(int x) __attribute__((ifunc("symfix_ifunc_resolve")));
+
+API int symfix_call_ifunc(int x);
+int symfix_call_ifunc(int x)
+{
+	return symfix_ifunc(x) * 2;
 }
