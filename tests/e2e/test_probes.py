@@ -172,8 +172,16 @@ class FunctionSteps(TempDirTest):
         self.assertNotIn('no uprobe on plugin_step seen', p.stderr)
         own = read_clock(clk)
         steps = query(db, 'SELECT * FROM step WHERE complete = 1 ORDER BY step')
-        self.assertEqual(len(steps), 12)
-        for s, (k, t0, t1, c0, c1, d) in zip(steps, own):
+        # The entry probe goes in before the return probe: a busy
+        # machine's recorder may be between the two when the program sees
+        # the breakpoint and makes its first call, whose return then goes
+        # unseen. That call is no step (its begin is dropped), and it must
+        # not leave the rest nested in it (before: no step at all, one
+        # open at exit).
+        self.assertEqual(query(db, "SELECT count(*) AS n FROM anomaly")[0]['n'], 0)
+        self.assertIn(len(steps), (11, 12))
+        calls = own if len(steps) == 12 else own[1:]
+        for s, (k, t0, t1, c0, c1, d) in zip(steps, calls):
             # every step lies inside the program's own readings around its call
             self.assertGreaterEqual(s['begin_ns'], t0)
             self.assertLessEqual(s['end_ns'], t1)

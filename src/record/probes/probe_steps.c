@@ -405,6 +405,8 @@ static int thread_open_sites(struct probe_steps *ps, struct pthread *t, char *wh
 {
 	for (int pi = 0; pi < ps->npt; pi++) {
 		struct point *p = &ps->pt[pi];
+		int first_return = p->boundary == BOUND_END && p->pp.at_return && t->nopen[pi] == 0;
+
 		for (; t->nopen[pi] < p->nsites; t->nopen[pi]++) {
 			const struct probe_site *site = &p->sites[t->nopen[pi]];
 			char msg[512];
@@ -454,6 +456,13 @@ static int thread_open_sites(struct probe_steps *ps, struct pthread *t, char *wh
 				return rc;
 			}
 		}
+		/* The entry probe went in first: a call the thread entered
+		 * before its return probe was in place returns unseen, and its
+		 * begin would leave the request's depth one too high for the
+		 * rest of the run (every later step nested in it). Such begins
+		 * are dropped (probe_steps_drain.c). */
+		if (first_return && t->nopen[pi] > 0)
+			t->armed[p->req] = now_ns();
 	}
 	return 0;
 }

@@ -68,6 +68,10 @@ static int apply(struct probe_steps *ps, const struct hit *h)
 	}
 	int nests = q->spec.kind == PROBE_SPEC_CALL;
 	if (p->boundary == BOUND_BEGIN) {
+		/* entered before the return probe was in place (probe_steps.c,
+		 * armed): its end may never come */
+		if (h->time < h->t->armed[p->req])
+			return 0;
 		if (nests ? (*st)++ == 0 : !*st) {
 			*st = nests ? *st : 1;
 			return emit(ps, q, 1, h);

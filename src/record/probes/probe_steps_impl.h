@@ -53,6 +53,9 @@ struct pthread {
 	size_t nfds, capfds;
 	size_t nopen[MAX_POINTS];          /* sites of each point opened here */
 	int state[PROBE_STEPS_MAX_REQUESTS]; /* call depth, or 1 while a step is open */
+	/* CLOCK_MONOTONIC once the request's return probes were first open on
+	 * this thread (0: none): a call entered before may return unseen */
+	uint64_t armed[PROBE_STEPS_MAX_REQUESTS];
 };
 struct hit {
 	uint64_t time, seq;
