@@ -22,6 +22,19 @@ static inline struct mring_record *slot(void *mem, uint64_t pos)
 
 static void populate(const struct mring_producer *p, uint64_t from, uint64_t to);
 
+/* madvise(@advice) the pages of slots [from, to) of the ring whose header
+ * is at @h and slots at @slots (from the header's page when @from is 0). */
+static void populate_range(const void *h, const struct mring_record *slots, uint64_t from, uint64_t to,
+			   int advice)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = from ? (uintptr_t)&slots[from] : (uintptr_t)h;
+	uintptr_t b = (uintptr_t)&slots[to];
+
+	a &= ~(page - 1);
+	(void)madvise((void *)a, b - a, advice);
+}
+
 size_t mring_size(uint64_t nslots)
 {
 	return sizeof(struct mring_header) + nslots * sizeof(struct mring_record);
@@ -176,12 +189,7 @@ void mring_producer_publish(const struct mring_producer *p, struct mring_record 
  * the markers instead. */
 static void populate(const struct mring_producer *p, uint64_t from, uint64_t to)
 {
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t a = from ? (uintptr_t)&p->slots[from] : (uintptr_t)p->h;
-	uintptr_t b = (uintptr_t)&p->slots[to];
-
-	a &= ~(page - 1);
-	(void)madvise((void *)a, b - a, MADV_POPULATE_READ);
+	populate_range(p->h, p->slots, from, to, MADV_POPULATE_READ);
 }
 
 void mring_producer_prefault_more(struct mring_producer *p, uint64_t pos)
@@ -222,17 +230,12 @@ int mring_consumer_init(struct mring_consumer *c, void *mem, size_t size, uint64
 void mring_consumer_populate_ahead(struct mring_consumer *c)
 {
 	uint64_t want = (c->head_seen > c->tail ? c->head_seen : c->tail) + MRING_POPULATE_AHEAD;
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a, b;
 
 	if (c->populated >= c->nslots || want <= c->populated + MRING_PREFAULT_CHUNK)
 		return;
 	if (want > c->nslots)
 		want = c->nslots;
-	/* from the header's page for the first slots */
-	a = c->populated ? (uintptr_t)&c->slots[c->populated] : (uintptr_t)c->h;
-	b = (uintptr_t)&c->slots[want];
-	a &= ~(page - 1);
-	(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+	populate_range(c->h, c->slots, c->populated, want, MADV_POPULATE_WRITE);
 	c->populated = want;
 }
 

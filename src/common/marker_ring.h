@@ -174,7 +174,7 @@ struct mring_producer {
 	struct mring_header *h;
 	struct mring_record *slots;
 	uint64_t mask;
-	uint64_t ready; /* slots [0, ready) mapped writable here (prefault) */
+	uint64_t ready; /* slots [0, ready) mapped here (prefault) */
 };
 
 /* Check the ring at @mem (@size bytes: mring_check()) and take its
@@ -194,8 +194,9 @@ void mring_producer_publish(const struct mring_producer *p, struct mring_record 
  * producer maps the first MRING_PREFAULT_FIRST slots at the start, and
  * after each publish, when its position comes within MRING_PREFAULT_CHUNK
  * slots of what is mapped, the next MRING_PREFAULT_CHUNK (one thread does
- * it, with one madvise(MADV_POPULATE_WRITE); after the record and its
- * counts were taken). Once the positions went round the ring, nothing.
+ * it, with one madvise(MADV_POPULATE_READ), which maps a shared memfd's
+ * pages writable; after the record and its counts were taken). Once the
+ * positions went round the ring, nothing.
  */
 #define MRING_PREFAULT_FIRST 4096u /* 2.3 MB of records */
 #define MRING_PREFAULT_CHUNK 2048u
