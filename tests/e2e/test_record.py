@@ -148,8 +148,10 @@ class RecordSteps(TempDirTest):
     def test_two_threads_cpu_utilization(self):
         ncpu = len(os.sched_getaffinity(0))
         db, clk = self.path('run.sqlite'), self.path('clock.txt')
+        steal0 = steal_ns()
         p = record(['-o', db], [wl('steps'), '--steps', '5', '--cpu-us', '50000', '--threads', '2',
                                 '--clock', clk])
+        stolen = steal_ns() - steal0
         self.assertEqual(p.returncode, 0, p.stderr)
         own = read_clock(clk)
         run = query(db, 'SELECT ncpu FROM run')[0]
@@ -173,9 +175,14 @@ class RecordSteps(TempDirTest):
             # within 1%: perf's task-clock and the kernel's CPU clock
             # account each context switch a little differently (beside
             # stress-ng, 99 switches: task-clock 100.697 ms, the process
-            # clock 100.468 ms)...
+            # clock 100.468 ms); and in a VM, task-clock counts the time the
+            # hypervisor took from a thread's vCPU while it was scheduled in
+            # (steal), which the kernel's CPU clocks leave out
+            # (CONFIG_PARAVIRT_TIME_ACCOUNTING), and stalls that /proc/stat
+            # does not always show as steal (VM_SLACK_NS)...
             self.assertGreaterEqual(s['cpu_ns'], 2 * 50e6 - 100_000, msg=str(s))
-            self.assertLessEqual(s['cpu_ns'], (c1 - c0) * 1.01 + 100_000, msg=str((s, o)))
+            self.assertLessEqual(s['cpu_ns'], (c1 - c0) * 1.01 + 100_000 + stolen + VM_SLACK_NS,
+                                 msg=str((s, o, stolen)))
             # ...and, when nothing else took a CPU meanwhile (the step lasted
             # about 50 ms), the utilization is near 2/ncpu
             if ncpu >= 2 and s['wall_ns'] <= 1.2 * 50e6:
