@@ -564,6 +564,34 @@ class PythonSteps(TempDirTest):
         self.assertEqual(len(gcs), ngc, p.stderr)
         self.assertEqual(len(query(db, 'SELECT * FROM step WHERE complete = 1')), 10)
 
+    def test_calls_through_another_name_of_the_function(self):
+        """torch calls a module through Module.__call__, bound in the
+        class body to _call_impl: the wrapper must replace both names, or
+        only the first call (the profile function's) is a step."""
+        script, db = self.path('alias.py'), self.path('run.sqlite')
+        with open(script, 'w') as f:
+            f.write('class Module:\n'
+                    '    def _call_impl(self, n):\n'
+                    '        return sum(range(n))\n'
+                    '    __call__ = _call_impl\n'
+                    'def work(n):\n'
+                    '    return n\n'
+                    'run = work\n'
+                    'm = Module()\n'
+                    'for i in range(7):\n'
+                    '    m(1000)\n'
+                    '    run(i)\n')
+        p = record(['-o', db, '--step', 'py:alias.Module._call_impl', '--phase', 'w=py:alias.work'],
+                   [PYTHON, script])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len(query(db, 'SELECT * FROM step WHERE complete = 1')), 7, p.stderr)
+        # the module-level alias too: every call through `run` is a phase
+        self.assertEqual(len(query(db, "SELECT * FROM phase WHERE name = 'w' AND complete = 1")), 7)
+        rows = {r['role']: r for r in query(db, 'SELECT * FROM probe')}
+        self.assertEqual((rows['step']['hits'], rows['step']['status']), (7, 'placed'))
+        self.assertIn('other names where it is defined (__call__)', rows['step']['detail'])
+        self.assertIn('(run)', rows['phase']['detail'])
+
     def test_a_name_never_called_is_reported(self):
         db, ngc, clock, p = self.run_script(3, ['--step', 'py:train.no_such_function'], False)
         self.assertIn('none called train.no_such_function', p.stderr)

@@ -21,7 +21,9 @@ How: a profile function (sys.setprofile, and threading.setprofile for new
 threads) looks at each call until it sees the function's first call. That
 call becomes a step through mfu.step_begin()/step_end() (or a phase), and
 the function object is replaced where it is defined (the module or class
-attribute) by a wrapper that marks every later call, after which the
+attribute, and every other name there bound to the same object, such as
+torch's ``Module.__call__ = _call_impl``) by a wrapper that marks every
+later call, after which the
 profile function removes itself: the program then runs at full speed. A
 function that cannot be replaced (a nested function, a generator or
 coroutine, a name bound elsewhere) keeps the profile function, which then
@@ -60,7 +62,7 @@ _UNSEEN = object()  # a code object the profile function has not looked at
 
 
 class _Request:
-    __slots__ = ("index", "role", "target", "label", "calls", "how", "where", "local")
+    __slots__ = ("index", "role", "target", "label", "calls", "how", "where", "local", "aliases")
 
     def __init__(self, index, role, target, label):
         self.index = index
@@ -71,6 +73,7 @@ class _Request:
         self.how = None
         self.where = None
         self.local = None
+        self.aliases = []
 
 
 class _Hook:
@@ -193,10 +196,16 @@ class _Hook:
             finally:
                 hook.end(r)
 
+        # other names of the same object where it is defined are the same
+        # function called another way (torch: Module.__call__ = _call_impl):
+        # they get the wrapper too, or calls through them would not be seen
+        names = [parts[-1]] + sorted(n for n, v in vars(owner).items() if v is raw and n != parts[-1])
         try:
-            setattr(owner, parts[-1], kind(mfu_wrapper) if kind else mfu_wrapper)
+            for n in names:
+                setattr(owner, n, kind(mfu_wrapper) if kind else mfu_wrapper)
         except (AttributeError, TypeError) as e:
             return "cannot replace it: %s" % e
+        r.aliases = names[1:]
         return None
 
     def maybe_stop(self):
@@ -218,7 +227,8 @@ class _Hook:
                     why = self.wrap(frame, r)
                     r.how = "wrapped" if why is None else "profiled"
                     r.where = code.co_filename
-                    self.say("found", self.pid, r.index, r.how, code.co_filename, why or "")
+                    said = why or ("also as " + ",".join(r.aliases) if r.aliases else "")
+                    self.say("found", self.pid, r.index, r.how, code.co_filename, said)
                 elif r is not None and r.where != code.co_filename:
                     r = self.cache[code] = None
             if r is not None:

@@ -239,7 +239,10 @@ int py_hook_finish(struct py_hook *h, sqlite3 *db, char *note, size_t notelen, c
 		const struct py_result *r = &res[i];
 		char point[600], detail[700];
 		snprintf(point, sizeof(point), "py:%s", q->py_name);
-		if (r->procs && strcmp(r->how, "wrapped") == 0)
+		if (r->procs && strcmp(r->how, "wrapped") == 0 && strncmp(r->why, "also as ", 8) == 0)
+			strbuf(detail, sizeof(detail), "marked by a wrapper that replaced the function at its first "
+			       "call, and its other names where it is defined (%s)", r->why + 8);
+		else if (r->procs && strcmp(r->how, "wrapped") == 0)
 			strbuf(detail, sizeof(detail), "marked by a wrapper that replaced the function at its first call");
 		else if (r->procs)
 			strbuf(detail, sizeof(detail), "marked by the profile function (every Python call passes "
