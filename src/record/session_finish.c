@@ -6,12 +6,12 @@
 
 /* Each counter's whole-run total: the groups read through the recorder's
  * fds, or attached, summed over the process's threads. */
-static int store_totals(struct writer *w, const struct counters *cs, const struct attach *at)
+static int store_totals(struct writer *w, const struct counters *cs, const struct counter_reading *at_end)
 {
 	struct counter_reading r;
 
-	if (at) {
-		attach_read(at, cs, &r);
+	if (at_end) {
+		r = *at_end;
 	} else {
 		memset(&r, 0, sizeof(r));
 		for (int g = 0; g < cs->ngroups; g++)
@@ -573,7 +573,7 @@ static int finish_readers(struct session *s, uint64_t end_ns, uint64_t lost)
 	rc = s->d.markers ? markers_finish(s->d.markers, lost) : 0;
 
 	if (!rc)
-		rc = store_totals(s->d.writer, &s->cs, s->at);
+		rc = store_totals(s->d.writer, &s->cs, s->at ? &s->at_end : NULL);
 	if (!rc)
 		rc = store_emulated_totals(s);
 	if (!rc && s->d.intervals) {
@@ -639,6 +639,9 @@ static void finish_complete(struct session *s, uint64_t end_ns)
  * derivations, the notes, the run row. */
 int session_finish(struct session *s)
 {
+	/* -p: the counts first, so that they lie inside start_ns..end_ns */
+	if (s->at)
+		attach_read(s->at, &s->cs, &s->at_end);
 	uint64_t end_ns = now_ns();
 
 	take_exit_status(s);

@@ -132,6 +132,9 @@ struct session {
 				 * user's, or root's own with --as-root), "": the default */
 	struct py_hook *pyhook;
 	struct attach *at;
+	/* -p: the attached threads' counts from start_ns (attach_mark()) to
+	 * end_ns, read then: a target left running counts on after end_ns */
+	struct counter_reading at_end;
 	struct attach_markers *am; /* the joined process's libmfu markers, NULL: none */
 	struct handoff_server *handoff; /* answers processes that lost the fds, NULL: none */
 	char am_why[700];       /* why its markers cannot be recorded, "" if they can */

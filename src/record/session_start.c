@@ -372,6 +372,8 @@ static void fill_run_info(struct session *s)
 	s->ri.interval_ns = (uint64_t)s->o.interval_ms * 1000000ull;
 	s->ri.start_unix_ns = realtime_ns();
 	s->ri.start_ns = now_ns();
+	if (s->attached)
+		attach_mark(s->at, &s->cs);
 }
 
 /* The readings before the go. Nonzero: probes cannot follow the attached

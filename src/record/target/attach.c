@@ -26,6 +26,7 @@ struct attach {
 	struct athread *th;
 	size_t n, cap;
 	pid_t *tids;
+	struct counter_reading *mark; /* each thread's groups at attach_mark(), NULL: none */
 };
 
 static int has_tid(const struct attach *a, pid_t tid)
@@ -190,13 +191,32 @@ int attach_add_sources(const struct attach *a, struct intervals *iv)
 	return 0;
 }
 
+void attach_mark(struct attach *a, const struct counters *cs)
+{
+	free(a->mark);
+	a->mark = calloc(a->n ? a->n : 1, sizeof(*a->mark));
+	for (size_t i = 0; a->mark && i < a->n; i++)
+		for (int g = 0; g < cs->ngroups; g++)
+			(void)counters_read_group(cs, g, a->th[i].leaders[g], &a->mark[i]);
+}
+
 void attach_read(const struct attach *a, const struct counters *cs, struct counter_reading *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->ngroups = (uint16_t)cs->ngroups;
-	for (size_t i = 0; i < a->n; i++)
-		for (int g = 0; g < cs->ngroups; g++)
-			(void)counters_read_group(cs, g, a->th[i].leaders[g], r); /* a thread gone: skipped */
+	for (size_t i = 0; i < a->n; i++) {
+		for (int g = 0; g < cs->ngroups; g++) {
+			struct counter_reading now = { 0 };
+			unsigned o = cs->group_offset[g], nr = cs->group_nr[g];
+			if (counters_read_group(cs, g, a->th[i].leaders[g], &now) != 0)
+				continue; /* a thread gone: skipped */
+			const uint64_t *m = a->mark && a->mark[i].data[o] == nr ? a->mark[i].data : NULL;
+			r->data[o] = nr;
+			for (unsigned k = 1; k < 3 + nr; k++)
+				r->data[o + k] += m && now.data[o + k] >= m[o + k] ? now.data[o + k] - m[o + k]
+										  : m ? 0 : now.data[o + k];
+		}
+	}
 }
 
 int attach_pidfd(const struct attach *a)
@@ -285,5 +305,6 @@ void attach_close(struct attach *a)
 		close(a->pidfd);
 	free(a->th);
 	free(a->tids);
+	free(a->mark);
 	free(a);
 }

@@ -42,8 +42,13 @@ const pid_t *attach_tids(const struct attach *a, size_t *n);
 /* Add each thread's groups as a source of the counter readings. */
 int attach_add_sources(const struct attach *a, struct intervals *iv);
 
-/* The sum of every thread's groups now, laid out as a marker record's
- * readings (for the whole-run totals). */
+/* Take every thread's groups now as the start of what attach_read()
+ * sums: the counters count from attach_open(), before the run starts. */
+void attach_mark(struct attach *a, const struct counters *cs);
+
+/* The sum of every thread's groups now, less its reading at attach_mark()
+ * (if any), laid out as a marker record's readings (the whole-run
+ * totals). A thread whose group cannot be read now (gone) is left out. */
 void attach_read(const struct attach *a, const struct counters *cs, struct counter_reading *r);
 
 /* A pollable fd that becomes readable when the process exits (pidfd), or
