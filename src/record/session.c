@@ -52,8 +52,8 @@ static int count_profile(const char *path, const struct machine *m, const char *
  * again when the machine is quiet now. Before the target starts,
  * so the two do not share the CPUs. @o->profile is the profile path
  * (explicit: no calibration), @path the default one when it is resolved
- * here (under sudo), else "". */
-static void calibrate_first(const struct options *o, const struct machine *m, const char *path)
+ * here (under sudo), else "". Returns 1 when it measured the peaks. */
+static int calibrate_first(const struct options *o, const struct machine *m, const char *path)
 {
 	char why[512], prog[PATH_MAX], shown[PATH_MAX];
 	int disturbed = 0;
@@ -61,20 +61,22 @@ static void calibrate_first(const struct options *o, const struct machine *m, co
 
 	if (o->no_calibrate || o->profile || o->peak_mode == PEAKS_SPEC ||
 	    (o->peak_flops > 0 && o->peak_bw > 0) || o->list_events)
-		return;
+		return 0;
 	if (count_profile(path[0] ? path : NULL, m, o->dtype, &disturbed, why, sizeof(why)) > 0) {
 		/* measured while other tasks ran, with nothing undisturbed to use
 		 * instead: measured again, but only on a quiet machine (a busy
 		 * one would give disturbed figures again) */
 		if (!disturbed || peaks_machine_busy(0.2, &busy) != 0 || busy > PEAKS_QUIET_BUSY)
-			return;
+			return 0;
 		peaks_calibrate_program(prog, sizeof(prog));
 		rec_note(o, PROG ": %s; the machine is quiet now (%.0f%% of its CPU time busy): measuring its "
 			"peaks again with '%s --quick' (a few seconds; --no-calibrate skips it)\n", why, busy * 100,
 			prog);
-		if (peaks_calibrate(prog, path[0] ? path : NULL, asuser_owner(), o->quiet, why, sizeof(why)) != 0)
+		if (peaks_calibrate(prog, path[0] ? path : NULL, asuser_owner(), o->quiet, why, sizeof(why)) != 0) {
 			fprintf(stderr, PROG ": calibration failed: %s\n", why);
-		return;
+			return 0;
+		}
+		return 1;
 	}
 	peaks_calibrate_program(prog, sizeof(prog));
 	if (path[0])
@@ -83,8 +85,11 @@ static void calibrate_first(const struct options *o, const struct machine *m, co
 		snprintf(shown, sizeof(shown), "the default profile");
 	rec_note(o, PROG ": this machine has not been calibrated yet (%s): measuring its peaks once "
 		"with '%s --quick' (a few seconds; saved in %s; --no-calibrate skips it)\n", why, prog, shown);
-	if (peaks_calibrate(prog, path[0] ? path : NULL, asuser_owner(), o->quiet, why, sizeof(why)) != 0)
+	if (peaks_calibrate(prog, path[0] ? path : NULL, asuser_owner(), o->quiet, why, sizeof(why)) != 0) {
 		fprintf(stderr, PROG ": calibration failed: %s; using the spec peaks\n", why);
+		return 0;
+	}
+	return 1;
 }
 
 
@@ -124,10 +129,12 @@ void rec_note(const struct options *o, const char *fmt, ...)
 	va_end(ap);
 }
 
-void say_peak_warnings(const struct options *o, const struct peaks *pk)
+void say_peak_warnings(const struct options *o, const struct peaks *pk, int calibrated)
 {
 	for (int i = 0; i < pk->nwarn; i++)
 		rec_note(o, PROG ": note: %s\n", pk->warn[i]);
+	if (calibrated && pk->spec_note[0])
+		rec_note(o, PROG ": note: %s\n", pk->spec_note);
 	if (pk->profile_note[0])
 		rec_note(o, PROG ": note: %s\n", pk->profile_note);
 }
@@ -529,7 +536,7 @@ int session_plan(struct session *s)
 		rc = plan_probes(s);
 	if (rc >= 0)
 		return rc;
-	calibrate_first(&s->o, &s->m, s->profile);
+	s->calibrated = calibrate_first(&s->o, &s->m, s->profile);
 	if (!s->o.profile && s->profile[0])
 		s->o.profile = s->profile;
 	return plan_target(s);

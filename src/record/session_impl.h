@@ -140,6 +140,7 @@ struct session {
 	char am_why[700];       /* why its markers cannot be recorded, "" if they can */
 	struct checkpointer *ckpt;
 	int attached, target_ended, recap;
+	int calibrated;         /* this recording measured the machine's peaks */
 	struct cpu_watch cw;
 	char closing[PATH_MAX + 160]; /* the last line, after the recap */
 	char dram_why[700];     /* why there are no DRAM readings, said once */
@@ -156,8 +157,9 @@ int choose_peaks(const struct machine *m, const struct options *o, struct peaks 
 /* A note on stderr (what is missing and why, what was chosen): nothing with
  * -q, which prints errors only; the notes stay in the database. */
 void rec_note(const struct options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The notes of @pk's choice (rec_note()). */
-void say_peak_warnings(const struct options *o, const struct peaks *pk);
+/* The notes of @pk's choice (rec_note()); its spec_note only when this
+ * recording @calibrated the machine (said once, not every run). */
+void say_peak_warnings(const struct options *o, const struct peaks *pk, int calibrated);
 void cpu_watch_peaks(struct drain *d, struct cpu_watch *cw, const struct options *o, struct peaks *pk, const char *source);
 /* session_loop.c: the loop's draining, shared with the start and the end;
  * the sinks it hands the readers (probe steps, the sampler's tasks) */

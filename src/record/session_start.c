@@ -453,7 +453,7 @@ static void say_missing(struct session *s)
 		rec_note(&s->o, PROG ": note: %s\n", s->cs.amx_note);
 	if (s->dram_why[0])
 		rec_note(&s->o, PROG ": %s\n", s->dram_why);
-	say_peak_warnings(&s->o, &s->pk);
+	say_peak_warnings(&s->o, &s->pk, s->calibrated);
 }
 
 /* The run row, its rank, the notes of the start (emulated, a shared node,

@@ -383,12 +383,18 @@ static int choose(struct peaks *p, enum peaks_mode mode, const char *what, const
 		double ratio = meas->value / spec->value;
 		fmt_rate(a, sizeof(a), meas->value, unit);
 		fmt_rate(b, sizeof(b), spec->value, unit);
-		if (ratio > SPEC_SUSPECT_RATIO)
+		if (ratio > SPEC_SUSPECT_RATIO && mode == PEAKS_SPEC)
 			warn(p, "the measured %s peak (%s) is %.2fx the spec peak (%s): the spec is wrong for "
 			     "this machine (its CPU row, or its frequency: a VM's TSC rate is not its core "
-			     "clock, and cores turbo)%s", what, a, ratio, b,
-			     mode == PEAKS_SPEC ? "; --peak spec keeps it, so utilizations may exceed 100%" :
-			     "; the measured peak is used");
+			     "clock, and cores turbo); --peak spec keeps it, so utilizations may exceed 100%%",
+			     what, a, ratio, b);
+		else if (ratio > SPEC_SUSPECT_RATIO) {
+			size_t l = strlen(p->spec_note);
+			snprintf(p->spec_note + l, sizeof(p->spec_note) - l, "%sthe measured %s peak (%s) is %.2fx "
+				 "the spec peak (%s): the spec is wrong for this machine (its CPU row, or its "
+				 "frequency: a VM's TSC rate is not its core clock, and cores turbo); the measured "
+				 "peak is used", l ? "; " : "", what, a, ratio, b);
+		}
 		if (mode == PEAKS_AUTO && slice) {
 			*value = meas->value;
 			snprintf(src, srclen, "measured (auto: memory bandwidth is shared by a socket, and the target's "

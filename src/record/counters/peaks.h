@@ -54,6 +54,11 @@ struct peaks {
 	 * above the spec, --peak measured without a profile. */
 	char warn[PEAKS_MAX_WARN][600];
 	int nwarn;
+	/* A measured peak far above the spec that auto or --peak measured
+	 * uses, "" if none: its source says so, and the report's notes; on
+	 * stderr only from the recording that measured it (the same every
+	 * run after, and nothing the user can change). */
+	char spec_note[1200];
 	/* What the machine profile holds that a reader of the run should know
 	 * (figures measured while other tasks ran, and which were used
 	 * instead), "" if nothing: a note of kind "profile" and a line on
