@@ -9,10 +9,11 @@
 #include <string.h>
 
 /* The per-run tables a merged database carries, each with a rank column.
- * The samples, stacks, symbols and off-CPU intervals stay in the ranks'
- * own databases (the breakdown of a rank reads them there). */
+ * The samples, stacks, symbols, off-CPU intervals and the -I readings
+ * stay in the ranks' own databases (the breakdown of a rank reads them
+ * there). */
 static const char *const merged_tables[] = {
-	"run", "peak", "counter", "note", "anomaly", "step", "phase", "lib_call",
+	"run", "peak", "counter", "note", "anomaly", "step", "phase", "lib_call", "run_lib_call",
 };
 
 int merge_is_merged(sqlite3 *db)

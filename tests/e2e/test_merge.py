@@ -271,7 +271,7 @@ class Merge(unittest.TestCase):
         out = self.path('merged.sqlite')
         p = report('merge', '-o', out, self.path('job', 'run.*.sqlite'))
         self.assertIn('2 ranks', p.stderr)
-        for table in ('run', 'step', 'phase', 'note', 'anomaly', 'peak'):
+        for table in ('run', 'step', 'phase', 'note', 'anomaly', 'peak', 'lib_call', 'run_lib_call'):
             cols = [r['name'] for r in query(out, 'PRAGMA table_info(%s)' % table)]
             self.assertEqual(cols[0], 'rank', table)
             for src in (self.r0, self.r1):
@@ -329,6 +329,14 @@ class Merge(unittest.TestCase):
         self.assertEqual(s['steps'], 0)
         runs = [query(x, 'SELECT lib_flops, start_unix_ns, start_ns, end_ns, peak_flops FROM run')[0] for x in paths]
         self.assertTrue(all(r['lib_flops'] > 0 for r in runs), runs)
+        # which library function did what, per rank, is kept by the merge
+        out = self.path('unmarked', 'merged.sqlite')
+        report('merge', '-o', out, *paths)
+        for rank, x in enumerate(paths):
+            own = query(x, 'SELECT function, precision, calls, flops FROM run_lib_call ORDER BY function')
+            self.assertTrue(own, x)
+            self.assertEqual(query(out, 'SELECT function, precision, calls, flops FROM run_lib_call '
+                                        'WHERE rank = ? ORDER BY function', (rank,)), own)
         self.assertEqual(s['run_lib_flops'], sum(r['lib_flops'] for r in runs))
         span = (max(r['start_unix_ns'] + r['end_ns'] - r['start_ns'] for r in runs)
                 - min(r['start_unix_ns'] for r in runs)) / 1e9
