@@ -332,10 +332,18 @@ int report_sections(const struct report_options *r)
 		goto out;
 	if (merge_is_merged(db)) {
 		/* written by mfu-report merge: the job's report */
-		if (r->html || r->skip > 0) {
-			fprintf(stderr, PROG ": %s is a merged database: %s reads the ranks' own databases ("
-				PROG " --db 'run.*.sqlite' %s)\n", r->path, r->html ? "--html" : "--skip-steps",
-				r->html ? "--html" : "--skip-steps N");
+		if (r->html) {
+			/* one run's page: a rank's own file, not the job (not circular:
+			 * 'run.*.sqlite' --html is refused as several runs) */
+			fprintf(stderr, PROG ": %s is a merged database: --html draws one run, from one rank's own "
+				"database (" PROG " --db run.0.sqlite --html FILE); the job's report is text, csv or "
+				"json (" PROG " --db %s)\n", r->path, r->path);
+			ret = EXIT_USAGE;
+			goto out;
+		}
+		if (r->skip > 0) {
+			fprintf(stderr, PROG ": %s is a merged database: --skip-steps reads the ranks' own databases ("
+				PROG " --db 'run.*.sqlite' --skip-steps N)\n", r->path);
 			ret = EXIT_USAGE;
 			goto out;
 		}
@@ -383,6 +391,7 @@ int report_trace(const struct report_options *r)
 	if (merge_is_merged(db)) {
 		fprintf(stderr, PROG ": %s is a merged database: --trace draws one rank's run from its own "
 			"database (" PROG " --db run.0.sqlite --trace FILE)\n", r->path);
+		ret = EXIT_USAGE; /* as for several databases */
 		goto out;
 	}
 	out = to_stdout ? stdout : fopen(r->trace, "w");

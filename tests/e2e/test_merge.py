@@ -425,6 +425,14 @@ class Merge(unittest.TestCase):
         p = report('merge', '-o', self.path('again.sqlite'), merged, check=False)
         self.assertEqual(p.returncode, 1)
         self.assertIn('is a merged database', p.stderr)
+        # one run's page or trace: the advice names one rank's file, which
+        # works, never the several files, which are refused in turn
+        for opt in ('--html', '--trace'):
+            p = report('--db', merged, opt, self.path('x.out'), check=False)
+            self.assertEqual(p.returncode, 2, (opt, p.stderr))
+            self.assertIn('--db run.0.sqlite %s' % opt, p.stderr)
+            self.assertNotIn("'run.*.sqlite' %s" % opt, p.stderr)
+            self.assertFalse(os.path.exists(self.path('x.out')), opt)
 
     def test_ranks_by_position(self):
         d = self.path('norank')
