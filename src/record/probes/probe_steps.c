@@ -406,6 +406,7 @@ static int thread_open_sites(struct probe_steps *ps, struct pthread *t, char *wh
 	for (int pi = 0; pi < ps->npt; pi++) {
 		struct point *p = &ps->pt[pi];
 		int first_return = p->boundary == BOUND_END && p->pp.at_return && t->nopen[pi] == 0;
+		int opened = 0;
 
 		for (; t->nopen[pi] < p->nsites; t->nopen[pi]++) {
 			const struct probe_site *site = &p->sites[t->nopen[pi]];
@@ -434,6 +435,7 @@ static int thread_open_sites(struct probe_steps *ps, struct pthread *t, char *wh
 				return -ENOMEM;
 			}
 			t->fds[t->nfds++] = fd;
+			opened++;
 			if (t->ring_fd < 0) {
 				int cpu = 0;
 				rc = probes_map_ring(fd, RING_PAGES, &t->map, &t->maplen);
@@ -460,9 +462,12 @@ static int thread_open_sites(struct probe_steps *ps, struct pthread *t, char *wh
 		 * before its return probe was in place returns unseen, and its
 		 * begin would leave the request's depth one too high for the
 		 * rest of the run (every later step nested in it). Such begins
-		 * are dropped (probe_steps_drain.c). */
+		 * are dropped (probe_steps_drain.c). A return probe that could
+		 * not be opened on the thread (the point's detail says why)
+		 * sees none of its ends: all of its begins are dropped, or its
+		 * first would stay open, every later one nested in it. */
 		if (first_return && t->nopen[pi] > 0)
-			t->armed[p->req] = now_ns();
+			t->armed[p->req] = opened ? now_ns() : UINT64_MAX;
 	}
 	return 0;
 }

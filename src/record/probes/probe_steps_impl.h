@@ -54,7 +54,8 @@ struct pthread {
 	size_t nopen[MAX_POINTS];          /* sites of each point opened here */
 	int state[PROBE_STEPS_MAX_REQUESTS]; /* call depth, or 1 while a step is open */
 	/* CLOCK_MONOTONIC once the request's return probes were first open on
-	 * this thread (0: none): a call entered before may return unseen */
+	 * this thread (0: none): a call entered before may return unseen;
+	 * UINT64_MAX: they could not be opened here, no call's end is seen */
 	uint64_t armed[PROBE_STEPS_MAX_REQUESTS];
 };
 struct hit {
