@@ -82,8 +82,16 @@ static int output_name(struct options *o)
 {
 	char why[512], own[sizeof(o->output_buf)], ranks[32] = "an unknown number of";
 	const char *tmpl = o->output;
+	size_t len = strlen(o->output);
+	struct stat st;
 	int rc = rank_own_name(o->output, &o->rank, own, sizeof(own));
 
+	/* a directory is no file name, and a rank's name made from it would
+	 * be DIR/.3, a hidden file (or DIR.3 beside it) */
+	if ((len > 0 && o->output[len - 1] == '/') || (rc == 1 && stat(o->output, &st) == 0 && S_ISDIR(st.st_mode)))
+		return cli_usage_error(PROG, "-o %s is a directory: name the recording's file (-o %s%srun.%ssqlite)",
+				       o->output, o->output, len > 0 && o->output[len - 1] == '/' ? "" : "/",
+				       o->rank.rank >= 0 && o->rank.size != 1 ? "%r." : "");
 	if (rc < 0)
 		return cli_usage_error(PROG, "-o '%s': the name is too long", o->output);
 	if (rc == 1)

@@ -62,6 +62,21 @@ class Output(TempDirTest):
         os.mkdir(self.path('d'))
         self.fails_at_once(self.path('d'), 'is a directory')
 
+    def test_output_is_a_directory_in_a_job(self):
+        """A rank of a job makes its own name from -o: from a directory
+        that would be DIR/.1, a hidden file; it is refused, with the name
+        to give instead."""
+        os.mkdir(self.path('d'))
+        env = dict(os.environ, OMPI_COMM_WORLD_RANK='1', OMPI_COMM_WORLD_SIZE='2')
+        for out in (self.path('d'), self.path('d') + '/'):
+            marker = self.path('ran')
+            p = record(['-o', out], ['sh', '-c', 'touch %s' % marker], env=env, timeout=60)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn('is a directory', p.stderr)
+            self.assertIn(self.path('d') + '/run.%r.sqlite', p.stderr)
+            self.assertFalse(os.path.exists(marker), 'the target ran')
+            self.assertEqual(os.listdir(self.path('d')), [])
+
     def test_output_is_a_side_file(self):
         p = record(['-q', '-o', self.path('a.sqlite')], steps_cmd(1))
         self.assertEqual(p.returncode, 0, p.stderr)
