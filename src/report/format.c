@@ -145,7 +145,7 @@ static int columns_init(struct format *f, sqlite3_stmt *stmt)
 		cols[i].name = name ? name : "?";
 		cols[i].style = format_column_header(cols[i].name, cols[i].label_buf, sizeof(cols[i].label_buf),
 					     &cols[i].label);
-		cols[i].left = cols[i].style == STYLE_TEXT;
+		cols[i].left = cols[i].style == STYLE_TEXT || cols[i].style == STYLE_PATH;
 		cols[i].width = strlen(cols[i].label);
 	}
 	free(f->cols);
@@ -209,7 +209,12 @@ static long cell_human(struct format *f, sqlite3_stmt *stmt, int i, int markdown
 	case SQLITE_BLOB: {
 		const unsigned char *s = sqlite3_column_text(stmt, i);
 		int len = sqlite3_column_bytes(stmt, i);
+		const unsigned char *slash = c->style == STYLE_PATH && s ? (const unsigned char *)strrchr((const char *)s, '/') : NULL;
 
+		if (slash && slash[1]) {
+			len -= (int)(slash + 1 - s);
+			s = slash + 1;
+		}
 		if (!f->frozen)
 			c->left = 1;
 		return format_sanitize(&f->cell, &f->cell_len, &f->cell_cap, s ? s : (const unsigned char *)"",
@@ -437,11 +442,52 @@ static int section_grid(struct format *f, const char *name, sqlite3_stmt *stmt, 
 	return outbuf_error(&f->ob);
 }
 
-/* A one-row section as a field/value list. */
+/* The labels of a row's unknown (NULL) fields, one line at its end:
+ * "not known  wall ms, MFU %, ..." rather than a line of "-" each (a job
+ * without a common step has a dozen). */
+/* One "LABEL  VALUE" line of a field list, the value in f->cell; a long
+ * value (a peak's source, a job's mixed sources) wraps under itself. */
+static void field_line(struct format *f, const char *label, int md, size_t label_w)
+{
+	outbuf_str(&f->ob, md ? "| " : "  ");
+	outbuf_str(&f->ob, label);
+	outbuf_fill(&f->ob, ' ', label_w - strlen(label));
+	if (md) {
+		outbuf_str(&f->ob, " | ");
+		outbuf_write(&f->ob, f->cell, f->cell_len);
+		outbuf_str(&f->ob, " |\n");
+	} else {
+		outbuf_str(&f->ob, "  ");
+		out_wrapped(f, f->cell, f->cell_len, 4 + label_w, 4 + label_w);
+	}
+}
+
+#define NOT_KNOWN "not known"
+static int unknown_fields(struct format *f, sqlite3_stmt *stmt, int md, size_t label_w)
+{
+	static const char title[] = NOT_KNOWN;
+	size_t n = 0;
+
+	f->cell_len = 0;
+	for (size_t i = 0; i < f->ncols; i++) {
+		if (sqlite3_column_type(stmt, (int)i) != SQLITE_NULL)
+			continue;
+		const char *label = f->cols[i].label;
+		if ((n++ && buf_append(&f->cell, &f->cell_len, &f->cell_cap, ", ", 2)) ||
+		    buf_append(&f->cell, &f->cell_len, &f->cell_cap, label, strlen(label)))
+			return -ENOMEM;
+	}
+	if (n)
+		field_line(f, title, md, label_w);
+	return 0;
+}
+
+/* A one-row section as a field/value list; its unknown fields listed
+ * last, on one line (unknown_fields). */
 static int section_fields(struct format *f, const char *name, sqlite3_stmt *stmt, char *err, size_t errlen)
 {
 	int md = f->kind == FORMAT_MARKDOWN, rc;
-	size_t label_w = md ? strlen("field") : 0, rows = 0;
+	size_t label_w = strlen(NOT_KNOWN), rows = 0; /* wider than "field" too */
 	long w;
 
 	for (size_t i = 0; i < f->ncols; i++)
@@ -462,23 +508,15 @@ static int section_fields(struct format *f, const char *name, sqlite3_stmt *stmt
 		for (size_t i = 0; i < f->ncols; i++) {
 			const char *label = f->cols[i].label;
 
+			if (sqlite3_column_type(stmt, (int)i) == SQLITE_NULL)
+				continue;
 			w = cell_human(f, stmt, (int)i, md);
 			if (w < 0)
 				return -ENOMEM;
-			outbuf_str(&f->ob, md ? "| " : "  ");
-			outbuf_str(&f->ob, label);
-			outbuf_fill(&f->ob, ' ', label_w - strlen(label));
-			if (md) {
-				outbuf_str(&f->ob, " | ");
-				outbuf_write(&f->ob, f->cell, f->cell_len);
-				outbuf_str(&f->ob, " |\n");
-			} else {
-				/* a long value (a peak's source, a job's mixed
-				 * sources) wraps under itself */
-				outbuf_str(&f->ob, "  ");
-				out_wrapped(f, f->cell, f->cell_len, 4 + label_w, 4 + label_w);
-			}
+			field_line(f, label, md, label_w);
 		}
+		if (unknown_fields(f, stmt, md, label_w))
+			return -ENOMEM;
 	}
 	if (rc != SQLITE_DONE)
 		return format_step_error(stmt, err, errlen);

@@ -100,7 +100,7 @@ static const struct column_style column_styles[] = {
 	{ "oncpu_ms", "on-CPU ms", STYLE_MS },
 	{ "ncpu", "CPUs", STYLE_AUTO },
 	{ "ncores", "cores", STYLE_AUTO },
-	{ "dso", "library", STYLE_TEXT },
+	{ "dso", "library", STYLE_PATH },
 	/* text, left-aligned even when every row is null */
 	{ "phase", NULL, STYLE_TEXT },
 	{ "counts", NULL, STYLE_TEXT },

@@ -24,6 +24,8 @@ enum style {
 	STYLE_ENG,   /* FLOPs, bytes: engineering notation, 1.23 G */
 	STYLE_RATIO, /* 2 decimals */
 	STYLE_TEXT,
+	STYLE_PATH,  /* a file's path: its name after the last '/' (csv and
+		      * json keep the path) */
 };
 
 struct column {

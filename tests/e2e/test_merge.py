@@ -349,6 +349,10 @@ class Merge(unittest.TestCase):
             table = report('--db', self.path('unmarked', 'run.*.sqlite'), 'summary').stdout
             self.assertIn('no step completed by every rank', table)
             self.assertIn('run MFU', table)
+            # the step figures a job without a common step lacks: one line,
+            # not a line of "-" each
+            self.assertNotRegex(table, r'(?m)^  \S.*  -$')
+            self.assertRegex(table, r'(?m)^  not known +wall ms, MFU %, job MFU %')
 
     def test_different_step_counts(self):
         p = report('--db', self.path('short', 'run.*.sqlite'), '--format', 'json', 'summary', 'job_steps')

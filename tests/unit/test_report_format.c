@@ -537,6 +537,54 @@ static char *run_format(sqlite3 *db, enum format_kind kind, int raw, const char 
 	return out;
 }
 
+/* A library's path is its file name in table and markdown, whole in csv
+ * and json; a path without '/' or ending in one is shown as it is. */
+static void test_path_cells(void)
+{
+	static const char *const sql =
+		"SELECT '/usr/lib/x86_64-linux-gnu/libc.so.6' AS dso UNION ALL SELECT '[vdso]' UNION ALL SELECT '/odd/'";
+	sqlite3 *db = NULL;
+
+	CHECK(sqlite3_open(":memory:", &db) == SQLITE_OK);
+	char *t = run_format(db, FORMAT_TABLE, 0, sql, NULL, 0, 0);
+	CHECK(t && strstr(t, "\nlibc.so.6\n") && !strstr(t, "/usr/lib") && strstr(t, "\n[vdso]") &&
+	      strstr(t, "\n/odd/"));
+	char *c = run_format(db, FORMAT_CSV, 0, sql, NULL, 0, 0);
+	CHECK(c && strstr(c, "/usr/lib/x86_64-linux-gnu/libc.so.6"));
+	char *j = run_format(db, FORMAT_JSON, 0, sql, NULL, 0, 0);
+	CHECK(j && strstr(j, "/usr/lib/x86_64-linux-gnu/libc.so.6"));
+	free(t);
+	free(c);
+	free(j);
+	sqlite3_close(db);
+}
+
+/* A field/value list leaves its unknown (NULL) fields out, and names them
+ * on one last line, in order; csv and json keep them. */
+static void test_unknown_fields_one_line(void)
+{
+	static const char *const sql = "SELECT 3 AS steps, NULL AS wall_ms, 0.5 AS mfu, NULL AS job_mfu";
+	sqlite3 *db = NULL;
+
+	CHECK(sqlite3_open(":memory:", &db) == SQLITE_OK);
+	char *t = run_format(db, FORMAT_TABLE, 0, sql, NULL, 0, 1);
+	CHECK(t && strstr(t, "  steps  ") && strstr(t, "50.00") && !strstr(t, "  -\n"));
+	CHECK(t && strstr(t, "  not known  wall ms, job MFU %\n"));
+	if (t && !strstr(t, "  not known  wall ms, job MFU %\n"))
+		fprintf(stderr, "%s\n", t);
+	char *m = run_format(db, FORMAT_MARKDOWN, 0, sql, NULL, 0, 1);
+	CHECK(m && strstr(m, "| not known | wall ms, job MFU % |"));
+	char *c = run_format(db, FORMAT_CSV, 0, sql, NULL, 0, 1);
+	CHECK(c && strstr(c, "steps,wall_ms,mfu,job_mfu\n3,,0.5,\n"));
+	char *none = run_format(db, FORMAT_TABLE, 0, "SELECT 1 AS steps", NULL, 0, 1);
+	CHECK(none && !strstr(none, "not known"));
+	free(t);
+	free(m);
+	free(c);
+	free(none);
+	sqlite3_close(db);
+}
+
 /* A declared 1e300 FLOPs through every cell style of the human formats:
  * bounded, readable numbers, and an MFU that says it is impossible. */
 static void test_absurd_values_in_cells(void)
@@ -825,5 +873,7 @@ int main(void)
 	test_csv_numbers_stay_numbers();
 	test_grid_streams();
 	test_chosen_columns();
+	test_path_cells();
+	test_unknown_fields_one_line();
 	return check_status();
 }
