@@ -432,9 +432,10 @@ static int section_grid(struct format *f, const char *name, sqlite3_stmt *stmt, 
 		return format_step_error(stmt, err, errlen);
 	if (rows == 0)
 		outbuf_str(&f->ob, md ? "\n(no rows)\n" : "(no rows)\n");
-	if (f->nshown < f->ncols) {
+	if (f->nshown < f->ncols && rows > 0) {
 		/* the columns left out are one option away, said where the
-		 * reader looks (docs/report.md, "Columns") */
+		 * reader looks (docs/report.md, "Columns"); of no rows, there
+		 * is nothing more to see */
 		outbuf_printf(&f->ob, "%s(%zu more column%s: --columns all; csv and json carry every column)\n",
 			      md ? "\n" : "", f->ncols - f->nshown, f->ncols - f->nshown == 1 ? "" : "s");
 	}

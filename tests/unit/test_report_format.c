@@ -805,7 +805,10 @@ static void test_chosen_columns(void)
 		enum format_kind kind;
 		const char *list;
 		const char *want;
+		int empty; /* the section has no row */
 	} cases[] = {
+		/* of no rows there is nothing more to see: no count */
+		{ __LINE__, FORMAT_TABLE, "c,a", "s\nc  a\n-  -\n(no rows)\n", 1 },
 		{ __LINE__, FORMAT_TABLE, "c,a", "s\nc  a\n-  -\n3  1\n(1 more column: --columns all; csv and json carry every column)\n" },
 		{ __LINE__, FORMAT_TABLE, "a,zz,a", "s\na\n-\n1\n(2 more columns: --columns all; csv and json carry every column)\n" },
 		{ __LINE__, FORMAT_TABLE, "zz", "s\na  b  c\n-  -  -\n1  2  3\n" },
@@ -824,7 +827,8 @@ static void test_chosen_columns(void)
 		struct format *f = NULL;
 		FILE *mem = open_memstream(&out, &outlen);
 
-		CHECK(mem && sqlite3_prepare_v2(db, "SELECT 1 AS a, 2 AS b, 3 AS c", -1, &st, NULL) == SQLITE_OK);
+		CHECK(mem && sqlite3_prepare_v2(db, cases[i].empty ? "SELECT 1 AS a, 2 AS b, 3 AS c WHERE 0"
+								   : "SELECT 1 AS a, 2 AS b, 3 AS c", -1, &st, NULL) == SQLITE_OK);
 		CHECK(format_new(cases[i].kind, mem, 1, &f) == 0);
 		CHECK(format_set_columns(f, cases[i].list) == 0);
 		CHECK(format_section(f, "s", st, 0, err, sizeof(err)) == 0);
