@@ -80,6 +80,18 @@ static inline __attribute__((always_inline)) void uncount(void)
 		libflops_unbegin(p);
 }
 
+/* After the real call: an outermost call is counted with @flops (only
+ * evaluated then) when @ok, else no longer begun. */
+#define LEAVE(id, ok, flops)                                                     \
+	do {                                                                     \
+		if (--t_depth == 0) {                                            \
+			if (ok)                                                  \
+				count((id), (flops));                            \
+			else                                                     \
+				uncount();                                       \
+		}                                                                \
+	} while (0)
+
 /* A wrapper: the real function, called with the same arguments; then the
  * call is counted unless it ran inside another counted call. The FLOPs are
  * computed from the arguments before the call (the inputs, as given). */
@@ -92,8 +104,7 @@ static inline __attribute__((always_inline)) void uncount(void)
 		uint64_t n_ = (flops);                                             \
 		enter();                                                           \
 		fn args;                                                           \
-		if (--t_depth == 0)                                                \
-			count(LIBFLOPS_ID_##sym, n_);                              \
+		LEAVE(LIBFLOPS_ID_##sym, 1, n_);                                   \
 	}
 
 #define WRAP_INT(sym, params, args, flops)                                         \
@@ -105,12 +116,7 @@ static inline __attribute__((always_inline)) void uncount(void)
 		uint64_t n_ = (flops);                                             \
 		enter();                                                           \
 		int rc_ = fn args;                                                 \
-		if (--t_depth == 0) {                                              \
-			if (rc_ == 0)                                              \
-				count(LIBFLOPS_ID_##sym, n_);                      \
-			else                                                       \
-				uncount();                                         \
-		}                                                                  \
+		LEAVE(LIBFLOPS_ID_##sym, rc_ == 0, n_);                            \
 		return rc_;                                                        \
 	}
 
@@ -131,12 +137,7 @@ static inline __attribute__((always_inline)) void uncount(void)
 		fn_t fn = (fn_t)real(ID(sym), __builtin_return_address(0));      \
 		enter();                                                         \
 		fn args;                                                         \
-		if (--t_depth == 0) {                                            \
-			if (ok)                                                  \
-				count(ID(sym), (flops));                         \
-			else                                                     \
-				uncount();                                       \
-		}                                                                \
+		LEAVE(ID(sym), ok, flops);                                       \
 	}
 
 #define WRAP_R(type, sym, params, args, ok, flops)                               \
@@ -147,12 +148,7 @@ static inline __attribute__((always_inline)) void uncount(void)
 		fn_t fn = (fn_t)real(ID(sym), __builtin_return_address(0));      \
 		enter();                                                         \
 		type rc_ = fn args;                                              \
-		if (--t_depth == 0) {                                            \
-			if (ok)                                                  \
-				count(ID(sym), (flops));                         \
-			else                                                     \
-				uncount();                                       \
-		}                                                                \
+		LEAVE(ID(sym), ok, flops);                                       \
 		return rc_;                                                      \
 	}
 
