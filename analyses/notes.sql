@@ -18,7 +18,7 @@
 --            anomalies, incomplete_steps, state, exit, impossible (a step's
 --            or a phase's MFU, HFU or MBU above 100%), spec_low (a measured
 --            peak more than 10% above the spec one), warmup (the first steps
---            much slower than the rest), span (mfu and hfu of the run or
+--            much slower than the rest, which are alike), span (mfu and hfu of the run or
 --            of a phase cover different steps or occurrences), x87 (an
 --            emulated run's steps executed x87 arithmetic, which hw_flops
 --            leaves out), or the note
@@ -81,10 +81,15 @@ med AS MATERIALIZED (
   SELECT wall_ns AS median FROM win ORDER BY wall_ns
   LIMIT 1 OFFSET (SELECT (COUNT(*) - 1) / 2 FROM win)
 ),
+-- slow: the steps after the first fast one that took more than 2x the
+-- median too; when more than 1 in 20 do, the steps differ in size (a
+-- library function's calls as steps: HPL's dgemm calls range from 1 us to
+-- 50 ms) and slow first steps are no warm-up
 warm AS MATERIALIZED (
   SELECT med.median, f.first_fast,
          (SELECT COUNT(*) FROM win WHERE win.step < f.first_fast) AS k,
-         (SELECT COUNT(*) FROM win) AS n
+         (SELECT COUNT(*) FROM win) AS n,
+         (SELECT COUNT(*) FROM win WHERE win.step >= f.first_fast AND win.wall_ns > 2 * med.median) AS slow
   FROM med CROSS JOIN (SELECT MIN(win.step) AS first_fast FROM win, med WHERE win.wall_ns <= 2 * med.median) AS f
 ),
 lines(ord, sub, kind, text, missing, alert) AS (
@@ -492,7 +497,7 @@ lines(ord, sub, kind, text, missing, alert) AS (
          || ' leaves ' || CASE w.k WHEN 1 THEN 'it' ELSE 'them' END || ' out',
          0, 0
   FROM warm AS w
-  WHERE w.k > 0 AND w.n >= 2 * w.k
+  WHERE w.k > 0 AND w.n >= 2 * w.k AND w.slow * 20 <= w.n - w.k
   UNION ALL
   SELECT 9, 10, 'exit',
          CASE WHEN r.exit_signal IS NOT NULL

@@ -162,6 +162,21 @@ class SkipSteps(Base):
         # the table summary shows it too
         self.assertIn('warm-up: the first 3 steps', self.report('summary').stdout)
 
+    def test_no_warmup_note_when_steps_differ_in_size(self):
+        """Steps of very different sizes (a library function's calls as
+        steps: HPL's dgemm calls) whose first ones are large: no warm-up."""
+        other = os.path.join(self.tmp, 'sizes.sqlite')
+        steps, t = [], START
+        for i in range(40):
+            w = (50 if i < 3 or i % 4 == 0 else 10) * MS
+            steps.append((t, w, 1e9, None))
+            t += w + MS
+        make_db(other, steps, [])
+        p = subprocess.run([REPORT, '--db', other, '--format', 'json', 'notes'], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([n for n in json.loads(p.stdout) if n['kind'] == 'warmup'], [])
+
     def test_e2e_mfu_counts_the_gaps(self):
         s = self.json('summary')[0]
         first, last = self.steps[0], self.steps[-1]
