@@ -212,6 +212,23 @@ static int start_target(struct session *s)
 }
 
 
+/* -p: the joined process's threads and mappings as they are now, for its
+ * samples' symbols; what could not be stored is said (a note, kept in the
+ * recording too), with why. */
+static void existing_threads(struct session *s)
+{
+	char note[300];
+	int rc = sampler_existing(s->d.sampler, s->o.pid, now_ns());
+
+	if (!rc)
+		return;
+	strbuf(note, sizeof(note), "cannot store the threads and mappings of process %d (%s): samples in code it "
+	       "mapped before the attach may stay unresolved", (int)s->o.pid,
+	       rc == -ENOENT ? "it ended meanwhile" : rc == -EIO ? sqlite3_errmsg(s->db) : strerror(-rc));
+	rec_note(&s->o, PROG ": note: %s\n", note);
+	writer_note(s->d.writer, "sampling", note);
+}
+
 /* What was opened and what could not be (the counters, their notes), and
  * the peaks chosen for the target. */
 static int store_plan(struct session *s)
@@ -268,9 +285,8 @@ static int open_readers(struct session *s)
 		if (s->attached)
 			so.tids = attach_tids(s->at, &so.ntids);
 		rc = sampler_open(&s->d.sampler, s->db, s->attached ? s->o.pid : s->l.pid, &so, err, sizeof(err));
-		if (!rc && s->attached && sampler_existing(s->d.sampler, s->o.pid, now_ns()) != 0)
-			fprintf(stderr, PROG ": cannot store the threads and mappings of %d: its samples "
-				"may stay unresolved\n", (int)s->o.pid);
+		if (!rc && s->attached)
+			existing_threads(s);
 		if (rc == -EINVAL) {
 			fprintf(stderr, PROG ": %s\n", err);
 			launch_abort(&s->l);
