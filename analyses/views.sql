@@ -450,6 +450,108 @@ SELECT g.*,
             WHEN g.nl > 0 THEN 'library' END                               AS flops_source
 FROM phase_sums AS g CROSS JOIN mfu_peak AS p;
 
+-- ---- intervals --------------------------------------------------------
+
+-- interval: one row per reading of the counter groups (every -I ms), the
+-- rows of the intervals section (analyses/intervals.sql says what each
+-- column is) with time_ns, the reading's time, to order them by. Its hfu
+-- and mfu are the interval's FLOPs over the interval's (or its library
+-- span's) seconds x the run's peak_flops: NULL for an emulated run (run,
+-- above) and taken from the run row with id 1.
+CREATE TEMP VIEW interval AS
+WITH r AS (SELECT start_ns, peak_flops, ncpu, native,
+                  (SELECT max(lib_flops) FROM lib_reading) AS lib_total FROM run WHERE id = 1),
+-- the library readings; "*, NULL AS lib_calls_begun" reads as NULL a
+-- database without that column (SQLite names the second one
+-- lib_calls_begun:1 when the first exists). A span ends at a reading with
+-- no call running, or unknown.
+lr AS (
+  SELECT time_ns, lib_flops, lib_calls,
+         coalesce(lib_calls_begun <= lib_calls, 1) AS span_end,
+         lib_calls_begun IS NULL AS unknown
+  FROM (SELECT *, NULL AS lib_calls_begun FROM lib_reading)),
+li AS (
+  SELECT time_ns,
+         time_ns - lag(time_ns) OVER w     AS dt,
+         lib_flops - lag(lib_flops) OVER w AS lib_flops,
+         lib_calls - lag(lib_calls) OVER w AS lib_calls,
+         unknown, span_end,
+         first_value(span_end) OVER w AS first_end,
+         coalesce(sum(span_end) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS span
+  FROM lr
+  WINDOW w AS (ORDER BY time_ns)),
+-- a span that begins or ends with a call running (the first reading of
+-- --skip-steps inside a call; a recording that stopped inside one) holds
+-- FLOPs done outside it, or misses some: its rate is unknown
+ls AS (
+  SELECT time_ns, dt, lib_flops, lib_calls, unknown,
+         CASE WHEN max(span_end) OVER s AND (span > 0 OR first_end)
+              THEN sum(lib_flops) OVER s END AS span_flops,
+         sum(dt) OVER s                      AS span_ns
+  FROM li
+  WHERE dt > 0
+  WINDOW s AS (PARTITION BY span)),
+d AS (
+  SELECT ir.time_ns, c.col, c.weight,
+         ir.raw - lag(ir.raw) OVER w AS draw,
+         ir.time_enabled - lag(ir.time_enabled) OVER w AS den,
+         ir.time_running - lag(ir.time_running) OVER w AS drun,
+         ir.time_ns - lag(ir.time_ns) OVER w AS dt
+  FROM interval_reading ir
+  JOIN counter c ON c.id = ir.counter
+  WHERE c.reason IS NULL OR c.reason NOT LIKE '%not reported%'
+  WINDOW w AS (PARTITION BY ir.counter ORDER BY ir.time_ns)),
+v AS (
+  SELECT time_ns, dt, col,
+         CASE WHEN drun > 0 THEN draw * 1.0 * den / drun
+              WHEN den = 0 THEN draw * 1.0 END * coalesce(weight, 1) AS value,
+         NULL AS calls, NULL AS span_flops, NULL AS span_ns, NULL AS unknown
+  FROM d
+  WHERE dt > 0
+  UNION ALL
+  -- the library calls, read at the same times (cumulative integers): one
+  -- row each, grouped with the counters in the one GROUP BY below
+  SELECT time_ns, dt, 'lib', lib_flops, lib_calls, span_flops, span_ns, unknown
+  FROM ls),
+t AS (
+  SELECT time_ns, max(dt) AS dt,
+         sum(CASE WHEN col = 'cpu_ns' THEN value END)          AS cpu_ns,
+         sum(CASE WHEN col = 'ctx_switches' THEN value END)    AS ctx_switches,
+         sum(CASE WHEN col = 'cpu_migrations' THEN value END)  AS cpu_migrations,
+         sum(CASE WHEN col = 'page_faults' THEN value END)     AS page_faults,
+         sum(CASE WHEN col = 'cycles' THEN value END)          AS cycles,
+         sum(CASE WHEN col = 'instructions' THEN value END)    AS instructions,
+         sum(CASE WHEN col LIKE 'hw_flops_%' THEN value END)   AS hw_flops,
+         sum(CASE WHEN col = 'lib' THEN value END)             AS lib_flops,
+         sum(calls)                                            AS lib_calls,
+         max(span_flops)                                       AS span_flops,
+         max(span_ns)                                          AS span_ns,
+         max(unknown)                                          AS unknown
+  FROM v
+  GROUP BY time_ns)
+SELECT
+  t.time_ns                                                     AS time_ns,
+  (t.time_ns - (SELECT start_ns FROM r)) / 1e6                  AS t_ms,
+  t.dt / 1e6                                                    AS interval_ms,
+  t.cpu_ns / t.dt                                               AS cpus,
+  t.cpu_ns / t.dt / (SELECT ncpu FROM r)                        AS cpu_util,
+  t.ctx_switches                                                AS ctx_switches,
+  t.cpu_migrations                                              AS cpu_migrations,
+  t.page_faults                                                 AS page_faults,
+  t.cycles                                                      AS cycles,
+  t.instructions                                                AS instructions,
+  t.instructions / t.cycles                                     AS ipc,
+  t.hw_flops                                                    AS hw_flops,
+  t.hw_flops / (t.dt / 1e9 * (SELECT peak_flops FROM r))       AS hfu,
+  t.lib_flops                                                   AS lib_flops,
+  t.lib_calls                                                   AS lib_calls,
+  t.span_flops / (t.span_ns / 1e9) * (SELECT native FROM r)   AS lib_flops_per_s,
+  CASE WHEN (SELECT lib_total FROM r) > 0
+        AND NOT (t.unknown AND t.span_flops / (t.span_ns / 1e9) > (SELECT peak_flops FROM r))
+       THEN t.span_flops / (t.span_ns / 1e9 * (SELECT peak_flops FROM r)) END AS mfu,
+  t.span_ns / 1e6                                               AS rate_span_ms
+FROM t;
+
 -- ---- notes ------------------------------------------------------------
 
 -- note: the recorder's notes, less those --quiet leaves out, with the
