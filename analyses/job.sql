@@ -58,42 +58,21 @@ byrank AS (
   FROM fl GROUP BY rank),
 own AS (SELECT jr.rank, (SELECT count(*) FROM step AS s WHERE s.rank = jr.rank AND s.complete = 1) AS steps
         FROM job_rank AS jr),
--- the hosts' ceilings, each host once (merge.c computes job_host)
-jh AS (SELECT CASE WHEN count(peak_flops) = count(*) THEN sum(peak_flops) END AS peak_flops,
-              CASE WHEN count(peak_bw) = count(*) THEN sum(peak_bw) END AS peak_bw
-       FROM job_host),
-rr AS (SELECT count(*) AS n,
-              (SELECT peak_flops FROM jh)                    AS peak_flops,
-              (SELECT peak_bw FROM jh)                       AS peak_bw,
-              CASE WHEN count(DISTINCT peak_flops_source) = 1 THEN max(peak_flops_source)
-                   WHEN count(DISTINCT peak_flops_source) > 1
-                   THEN 'mixed: ' || (SELECT group_concat(s, '; ') FROM (SELECT DISTINCT peak_flops_source AS s
-                                          FROM run WHERE s IS NOT NULL ORDER BY s)) END AS peak_source,
-              CASE WHEN count(DISTINCT peak_bw_source) = 1 THEN max(peak_bw_source)
-                   WHEN count(DISTINCT peak_bw_source) > 1
-                   THEN 'mixed: ' || (SELECT group_concat(s, '; ') FROM (SELECT DISTINCT peak_bw_source AS s
-                                          FROM run WHERE s IS NOT NULL ORDER BY s)) END AS peak_bw_source,
-              CASE WHEN count(DISTINCT dtype) = 1 THEN max(dtype) ELSE 'mixed' END AS dtype,
-              CASE WHEN count(DISTINCT world_size) = 1 AND count(world_size) = count(*) THEN max(world_size) END
-                                                             AS world_size,
-              count(DISTINCT host)                           AS hosts,
-              CASE WHEN count(lib_flops) = count(*) THEN sum(lib_flops) END AS run_lib_flops,
-              (max(start_unix_ns + end_ns - start_ns) - min(start_unix_ns)) / 1e9 AS span_s,
-              count(emulated) > 0                            AS emulated
-       FROM run)
+-- the job's ceilings, sources and whole-run figures (analyses/job_views.sql)
+rr AS MATERIALIZED (SELECT * FROM job_run)
 SELECT
   rr.n                                                         AS ranks,
   (SELECT count(*) FROM per)                                   AS steps,
   (SELECT sum(max_ns) FROM per) / 1e6                          AS wall_ms,
   (SELECT sum(CASE WHEN job_peak_flops IS NOT NULL THEN flops END)
-          / sum(CASE WHEN flops IS NOT NULL AND job_peak_flops IS NOT NULL THEN wall_ns / 1e9 * job_peak_flops END)
+          / sum(CASE WHEN flops IS NOT NULL THEN job_capacity END)
    FROM fl)                                                    AS mfu,
   rr.peak_flops                                                AS peak_flops,
   rr.peak_source                                               AS peak_source,
   rr.peak_bw                                                   AS peak_bw,
   rr.dtype                                                     AS dtype,
   (SELECT sum(CASE WHEN job_peak_flops IS NOT NULL THEN job_flops END)
-          / sum(CASE WHEN job_flops IS NOT NULL THEN max_ns / 1e9 * job_peak_flops END)
+          / sum(CASE WHEN job_flops IS NOT NULL THEN job_capacity END)
    FROM per)                                                   AS job_mfu,
   (SELECT CASE WHEN count(*) > 0 AND count(job_flops) = count(*) THEN sum(job_flops) END FROM per) AS job_flops,
   (SELECT CASE WHEN count(*) > 0 AND count(job_hw_flops) = count(*) THEN sum(job_hw_flops) END FROM per)
@@ -114,6 +93,5 @@ SELECT
   rr.hosts                                                     AS hosts,
   rr.peak_bw_source                                            AS peak_bw_source,
   rr.run_lib_flops                                             AS run_lib_flops,
-  CASE WHEN NOT rr.emulated AND rr.peak_flops > 0 AND rr.run_lib_flops > 0 AND rr.span_s > 0
-       THEN rr.run_lib_flops / (rr.span_s * rr.peak_flops) END AS run_mfu
+  rr.run_mfu                                                   AS run_mfu
 FROM rr;

@@ -401,7 +401,7 @@ static int job_schema(sqlite3 *out, const char *name, char *err, size_t errlen)
 	return 0;
 }
 
-/* The job's views (analyses/job_views.sql: job_rank_step, job_step), made
+/* The job's views (analyses/job_views.sql: job_rank_step, job_step, job_run), made
  * TEMP as the file has them (@schema "temp": a merged file read, of this
  * mfu or an older one) or stored in @schema "main" (the merged file, for
  * SQL users of it), from the same text. */
