@@ -5,7 +5,8 @@
 -- and each rank's tables with a leading rank column) that define the job's
 -- figures once. mfu-report makes them when it reads a merged database, and
 -- mfu-report merge stores the same views in the file it writes (as
--- main.job_rank_step, main.job_step and main.job_run), so sqlite3 on a
+-- main.job_rank_step, main.job_step, main.job_rank_totals and main.job_run),
+-- so sqlite3 on a
 -- merged file reads
 -- them as they are:
 --
@@ -79,6 +80,27 @@ FROM (SELECT step,
                   THEN max(wall_ns) / 1e9 * sum(job_peak_flops) END AS job_capacity
       FROM (SELECT * FROM job_rank_step ORDER BY step, rank)
       GROUP BY step);
+
+-- job_rank_totals: one row per rank over the steps every rank completed
+-- (job_rank_step; a rank without such steps has no row):
+--   common_steps     the common steps (the rank's rows)
+--   mean_step_ms     its mean step time (ms)
+--   mean_lag_ms      its mean step time minus the steps' median (ms)
+--   slowest_steps    in how many it was the slowest rank
+--   straggler_steps  in how many it was a straggler
+--   mfu              its own MFU over them: sum(flops) / (the wall time of
+--                    its steps with flops / 1e9 * its peak_flops), at its
+--                    own pace; NULL for an emulated rank
+CREATE TEMP VIEW job_rank_totals AS
+SELECT rank,
+       count(step)                                          AS common_steps,
+       avg(wall_ns) / 1e6                                   AS mean_step_ms,
+       avg(wall_ns - median_ns) / 1e6                       AS mean_lag_ms,
+       sum(down = 1)                                        AS slowest_steps,
+       sum(straggler)                                       AS straggler_steps,
+       sum(flops) / (sum(CASE WHEN flops IS NOT NULL THEN wall_ns END) / 1e9 * max(peak_flops)) AS mfu
+FROM (SELECT * FROM job_rank_step ORDER BY rank, step)
+GROUP BY rank;
 
 -- job_run: one row, the job as a whole over the ranks' runs:
 --   ranks            the ranks merged (run rows)

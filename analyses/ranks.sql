@@ -18,20 +18,19 @@
 --                    job without steps shows its load imbalance here
 --
 -- Run by hand: sqlite3 -header -column job.sqlite < analyses/ranks.sql
+-- (the figures over the common steps: the view job_rank_totals,
+-- analyses/job_views.sql)
 WITH
--- each rank's time in each step every rank completed, the step's median,
--- straggler or not: the merged database's view job_rank_step
-fl AS MATERIALIZED (SELECT * FROM job_rank_step),
 own AS (SELECT rank, count(*) AS steps FROM step WHERE complete = 1 GROUP BY rank)
 SELECT jr.rank                                            AS rank,
        r.host                                             AS host,
        coalesce(own.steps, 0)                             AS steps,
-       count(fl.step)                                     AS common_steps,
-       avg(fl.wall_ns) / 1e6                              AS mean_step_ms,
-       avg(fl.wall_ns - fl.median_ns) / 1e6               AS mean_lag_ms,
-       coalesce(sum(fl.down = 1), 0)                      AS slowest_steps,
-       coalesce(sum(fl.straggler), 0)                     AS straggler_steps,
-       sum(fl.flops) / (sum(CASE WHEN fl.flops IS NOT NULL THEN fl.wall_ns END) / 1e9 * max(fl.peak_flops)) AS mfu,
+       coalesce(t.common_steps, 0)                        AS common_steps,
+       t.mean_step_ms                                     AS mean_step_ms,
+       t.mean_lag_ms                                      AS mean_lag_ms,
+       coalesce(t.slowest_steps, 0)                       AS slowest_steps,
+       coalesce(t.straggler_steps, 0)                     AS straggler_steps,
+       t.mfu                                              AS mfu,
        r.peak_flops                                       AS peak_flops,
        r.peak_flops_source                                AS peak_source,
        r.ncpu                                             AS ncpu,
@@ -41,6 +40,6 @@ SELECT jr.rank                                            AS rank,
 FROM job_rank AS jr
 LEFT JOIN run AS r ON r.rank = jr.rank
 LEFT JOIN own ON own.rank = jr.rank
-LEFT JOIN fl ON fl.rank = jr.rank
+LEFT JOIN job_rank_totals AS t ON t.rank = jr.rank
 GROUP BY jr.rank
 ORDER BY jr.rank;

@@ -401,9 +401,10 @@ static int job_schema(sqlite3 *out, const char *name, char *err, size_t errlen)
 	return 0;
 }
 
-/* The job's views (analyses/job_views.sql: job_rank_step, job_step, job_run), made
- * TEMP as the file has them (@schema "temp": a merged file read, of this
- * mfu or an older one) or stored in @schema "main" (the merged file, for
+/* The job's views (analyses/job_views.sql: job_rank_step, job_step,
+ * job_rank_totals, job_run), made TEMP as the file has them (@schema
+ * "temp": a merged file read, of this mfu or an older one) or stored in
+ * @schema "main" (the merged file, for
  * SQL users of it), from the same text. */
 int merge_job_view(sqlite3 *db, const char *schema, char *err, size_t errlen)
 {
