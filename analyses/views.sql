@@ -456,11 +456,13 @@ FROM phase_sums AS g CROSS JOIN mfu_peak AS p;
 -- rows of the intervals section (analyses/intervals.sql says what each
 -- column is) with time_ns, the reading's time, to order them by. Its hfu
 -- and mfu are the interval's FLOPs over the interval's (or its library
--- span's) seconds x the run's peak_flops: NULL for an emulated run (run,
--- above) and taken from the run row with id 1.
+-- span's) seconds x the run's peak_flops (mfu_peak, the divisors of the
+-- step and phase figures too): NULL for an emulated run and in a merged
+-- file.
 CREATE TEMP VIEW interval AS
-WITH r AS (SELECT start_ns, peak_flops, ncpu, native,
-                  (SELECT max(lib_flops) FROM lib_reading) AS lib_total FROM run WHERE id = 1),
+WITH r AS (SELECT run.start_ns, p.peak_flops, p.ncpu, p.native,
+                  (SELECT max(lib_flops) FROM lib_reading) AS lib_total
+           FROM run CROSS JOIN mfu_peak AS p WHERE run.id = 1),
 -- the library readings; "*, NULL AS lib_calls_begun" reads as NULL a
 -- database without that column (SQLite names the second one
 -- lib_calls_begun:1 when the first exists). A span ends at a reading with
