@@ -17,8 +17,7 @@
 -- compute_efficiency is NULL (unknown) when no sample was in a compute
 -- kernel.
 WITH
--- the run's divisors (analyses/views.sql: NULL peak for an emulated run)
-r AS (SELECT ncpu, peak_flops FROM mfu_peak),
+r AS (SELECT ncpu, peak_flops FROM run),
 st AS (SELECT step, pid, begin_ns, end_ns, wall_ns, cpu_ns, flops FROM step WHERE complete = 1),
 -- mfu-report does not run the lines from "@computed" to "@end": it reads
 -- the same smp from mfu_step_samples, computed in C from one sorted array
