@@ -177,7 +177,9 @@ const char *format_column_style(const char *name, char *label, size_t len)
 	static const char *const words[] = {
 		[STYLE_AUTO] = "auto", [STYLE_MS] = "ms", [STYLE_PCT] = "pct", [STYLE_UTIL] = "util",
 		[STYLE_ENG] = "eng", [STYLE_RATIO] = "ratio", [STYLE_TEXT] = "text",
+		[STYLE_PATH] = "text", /* the page shows the whole path */
 	};
+	_Static_assert(sizeof(words) / sizeof(words[0]) == STYLE_PATH + 1, "a word for every style");
 	const char *l;
 	enum style style = format_column_header(name, label, len, &l);
 
