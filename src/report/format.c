@@ -443,9 +443,6 @@ static int section_grid(struct format *f, const char *name, sqlite3_stmt *stmt, 
 	return outbuf_error(&f->ob);
 }
 
-/* The labels of a row's unknown (NULL) fields, one line at its end:
- * "not known  wall ms, MFU %, ..." rather than a line of "-" each (a job
- * without a common step has a dozen). */
 /* One "LABEL  VALUE" line of a field list, the value in f->cell; a long
  * value (a peak's source, a job's mixed sources) wraps under itself. */
 static void field_line(struct format *f, const char *label, int md, size_t label_w)
@@ -464,6 +461,10 @@ static void field_line(struct format *f, const char *label, int md, size_t label
 }
 
 #define NOT_KNOWN "not known"
+
+/* The labels of a row's unknown (NULL) fields, one line at its end:
+ * "not known  wall ms, MFU %, ..." rather than a line of "-" each (a job
+ * without a common step has a dozen). */
 static int unknown_fields(struct format *f, sqlite3_stmt *stmt, int md, size_t label_w)
 {
 	static const char title[] = NOT_KNOWN;
