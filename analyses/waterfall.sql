@@ -6,10 +6,11 @@
 -- unclassified and compute by the classes of all their cpu-clock samples in
 -- the step (docs/metrics.md, "Code classes"): the step open in their
 -- process at the sample, whichever thread marked it. Then
---   compute_efficiency = FLOPs / (compute CPU-seconds x per-core peak)
---   mfu = compute_share x compute_efficiency = FLOPs / (wall x peak)
--- where FLOPs is the MFU numerator, step.flops: the model FLOPs the step
--- declared, else its library calls' FLOPs (step.flops_source).
+--   mfu = compute_share x compute_efficiency: the step's MFU (view step;
+--         the all-steps row's is step_totals.mfu, when every step has an
+--         MFU numerator)
+--   compute_efficiency = mfu / compute_share: the MFU numerator's FLOPs
+--         over the compute CPU-seconds' share of the peak
 -- All shares are fractions of the capacity. The first row (step NULL) is
 -- all complete steps together. samples backs the kernel/dispatch/compute
 -- split, and compute_lo/compute_hi is the 95% Wilson interval of the compute
@@ -17,13 +18,13 @@
 -- compute_efficiency is NULL (unknown) when no sample was in a compute
 -- kernel.
 WITH
-r AS (SELECT ncpu, peak_flops FROM run),
-st AS (SELECT step, pid, begin_ns, end_ns, wall_ns, cpu_ns, flops FROM step WHERE complete = 1),
+r AS (SELECT ncpu FROM mfu_peak),
+st AS (SELECT step, pid, begin_ns, end_ns, wall_ns, cpu_ns, mfu FROM step WHERE complete = 1),
 -- mfu-report does not run the lines from "@computed" to "@end": it reads
 -- the same smp from mfu_step_samples, computed in C from one sorted array
 -- of the step begins (src/report/time_split.h), and per joins that table
 -- itself (SQLite looks a virtual table up by step, not a subquery of one).
--- @computed: smp AS (SELECT * FROM mfu_step_samples), per AS (SELECT st.step, st.wall_ns, st.cpu_ns, st.flops, coalesce(smp.n, 0) AS n, smp.nk, smp.ns, smp.nd, smp.nu, smp.nc FROM st LEFT JOIN mfu_step_samples AS smp ON smp.step = st.step),
+-- @computed: smp AS (SELECT * FROM mfu_step_samples), per AS (SELECT st.step, st.wall_ns, st.cpu_ns, st.mfu, coalesce(smp.n, 0) AS n, smp.nk, smp.ns, smp.nd, smp.nu, smp.nc FROM st LEFT JOIN mfu_step_samples AS smp ON smp.step = st.step),
 -- A sample's step: the last one its process began at or before the
 -- sample, if complete and not yet ended then (a process's steps follow one
 -- another). Found in one sorted pass over steps and samples, whatever the
@@ -46,12 +47,12 @@ smp AS (
   WHERE e.is_sample = 1 AND e.t < st.end_ns
   GROUP BY st.step),
 per AS (
-  SELECT st.step, st.wall_ns, st.cpu_ns, st.flops, coalesce(smp.n, 0) AS n, smp.nk, smp.ns, smp.nd, smp.nu, smp.nc
+  SELECT st.step, st.wall_ns, st.cpu_ns, st.mfu, coalesce(smp.n, 0) AS n, smp.nk, smp.ns, smp.nd, smp.nu, smp.nc
   FROM st LEFT JOIN smp ON smp.step = st.step),
 -- @end
 rows AS (
   SELECT NULL AS step, sum(wall_ns) AS wall_ns, sum(cpu_ns) AS cpu_ns,
-         sum(flops) AS flops, count(flops) AS declared, count(*) AS nsteps,
+         (SELECT CASE WHEN all_flops THEN mfu END FROM step_totals) AS mfu,
 -- The HTML report reads the all-steps row only (analysis_prepare_summary):
 -- without the steps' rows, that row is not held back by the sort below,
 -- and it sums the steps and their samples apart: what summing per gives
@@ -61,10 +62,10 @@ rows AS (
   FROM per
   HAVING count(*) > 0  -- no all-steps row without a step
   UNION ALL
-  SELECT step, wall_ns, cpu_ns, flops, flops IS NOT NULL, 1, n, nk, ns, nd, nu, nc FROM per),
+  SELECT step, wall_ns, cpu_ns, mfu, n, nk, ns, nd, nu, nc FROM per),
 -- @end
 w AS (
-  SELECT rows.*, wall_ns * r.ncpu AS cap_ns, r.ncpu, r.peak_flops,
+  SELECT rows.*, wall_ns * r.ncpu AS cap_ns,
          CASE WHEN n > 0 THEN cpu_ns * 1.0 * nc / n END AS compute_ns
   FROM rows CROSS JOIN r)
 SELECT step,
@@ -75,9 +76,8 @@ SELECT step,
        CASE WHEN n > 0 THEN cpu_ns * 1.0 * nd / n / cap_ns END AS dispatch,
        CASE WHEN n > 0 THEN cpu_ns * 1.0 * nu / n / cap_ns END AS unclassified,
        CASE WHEN n > 0 THEN compute_ns / cap_ns END AS compute,
-       CASE WHEN n > 0 AND compute_ns > 0 AND peak_flops > 0 AND declared = nsteps
-            THEN flops / (compute_ns / 1e9 * peak_flops / ncpu) END AS compute_efficiency,
-       CASE WHEN peak_flops > 0 AND declared = nsteps THEN flops / (wall_ns / 1e9 * peak_flops) END AS mfu,
+       CASE WHEN n > 0 AND compute_ns > 0 THEN mfu * cap_ns / compute_ns END AS compute_efficiency,
+       mfu,
        n AS samples,
        CASE WHEN n > 0 THEN max(0.0, cpu_ns * 1.0 / cap_ns * ((nc * 1.0 / n) + 1.9208 / n
             - 1.96 * sqrt((nc * 1.0 / n) * (1 - nc * 1.0 / n) / n + 0.9604 / (n * n))) / (1 + 3.8416 / n)) END AS compute_lo,

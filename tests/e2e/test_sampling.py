@@ -15,14 +15,18 @@ from mfutest import (SRCDIR, VM_SLACK_NS, TempDirTest, as_nobody, nobody_reachab
 
 
 def analysis(db, name):
-    """Rows of analyses/NAME.sql on DB (as mfu-report runs it)."""
+    """Rows of analyses/NAME.sql on DB (as mfu-report runs it: over the
+    views of analyses/views.sql, which a section reads its figures from)."""
     with open(os.path.join(SRCDIR, 'analyses', name + '.sql')) as f:
         sql = f.read()
     sql = re.sub(r'@(\w+)@', lambda m: open(os.path.join(SRCDIR, 'analyses', m.group(1) + '.sql'))
                  .read().strip().rstrip(';'), sql)
+    with open(os.path.join(SRCDIR, 'analyses', 'views.sql')) as f:
+        views = f.read()
     con = sqlite3.connect('file:%s?mode=ro' % db, uri=True)
     con.row_factory = sqlite3.Row
     try:
+        con.executescript(views)
         return [dict(r) for r in con.execute(sql)]
     finally:
         con.close()
