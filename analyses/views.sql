@@ -56,6 +56,41 @@ SELECT CASE WHEN count(*) = 1 THEN max(peak_flops) END AS peak_flops,
        CASE WHEN count(*) = 1 THEN max(native) END     AS native
 FROM run WHERE id = 1;
 
+-- run_flops: the whole run's library FLOPs over its time (docs/metrics.md,
+-- "The whole run"), one row (the run row 1: a merged file's first rank):
+--   lib_flops ... lib_calls_unknown   as stored in run
+--   wall_ns            the run's wall time, exec to end (run.end_ns - start_ns)
+--   cpu_ns             its busy CPU time: task-clock of every thread and
+--                      process of the target over the run (counter.total)
+--   lib_flops_per_s    lib_flops / wall
+--   mfu                lib_flops / (wall x peak_flops)
+--   busy_flops_per_s   lib_flops / cpu time: FLOP per CPU-second used
+--   busy_mfu           lib_flops / (cpu time x peak_flops / ncpu): the MFU
+--                      of the CPU time the target used (its CPUs' share of
+--                      the peak while busy; mfu / cpu_util)
+--   cpu_util           cpu time / (wall x ncpu)
+-- NULL when unknown (calls not counted, no peak, an emulated run's times,
+-- which are the emulator's: run.native NULL); mfu and busy_mfu also when no
+-- call was made (lib_flops 0: the FLOPs, if any, came from elsewhere), as
+-- a step's MFU.
+CREATE TEMP VIEW run_flops AS
+SELECT r.lib_flops, r.lib_flops_fp64, r.lib_flops_fp32, r.lib_flops_bf16, r.lib_flops_fp16,
+       r.lib_ops_int8, r.lib_calls, r.lib_calls_unknown,
+       r.end_ns - r.start_ns AS wall_ns,
+       c.cpu_ns,
+       CASE WHEN r.native THEN r.lib_flops / ((r.end_ns - r.start_ns) / 1e9) END AS lib_flops_per_s,
+       CASE WHEN r.peak_flops > 0 AND r.lib_flops > 0
+            THEN r.lib_flops / ((r.end_ns - r.start_ns) / 1e9 * r.peak_flops) END AS mfu,
+       CASE WHEN r.native THEN r.lib_flops / (c.cpu_ns / 1e9) END AS busy_flops_per_s,
+       CASE WHEN r.peak_flops > 0 AND r.ncpu > 0 AND r.lib_flops > 0
+            THEN r.lib_flops / (c.cpu_ns / 1e9 * r.peak_flops / r.ncpu) END AS busy_mfu,
+       CASE WHEN r.native AND r.ncpu > 0
+            THEN c.cpu_ns / ((r.end_ns - r.start_ns) * r.ncpu) END AS cpu_util
+FROM run AS r
+LEFT JOIN (SELECT total * 1.0 AS cpu_ns FROM main.counter WHERE col = 'cpu_ns' AND opened = 1 AND total > 0
+           ORDER BY id LIMIT 1) AS c
+WHERE r.id = 1;
+
 -- ---- --skip-steps -----------------------------------------------------
 
 -- Where the steady state begins: the (N+1)-th complete step and its begin.

@@ -97,7 +97,8 @@ CREATE TABLE run (
   -- ended: lib_flops is the sum over precisions (int8 GEMMs add integer
   -- operations), as in step. NULL when calls were not counted (lib_counting
   -- is not 'on', or the recording did not finish), 0 when they were and
-  -- none was made. View run_flops turns them into rates and MFU.
+  -- none was made. The report's view run_flops (analyses/views.sql) turns
+  -- them into rates and MFU.
   lib_flops       INTEGER CHECK (lib_flops >= 0),
   lib_flops_fp64  INTEGER CHECK (lib_flops_fp64 >= 0),
   lib_flops_fp32  INTEGER CHECK (lib_flops_fp32 >= 0),
@@ -533,39 +534,6 @@ CREATE TABLE lib_reading (
   -- seen). No comma in a comment before a column: ALTER TABLE DROP COLUMN
   -- (SQLite 3.40) would cut the definition there
 );
-
--- The whole run's library FLOPs over its time (docs/metrics.md, "The whole
--- run"): the one definition the summary, the notes and the HTML page read.
---   wall_ns            the run's wall time, exec to end (run.end_ns - start_ns)
---   cpu_ns             its busy CPU time: task-clock of every thread and
---                      process of the target over the run (counter.total)
---   lib_flops_per_s    lib_flops / wall
---   mfu                lib_flops / (wall x peak_flops)
---   busy_flops_per_s   lib_flops / cpu time: FLOP per CPU-second used
---   busy_mfu           lib_flops / (cpu time x peak_flops / ncpu): the MFU
---                      of the CPU time the target used (its CPUs' share of
---                      the peak while busy; mfu / cpu_util)
---   cpu_util           cpu time / (wall x ncpu)
--- NULL when unknown (calls not counted, no peak, an emulated run's times,
--- which are the emulator's); mfu and busy_mfu also when no call was made
--- (lib_flops 0: the FLOPs, if any, came from elsewhere), as a step's MFU.
-CREATE VIEW run_flops AS
-SELECT r.lib_flops, r.lib_flops_fp64, r.lib_flops_fp32, r.lib_flops_bf16, r.lib_flops_fp16,
-       r.lib_ops_int8, r.lib_calls, r.lib_calls_unknown,
-       r.end_ns - r.start_ns AS wall_ns,
-       c.cpu_ns,
-       CASE WHEN r.emulated IS NULL THEN r.lib_flops / ((r.end_ns - r.start_ns) / 1e9) END AS lib_flops_per_s,
-       CASE WHEN r.emulated IS NULL AND r.peak_flops > 0 AND r.lib_flops > 0
-            THEN r.lib_flops / ((r.end_ns - r.start_ns) / 1e9 * r.peak_flops) END AS mfu,
-       CASE WHEN r.emulated IS NULL THEN r.lib_flops / (c.cpu_ns / 1e9) END AS busy_flops_per_s,
-       CASE WHEN r.emulated IS NULL AND r.peak_flops > 0 AND r.ncpu > 0 AND r.lib_flops > 0
-            THEN r.lib_flops / (c.cpu_ns / 1e9 * r.peak_flops / r.ncpu) END AS busy_mfu,
-       CASE WHEN r.emulated IS NULL AND r.ncpu > 0
-            THEN c.cpu_ns / ((r.end_ns - r.start_ns) * r.ncpu) END AS cpu_util
-FROM run AS r
-LEFT JOIN (SELECT total * 1.0 AS cpu_ns FROM counter WHERE col = 'cpu_ns' AND opened = 1 AND total > 0
-           ORDER BY id LIMIT 1) AS c
-WHERE r.id = 1;
 
 -- ---- programs without markers -----------------------------------------
 

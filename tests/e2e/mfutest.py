@@ -70,10 +70,15 @@ def record(args, cmd, cwd=None, env=None, timeout=120, recorder=None, **kw):
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
-def query(db, sql, args=()):
+def query(db, sql, args=(), views=False):
+    """Rows of SQL on DB, as dicts; @views: over the report's views
+    (analyses/views.sql: step.mfu, run_flops...), as mfu-report reads it."""
     con = sqlite3.connect('file:%s?mode=ro' % db, uri=True)
     try:
         con.row_factory = sqlite3.Row
+        if views:
+            with open(os.path.join(SRCDIR, 'analyses', 'views.sql'), encoding='utf-8') as f:
+                con.executescript(f.read())
         return [dict(r) for r in con.execute(sql, args)]
     finally:
         con.close()

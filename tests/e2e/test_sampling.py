@@ -21,15 +21,7 @@ def analysis(db, name):
         sql = f.read()
     sql = re.sub(r'@(\w+)@', lambda m: open(os.path.join(SRCDIR, 'analyses', m.group(1) + '.sql'))
                  .read().strip().rstrip(';'), sql)
-    with open(os.path.join(SRCDIR, 'analyses', 'views.sql')) as f:
-        views = f.read()
-    con = sqlite3.connect('file:%s?mode=ro' % db, uri=True)
-    con.row_factory = sqlite3.Row
-    try:
-        con.executescript(views)
-        return [dict(r) for r in con.execute(sql)]
-    finally:
-        con.close()
+    return query(db, sql, views=True)
 
 
 def read_truth(path):
