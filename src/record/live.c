@@ -127,7 +127,11 @@ static void fmt_time(char *buf, size_t len, double ns)
 
 /* " MFU 12.3%" from @num over @ns at @peak, or "" when unknown; above
  * 10,000% (a target declaring 1e300 FLOPs) "impossible", as mfu-report
- * says, rather than digits cut at @len. */
+ * says, rather than digits cut at @len. The one utilization made outside
+ * the report's views (analyses/views.sql, step_totals.mfu): the line is
+ * redrawn every second from sums kept as the steps arrive, while the
+ * writer still holds them; reading the views would scan every step stored
+ * so far at each redraw. The final figures are the report's, at exit. */
 static void fmt_util(char *buf, size_t len, const char *what, double num, double ns, double peak)
 {
 	double u = ns > 0 && peak > 0 ? num / (ns / 1e9 * peak) : NAN;
