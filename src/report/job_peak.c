@@ -499,47 +499,47 @@ static int read_sets(sqlite3 *db, struct job_peak_rank *r, size_t n, struct job_
 	return 0;
 }
 
-static int insert_hosts(sqlite3 *db, const char *schema, const struct job_peak_host *h, int nh,
-			char *err, size_t errlen)
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
 {
-	char *sql = sqlite3_mprintf("INSERT INTO %s.job_host VALUES (?, ?, ?, ?, ?, ?, ?, ?)", schema);
-	sqlite3_stmt *st = NULL;
-	int rc = -EIO;
-
-	if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		goto out;
-	for (int i = 0; i < nh; i++) {
-		sqlite3_reset(st);
-		if (h[i].host[0])
-			sqlite3_bind_text(st, 1, h[i].host, -1, SQLITE_STATIC);
-		else
-			sqlite3_bind_null(st, 1);
-		sqlite3_bind_text(st, 2, h[i].ranks, -1, SQLITE_STATIC);
-		if (h[i].cpus[0])
-			sqlite3_bind_text(st, 3, h[i].cpus, -1, SQLITE_STATIC);
-		else
-			sqlite3_bind_null(st, 3);
-		bind_pos(st, 4, h[i].peak_flops);
-		bind_pos(st, 5, h[i].ranks_flops);
-		bind_pos(st, 6, h[i].peak_bw);
-		bind_pos(st, 7, h[i].ranks_bw);
-		sqlite3_bind_text(st, 8, h[i].bw_rule, -1, SQLITE_STATIC);
-		if (sqlite3_step(st) != SQLITE_DONE)
-			goto out;
-	}
-	rc = 0;
-out:
-	if (rc)
-		sql_failed(db, sql, err, errlen);
-	sqlite3_finalize(st);
-	sqlite3_free(sql);
-	return rc;
+	if (s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, i);
 }
 
-static int insert_rank_peaks(sqlite3 *db, const char *schema, const struct job_peak_rank *r, size_t n,
-			     char *err, size_t errlen)
+/* Row @i of job_host or job_rank_peak bound to @st: */
+typedef void bind_row_fn(sqlite3_stmt *st, const void *rows, size_t i);
+
+static void bind_host(sqlite3_stmt *st, const void *rows, size_t i)
 {
-	char *sql = sqlite3_mprintf("INSERT INTO %s.job_rank_peak VALUES (?, ?, ?, ?)", schema);
+	const struct job_peak_host *h = (const struct job_peak_host *)rows + i;
+
+	bind_text(st, 1, h->host[0] ? h->host : NULL);
+	bind_text(st, 2, h->ranks);
+	bind_text(st, 3, h->cpus[0] ? h->cpus : NULL);
+	bind_pos(st, 4, h->peak_flops);
+	bind_pos(st, 5, h->ranks_flops);
+	bind_pos(st, 6, h->peak_bw);
+	bind_pos(st, 7, h->ranks_bw);
+	bind_text(st, 8, h->bw_rule);
+}
+
+static void bind_rank_peak(sqlite3_stmt *st, const void *rows, size_t i)
+{
+	const struct job_peak_rank *r = (const struct job_peak_rank *)rows + i;
+
+	sqlite3_bind_int64(st, 1, r->rank);
+	bind_text(st, 2, r->host);
+	bind_pos(st, 3, r->job_flops);
+	bind_pos(st, 4, r->job_bw);
+}
+
+/* "INSERT INTO @schema.@into" (a table and its VALUES) for each of the @n
+ * @rows, bound by @bind. */
+static int insert_rows(sqlite3 *db, const char *schema, const char *into, bind_row_fn *bind,
+		       const void *rows, size_t n, char *err, size_t errlen)
+{
+	char *sql = sqlite3_mprintf("INSERT INTO %s.%s", schema, into);
 	sqlite3_stmt *st = NULL;
 	int rc = -EIO;
 
@@ -547,13 +547,7 @@ static int insert_rank_peaks(sqlite3 *db, const char *schema, const struct job_p
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, r[i].rank);
-		if (r[i].host)
-			sqlite3_bind_text(st, 2, r[i].host, -1, SQLITE_STATIC);
-		else
-			sqlite3_bind_null(st, 2);
-		bind_pos(st, 3, r[i].job_flops);
-		bind_pos(st, 4, r[i].job_bw);
+		bind(st, rows, i);
 		if (sqlite3_step(st) != SQLITE_DONE)
 			goto out;
 	}
@@ -625,9 +619,10 @@ int job_peak_tables(sqlite3 *db, const char *schema, int with_note, char *err, s
 		rc = -ENOMEM;
 		goto out;
 	}
-	rc = insert_hosts(db, schema, h, nh, err, errlen);
+	rc = insert_rows(db, schema, "job_host VALUES (?, ?, ?, ?, ?, ?, ?, ?)", bind_host, h, (size_t)nh, err,
+			 errlen);
 	if (!rc)
-		rc = insert_rank_peaks(db, schema, r, n, err, errlen);
+		rc = insert_rows(db, schema, "job_rank_peak VALUES (?, ?, ?, ?)", bind_rank_peak, r, n, err, errlen);
 	if (!rc && with_note)
 		rc = note_shared_hosts(db, h, nh, err, errlen);
 out:
