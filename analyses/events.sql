@@ -1,10 +1,12 @@
 -- events: every hardware and user (-e) event, per step: raw (the count as
 -- read) and value (scaled by its group's time_enabled / time_running when
 -- the kernel multiplexed the counters), per second of the step's wall time
--- (NULL for an emulated run, whose times are the emulator's), and hw_fraction, the share of the step the hardware groups were counted.
+-- (NULL for an emulated run, whose times are the emulator's: view run's
+-- native), and hw_fraction, the share of the step the hardware groups were
+-- counted.
 -- Empty when the run had no hardware counters.
 SELECT sc.step, c.name AS event, c.kind, sc.raw, sc.value,
-       CASE WHEN (SELECT emulated FROM run WHERE id = 1) IS NULL THEN sc.value / (s.wall_ns / 1e9) END AS per_s,
+       sc.value / (s.wall_ns / 1e9) * (SELECT native FROM run WHERE id = 1) AS per_s,
        s.hw_fraction
 FROM step_counter sc
 JOIN counter c ON c.id = sc.counter
