@@ -11,7 +11,9 @@
 --                    the ranks that have it ("every rank: ...")
 --   job_peak         the peak job_mfu divides by: the ranks' peaks summed,
 --                    CPUs two ranks of a host share counted once (none for
---                    emulated ranks: merge_emulated says why); a
+--                    emulated ranks: merge_emulated says why; the ranks of
+--                    a host whose CPU sets are unknown are named: their
+--                    peaks are added); a
 --                    merge_host_peaks note names the hosts where that and
 --                    the memory bandwidth (each host once) made a difference
 --   job_mfu          why the job MFU is unknown (ranks without an MFU
@@ -46,6 +48,11 @@ lines(ord, sub, kind, text, missing, alert) AS (
                    || 'once: ' || printf('%.4g G', (SELECT sum(peak_flops) FROM job_host) / 1e9) || 'FLOP/s for '
                    || count(*) || CASE WHEN count(*) = 1 THEN ' rank' ELSE ' ranks' END
                    || CASE WHEN count(DISTINCT host) > 1 THEN ' on ' || count(DISTINCT host) || ' hosts' ELSE '' END
+                   || coalesce('; but the CPU sets of ' || (SELECT group_concat('ranks ' || ranks
+                                                                 || coalesce(' on host ' || host, ''), ' and ')
+                                                          FROM job_host WHERE cpus IS NULL AND instr(ranks, ',') > 0)
+                               || ' are not recorded, so their peaks are added as if they shared no CPU '
+                               || '(a ceiling too high if they did)', '')
               ELSE 'job_mfu is unknown: no FLOP/s peak is known for rank'
                    || CASE WHEN count(*) - count(peak_flops) > 1 THEN 's ' ELSE ' ' END
                    || (SELECT group_concat(rank, ', ') FROM run WHERE peak_flops IS NULL) END,

@@ -209,6 +209,36 @@ class Merge(unittest.TestCase):
             for r in js:
                 self.assertAlmostEqual(r['job_peak_flops'], r['peak_flops'] / 2, delta=1)
 
+    def test_unknown_cpu_sets_are_named(self):
+        """Ranks of one host whose CPU sets are not recorded (a database
+        made elsewhere): their peaks are added, and the job_peak note says
+        so rather than 'each host's CPUs counted once' alone."""
+        d = self.path('nocpus')
+        os.makedirs(d, exist_ok=True)
+        for rank, src in ((0, self.r0), (1, self.r1)):
+            dst = os.path.join(d, 'run.%d.sqlite' % rank)
+            shutil.copy(src, dst)
+            con = sqlite3.connect(dst)
+            con.execute('UPDATE run SET allowed_cpus = NULL')
+            con.commit()
+            con.close()
+        runs = [query(os.path.join(d, 'run.%d.sqlite' % r), 'SELECT peak_flops, host FROM run')[0] for r in (0, 1)]
+        if not runs[0]['peak_flops'] or not runs[1]['peak_flops']:
+            self.skipTest('no FLOP peak on this machine')
+        out = json.loads(report('--db', os.path.join(d, 'run.*.sqlite'), '--format', 'json',
+                                'summary', 'notes').stdout)
+        self.assertAlmostEqual(out['summary'][0]['peak_flops'], runs[0]['peak_flops'] + runs[1]['peak_flops'],
+                               delta=1)
+        note = [n['text'] for n in out['notes'] if n['kind'] == 'job_peak']
+        self.assertEqual(len(note), 1, out['notes'])
+        self.assertIn('but the CPU sets of ranks 0, 1 on host %s are not recorded, so their peaks are added '
+                      'as if they shared no CPU' % runs[0]['host'], note[0])
+        # with the CPU sets (the recordings as made) the note names none
+        out = json.loads(report('--db', self.path('job', 'run.*.sqlite'), '--format', 'json', 'notes').stdout)
+        note = [n['text'] for n in out if n['kind'] == 'job_peak']
+        self.assertEqual(len(note), 1, out)
+        self.assertNotIn('not recorded', note[0])
+
     def test_bound_ranks_on_one_host(self):
         """Ranks bound to their own CPUs of one socket: the FLOP ceiling is
         both CPU sets' (nothing shared), the bandwidth the socket's spec at
