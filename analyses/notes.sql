@@ -101,6 +101,7 @@ lines(ord, sub, kind, text, missing, alert) AS (
   SELECT 2, 0, 'peak_flops',
          CASE WHEN r.peak_flops IS NULL OR r.peak_flops <= 0 THEN
            'no ' || r.dtype || ' FLOP/s peak is known for this run, so mfu and hfu are unknown'
+           || CASE WHEN EXISTS (SELECT 1 FROM mfu_dtype_peak) THEN ' (' || r.peak_flops_source || ')' ELSE '' END
          ELSE
            'mfu and hfu use the ' || r.dtype || ' peak of '
            || CASE WHEN r.peak_flops >= 1e15 THEN printf('%.4g P', r.peak_flops / 1e15)
@@ -214,7 +215,9 @@ lines(ord, sub, kind, text, missing, alert) AS (
   -- Library FLOPs come by precision; the peak is one dtype's.
   SELECT 4, 5, 'lib_dtype',
          printf('%.0f', d.v * 100 / s.lib) || '% of the library FLOPs that mfu uses are ' || d.dtype
-         || ', but mfu uses the ' || r.dtype || ' peak: record with --dtype ' || d.dtype
+         || ', but mfu uses the ' || r.dtype || ' peak: ' || CASE WHEN EXISTS (
+              SELECT 1 FROM main.peak WHERE kind = 'flops' AND scope = 'choice' AND dtype = d.dtype)
+            THEN 'mfu-report --dtype ' ELSE 'record with --dtype ' END || d.dtype
          || ' for their MFU against the ' || d.dtype || ' peak',
          0, 0
   FROM s CROSS JOIN r CROSS JOIN (
@@ -228,7 +231,9 @@ lines(ord, sub, kind, text, missing, alert) AS (
   -- the same for the whole run's MFU when no step has library FLOPs
   SELECT 4, 5, 'lib_dtype',
          printf('%.0f', d.v * 100.0 / rf.lib_flops) || '% of the run''s library FLOPs are ' || d.dtype
-         || ', but run_mfu uses the ' || r.dtype || ' peak: record with --dtype ' || d.dtype
+         || ', but run_mfu uses the ' || r.dtype || ' peak: ' || CASE WHEN EXISTS (
+              SELECT 1 FROM main.peak WHERE kind = 'flops' AND scope = 'choice' AND dtype = d.dtype)
+            THEN 'mfu-report --dtype ' ELSE 'record with --dtype ' END || d.dtype
          || ' for their MFU against the ' || d.dtype || ' peak',
          0, 0
   FROM s CROSS JOIN r CROSS JOIN rf CROSS JOIN (

@@ -2,7 +2,9 @@
 -- which one each utilization uses (used = 1: run.peak_flops for MFU/HFU at
 -- run.dtype, run.peak_bw for MBU and DRAM bandwidth utilization). Measured
 -- peaks come from mfu-calibrate's profile of this machine; ratio is
--- measured / spec for the same kind, dtype and scope.
+-- measured / spec for the same kind, dtype and scope. The rows of scope
+-- 'choice' (the peak the run's --peak mode picks for each dtype, which
+-- mfu-report --dtype reads) repeat one of these and are left out.
 WITH r AS (SELECT dtype, peak_flops, peak_bw FROM run)
 SELECT p.kind, p.dtype, p.scope, p.source, p.value,
        (SELECT p.value / s.value FROM peak s
@@ -12,4 +14,5 @@ SELECT p.kind, p.dtype, p.scope, p.source, p.value,
                                    OR (p.kind = 'bandwidth' AND p.value = r.peak_bw)) THEN 1 ELSE 0 END AS used,
        p.detail
 FROM peak p CROSS JOIN r
+WHERE p.scope <> 'choice'
 ORDER BY p.kind DESC, p.dtype, p.scope DESC, p.source DESC;

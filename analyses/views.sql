@@ -18,8 +18,11 @@
 --                  cannot open
 --   hw_flops_from  --hw-flops-from FILE: the database the counted FLOPs come
 --                  from (attached as hwf; analyses/hw_flops_from.sql)
+--   dtype          --dtype DTYPE: MFU and HFU against the DTYPE peak, the
+--                  one mfu-record chose for it (peak rows of scope
+--                  'choice'), not the run's own dtype's
 CREATE TEMP VIEW IF NOT EXISTS mfu_option AS
-SELECT 0 AS skip_steps, 0 AS quiet, NULL AS hw_flops_from;
+SELECT 0 AS skip_steps, 0 AS quiet, NULL AS hw_flops_from, NULL AS dtype;
 
 -- ---- the run ----------------------------------------------------------
 
@@ -27,14 +30,31 @@ SELECT 0 AS skip_steps, 0 AS quiet, NULL AS hw_flops_from;
 -- peaks: its times are the emulator's (2 to 1,000+ times the program's
 -- own), so no MFU, HFU, MBU or rate is made of them. Its peak sources say
 -- so; native is 1 for a run that ran natively, NULL for an emulated one
--- (a rate times native is NULL for it).
+-- (a rate times native is NULL for it). With --dtype another than the
+-- run's, dtype is that one and peak_flops the peak mfu-record chose for it
+-- (mfu_dtype_peak), NULL with the reason in peak_flops_source when the
+-- recording holds none.
+CREATE TEMP VIEW mfu_dtype_peak AS
+SELECT o.dtype, p.value,
+       coalesce(p.detail,
+                'not recorded: this recording holds no ' || o.dtype || ' FLOP/s peak (none is known for '
+                || o.dtype || ' on its machine, or it was made before mfu-record stored each dtype''s peak): '
+                || 'record with mfu-record --dtype ' || o.dtype) AS source
+FROM mfu_option AS o
+LEFT JOIN main.peak AS p ON p.kind = 'flops' AND p.scope = 'choice' AND p.dtype = o.dtype
+WHERE o.dtype IS NOT NULL;
+
 CREATE TEMP VIEW run AS
 SELECT id, mfu_version, command, cwd, start_unix_ns, start_ns, end_ns, host, kernel, cpu_vendor,
        cpu_family, cpu_model, cpu_stepping, cpu_name, uarch, isa, nominal_hz, nominal_hz_source,
-       allowed_cpus, ncpu_affinity, cpu_quota, ncpu, dtype,
-       CASE WHEN emulated IS NULL THEN peak_flops END                   AS peak_flops,
-       CASE WHEN emulated IS NULL THEN peak_flops_source
-            ELSE 'not used (emulated run): ' || peak_flops_source END   AS peak_flops_source,
+       allowed_cpus, ncpu_affinity, cpu_quota, ncpu,
+       coalesce(d.dtype, r.dtype)                                      AS dtype,
+       CASE WHEN emulated IS NULL THEN
+         CASE WHEN d.dtype IS NOT NULL THEN d.value ELSE r.peak_flops END END AS peak_flops,
+       CASE WHEN emulated IS NOT NULL THEN 'not used (emulated run): ' || r.peak_flops_source
+            WHEN d.dtype IS NOT NULL
+            THEN '--dtype ' || d.dtype || ' (recorded with ' || r.dtype || '): ' || d.source
+            ELSE r.peak_flops_source END                                AS peak_flops_source,
        CASE WHEN emulated IS NULL THEN peak_bw END                      AS peak_bw,
        CASE WHEN emulated IS NULL THEN peak_bw_source
             ELSE 'not used (emulated run): ' || peak_bw_source END      AS peak_bw_source,
@@ -44,12 +64,15 @@ SELECT id, mfu_version, command, cwd, start_unix_ns, start_ns, end_ns, host, ker
        lib_flops_bf16, lib_flops_fp16, lib_ops_int8, lib_calls, lib_calls_unknown,
        exe_functions, exe_usdt,
        CASE WHEN emulated IS NULL THEN 1 END                            AS native
-FROM main.run;
+FROM main.run AS r LEFT JOIN mfu_dtype_peak AS d ON d.dtype <> r.dtype;
 
 -- The run's divisors, one row: the peaks (NULL when unknown or emulated),
 -- ncpu and native. NULL in a merged file (mfu-report merge: one run row per
--- rank), whose per-rank figures are job_rank_step's.
-CREATE TEMP VIEW mfu_peak AS
+-- rank), whose per-rank figures are job_rank_step's. A TEMP table, made
+-- once from the run view: the step and phase views name it in every
+-- figure, and a view there made SQLite expand the run view again at each
+-- name when it prepared a statement (a third of mfu-report's prepare time).
+CREATE TEMP TABLE mfu_peak AS
 SELECT CASE WHEN count(*) = 1 THEN max(peak_flops) END AS peak_flops,
        CASE WHEN count(*) = 1 THEN max(peak_bw) END    AS peak_bw,
        CASE WHEN count(*) = 1 THEN max(ncpu) END       AS ncpu,

@@ -76,6 +76,9 @@ static int check_options(struct report_options *r)
 	if (r->hw_from && (r->ndb > 1 || strpbrk(r->path, "*?[")))
 		return bad_usage("--hw-flops-from gives one run the counts of another: give one --db (a "
 				 "job's ranks each: " PROG " --db run.0.sqlite --hw-flops-from emu.0.sqlite)");
+	if (r->dtype && (r->ndb > 1 || strpbrk(r->path, "*?[")))
+		return bad_usage("--dtype reads one run's peak for another precision; a job's ceiling is made "
+				 "from its ranks' recorded peaks: record the ranks with mfu-record --dtype");
 	if (r->fail_on && !r->diff_base)
 		return bad_usage("--fail-on goes with --diff BASE NEW");
 	if (r->hw_from && r->diff_base)
@@ -178,7 +181,8 @@ static int list_sections(void)
  * compares, breakdown written out. */
 static int print_sql(const char *name, const struct report_options *r)
 {
-	struct runview_options o = { .skip_steps = r->skip, .quiet = r->quiet, .hw_flops_from = r->hw_from };
+	struct runview_options o = { .skip_steps = r->skip, .quiet = r->quiet, .hw_flops_from = r->hw_from,
+				     .dtype = r->dtype };
 	char *views;
 	int diff = strcmp(name, "diff") == 0;
 	const struct analysis *a = diff ? NULL : find_section(name);

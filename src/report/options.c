@@ -4,6 +4,7 @@
 
 #include "analysis.h"
 #include "format.h"
+#include "machine.h"
 #include "merge.h"
 #include "util.h"
 
@@ -51,7 +52,7 @@ static void usage(FILE *out)
 	section_list(sections, sizeof(sections));
 	fprintf(out,
 		"usage: " PROG " [--db FILE] [--format FORMAT] [--raw] [--columns LIST] [-q]\n"
-		"                  [SECTION...]\n"
+		"                  [--dtype DTYPE] [SECTION...]\n"
 		"       " PROG " --db NATIVE --hw-flops-from EMULATED [SECTION...]\n"
 		"       " PROG " [--db FILE] --trace FILE\n"
 		"       " PROG " --diff BASE NEW [--format FORMAT] [--raw] [--columns LIST]\n"
@@ -81,13 +82,18 @@ static void usage(FILE *out)
 		"                       json always carry every column\n"
 		"  -k, --skip-steps N   leave out the first N complete steps (warm-up)\n"
 		"                       everywhere: their phases, samples and gaps too\n"
+		"      --dtype DTYPE    MFU and HFU against the DTYPE FLOP/s peak (fp64, fp32,\n"
+		"                       bf16, fp16, int8) instead of the one the run was\n"
+		"                       recorded with (mfu-record --dtype): the peak mfu-record\n"
+		"                       chose for DTYPE by its --peak rule, stored in the run\n"
 		"  -l, --list           list the sections and what they show\n"
 		"  -q, --quiet          leave out the notes on counters this machine cannot\n"
 		"                       open (no hardware or memory-controller PMU: on a\n"
 		"                       virtual machine, the same in every run)\n"
 		"  -s, --sql SECTION    print the SQL behind SECTION, to run or adapt: the\n"
 		"                       views it reads (analyses/views.sql, with the options\n"
-		"                       given: --skip-steps, -q, --hw-flops-from), then its own\n"
+		"                       given: --skip-steps, -q, --hw-flops-from, --dtype), then\n"
+		"                       its own\n"
 		"                         " PROG " --sql steps > steps.sql\n"
 		"                         sqlite3 -header -column run.sqlite < steps.sql\n"
 		"      --straggler-threshold PCT\n"
@@ -145,6 +151,7 @@ enum {
 	OPT_RAW,
 	OPT_COLUMNS,
 	OPT_FAIL_ON,
+	OPT_DTYPE,
 };
 
 /* Every --db, freed at exit (main returns from many places). */
@@ -174,6 +181,7 @@ int options_parse(int argc, char **argv, struct report_options *r)
 		{ "raw", no_argument, NULL, OPT_RAW },
 		{ "columns", required_argument, NULL, OPT_COLUMNS },
 		{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
+		{ "dtype", required_argument, NULL, OPT_DTYPE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -218,6 +226,13 @@ int options_parse(int argc, char **argv, struct report_options *r)
 		case OPT_RAW: r->raw = 1; break;
 		case OPT_COLUMNS: r->columns = optarg; break;
 		case OPT_FAIL_ON: r->fail_on = optarg; break;
+		case OPT_DTYPE: {
+			int d = machine_dtype_parse(optarg);
+			if (d < 0)
+				return bad_usage("--dtype '%s': expected fp64, fp32, bf16, fp16 or int8", optarg);
+			r->dtype = machine_dtype_name((enum machine_dtype)d);
+			break;
+		}
 		case 'h': usage(stdout); return 0;
 		case 'V': return cli_version(PROG, MFU_VERSION);
 		default: return cli_option_error(PROG, opt, argv, options);

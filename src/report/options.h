@@ -33,6 +33,7 @@ struct report_options {
 	const char *diff_base, *diff_new; /* --diff BASE NEW */
 	const char *fail_on;             /* --fail-on SPEC (with --diff) */
 	const char *hw_from;             /* --hw-flops-from FILE */
+	const char *dtype;               /* --dtype DTYPE: the FLOP peak's precision, NULL: the run's */
 	int db_given, format_given;
 	const char **db_args;            /* every --db, in order */
 	size_t ndb;

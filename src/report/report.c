@@ -235,7 +235,7 @@ fail:
 static int open_run(const struct report_options *r, const char *path, sqlite3 **db)
 {
 	struct runview_options o = { .skip_steps = r->skip, .quiet = r->quiet,
-				     .hw_flops_from = path == r->path ? r->hw_from : NULL };
+				     .hw_flops_from = path == r->path ? r->hw_from : NULL, .dtype = r->dtype };
 	char err[1024];
 	int rc = runview_open(path, &o, db, err, sizeof(err));
 
@@ -277,6 +277,11 @@ static int job_report(const struct report_options *r)
 	size_t n = 0;
 	int rc, ret = EXIT_DATA;
 
+	if (r->dtype) {
+		fprintf(stderr, PROG ": --dtype reads one run's peak for another precision; a job's ceiling is made "
+			"from its ranks' recorded peaks (record the ranks with mfu-record --dtype)\n");
+		return EXIT_USAGE;
+	}
 	rc = merge_expand(r->db_args, r->ndb, &paths, &n, err, sizeof(err));
 	if (!rc)
 		rc = job_open(&jr.job, paths, n, open_rank, (void *)r, &o, err, sizeof(err));

@@ -23,8 +23,8 @@ char *runview_sql(const struct runview_options *o)
 	/* the option values as SQL literals: the views read them from here */
 	head = sqlite3_mprintf("-- mfu-report's options (analyses/views.sql reads them from mfu_option)\n"
 			       "CREATE TEMP VIEW mfu_option AS\n"
-			       "SELECT %ld AS skip_steps, %d AS quiet, %Q AS hw_flops_from;\n",
-			       o->skip_steps, !!o->quiet, o->hw_flops_from);
+			       "SELECT %ld AS skip_steps, %d AS quiet, %Q AS hw_flops_from, %Q AS dtype;\n",
+			       o->skip_steps, !!o->quiet, o->hw_flops_from, o->dtype);
 	if (!head)
 		return NULL;
 	if (buf_append(&out, &len, &cap, head, strlen(head)))

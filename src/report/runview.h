@@ -17,6 +17,7 @@ struct runview_options {
 	long skip_steps;           /* --skip-steps N: leave out the first N complete steps */
 	int quiet;                 /* --quiet: no notes on counters the machine lacks */
 	const char *hw_flops_from; /* --hw-flops-from FILE, or NULL */
+	const char *dtype;         /* --dtype DTYPE: the FLOP peak's precision, NULL: the run's */
 };
 
 /* The SQL that makes the views for @o on a connection to a run: the

@@ -487,6 +487,83 @@ class TargetCpus(TempDirTest):
             proc.wait()
 
 
+class DtypeAtReport(TempDirTest):
+    """mfu-report --dtype: the recording stores, for each dtype, the peak its
+    --peak mode picks (peak rows of scope 'choice'); the report divides by
+    the one asked for. Checked against a second recording made with
+    mfu-record --dtype fp64 on the same machine and profile (none: the spec
+    rows, deterministic), and against the MFU worked out by hand."""
+
+    def rec(self, name, *args):
+        db = self.path(name)
+        env = dict(os.environ, XDG_CACHE_HOME=self.path('cache'))
+        p = record(['-o', db, '--no-calibrate'] + list(args),
+                   [wl('steps'), '--steps', '4', '--busy-us', '2000', '--flops', '1000000000'], env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return db
+
+    def report_json(self, db, *args):
+        p = subprocess.run([prog('MFU_REPORT'), '--db', db, '--format', 'json'] + list(args),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)
+
+    def test_another_dtype_s_peak(self):
+        fp32 = self.rec('fp32.sqlite', '--dtype', 'fp32')
+        fp64 = self.rec('fp64.sqlite', '--dtype', 'fp64')
+        choice = {r['dtype']: r for r in query(fp32, "SELECT * FROM peak WHERE scope = 'choice'")}
+        run32 = query(fp32, 'SELECT peak_flops, peak_flops_source FROM run')[0]
+        run64 = query(fp64, 'SELECT peak_flops, peak_flops_source FROM run')[0]
+        # the run's own dtype's choice is its peak
+        if run32['peak_flops'] is None:
+            self.assertNotIn('fp32', choice)
+        else:
+            self.assertEqual(choice['fp32']['value'], run32['peak_flops'])
+            self.assertEqual(choice['fp32']['detail'], run32['peak_flops_source'][:639])
+        # another dtype's choice is what recording with it picks
+        if run64['peak_flops'] is None:
+            self.assertNotIn('fp64', choice)
+        else:
+            self.assertEqual(choice['fp64']['value'], run64['peak_flops'])
+            self.assertEqual(choice['fp64']['detail'], run64['peak_flops_source'][:639])
+            self.assertEqual(choice['fp64']['source'], 'spec')
+        out = self.report_json(fp32, '--dtype', 'fp64', 'summary', 'steps', 'notes')
+        s = out['summary'][0]
+        self.assertEqual(s['dtype'], 'fp64')
+        if run64['peak_flops'] is None:
+            self.assertIsNone(s['mfu'])
+            note = [n['text'] for n in out['notes'] if n['kind'] == 'peak_flops'][0]
+            self.assertIn('this recording holds no fp64 FLOP/s peak', note)
+            return
+        self.assertEqual(s['peak_flops'], run64['peak_flops'])
+        self.assertTrue(s['peak_source'].startswith('--dtype fp64 (recorded with fp32): '), s['peak_source'])
+        steps = query(fp32, 'SELECT step, wall_ns, model_flops FROM step WHERE complete = 1 ORDER BY step')
+        self.assertEqual(len(out['steps']), len(steps))
+        for got, st in zip(out['steps'], steps):
+            want = st['model_flops'] / (st['wall_ns'] / 1e9 * run64['peak_flops'])
+            self.assertAlmostEqual(got['mfu'], want, delta=1e-12 * want)
+        want = sum(st['model_flops'] for st in steps) / (sum(st['wall_ns'] for st in steps) / 1e9
+                                                          * run64['peak_flops'])
+        self.assertAlmostEqual(s['mfu'], want, delta=1e-12 * want)
+
+    def test_user_peak_and_refusals(self):
+        db = self.rec('user.sqlite', '--peak-flops', '3T')
+        choice = query(db, "SELECT * FROM peak WHERE scope = 'choice' AND dtype = 'fp32'")
+        self.assertEqual([(c['value'], c['source']) for c in choice], [(3e12, 'user')])
+        # the run's own dtype: the recorded peak, --peak-flops included
+        s = self.report_json(db, '--dtype', 'fp32', 'summary')[0]
+        self.assertEqual((s['peak_flops'], s['peak_source']), (3e12, 'user: --peak-flops 3e+12'))
+        # the peaks section leaves the choice rows out
+        self.assertFalse([r for r in self.report_json(db, 'peaks') if r['scope'] == 'choice'])
+        for args, msg in ((['--dtype', 'fp8'], "--dtype 'fp8': expected fp64, fp32, bf16, fp16 or int8"),
+                          (['--db', db, '--dtype', 'fp64'], '--dtype reads one run'),
+                          (['--dtype', 'fp64', 'job'], '--dtype reads one run')):
+            p = subprocess.run([prog('MFU_REPORT'), '--db', db] + args, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, timeout=60)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertIn(msg, p.stderr)
+
+
 class Impossible(TempDirTest):
     def test_mfu_above_100_is_said(self):
         db = self.path('run.sqlite')

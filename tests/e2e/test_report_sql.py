@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """mfu-report --sql SECTION is what the report runs: for every section and
 every kind of run (native, emulated, a merged file of ranks, --skip-steps,
---hw-flops-from), the printed SQL piped into the sqlite3 program gives the
+--hw-flops-from, --dtype), the printed SQL piped into the sqlite3 program gives the
 same rows as mfu-report --format csv. The views (analyses/views.sql) come
 first in that SQL; an emulated run's hand-run steps have no MFU.
 
@@ -9,6 +9,7 @@ first in that SQL; an emulated run's hand-run steps have no MFU.
 """
 import csv
 import io
+import json
 import os
 import shutil
 import sqlite3
@@ -67,6 +68,14 @@ class SqlIsTheReport(unittest.TestCase):
         db.execute("UPDATE phase SET hw_flops = 7e9 WHERE complete = 1")
         db.commit()
         db.close()
+        # the peaks mfu-record chose for other dtypes (mfu-report --dtype)
+        cls.dtyped = os.path.join(cls.tmp, 'dtyped.sqlite')
+        shutil.copy(cls.native, cls.dtyped)
+        db = sqlite3.connect(cls.dtyped)
+        db.execute("INSERT INTO peak (kind, dtype, scope, value, source, detail) VALUES "
+                   "('flops', 'fp64', 'choice', 1e12, 'spec', 'spec: half the fp32 peak, by hand')")
+        db.commit()
+        db.close()
         other = os.path.join(cls.tmp, 'native.1.sqlite')
         shutil.copy(cls.native, other)
         cls.merged = os.path.join(cls.tmp, 'job.sqlite')
@@ -89,6 +98,8 @@ class SqlIsTheReport(unittest.TestCase):
             ('skip-steps traced', self.traced, ['--skip-steps', '1'], runs),
             ('quiet', self.native, ['-q'], runs),
             ('hw-flops-from', self.native, ['--hw-flops-from', self.emulated], runs),
+            ('dtype', self.dtyped, ['--dtype', 'fp64'], runs),
+            ('dtype not recorded', self.native, ['--dtype', 'int8'], runs),
         ]
 
     def by_hand(self, db, sql):
@@ -116,6 +127,25 @@ class SqlIsTheReport(unittest.TestCase):
                         bad = [(k, a, b) for k, a, b in zip(want[0], g, w) if not same_cell(a, b)]
                         self.assertEqual(bad, [], 'row %d' % n)
         self.assertGreater(self.compared, 300)   # rows compared, not only headers
+
+    def test_dtype_divides_by_its_peak(self):
+        """--dtype fp64 on a run recorded at fp32 (peak 2 TFLOP/s) whose fp64
+        choice is 1 TFLOP/s: every MFU and HFU doubles, by hand as in the
+        report; a dtype without a choice has none."""
+        base = json.loads(report('--db', self.dtyped, '--format', 'json', 'steps').stdout)
+        half = json.loads(report('--db', self.dtyped, '--format', 'json', '--dtype', 'fp64', 'steps').stdout)
+        rows = self.by_hand(self.dtyped, report('--sql', 'steps', '--dtype', 'fp64').stdout)
+        hand = [dict(zip(rows[0], r)) for r in rows[1:]]
+        self.assertTrue(any(b['mfu'] for b in base))
+        for b, h, s in zip(base, half, hand):
+            for c in ('mfu', 'hfu'):
+                if b[c] is None:
+                    self.assertIsNone(h[c])
+                else:
+                    self.assertAlmostEqual(h[c], 2 * b[c], delta=1e-12 * b[c])
+                    self.assertAlmostEqual(float(s[c]), 2 * b[c], delta=1e-9 * b[c])
+        none = json.loads(report('--db', self.dtyped, '--format', 'json', '--dtype', 'int8', 'steps').stdout)
+        self.assertTrue(all(r['mfu'] is None and r['hfu'] is None for r in none))
 
     def test_emulated_steps_by_hand_have_no_mfu(self):
         for section, cols in (('steps', ('mfu', 'hfu', 'mbu', 'model_flops_per_s', 'hw_flops_per_s')),

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -464,6 +465,52 @@ static void profile_note(struct peaks *p, const struct profile_status *st)
 			 "these)", disturbed);
 }
 
+/* Rows of scope "choice": for each dtype with a FLOP/s peak, the peak the
+ * mode picks (the run's dtype's: p->flops, --peak-flops included), its
+ * source spec, measured or user and its detail the choice's source text,
+ * so that mfu-report --dtype picks another dtype's peak the way this
+ * recording would have. The other dtypes' warnings and notes go to a
+ * scratch copy: only the run's dtype is said on stderr. */
+static int choice_rows(struct peaks *p, const struct peaks_request *rq, const char *profile_why,
+		       const char *cpus)
+{
+	char dtypes[8][8], src[sizeof(p->flops_source)], what[80];
+	struct peaks *scratch = malloc(sizeof(*scratch));
+	int nd = 0;
+
+	if (!scratch)
+		return -ENOMEM;
+	for (int i = 0; i < p->nrows; i++) {
+		const struct peak_row *r = &p->rows[i];
+		int seen = 0;
+		for (int j = 0; j < nd; j++)
+			seen |= strcmp(dtypes[j], r->dtype) == 0;
+		if (!seen && nd < 8 && strcmp(r->kind, "flops") == 0 && strcmp(r->scope, "all") == 0)
+			snprintf(dtypes[nd++], sizeof(dtypes[0]), "%s", r->dtype);
+	}
+	for (int j = 0; j < nd; j++) {
+		const struct peak_row *spec = find_row(p, "flops", dtypes[j], "all", "spec");
+		const struct peak_row *meas = find_row(p, "flops", dtypes[j], "all", "measured");
+		double v;
+
+		if (strcmp(dtypes[j], rq->dtype) == 0) {
+			v = p->flops;
+			snprintf(src, sizeof(src), "%s", p->flops_source);
+		} else {
+			scratch->nwarn = 0;
+			scratch->spec_note[0] = '\0';
+			snprintf(what, sizeof(what), "%s %s", dtypes[j], flop_unit(dtypes[j]));
+			choose(scratch, rq->mode, what, flop_unit(dtypes[j]), spec, meas, profile_why, NULL, cpus, &v, src,
+			       sizeof(src));
+		}
+		if (v > 0)
+			add_row(p, "flops", dtypes[j], "choice", v,
+				strncmp(src, "user", 4) == 0 ? "user" : spec && v == spec->value ? "spec" : "measured", src);
+	}
+	free(scratch);
+	return 0;
+}
+
 int peaks_choose(struct peaks *p, const struct machine *m, const struct peaks_request *rq,
 		 const struct profile_peak *pp, int npp, const char *profile_why)
 {
@@ -521,7 +568,7 @@ int peaks_choose(struct peaks *p, const struct machine *m, const struct peaks_re
 		snprintf(p->bw_source, sizeof(p->bw_source), "user: --peak-bw %.6g", rq->user_bw);
 		add_row(p, "bandwidth", NULL, "all", rq->user_bw, "user", "given with --peak-bw");
 	}
-	return 0;
+	return choice_rows(p, rq, disturbed & 1 ? dis_why : profile_why, m->allowed_cpus);
 }
 
 int peaks_profile_disturbed(const struct profile_peak *pp, int npp, const char *dtype, char *why, size_t len)
