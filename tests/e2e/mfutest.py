@@ -160,6 +160,9 @@ def _hypervisor():
 # /proc/stat: clock comparisons on a VM allow this much more. On bare metal
 # it is 0 and the 1-2% claims are checked as they stand.
 VM_SLACK_NS = 2_000_000 if _hypervisor() else 0
+# /proc/stat counts steal in whole clock ticks per CPU (10 ms at USER_HZ
+# 100): up to a tick of each CPU's steal is not shown yet when it is read.
+STEAL_TICK_NS = 1_000_000_000 // os.sysconf('SC_CLK_TCK') if _hypervisor() else 0
 
 
 # Running things as user nobody. The build tree may be out of nobody's reach

@@ -12,7 +12,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mfutest import (SANITIZED, VM_SLACK_NS, TempDirTest, as_nobody, nobody_reachable,  # noqa: E402
+from mfutest import (SANITIZED, STEAL_TICK_NS, VM_SLACK_NS, TempDirTest, as_nobody, nobody_reachable,  # noqa: E402
                      perf_event_paranoid, prog, query, read_clock, read_phase_clock, record, steal_ns,
                      wall_slack)
 
@@ -179,9 +179,13 @@ class RecordSteps(TempDirTest):
             # hypervisor took from a thread's vCPU while it was scheduled in
             # (steal), which the kernel's CPU clocks leave out
             # (CONFIG_PARAVIRT_TIME_ACCOUNTING), and stalls that /proc/stat
-            # does not always show as steal (VM_SLACK_NS)...
+            # does not always show as steal (VM_SLACK_NS), or not yet (less
+            # than a tick of a CPU's: STEAL_TICK_NS); each on both threads'
+            # vCPUs (seen in a loaded make check: task-clock 106.1 ms, the
+            # process clock 100.2 ms, /proc/stat's steal unchanged)...
             self.assertGreaterEqual(s['cpu_ns'], 2 * 50e6 - 100_000, msg=str(s))
-            self.assertLessEqual(s['cpu_ns'], (c1 - c0) * 1.01 + 100_000 + stolen + VM_SLACK_NS,
+            self.assertLessEqual(s['cpu_ns'],
+                                 (c1 - c0) * 1.01 + 100_000 + stolen + 2 * (VM_SLACK_NS + STEAL_TICK_NS),
                                  msg=str((s, o, stolen)))
             # ...and, when nothing else took a CPU meanwhile (the step lasted
             # about 50 ms), the utilization is near 2/ncpu
