@@ -101,7 +101,7 @@ lines(ord, sub, kind, text, missing, alert) AS (
   SELECT 2, 0, 'peak_flops',
          CASE WHEN r.peak_flops IS NULL OR r.peak_flops <= 0 THEN
            'no ' || r.dtype || ' FLOP/s peak is known for this run, so mfu and hfu are unknown'
-           || CASE WHEN EXISTS (SELECT 1 FROM mfu_dtype_peak) THEN ' (' || r.peak_flops_source || ')' ELSE '' END
+           || coalesce(CASE WHEN EXISTS (SELECT 1 FROM mfu_dtype_peak) THEN ' (' || r.peak_flops_source || ')' END, '')
          ELSE
            'mfu and hfu use the ' || r.dtype || ' peak of '
            || CASE WHEN r.peak_flops >= 1e15 THEN printf('%.4g P', r.peak_flops / 1e15)

@@ -33,7 +33,9 @@ SELECT 0 AS skip_steps, 0 AS quiet, NULL AS hw_flops_from, NULL AS dtype;
 -- (a rate times native is NULL for it). With --dtype another than the
 -- run's, dtype is that one and peak_flops the peak mfu-record chose for it
 -- (mfu_dtype_peak), NULL with the reason in peak_flops_source when the
--- recording holds none.
+-- recording holds none. One choice row per dtype (mfu-record writes one;
+-- a database edited by hand with more gets the first, not a run row
+-- each).
 CREATE TEMP VIEW mfu_dtype_peak AS
 SELECT o.dtype, p.value,
        coalesce(p.detail,
@@ -41,7 +43,8 @@ SELECT o.dtype, p.value,
                 || o.dtype || ' on its machine, or it was made before mfu-record stored each dtype''s peak): '
                 || 'record with mfu-record --dtype ' || o.dtype) AS source
 FROM mfu_option AS o
-LEFT JOIN main.peak AS p ON p.kind = 'flops' AND p.scope = 'choice' AND p.dtype = o.dtype
+LEFT JOIN main.peak AS p ON p.rowid = (SELECT min(rowid) FROM main.peak
+                                      WHERE kind = 'flops' AND scope = 'choice' AND dtype = o.dtype)
 WHERE o.dtype IS NOT NULL;
 
 CREATE TEMP VIEW run AS

@@ -147,6 +147,28 @@ class SqlIsTheReport(unittest.TestCase):
         none = json.loads(report('--db', self.dtyped, '--format', 'json', '--dtype', 'int8', 'steps').stdout)
         self.assertTrue(all(r['mfu'] is None and r['hfu'] is None for r in none))
 
+    def test_dtype_on_odd_databases(self):
+        """A database edited to hold two fp64 choices gets the first, not a
+        run row each; a run without any peak, --dtype its own: the note
+        still says the peak is unknown (not a NULL note)."""
+        two = os.path.join(self.tmp, 'two_choices.sqlite')
+        shutil.copy(self.dtyped, two)
+        db = sqlite3.connect(two)
+        db.execute("INSERT INTO peak (kind, dtype, scope, value, source, detail) VALUES "
+                   "('flops', 'fp64', 'choice', 3e12, 'spec', 'a second one')")
+        db.commit()
+        db.close()
+        out = json.loads(report('--db', two, '--format', 'json', '--dtype', 'fp64', 'summary').stdout)
+        self.assertEqual(len(out), 1)
+        self.assertEqual(out[0]['peak_flops'], 1e12)
+        self.assertTrue(out[0]['peak_source'].endswith('spec: half the fp32 peak, by hand'), out[0])
+        self.assertIsNotNone(out[0]['mfu'])
+        nopeak = os.path.join(self.tmp, 'nopeak.sqlite')
+        Fixture(nopeak, peak=False)
+        notes = json.loads(report('--db', nopeak, '--format', 'json', '--dtype', 'fp32', 'notes').stdout)
+        text = [n['text'] for n in notes if n['kind'] == 'peak_flops']
+        self.assertEqual(text, ['no fp32 FLOP/s peak is known for this run, so mfu and hfu are unknown'])
+
     def test_emulated_steps_by_hand_have_no_mfu(self):
         for section, cols in (('steps', ('mfu', 'hfu', 'mbu', 'model_flops_per_s', 'hw_flops_per_s')),
                               ('summary', ('mfu', 'hfu', 'mbu', 'peak_flops', 'hw_flops_per_s')),
